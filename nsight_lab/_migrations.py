@@ -1,0 +1,98 @@
+"""Ordered schema steps of the run store (see :mod:`nsight_lab.store`).
+
+``STEPS[i]`` takes a store from schema version ``i`` to ``i + 1``; the version lives
+in ``PRAGMA user_version``. :class:`~nsight_lab.store.RunStore` runs the missing steps
+of an older store in one transaction, so a failed upgrade leaves the store as it was.
+Never edit a released step: append a new one and bump ``records.SCHEMA_VERSION``.
+"""
+
+from __future__ import annotations
+
+_STATUSES = "'running', 'completed', 'failed', 'interrupted'"
+
+_STEP_1: tuple[str, ...] = (
+    f"""
+    CREATE TABLE sessions (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        name TEXT,
+        notebook TEXT,
+        device TEXT,
+        host TEXT,
+        pid INTEGER,
+        pid_token TEXT,
+        backend TEXT NOT NULL,
+        backend_reason TEXT NOT NULL DEFAULT '',
+        options_json TEXT NOT NULL DEFAULT '{{}}',
+        configs_json TEXT NOT NULL DEFAULT '[]',
+        runs_planned INTEGER NOT NULL DEFAULT 0,
+        cell_source TEXT NOT NULL DEFAULT '',
+        notes_json TEXT NOT NULL DEFAULT '[]',
+        status TEXT NOT NULL CHECK (status IN ({_STATUSES})),
+        error TEXT,
+        created_at TEXT NOT NULL,
+        finished_at TEXT,
+        schema_version INTEGER NOT NULL,
+        run_count INTEGER NOT NULL DEFAULT 0,
+        annotations TEXT NOT NULL DEFAULT ''
+    )
+    """,
+    "CREATE INDEX sessions_created_at ON sessions (created_at)",
+    "CREATE INDEX sessions_status ON sessions (status)",
+    "CREATE INDEX sessions_notebook ON sessions (notebook)",
+    "CREATE INDEX sessions_device ON sessions (device)",
+    """
+    CREATE TABLE runs (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        config_index INTEGER NOT NULL,
+        config_json TEXT NOT NULL,
+        run_index INTEGER NOT NULL,
+        annotation TEXT NOT NULL,
+        duration_ns REAL,
+        backend TEXT NOT NULL,
+        kernels_json TEXT NOT NULL DEFAULT '[]',
+        metrics_json TEXT NOT NULL DEFAULT '{}',
+        sm_clock_mhz REAL,
+        mem_clock_mhz REAL,
+        temperature_c REAL,
+        power_w REAL,
+        clock_event_reasons_json TEXT NOT NULL DEFAULT '[]',
+        throttled INTEGER NOT NULL DEFAULT 0,
+        thermal_wait_s REAL NOT NULL DEFAULT 0,
+        finished_at TEXT NOT NULL
+    )
+    """,
+    "CREATE INDEX runs_session_id ON runs (session_id, id)",
+    "CREATE INDEX runs_annotation ON runs (annotation)",
+    # One row per (session, annotation): an exact, indexed annotation filter for the
+    # session list that never touches ``runs``.
+    """
+    CREATE TABLE session_annotations (
+        session_id INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        annotation TEXT NOT NULL,
+        PRIMARY KEY (session_id, annotation)
+    ) WITHOUT ROWID
+    """,
+    (
+        "CREATE INDEX session_annotations_annotation"
+        " ON session_annotations (annotation, session_id)"
+    ),
+    """
+    CREATE TABLE cache (
+        key TEXT PRIMARY KEY,
+        value_json TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    )
+    """,
+    # A counter bumped by every write, so pollers also see status changes and deletes.
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)",
+    "INSERT INTO meta (key, value) VALUES ('change_seq', 0)",
+)
+
+STEPS: list[tuple[str, ...]] = [_STEP_1]
+"""``STEPS[i]``: the SQL statements that upgrade schema version ``i`` to ``i + 1``."""
+
+
+def latest_version() -> int:
+    """Return the version the steps lead to (equals ``records.SCHEMA_VERSION``)."""
+    return len(STEPS)

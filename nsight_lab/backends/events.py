@@ -1,0 +1,209 @@
+"""The ``events`` backend: CUDA events around each region, on the current stream.
+
+Timing is asynchronous: events are recorded as the cell enqueues work and read once the
+GPU has passed them, so the host keeps the GPU fed the way a bare ``do_bench`` loop does.
+Finished runs are handed out as soon as their last event completes; at most
+``MAX_IN_FLIGHT`` runs (or ``MAX_LAG_S`` seconds) may be pending, so results stream.
+
+``--cache-control all`` zeroes a buffer twice the L2 size before each measured region
+(nvbench and do_bench do the same); ``--clock-control base`` locks the SM clock through
+NVML and always resets it on close. Telemetry is read through NVML after each run is
+enqueued, outside the timed regions.
+"""
+
+from __future__ import annotations
+
+import collections
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from nsight_lab.backends.base import Availability, RunKey, RunTiming
+from nsight_lab.errors import BackendUnavailableError
+from nsight_lab.records import Telemetry
+from nsight_lab.telemetry import GpuMonitor, ThermalGuard
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from nsight_lab.options import ProfileOptions
+
+MAX_IN_FLIGHT = 16
+MAX_LAG_S = 0.2
+MIN_FLUSH_BYTES = 32 * 1024 * 1024
+
+
+class CudaEventsBackend:
+    """CUDA-event timing of regions through PyTorch."""
+
+    id = "events"
+
+    def probe(self) -> Availability:
+        """Available when PyTorch sees a CUDA device."""
+        try:
+            import torch  # noqa: PLC0415
+        except ImportError:
+            return Availability(
+                ok=False,
+                reason="PyTorch is not installed",
+                hint="install a CUDA build of PyTorch to time regions with CUDA events",
+            )
+        if not torch.cuda.is_available():
+            return Availability(
+                ok=False,
+                reason="no CUDA GPU visible (torch.cuda.is_available() is False)",
+                hint="run on a machine with an NVIDIA GPU and a CUDA build of PyTorch",
+            )
+        return Availability(ok=True, reason="CUDA events on the current stream")
+
+    def open(self, options: ProfileOptions) -> EventsMeasurement:
+        """Start a profile on the current CUDA device.
+
+        Raises:
+            BackendUnavailableError: No CUDA device is visible.
+        """
+        available = self.probe()
+        if not available.ok:
+            msg = f"backend 'events' is unavailable: {available.reason}; {available.hint}"
+            raise BackendUnavailableError(msg)
+        return EventsMeasurement(options)
+
+
+@dataclass
+class _PendingRun:
+    key: RunKey
+    start: Any
+    end: Any = None
+    regions: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+    telemetry: Telemetry = field(default_factory=Telemetry)
+    thermal_wait_s: float = 0.0
+    enqueued_at: float = 0.0
+
+
+class EventsMeasurement:
+    """One profile timed with CUDA events."""
+
+    def __init__(self, options: ProfileOptions) -> None:
+        """Allocate the flush buffer, open NVML and apply clock control."""
+        import torch  # noqa: PLC0415
+
+        self._torch = torch
+        self.notes: list[str] = []
+        device = torch.cuda.current_device()
+        props = torch.cuda.get_device_properties(device)
+        self.device_name: str | None = props.name
+        self._flush_buffer = None
+        if options.cache_control == "all":
+            nbytes = max(2 * int(getattr(props, "L2_cache_size", 0)), MIN_FLUSH_BYTES)
+            self._flush_buffer = torch.empty(nbytes // 4, dtype=torch.int32, device=device)
+        self._monitor: GpuMonitor | None = None
+        self._guard: ThermalGuard | None = None
+        try:
+            self._monitor = GpuMonitor.open(uuid=str(getattr(props, "uuid", "")) or None)
+        except BackendUnavailableError as exc:
+            self.notes.append(f"no per-run telemetry: {exc}")
+        if self._monitor is not None:
+            if options.thermal == "auto":
+                self._guard = ThermalGuard(self._monitor.thermal_headroom_c)
+            if options.clock_control == "base":
+                _, said = self._monitor.lock_base_clock()
+                self.notes.append(said)
+        elif options.clock_control == "base":
+            self.notes.append("clocks not locked: NVML is unavailable")
+        self._pending: collections.deque[_PendingRun] = collections.deque()
+        self._current: _PendingRun | None = None
+        self._open: dict[str, Any] = {}
+        self._cell_has_regions: bool | None = None
+        self._flushed_for_run = False
+
+    def _event(self) -> Any:  # noqa: ANN401
+        event = self._torch.cuda.Event(enable_timing=True)
+        event.record()
+        return event
+
+    def _flush(self) -> None:
+        if self._flush_buffer is not None:
+            self._flush_buffer.zero_()
+
+    def thermal_wait(self, on_wait: Callable[[float, float], None] | None) -> float:
+        """Wait for thermal headroom (``--thermal auto``)."""
+        return 0.0 if self._guard is None else self._guard.wait(on_wait)
+
+    def begin_run(self, key: RunKey) -> None:
+        """Flush the L2 (unless regions will) and stamp the run's start."""
+        # Flush once per measured span: before each region when the cell has regions,
+        # else before the whole cell. Until the first run tells us, do both.
+        self._flushed_for_run = self._cell_has_regions is not True
+        if self._flushed_for_run:
+            self._flush()
+        self._current = _PendingRun(key=key, start=self._event())
+        self._open = {}
+
+    def enter_region(self, name: str) -> None:
+        """Flush the L2 (``--cache-control all``) and record the region's start event."""
+        if self._cell_has_regions is not False or not self._flushed_for_run:
+            self._flush()
+        self._open[name] = self._event()
+
+    def exit_region(self, name: str) -> None:
+        """Record the region's end event."""
+        if self._current is not None:
+            self._current.regions[name] = (self._open.pop(name), self._event())
+
+    def end_run(self, thermal_wait_s: float) -> None:
+        """Record the run's end event and read telemetry while the GPU works."""
+        run = self._current
+        if run is None:  # pragma: no cover - runner contract
+            return
+        run.end = self._event()
+        run.thermal_wait_s = thermal_wait_s
+        run.enqueued_at = time.monotonic()
+        if self._monitor is not None:
+            run.telemetry = self._monitor.read()
+        self._cell_has_regions = bool(run.regions)
+        self._pending.append(run)
+        self._current = None
+
+    def abandon_run(self) -> None:
+        """Forget the current run (its events may never complete)."""
+        self._current = None
+        self._open = {}
+
+    def completed(self, *, wait: bool) -> list[RunTiming]:
+        """Return runs whose events the GPU has passed, oldest first."""
+        done: list[RunTiming] = []
+        now = time.monotonic()
+        while self._pending:
+            run = self._pending[0]
+            must_wait = (
+                wait
+                or len(self._pending) > MAX_IN_FLIGHT
+                or now - run.enqueued_at > MAX_LAG_S
+            )
+            if not must_wait and not run.end.query():
+                break
+            run.end.synchronize()
+            self._pending.popleft()
+            done.append(self._timing(run))
+        return done
+
+    @staticmethod
+    def _timing(run: _PendingRun) -> RunTiming:
+        ms_to_ns = 1e6
+        return RunTiming(
+            key=run.key,
+            regions={
+                name: float(start.elapsed_time(end)) * ms_to_ns
+                for name, (start, end) in run.regions.items()
+            },
+            whole_ns=float(run.start.elapsed_time(run.end)) * ms_to_ns,
+            telemetry=run.telemetry,
+            thermal_wait_s=run.thermal_wait_s,
+        )
+
+    def close(self) -> None:
+        """Reset locked clocks and free the flush buffer."""
+        self._pending.clear()
+        self._flush_buffer = None
+        if self._monitor is not None:
+            self._monitor.reset_clocks()

@@ -1,0 +1,36 @@
+"""The nsight-lab exception tree.
+
+Every error a user can cause or fix derives from :class:`NsightLabError`. The magic and
+the CLI catch it and print its message as one line; anything else is a bug or an
+exception from the user's own code and propagates unchanged.
+"""
+
+from __future__ import annotations
+
+
+class NsightLabError(Exception):
+    """Base class of every error nsight-lab raises on purpose."""
+
+
+class OptionError(NsightLabError, ValueError):
+    """A magic option or CLI argument is malformed; the message names it."""
+
+
+class BackendUnavailableError(NsightLabError, RuntimeError):
+    """The requested backend cannot run here; the message says why and what to do."""
+
+
+class MeasurementError(NsightLabError, RuntimeError):
+    """A measurement could not be taken (bad regions, GPU stack failure)."""
+
+
+class RegionError(MeasurementError):
+    """Regions were nested, repeated in one run, or left open."""
+
+
+class StoreError(NsightLabError, RuntimeError):
+    """The run store could not be opened, read or written."""
+
+
+class NotFoundError(StoreError, LookupError):
+    """A session id that is not in the store."""

@@ -1,0 +1,78 @@
+"""Read past sessions back from the store as tables (for ``%nsight history/show`` and the CLI)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from nsight_lab.records import TIME_METRIC, record_to_json
+from nsight_lab.results import to_dataframe
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from nsight_lab.records import SessionInfo
+    from nsight_lab.store import RunStore
+
+HISTORY_COLUMNS = ("id", "created_at", "status", "name", "notebook", "backend", "device", "runs")
+
+
+def sessions_frame(store: RunStore, sessions: Sequence[SessionInfo]) -> pd.DataFrame:
+    """One row per session, newest first, with its number of stored runs."""
+    rows = [
+        {
+            "id": s.id,
+            "created_at": s.created_at,
+            "status": s.status,
+            "name": s.name or "",
+            "notebook": s.notebook or "",
+            "backend": s.backend,
+            "device": s.device or "",
+            "runs": len(store.runs(s.id)),
+        }
+        for s in sessions
+    ]
+    return pd.DataFrame(rows, columns=list(HISTORY_COLUMNS))
+
+
+def session_results(store: RunStore, session_id: int) -> pd.DataFrame:
+    """The results DataFrame of a stored session, rebuilt from its runs.
+
+    Built-in derived metrics are recomputed; user ``--derive`` functions are not
+    (the notebook that defined them is not here), nor is normalization re-applied
+    when its target region is missing.
+
+    Raises:
+        NotFoundError: No session ``session_id``.
+    """
+    session = store.get_session(session_id)
+    params = list((session.options.get("params") or {}).keys())
+    derive = [d for d in session.options.get("derive") or [] if d in {"tflops", "gbps"}]
+    return to_dataframe(
+        store.runs(session_id),
+        session,
+        params,
+        derive=derive,
+        normalize_against=session.options.get("normalize_against"),
+    )
+
+
+def runs_frame(store: RunStore, session_ids: Sequence[int]) -> pd.DataFrame:
+    """Every stored run of ``session_ids`` as flat rows (the export format)."""
+    rows = []
+    for sid in session_ids:
+        for record in store.runs(sid):
+            data = record_to_json(record)
+            tel = data.pop("telemetry")
+            config = data.pop("config")
+            metrics = data.pop("metrics")
+            data["kernels"] = ";".join(data["kernels"])
+            data.pop("schema_version")
+            row = {**data, **{f"param_{k}": v for k, v in config.items()}}
+            row["metric"] = TIME_METRIC
+            row.update({f"{k}": v for k, v in tel.items()})
+            row["clock_event_reasons"] = ", ".join(tel["clock_event_reasons"])
+            row.update({f"metric_{k}": v for k, v in metrics.items()})
+            rows.append(row)
+    return pd.DataFrame(rows)

@@ -1,0 +1,273 @@
+"""The ``%%nsight`` cell magic and the ``%nsight`` line magic.
+
+Options -> plan -> backend -> runner -> store -> DataFrame. This module is the boundary
+between the user and nsight-lab: an :class:`NsightLabError` is shown as one line without a
+traceback (as IPython's ``UsageError``); exceptions from the user's cell propagate
+unchanged after the runs finished so far are stored and the session is marked.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import socket
+import sys
+import types
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+
+from nsight_lab.errors import NsightLabError, OptionError
+from nsight_lab.regions import annotate
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    import pandas as pd
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from nsight_lab.records import JsonScalar, RunRecord
+
+USAGE = """\
+%%nsight [options]        profile the annotated regions of this cell
+  --configs V1,V2,...      values bound to `n`, one config each
+  --param NAME=V1,V2,...   a named parameter (repeatable; the grid is their product)
+  --runs N                 measured runs per config (default 10; minimum with --target-rsd)
+  --warmup N               untimed runs per config first (default 2)
+  --metrics M1,M2          Nsight Compute metrics (beyond gpu__time_duration.sum: ncu backend)
+  --backend B              auto|cpu|events|cupti|ncu (default auto)
+  --cache-control C        all|none: flush the L2 before each region (default all)
+  --clock-control C        base|none: lock the SM clock to base (default none)
+  --thermal T              auto|off: wait for thermal headroom before runs (default auto)
+  --derive D1,D2           tflops|gbps|NAME (NAME(duration_ns, **config) in the notebook)
+  --normalize-against A    divide every value column by region A's mean, per config
+  --combine C              sum|max|first: kernels of one region (cupti/ncu backends)
+  --target-rsd PCT         keep adding runs until the RSD is below PCT ...
+  --max-time S             ... or S seconds passed per config (default 10 with --target-rsd)
+  --name LABEL             a label for the session in the history
+  --out VAR                also store the results DataFrame in VAR
+  --isolate                run the cell in a child process (ncu backend)
+  --quiet                  no progress display and no table output
+%nsight doctor | history [N] | show ID | help"""
+
+
+def _install_nsight_module() -> None:
+    """Make ``import nsight`` work in cells when NVIDIA's nsight-python is absent."""
+    if "nsight" in sys.modules or importlib.util.find_spec("nsight") is not None:
+        return
+    shim = types.ModuleType("nsight", "nsight-lab's stand-in for nsight-python's annotate")
+    shim.annotate = annotate  # type: ignore[attr-defined]
+    shim.__nsight_lab_shim__ = True  # type: ignore[attr-defined]
+    sys.modules["nsight"] = shim
+
+
+@contextmanager
+def _nsight_python_routed() -> Iterator[None]:
+    """Route NVIDIA nsight-python's ``nsight.annotate`` to ours during a profiled cell."""
+    module = sys.modules.get("nsight")
+    if module is None and importlib.util.find_spec("nsight") is not None:
+        os.environ.setdefault("NSPY_NCU_INIT_AT_IMPORT", "0")  # no ncu probe at import
+        import nsight as module  # type: ignore[no-redef]  # noqa: PLC0415
+    if module is None or getattr(module, "__nsight_lab_shim__", False):
+        yield
+        return
+    original = module.annotate
+    module.annotate = annotate
+    try:
+        yield
+    finally:
+        module.annotate = original
+
+
+@magics_class
+class NsightMagics(Magics):
+    """``%%nsight`` (profile a cell) and ``%nsight`` (doctor, history, show)."""
+
+    def __init__(self, shell: InteractiveShell) -> None:
+        """Register on ``shell``."""
+        super().__init__(shell)
+        self.last_session_id: int | None = None
+
+    @line_cell_magic
+    def nsight(self, line: str, cell: str | None = None) -> Any:  # noqa: ANN401
+        """Profile the cell, or run a ``%nsight`` command."""
+        try:
+            if cell is None:
+                return self._line(line)
+            return self._cell(line, cell)
+        except NsightLabError as exc:
+            raise UsageError(str(exc)) from None
+
+    # -- line magic -------------------------------------------------------------------
+    def _line(self, line: str) -> Any:  # noqa: ANN401
+        words = line.split()
+        command = words[0] if words else "help"
+        if command in {"help", "--help", "-h"}:
+            print(USAGE)  # noqa: T201  (the magic's own output)
+            return None
+        if command == "doctor":
+            from nsight_lab.doctor import format_checks, run_checks  # noqa: PLC0415
+
+            print(format_checks(run_checks()))  # noqa: T201
+            return None
+        if command == "history":
+            return self._history(words[1:])
+        if command == "show":
+            return self._show(words[1:])
+        if command == "peaks":
+            msg = "%nsight peaks: measured roofline peaks are not in this version yet"
+            raise OptionError(msg)
+        msg = f"unknown %nsight command {command!r}; expected doctor, history, show or help"
+        raise OptionError(msg)
+
+    def _history(self, args: list[str]) -> pd.DataFrame:
+        from nsight_lab.history import sessions_frame  # noqa: PLC0415
+        from nsight_lab.store import RunStore  # noqa: PLC0415
+
+        limit = 20
+        if args:
+            if len(args) > 1 or not args[0].isdigit() or int(args[0]) < 1:
+                msg = f"%nsight history: expected a positive number of sessions, got {' '.join(args)!r}"
+                raise OptionError(msg)
+            limit = int(args[0])
+        with RunStore() as store:
+            store.mark_interrupted()
+            return sessions_frame(store, store.list_sessions(limit=limit))
+
+    def _show(self, args: list[str]) -> pd.DataFrame:
+        from nsight_lab.history import session_results  # noqa: PLC0415
+        from nsight_lab.store import RunStore  # noqa: PLC0415
+
+        if len(args) != 1 or not args[0].isdigit():
+            msg = f"%nsight show: expected one session id (see %nsight history), got {' '.join(args)!r}"
+            raise OptionError(msg)
+        with RunStore() as store:
+            return session_results(store, int(args[0]))
+
+    # -- cell magic -------------------------------------------------------------------
+    def _cell(self, line: str, cell: str) -> pd.DataFrame | None:  # noqa: C901, PLR0915
+        from nsight_lab.backends import get_backend, probe_all  # noqa: PLC0415
+        from nsight_lab.options import BUILTIN_DERIVED, parse_options  # noqa: PLC0415
+        from nsight_lab.plan import make_plan  # noqa: PLC0415
+        from nsight_lab.progress import ProgressDisplay  # noqa: PLC0415
+        from nsight_lab.results import to_dataframe  # noqa: PLC0415
+        from nsight_lab.runner import Runner  # noqa: PLC0415
+        from nsight_lab.store import RunStore  # noqa: PLC0415
+
+        if line.strip() in {"--help", "-h"}:
+            print(USAGE)  # noqa: T201
+            return None
+        shell = self.shell
+        assert shell is not None  # noqa: S101  (a registered magic always has a shell)
+        options = parse_options(line)
+        functions = {}
+        for name in options.derive:
+            if name in BUILTIN_DERIVED:
+                continue
+            func = shell.user_ns.get(name)
+            if not callable(func):
+                msg = (
+                    f"--derive {name}: no function named {name!r} in the notebook; define "
+                    f"def {name}(duration_ns, **config) first, or use tflops or gbps"
+                )
+                raise OptionError(msg)
+            functions[name] = func
+        plan = make_plan(options, probe_all())
+        source = shell.transform_cell(cell)
+        filename = shell.compile.cache(cell)
+        code = compile(source, filename, "exec")
+        _install_nsight_module()
+
+        measurement = get_backend(plan.backend).open(options)
+        store = RunStore()
+        try:
+            session = store.create_session(
+                backend=plan.backend,
+                backend_reason=plan.backend_reason,
+                name=options.name,
+                notebook=_notebook_path(shell.user_ns),
+                device=measurement.device_name,
+                host=socket.gethostname(),
+                options=options.to_json(),
+                configs=plan.configs,
+                runs_planned=plan.runs_planned,
+                cell_source=cell,
+                notes=list(measurement.notes),
+            )
+        except BaseException:
+            measurement.close()
+            store.close()
+            raise
+        self.last_session_id = session.id
+        header = (
+            f"nsight-lab session {session.id}: backend {plan.backend} ({plan.backend_reason})"
+            f" on {measurement.device_name}"
+        )
+        notes = "".join(f"\n  note: {n}" for n in measurement.notes)
+        display = None if options.quiet else ProgressDisplay(header + notes)
+
+        def body(config: dict[str, JsonScalar]) -> None:
+            shell.user_ns.update(config)
+            exec(code, shell.user_ns)  # noqa: S102  (running the user's cell is the point)
+
+        def sink(records: list[RunRecord]) -> None:
+            store.add_runs(records)
+
+        model = None
+        if plan.model_work:
+            from nsight_lab.workmodel import count_work  # noqa: PLC0415
+
+            model = count_work
+        runner = Runner(
+            plan,
+            measurement,
+            session.id,
+            sink,
+            on_progress=display.update if display else None,
+            model_work=model,
+        )
+        try:
+            with _nsight_python_routed():
+                records = runner.run(body)
+        except KeyboardInterrupt:
+            store.finish_session(session.id, "interrupted", "stopped by KeyboardInterrupt")
+            raise
+        except OptionError:
+            store.delete_session(session.id)  # a bad option found late: leave nothing
+            raise
+        except BaseException as exc:
+            store.finish_session(session.id, "failed", f"{type(exc).__name__}: {exc}")
+            raise
+        finally:
+            measurement.close()
+        try:
+            frame = to_dataframe(
+                records,
+                store.get_session(session.id),
+                options.param_names,
+                derive=options.derive,
+                functions=functions,
+                normalize_against=options.normalize_against,
+            )
+        except BaseException as exc:
+            store.finish_session(session.id, "failed", f"{type(exc).__name__}: {exc}")
+            store.close()
+            raise
+        store.finish_session(session.id, "completed")
+        store.close()
+        if options.out:
+            shell.user_ns[options.out] = frame
+        return None if options.quiet else frame
+
+
+def _notebook_path(user_ns: dict[str, Any]) -> str | None:
+    session = user_ns.get("__session__") or os.environ.get("JPY_SESSION_NAME")
+    return str(session) if session else None
+
+
+def register(shell: InteractiveShell) -> None:
+    """Register the magics on ``shell`` and make ``import nsight`` resolve."""
+    shell.register_magics(NsightMagics)
+    _install_nsight_module()

@@ -1,0 +1,97 @@
+"""Turn options and the backend probe table into a :class:`Plan`: pure, no hardware."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from nsight_lab.errors import BackendUnavailableError, OptionError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from nsight_lab.backends.base import Availability
+    from nsight_lab.options import ProfileOptions
+    from nsight_lab.records import JsonScalar
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the runner will do: which backend, why, and over which configs."""
+
+    options: ProfileOptions
+    backend: str
+    backend_reason: str
+    configs: list[dict[str, JsonScalar]]
+    model_work: bool
+    """Count FLOPs and bytes per region (for ``--derive tflops|gbps``)."""
+
+    @property
+    def runs_planned(self) -> int:
+        """Measured runs planned over all configs (a minimum with ``--target-rsd``)."""
+        return len(self.configs) * self.options.runs
+
+
+def make_plan(options: ProfileOptions, probes: Mapping[str, Availability]) -> Plan:
+    """Choose the backend and lay out the configs.
+
+    Args:
+        options: Parsed magic options.
+        probes: Backend id -> availability, from ``backends.probe_all()``.
+
+    Returns:
+        The plan.
+
+    Raises:
+        BackendUnavailableError: The requested backend (or every candidate for
+            ``auto``) cannot run here; the message says why and what to do.
+        OptionError: The options ask for something no backend here provides.
+    """
+    extra = options.extra_metrics
+    if options.isolate:
+        msg = (
+            "--isolate runs the cell under Nsight Compute in a child process, which needs "
+            "the ncu backend; it is not in this version of nsight-lab yet"
+        )
+        raise OptionError(msg)
+    if options.backend == "auto":
+        backend, reason = _choose(extra, probes)
+    else:
+        backend = options.backend
+        found = probes.get(backend)
+        if found is None or not found.ok:
+            why = found.reason if found else "unknown backend"
+            hint = f"; {found.hint}" if found and found.hint else ""
+            msg = f"backend {backend!r} is unavailable: {why}{hint}"
+            raise BackendUnavailableError(msg)
+        reason = f"requested with --backend {backend}"
+    if extra and backend not in {"ncu"}:
+        msg = (
+            f"--metrics {','.join(extra)} needs the ncu backend (hardware counters); "
+            f"the {backend} backend measures only gpu__time_duration.sum"
+        )
+        raise OptionError(msg)
+    return Plan(
+        options=options,
+        backend=backend,
+        backend_reason=reason,
+        configs=options.configs(),
+        model_work=any(d in {"tflops", "gbps"} for d in options.derive),
+    )
+
+
+def _choose(extra: tuple[str, ...], probes: Mapping[str, Availability]) -> tuple[str, str]:
+    def ok(backend_id: str) -> bool:
+        found = probes.get(backend_id)
+        return found is not None and found.ok
+
+    if extra:
+        if ok("ncu"):
+            return "ncu", f"metrics {', '.join(extra)} need hardware counters"
+        why = probes["ncu"].reason if "ncu" in probes else "not probed"
+        msg = f"--metrics {','.join(extra)} need the ncu backend, which is unavailable: {why}"
+        raise BackendUnavailableError(msg)
+    if ok("events"):
+        return "events", "a CUDA GPU is visible: CUDA events time each region on the GPU"
+    why = probes["events"].reason if "events" in probes else "events backend not probed"
+    return "cpu", f"no GPU timing available ({why}): host wall-clock timing"

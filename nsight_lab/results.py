@@ -1,0 +1,211 @@
+"""Records -> the nsight-python-compatible DataFrame (one row per region, metric, config).
+
+Columns are a superset of nsight-python's ``ProfileResults.to_dataframe()``:
+
+``Annotation, Metric, <params>, AvgValue, StdDev, MinValue, MaxValue, NumRuns, Kernel,
+GPU, Host, ComputeClock, MemoryClock, Unit, CI95_Lower, CI95_Upper, RelativeStdDevPct,
+StableMeasurement, Normalized, Geomean`` then nsight-lab's own: ``MedianValue,
+NormalizedColumns, Backend, SessionId, SMClockMHzMin, TemperatureC, TemperatureCMax,
+PowerW, ThrottledRuns, ClockEventReasons, ThermalWaitS``.
+
+Differences from nsight-python, on purpose: ``ComputeClock``/``MemoryClock`` are the mean
+clocks *measured* through NVML during the runs (MHz), not the device's rating; CI95 uses
+Student's t; normalization divides every value column and names them in
+``NormalizedColumns``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from nsight_lab.errors import OptionError
+from nsight_lab.records import TIME_METRIC, RunRecord
+from nsight_lab.stats import geomean, summarize
+
+if TYPE_CHECKING:
+    from nsight_lab.records import JsonScalar, SessionInfo
+
+MODEL_PREFIX = "model__"
+"""Per-region quantities from the work model (FLOPs, bytes), carried in record metrics."""
+VALUE_COLUMNS = (
+    "AvgValue",
+    "StdDev",
+    "MinValue",
+    "MaxValue",
+    "MedianValue",
+    "CI95_Lower",
+    "CI95_Upper",
+)
+"""The columns ``--normalize-against`` divides."""
+
+UserDerive = Callable[..., float | Mapping[str, float]]
+
+
+def derived_values(
+    record: RunRecord,
+    names: Sequence[str],
+    functions: Mapping[str, UserDerive],
+) -> dict[str, tuple[float, str]]:
+    """Compute ``--derive`` metrics of one record: name -> (value, unit).
+
+    ``tflops`` and ``gbps`` divide the modelled FLOPs / bytes of the region by its time;
+    any other name is a user function called as ``f(duration_ns, **config)`` returning
+    a number or a dict of named numbers.
+
+    Raises:
+        OptionError: A user function raised or returned something that is not a number.
+    """
+    out: dict[str, tuple[float, str]] = {}
+    ns = record.duration_ns
+    for name in names:
+        if name == "tflops":
+            flops = record.metrics.get(f"{MODEL_PREFIX}flops", math.nan)
+            out["tflops"] = (flops / ns / 1e3 if ns > 0 else math.nan, "TFLOP/s")
+        elif name == "gbps":
+            moved = record.metrics.get(f"{MODEL_PREFIX}bytes_read", math.nan) + record.metrics.get(
+                f"{MODEL_PREFIX}bytes_written", math.nan
+            )
+            out["gbps"] = (moved / ns if ns > 0 else math.nan, "GB/s")
+        else:
+            func = functions[name]
+            try:
+                value = func(ns, **record.config)
+            except Exception as exc:
+                msg = (
+                    f"--derive {name}: {name}(duration_ns, **config) raised "
+                    f"{type(exc).__name__}: {exc}"
+                )
+                raise OptionError(msg) from exc
+            items = value.items() if isinstance(value, Mapping) else [(name, value)]
+            for key, val in items:
+                if not isinstance(val, int | float | np.number):
+                    msg = f"--derive {name}: returned {val!r}; return a number or a dict of numbers"
+                    raise OptionError(msg)
+                out[str(key)] = (float(val), "")
+    return out
+
+
+def to_dataframe(  # noqa: C901, PLR0914
+    records: Sequence[RunRecord],
+    session: SessionInfo,
+    param_names: Sequence[str],
+    *,
+    derive: Sequence[str] = (),
+    functions: Mapping[str, UserDerive] | None = None,
+    normalize_against: str | None = None,
+) -> pd.DataFrame:
+    """Aggregate per-run records into the results DataFrame.
+
+    Args:
+        records: Measured records of one session.
+        session: The session (GPU name, host, backend, id).
+        param_names: Grid parameter names, in order; each becomes a column.
+        derive: ``--derive`` names.
+        functions: User derive functions by name.
+        normalize_against: Annotation whose values divide the others', per config
+            and metric.
+
+    Returns:
+        One row per (annotation, metric, config), in the order regions first ran.
+
+    Raises:
+        OptionError: ``normalize_against`` is not an annotation of the records, or a
+            derive function failed.
+    """
+    series: dict[tuple[str, str, int], list[float]] = defaultdict(list)
+    units: dict[str, str] = {TIME_METRIC: "ns"}
+    by_group: dict[tuple[str, int], list[RunRecord]] = defaultdict(list)
+    for record in records:
+        by_group[(record.annotation, record.config_index)].append(record)
+        series[(record.annotation, TIME_METRIC, record.config_index)].append(record.duration_ns)
+        for metric, value in record.metrics.items():
+            if not metric.startswith(MODEL_PREFIX):
+                series[(record.annotation, metric, record.config_index)].append(value)
+        for metric, (value, unit) in derived_values(record, derive, functions or {}).items():
+            series[(record.annotation, metric, record.config_index)].append(value)
+            units[metric] = unit
+
+    rows: list[dict[str, object]] = []
+    for (annotation, metric, ci), values in series.items():
+        group = by_group[(annotation, ci)]
+        stats = summarize(values)
+        tel = [r.telemetry for r in group]
+        sm = [t.sm_clock_mhz for t in tel if t.sm_clock_mhz is not None]
+        mem = [t.mem_clock_mhz for t in tel if t.mem_clock_mhz is not None]
+        temp = [t.temperature_c for t in tel if t.temperature_c is not None]
+        power = [t.power_w for t in tel if t.power_w is not None]
+        reasons = sorted({w for t in tel for w in t.clock_event_reasons})
+        config: dict[str, JsonScalar] = group[0].config
+        kernels = sorted({k for r in group for k in r.kernels})
+        row: dict[str, object] = {"Annotation": annotation, "Metric": metric}
+        row.update({p: config.get(p) for p in param_names})
+        row.update(
+            {
+                "AvgValue": stats.mean,
+                "StdDev": stats.std,
+                "MinValue": stats.min,
+                "MaxValue": stats.max,
+                "NumRuns": stats.n,
+                "Kernel": ";".join(kernels),
+                "GPU": session.device,
+                "Host": session.host,
+                "ComputeClock": _mean(sm),
+                "MemoryClock": _mean(mem),
+                "Unit": units.get(metric, ""),
+                "CI95_Lower": stats.ci95_low,
+                "CI95_Upper": stats.ci95_high,
+                "RelativeStdDevPct": stats.rsd_pct,
+                "StableMeasurement": stats.stable,
+                "Normalized": False,
+                "Geomean": math.nan,
+                "MedianValue": stats.median,
+                "NormalizedColumns": "",
+                "Backend": session.backend,
+                "SessionId": session.id,
+                "SMClockMHzMin": min(sm) if sm else math.nan,
+                "TemperatureC": _mean(temp),
+                "TemperatureCMax": max(temp) if temp else math.nan,
+                "PowerW": _mean(power),
+                "ThrottledRuns": sum(1 for t in tel if t.throttled),
+                "ClockEventReasons": ", ".join(reasons),
+                "ThermalWaitS": sum(r.thermal_wait_s for r in group),
+            }
+        )
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        return frame
+    if normalize_against is not None:
+        frame = _normalize(frame, normalize_against, list(param_names))
+    frame["Geomean"] = frame.groupby(["Annotation", "Metric"])["AvgValue"].transform(
+        lambda col: geomean(list(col))
+    )
+    return frame
+
+
+def _normalize(frame: pd.DataFrame, target: str, params: list[str]) -> pd.DataFrame:
+    if target not in set(frame["Annotation"]):
+        seen = ", ".join(repr(a) for a in dict.fromkeys(frame["Annotation"]))
+        msg = f"--normalize-against: no region named {target!r}; regions seen: {seen}"
+        raise OptionError(msg)
+    keys = [*params, "Metric"]
+    base = frame.loc[frame["Annotation"] == target, [*keys, "AvgValue"]].rename(
+        columns={"AvgValue": "_base"}
+    )
+    merged = frame.merge(base, on=keys, how="left") if keys else frame.assign(_base=np.nan)
+    for column in VALUE_COLUMNS:
+        merged[column] = merged[column] / merged["_base"]
+    merged["Normalized"] = target
+    merged["NormalizedColumns"] = ",".join(VALUE_COLUMNS)
+    merged["Unit"] = f"x {target}"
+    return merged.drop(columns="_base")
+
+
+def _mean(values: Sequence[float]) -> float:
+    return float(np.mean(values)) if values else math.nan

@@ -1,0 +1,280 @@
+"""Drive a plan: run the cell per config and run, enforce region rules, stream records.
+
+``Runner.run`` calls the cell body once per warm-up and measured run of every config,
+with this thread's annotations routed to a :class:`RegionTracker` that checks the rules
+and forwards boundaries to the backend. Each run the backend reports as finished becomes
+one :class:`RunRecord` per region and goes to ``sink`` at once (the store), so a cell
+that raises, a CUDA error or Ctrl-C keeps every run finished before it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from nsight_lab.backends.base import RunKey, RunTiming
+from nsight_lab.errors import OptionError, RegionError
+from nsight_lab.records import RunRecord
+from nsight_lab.regions import listening
+from nsight_lab.stats import rsd_pct
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from nsight_lab.backends.base import Measurement
+    from nsight_lab.plan import Plan
+    from nsight_lab.records import JsonScalar
+
+CELL_REGION = "cell"
+"""Annotation used for the whole cell when it marks no regions."""
+
+WorkModel = dict[str, dict[str, float]]
+"""Region -> modelled quantities (``model__flops``, ``model__bytes_read``, ...)."""
+
+
+class RegionTracker:
+    """Checks region rules for one run and forwards boundaries to the backend."""
+
+    def __init__(self, measurement: Measurement) -> None:
+        """Track regions for ``measurement``."""
+        self._measurement = measurement
+        self._open: str | None = None
+        self._seen: list[str] = []
+
+    def reset(self) -> None:
+        """Start a new run."""
+        self._open = None
+        self._seen = []
+
+    def enter_region(self, name: str) -> None:
+        """Open ``name``.
+
+        Raises:
+            RegionError: Another region is open, or ``name`` already ran in this run.
+        """
+        if self._open is not None:
+            msg = (
+                f"region {name!r} opened inside region {self._open!r}; regions may not "
+                f"nest: close {self._open!r} first or merge them into one region"
+            )
+            raise RegionError(msg)
+        if name in self._seen:
+            msg = (
+                f"region {name!r} ran twice in one run; give each region its own name "
+                "(a loop belongs inside one region)"
+            )
+            raise RegionError(msg)
+        self._open = name
+        self._seen.append(name)
+        self._measurement.enter_region(name)
+
+    def exit_region(self, name: str) -> None:
+        """Close ``name``."""
+        if self._open != name:  # pragma: no cover - annotate() guarantees pairing
+            msg = f"region {name!r} closed while {self._open!r} was open"
+            raise RegionError(msg)
+        self._measurement.exit_region(name)
+        self._open = None
+
+
+@dataclass
+class Progress:
+    """Where a profile stands; handed to the progress display after each change."""
+
+    configs_total: int
+    runs_target: int
+    config_index: int = 0
+    runs_done: int = 0
+    """Measured runs finished in the current config."""
+    runs_done_total: int = 0
+    started_at: float = field(default_factory=time.monotonic)
+    status: str = "running"
+    message: str = ""
+    last_records: list[RunRecord] = field(default_factory=list)
+
+    @property
+    def elapsed_s(self) -> float:
+        """Seconds since the profile started."""
+        return time.monotonic() - self.started_at
+
+
+class Runner:
+    """Executes a :class:`Plan` with an opened backend measurement."""
+
+    def __init__(
+        self,
+        plan: Plan,
+        measurement: Measurement,
+        session_id: int,
+        sink: Callable[[list[RunRecord]], None],
+        on_progress: Callable[[Progress], None] | None = None,
+        model_work: Callable[[Callable[[], None]], WorkModel] | None = None,
+    ) -> None:
+        """Prepare a run of ``plan``.
+
+        Args:
+            plan: What to run.
+            measurement: The opened backend.
+            session_id: Store id the records belong to.
+            sink: Receives each batch of finished records (the store writer).
+            on_progress: Receives progress after every change.
+            model_work: Counts FLOPs/bytes per region of one call of the body.
+        """
+        self.plan = plan
+        self.measurement = measurement
+        self.session_id = session_id
+        self.sink = sink
+        self.on_progress = on_progress
+        self.model_work = model_work
+        self.records: list[RunRecord] = []
+        self.progress = Progress(len(plan.configs), plan.options.runs)
+        self._durations: dict[tuple[int, str], list[float]] = defaultdict(list)
+        self._models: dict[int, WorkModel] = {}
+        self._tracker = RegionTracker(measurement)
+
+    def run(self, body: Callable[[dict[str, JsonScalar]], None]) -> list[RunRecord]:
+        """Run every config; return all records.
+
+        Args:
+            body: Executes the cell once with a config's parameters bound.
+
+        Returns:
+            Every measured record, in the order written.
+
+        Raises:
+            RegionError: The cell broke a region rule.
+            OptionError: ``--normalize-against`` names a region the cell lacks.
+            BaseException: Whatever the cell raised, unchanged, after the finished
+                runs were written.
+        """
+        options = self.plan.options
+        try:
+            for ci, config in enumerate(self.plan.configs):
+                self.progress.config_index = ci
+                self.progress.runs_done = 0
+                self._emit_progress()
+                if self.model_work is not None:
+                    self._models[ci] = self.model_work(lambda c=config: body(c))
+                for w in range(options.warmup):
+                    self._one_run(body, config, RunKey(ci, w, warmup=True))
+                started = time.monotonic()
+                run_index = 0
+                while not self._config_done(ci, run_index, started):
+                    self._one_run(body, config, RunKey(ci, run_index))
+                    run_index += 1
+                self._collect(wait=True)
+        except BaseException:
+            self.measurement.abandon_run()
+            self._drain_after_error()
+            raise
+        self.progress.status = "completed"
+        self._emit_progress()
+        return self.records
+
+    def _config_done(self, ci: int, started_runs: int, started: float) -> bool:
+        options = self.plan.options
+        elapsed = time.monotonic() - started
+        if options.max_time_s is not None and started_runs >= 1 and elapsed >= options.max_time_s:
+            return True
+        if started_runs < options.runs:
+            return False
+        if options.target_rsd_pct is None:
+            return True
+        # Adaptive stopping (as nvbench): judge on runs the GPU has finished.
+        self._collect(wait=False)
+        series = [v for (c, _), v in self._durations.items() if c == ci]
+        if not series or any(len(v) < options.runs for v in series):
+            self._collect(wait=True)
+            series = [v for (c, _), v in self._durations.items() if c == ci]
+        return all(rsd_pct(v) <= options.target_rsd_pct for v in series)
+
+    def _one_run(
+        self,
+        body: Callable[[dict[str, JsonScalar]], None],
+        config: dict[str, JsonScalar],
+        key: RunKey,
+    ) -> None:
+        def show_wait(headroom_c: float, waited_s: float) -> None:
+            self.progress.message = (
+                f"waiting for the GPU to cool: {headroom_c:.0f} C of thermal headroom "
+                f"left, waited {waited_s:.1f} s"
+            )
+            self._emit_progress()
+
+        waited = self.measurement.thermal_wait(show_wait)
+        if waited:
+            self.progress.message = f"waited {waited:.1f} s for thermal headroom"
+        self._tracker.reset()
+        self.measurement.begin_run(key)
+        with listening(self._tracker):
+            body(config)
+        if self._tracker._open is not None:  # noqa: SLF001  (region left open by a generator)
+            msg = f"region {self._tracker._open!r} was still open when the cell ended"  # noqa: SLF001
+            raise RegionError(msg)
+        self.measurement.end_run(waited)
+        self._collect(wait=False)
+
+    def _collect(self, *, wait: bool) -> None:
+        timings = self.measurement.completed(wait=wait)
+        batch: list[RunRecord] = []
+        for timing in timings:
+            if timing.key.warmup:
+                continue
+            batch.extend(self._records(timing))
+        if not batch:
+            return
+        first = not self.records
+        self.sink(batch)
+        self.records.extend(batch)
+        for record in batch:
+            self._durations[(record.config_index, record.annotation)].append(record.duration_ns)
+        done = len({(r.config_index, r.run_index) for r in batch})
+        self.progress.runs_done += done
+        self.progress.runs_done_total += done
+        self.progress.last_records = batch
+        self._emit_progress()
+        if first:
+            self._check_normalize_target(batch)
+
+    def _records(self, timing: RunTiming) -> list[RunRecord]:
+        regions = timing.regions or {CELL_REGION: timing.whole_ns}
+        config = self.plan.configs[timing.key.config_index]
+        model = self._models.get(timing.key.config_index, {})
+        return [
+            RunRecord(
+                session_id=self.session_id,
+                config_index=timing.key.config_index,
+                config=config,
+                run_index=timing.key.run_index,
+                annotation=name,
+                duration_ns=duration,
+                backend=self.plan.backend,
+                kernels=timing.kernels.get(name, ()),
+                metrics=dict(model.get(name, {})),
+                telemetry=timing.telemetry,
+                thermal_wait_s=timing.thermal_wait_s,
+            )
+            for name, duration in regions.items()
+        ]
+
+    def _check_normalize_target(self, batch: list[RunRecord]) -> None:
+        target = self.plan.options.normalize_against
+        names = [r.annotation for r in batch]
+        if target is not None and target not in names:
+            msg = (
+                f"--normalize-against: no region named {target!r} in the cell; "
+                f"regions seen: {', '.join(repr(n) for n in names)}"
+            )
+            raise OptionError(msg)
+
+    def _drain_after_error(self) -> None:
+        try:
+            self._collect(wait=True)
+        except BaseException:  # noqa: BLE001, S110  (a CUDA error makes every later call fail)
+            pass
+
+    def _emit_progress(self) -> None:
+        if self.on_progress is not None:
+            self.on_progress(self.progress)

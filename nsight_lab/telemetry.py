@@ -1,0 +1,225 @@
+"""Per-run GPU telemetry through NVML: clocks, temperature, power and throttle reasons.
+
+Reads happen outside the timed regions (after a run is enqueued), cost about 40 us,
+and never raise into a profile: a reading NVML refuses is recorded as ``None``. The
+same module owns the two NVML *controls* a profile may apply: clock locking for
+``--clock-control base`` and the wait for thermal headroom of ``--thermal auto``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from nsight_lab.errors import BackendUnavailableError
+from nsight_lab.records import Telemetry
+
+log = logging.getLogger(__name__)
+
+THROTTLE_CLOCK_FRACTION = 0.75
+"""A run whose SM clock is below this fraction of the ceiling is flagged."""
+
+# NVML clock-event ("throttle") reason bits, decoded to the words users see.
+CLOCK_EVENT_REASONS: dict[int, str] = {
+    0x1: "gpu idle",
+    0x2: "applications clocks setting",
+    0x4: "software power cap",
+    0x8: "hardware slowdown",
+    0x10: "sync boost",
+    0x20: "software thermal slowdown",
+    0x40: "hardware thermal slowdown",
+    0x80: "hardware power brake",
+    0x100: "display clock setting",
+}
+THROTTLE_BITS = 0x4 | 0x8 | 0x20 | 0x40 | 0x80
+"""Reasons that mean the GPU ran slower than it could: power and thermal limits."""
+
+THERMAL_WAIT_HEADROOM_C = 10
+"""Pause before a run when the GPU is this close (deg C) to its slowdown temperature."""
+THERMAL_RESUME_HEADROOM_C = 20
+"""Resume once this much headroom is back (nsight-python's defaults)."""
+THERMAL_TIMEOUT_S = 180.0
+
+
+def decode_reasons(mask: int) -> tuple[str, ...]:
+    """Return the clock-event reasons set in the NVML bit ``mask``, in words."""
+    return tuple(word for bit, word in CLOCK_EVENT_REASONS.items() if mask & bit)
+
+
+def is_throttled(
+    sm_clock_mhz: float | None,
+    ceiling_mhz: float | None,
+    reasons_mask: int,
+) -> bool:
+    """Say whether a run should be flagged as throttled.
+
+    Args:
+        sm_clock_mhz: The SM clock read for the run.
+        ceiling_mhz: The clock the run should have had: the locked clock when clocks
+            are locked, else the device's maximum SM clock.
+        reasons_mask: NVML clock-event reason bits.
+
+    Returns:
+        True when a power/thermal reason bit is set or the clock is below 75% of the
+        ceiling.
+    """
+    if reasons_mask & THROTTLE_BITS:
+        return True
+    if sm_clock_mhz is None or not ceiling_mhz:
+        return False
+    return sm_clock_mhz < THROTTLE_CLOCK_FRACTION * ceiling_mhz
+
+
+def _nvml() -> Any:  # noqa: ANN401  (pynvml is untyped)
+    try:
+        import pynvml  # noqa: PLC0415
+    except ImportError as exc:
+        msg = "NVML bindings are missing; install them with: pip install nvidia-ml-py"
+        raise BackendUnavailableError(msg) from exc
+    try:
+        pynvml.nvmlInit()
+    except pynvml.NVMLError as exc:
+        msg = f"NVML could not start ({exc}); is the NVIDIA driver installed and loaded?"
+        raise BackendUnavailableError(msg) from exc
+    return pynvml
+
+
+@dataclass
+class GpuMonitor:
+    """NVML handle of one GPU, with the reads and controls a profile needs."""
+
+    nvml: Any
+    handle: Any
+    name: str
+    max_sm_clock_mhz: float | None
+    locked_sm_clock_mhz: float | None = None
+
+    @classmethod
+    def open(cls, uuid: str | None = None, index: int = 0) -> GpuMonitor:
+        """Open the GPU with ``uuid`` (as CUDA reports it) or else NVML ``index``.
+
+        Raises:
+            BackendUnavailableError: NVML is missing or cannot see the GPU.
+        """
+        nvml = _nvml()
+        try:
+            if uuid:
+                text = uuid if uuid.startswith(("GPU-", "MIG-")) else f"GPU-{uuid}"
+                handle = nvml.nvmlDeviceGetHandleByUUID(text)
+            else:
+                handle = nvml.nvmlDeviceGetHandleByIndex(index)
+            name = nvml.nvmlDeviceGetName(handle)
+        except nvml.NVMLError as exc:
+            msg = f"NVML cannot open the GPU ({exc}); check nvidia-smi lists it"
+            raise BackendUnavailableError(msg) from exc
+        name = name.decode() if isinstance(name, bytes) else str(name)
+        max_sm = _try(lambda: nvml.nvmlDeviceGetMaxClockInfo(handle, nvml.NVML_CLOCK_SM))
+        return cls(nvml=nvml, handle=handle, name=name, max_sm_clock_mhz=max_sm)
+
+    def read(self) -> Telemetry:
+        """Read clocks, temperature, power and clock-event reasons now."""
+        nvml, h = self.nvml, self.handle
+        sm = _try(lambda: nvml.nvmlDeviceGetClockInfo(h, nvml.NVML_CLOCK_SM))
+        mem = _try(lambda: nvml.nvmlDeviceGetClockInfo(h, nvml.NVML_CLOCK_MEM))
+        temp = _try(lambda: nvml.nvmlDeviceGetTemperature(h, nvml.NVML_TEMPERATURE_GPU))
+        power_mw = _try(lambda: nvml.nvmlDeviceGetPowerUsage(h))
+        mask = _try(lambda: nvml.nvmlDeviceGetCurrentClocksEventReasons(h)) or 0
+        ceiling = self.locked_sm_clock_mhz or self.max_sm_clock_mhz
+        return Telemetry(
+            sm_clock_mhz=sm,
+            mem_clock_mhz=mem,
+            temperature_c=temp,
+            power_w=None if power_mw is None else power_mw / 1000.0,
+            clock_event_reasons=decode_reasons(int(mask)),
+            throttled=is_throttled(sm, ceiling, int(mask)),
+        )
+
+    def thermal_headroom_c(self) -> float | None:
+        """Degrees C left before the GPU slows down for heat (None if unknown)."""
+        nvml, h = self.nvml, self.handle
+        margin = _try(lambda: nvml.nvmlDeviceGetMarginTemperature(h))
+        if margin is not None:
+            return margin
+        limit = _try(
+            lambda: nvml.nvmlDeviceGetTemperatureThreshold(
+                h, nvml.NVML_TEMPERATURE_THRESHOLD_SLOWDOWN
+            )
+        )
+        temp = _try(lambda: nvml.nvmlDeviceGetTemperature(h, nvml.NVML_TEMPERATURE_GPU))
+        return None if limit is None or temp is None else limit - temp
+
+    def lock_base_clock(self) -> tuple[bool, str]:
+        """Lock the SM clock to the base clock; return (done, what happened in words)."""
+        nvml, h = self.nvml, self.handle
+        base = _try(lambda: nvml.nvmlDeviceGetDefaultApplicationsClock(h, nvml.NVML_CLOCK_GRAPHICS))
+        if base is None:
+            return False, "clocks not locked: NVML does not report a base clock for this GPU"
+        try:
+            nvml.nvmlDeviceSetGpuLockedClocks(h, base, base)
+        except nvml.NVMLError as exc:
+            return False, (
+                f"clocks not locked to base {base} MHz ({exc}); runs use the boost clock. "
+                "Locking needs root (or nvidia-smi -lgc by an admin)"
+            )
+        self.locked_sm_clock_mhz = float(base)
+        return True, f"SM clock locked to base {base} MHz for this session"
+
+    def reset_clocks(self) -> None:
+        """Undo :meth:`lock_base_clock` (safe to call when nothing was locked)."""
+        if self.locked_sm_clock_mhz is None:
+            return
+        try:
+            self.nvml.nvmlDeviceResetGpuLockedClocks(self.handle)
+        except self.nvml.NVMLError as exc:  # pragma: no cover - needs a failing driver
+            log.warning("[nsight-lab] could not reset locked clocks: %s", exc)
+        self.locked_sm_clock_mhz = None
+
+
+def _try(read: Callable[[], Any]) -> Any:  # noqa: ANN401
+    try:
+        value = read()
+    except Exception:  # noqa: BLE001  (NVML raises a zoo of NotSupported/NoPermission)
+        return None
+    return float(value) if isinstance(value, int | float) else value
+
+
+@dataclass
+class ThermalGuard:
+    """Wait for thermal headroom before a run, as nsight-python's thermovision does."""
+
+    headroom_c: Callable[[], float | None]
+    sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], float] = time.monotonic
+    wait_at_c: float = THERMAL_WAIT_HEADROOM_C
+    resume_at_c: float = THERMAL_RESUME_HEADROOM_C
+    timeout_s: float = THERMAL_TIMEOUT_S
+    poll_s: float = 0.5
+
+    def wait(self, on_wait: Callable[[float, float], None] | None = None) -> float:
+        """Block until there is headroom; return the seconds waited.
+
+        Args:
+            on_wait: Called with (headroom deg C, seconds waited so far) at each poll,
+                so the progress display can show the wait.
+        """
+        headroom = self.headroom_c()
+        if headroom is None or headroom > self.wait_at_c:
+            return 0.0
+        start = self.clock()
+        while headroom is not None and headroom < self.resume_at_c:
+            waited = self.clock() - start
+            if on_wait is not None:
+                on_wait(headroom, waited)
+            if waited >= self.timeout_s:
+                log.warning(
+                    "[nsight-lab] GPU did not cool to %s C headroom in %.0f s; continuing",
+                    self.resume_at_c,
+                    self.timeout_s,
+                )
+                break
+            self.sleep(self.poll_s)
+            headroom = self.headroom_c()
+        return self.clock() - start

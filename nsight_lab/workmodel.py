@@ -1,0 +1,108 @@
+"""Modelled work per region: FLOPs and compulsory DRAM bytes of the PyTorch ops it runs.
+
+One extra, untimed call of the cell body runs under a ``TorchDispatchMode`` that sees
+every aten op. FLOPs come from PyTorch's own ``torch.utils.flop_counter`` formulas
+(matmul, convolution, attention) plus one FLOP per output element of pointwise ops
+(two for fused multiply-add ops such as ``addcmul``). Bytes are *compulsory* traffic: each
+op reads its tensor inputs once and writes its outputs once, so an unfused chain pays
+for every intermediate and a fused op does not. Views move nothing. Values are labelled
+``model__*`` because they are a model, not a counter reading.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
+
+from nsight_lab.runner import CELL_REGION, WorkModel
+
+FMA_LIKE = frozenset({"addcmul", "addcdiv", "lerp", "fma"})
+REDUCTIONS = frozenset({"sum", "mean", "amax", "amin", "max", "min", "prod", "norm", "linalg_vector_norm"})
+"""Reductions: one FLOP per input element."""
+NO_TRAFFIC = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "detach", "alias"})
+
+
+class _RegionCursor:
+    """Listener that only remembers which region is open (no timing)."""
+
+    def __init__(self) -> None:
+        self.current: str | None = None
+        self.seen = False
+
+    def enter_region(self, name: str) -> None:
+        self.current = name
+        self.seen = True
+
+    def exit_region(self, name: str) -> None:  # noqa: ARG002
+        self.current = None
+
+
+def _nbytes(value: Any) -> int:  # noqa: ANN401
+    import torch  # noqa: PLC0415
+
+    if isinstance(value, torch.Tensor):
+        return int(value.numel() * value.element_size())
+    return 0
+
+
+def _tensors(tree: Any) -> list[Any]:  # noqa: ANN401
+    import torch  # noqa: PLC0415
+    from torch.utils._pytree import tree_flatten  # noqa: PLC0415
+
+    leaves, _ = tree_flatten(tree)
+    return [leaf for leaf in leaves if isinstance(leaf, torch.Tensor)]
+
+
+def count_work(call: Callable[[], None]) -> WorkModel:
+    """Run ``call`` once under the op counter; return modelled work per region.
+
+    Ops outside any region are attributed to the whole cell only when the cell marks no
+    regions (they are set-up code otherwise).
+    """
+    import torch  # noqa: PLC0415
+    from torch.utils._python_dispatch import TorchDispatchMode  # noqa: PLC0415
+    from torch.utils.flop_counter import flop_registry  # noqa: PLC0415
+
+    from nsight_lab.regions import listening  # noqa: PLC0415
+
+    cursor = _RegionCursor()
+    totals: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+
+    class _Counter(TorchDispatchMode):
+        def __torch_dispatch__(  # noqa: PLR6301
+            self,
+            func: Any,  # noqa: ANN401
+            types: Any,  # noqa: ANN401, ARG002
+            args: tuple[Any, ...] = (),
+            kwargs: dict[str, Any] | None = None,
+        ) -> Any:  # noqa: ANN401
+            kwargs = kwargs or {}
+            out = func(*args, **kwargs)
+            name = func.overloadpacket.__name__.rstrip("_")
+            if getattr(func, "is_view", False) or name in NO_TRAFFIC:
+                return out
+            region = cursor.current or ("" if cursor.seen else CELL_REGION)
+            if not region:
+                return out
+            work = totals[region]
+            work["model__flops"] += 0.0  # every region has a FLOP count, zero included
+            packet = func.overloadpacket
+            outputs = _tensors(out)
+            if packet in flop_registry:
+                work["model__flops"] += float(flop_registry[packet](*args, **kwargs, out_val=out))
+            elif torch.Tag.pointwise in func.tags and outputs:
+                per_element = 2 if name in FMA_LIKE else 1
+                work["model__flops"] += float(per_element * outputs[0].numel())
+            elif name in REDUCTIONS and args and isinstance(args[0], torch.Tensor):
+                work["model__flops"] += float(args[0].numel())
+            inputs = {id(t): t for t in _tensors((args, kwargs))}
+            work["model__bytes_read"] += float(sum(_nbytes(t) for t in inputs.values()))
+            work["model__bytes_written"] += float(sum(_nbytes(t) for t in outputs))
+            return out
+
+    with listening(cursor), _Counter():
+        call()
+    if cursor.seen:
+        totals.pop(CELL_REGION, None)
+    return {region: dict(values) for region, values in totals.items()}

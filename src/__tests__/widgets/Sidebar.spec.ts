@@ -1,0 +1,71 @@
+/**
+ * The sidebar's status view: what the user reads for each state.
+ */
+
+import { ServerConnection } from '@jupyterlab/services';
+
+import { NsightLabResponseError } from '../../request';
+import { SERVER_EXTENSION_MISSING_MSG } from '../../tokens';
+import { describeError, renderStatus } from '../../widgets/Sidebar';
+
+describe('renderStatus', () => {
+  it('lists the version, the store location and its state', () => {
+    const node = document.createElement('div');
+
+    renderStatus(node, {
+      kind: 'ready',
+      status: {
+        version: '0.1.0',
+        store_path: '/tmp/<b>store</b>.sqlite',
+        store_exists: true,
+        schema_version: 1
+      }
+    });
+
+    const values = Array.from(node.querySelectorAll('dd')).map(
+      dd => dd.textContent
+    );
+    expect(values).toEqual([
+      '0.1.0',
+      '/tmp/<b>store</b>.sqlite',
+      'present',
+      'v1'
+    ]);
+    // Values are text, never markup.
+    expect(node.querySelector('b')).toBeNull();
+  });
+
+  it('shows an error in words', () => {
+    const node = document.createElement('div');
+
+    renderStatus(node, {
+      kind: 'error',
+      message: SERVER_EXTENSION_MISSING_MSG
+    });
+
+    const error = node.querySelector('.jp-nsightLab-Status-error');
+    expect(error?.textContent).toBe(SERVER_EXTENSION_MISSING_MSG);
+  });
+});
+
+describe('describeError', () => {
+  it('passes a response error message through', () => {
+    const error = new NsightLabResponseError(
+      404,
+      SERVER_EXTENSION_MISSING_MSG,
+      null
+    );
+
+    expect(describeError(error)).toBe(SERVER_EXTENSION_MISSING_MSG);
+  });
+
+  it('names an unreachable server', () => {
+    const error = new ServerConnection.NetworkError(
+      new TypeError('Failed to fetch')
+    );
+
+    expect(describeError(error)).toBe(
+      'cannot reach the Jupyter server: Failed to fetch'
+    );
+  });
+});

@@ -1,0 +1,101 @@
+import {
+  ILabShell,
+  ILayoutRestorer,
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
+import { ICommandPalette } from '@jupyterlab/apputils';
+import { ISettingRegistry } from '@jupyterlab/settingregistry';
+import { ITranslator, nullTranslator } from '@jupyterlab/translation';
+
+import { nsightLabIcon } from './icons';
+import { CommandIDs, PLUGIN_ID, SIDEBAR_SETTINGS_ID } from './tokens';
+import { DEFAULT_SIDEBAR_SETTINGS, ISidebarSettings } from './types';
+// The sidebar is added to the shell at activation, so it is needed at once.
+// eslint-disable-next-line jupyter/prefer-lazy-imports
+import { Sidebar } from './widgets/Sidebar';
+
+/**
+ * Read the sidebar settings, falling back to the defaults per key.
+ */
+function readSettings(settings: ISettingRegistry.ISettings): ISidebarSettings {
+  const composite = settings.composite as Partial<ISidebarSettings>;
+  return { ...DEFAULT_SIDEBAR_SETTINGS, ...composite };
+}
+
+/**
+ * The nsight-lab sidebar: the live view and history of GPU profiles.
+ */
+const plugin: JupyterFrontEndPlugin<void> = {
+  id: PLUGIN_ID,
+  description:
+    'A sidebar that shows nsight-lab GPU profiles as they run and keeps their history.',
+  autoStart: true,
+  optional: [
+    ILabShell,
+    ILayoutRestorer,
+    ICommandPalette,
+    ISettingRegistry,
+    ITranslator
+  ],
+  activate: (
+    app: JupyterFrontEnd,
+    labShell: ILabShell | null,
+    restorer: ILayoutRestorer | null,
+    palette: ICommandPalette | null,
+    settingRegistry: ISettingRegistry | null,
+    translator: ITranslator | null
+  ): void => {
+    const trans = (translator ?? nullTranslator).load('nsight-lab');
+    const sidebar = new Sidebar({
+      serverSettings: app.serviceManager.serverSettings,
+      trans
+    });
+
+    // JupyterLab has an ILabShell; Notebook 7 has only app.shell, which also has a
+    // right area.
+    if (labShell) {
+      labShell.add(sidebar, 'right', { rank: 900 });
+    } else {
+      app.shell.add(sidebar, 'right', { rank: 900 });
+    }
+    if (restorer) {
+      restorer.add(sidebar, sidebar.id);
+    }
+
+    app.commands.addCommand(CommandIDs.openSidebar, {
+      label: trans.__('nsight-lab: open'),
+      caption: trans.__('Open the nsight-lab sidebar'),
+      describedBy: { args: { type: 'object', properties: {} } },
+      icon: nsightLabIcon,
+      execute: () => {
+        app.shell.activateById(sidebar.id);
+      }
+    });
+    if (palette) {
+      palette.addItem({
+        command: CommandIDs.openSidebar,
+        category: trans.__('nsight-lab')
+      });
+    }
+
+    if (settingRegistry) {
+      settingRegistry
+        .load(SIDEBAR_SETTINGS_ID)
+        .then(settings => {
+          sidebar.settings = readSettings(settings);
+          settings.changed.connect(() => {
+            sidebar.settings = readSettings(settings);
+          });
+        })
+        .catch(reason => {
+          console.error(
+            '[nsight-lab] failed to load the sidebar settings',
+            reason
+          );
+        });
+    }
+  }
+};
+
+export default plugin;

@@ -1,0 +1,40 @@
+"""Shared fixtures; hardware markers are skipped, with the reason printed, where absent."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def _gpu_reason() -> str | None:
+    try:
+        import torch
+    except ImportError:
+        return "no GPU: PyTorch is not installed"
+    if not torch.cuda.is_available():
+        return "no GPU: torch.cuda.is_available() is False on this machine"
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:  # noqa: ARG001
+    """Skip tests marked gpu when no CUDA device is visible, saying so."""
+    reason = None
+    checked = False
+    for item in items:
+        if "gpu" in item.keywords:
+            if not checked:
+                reason, checked = _gpu_reason(), True
+            if reason:
+                item.add_marker(pytest.mark.skip(reason=reason))
+
+
+@pytest.fixture(autouse=True)
+def nsight_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own store directory."""
+    home = tmp_path / "nsight-home"
+    monkeypatch.setenv("NSIGHT_LAB_HOME", str(home))
+    return home

@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+import tornado.httpclient
+
+import nsight_lab
+from nsight_lab import records
+
+
+async def test_status_answers_version_and_store(jp_fetch, nsight_lab_home):
+    # When
+    response = await jp_fetch("nsight-lab", "api", "status")
+
+    # Then
+    assert response.code == 200
+    payload = json.loads(response.body)
+    assert set(payload) == {"version", "store_path", "store_exists", "schema_version"}
+    assert payload["version"] == nsight_lab.__version__
+    assert payload["store_path"] == str(nsight_lab_home / "store.sqlite")
+    assert payload["store_exists"] is False
+    assert payload["schema_version"] == records.SCHEMA_VERSION
+
+
+async def test_status_sees_an_existing_store(jp_fetch, nsight_lab_home):
+    # Given
+    nsight_lab_home.mkdir(parents=True)
+    (nsight_lab_home / "store.sqlite").touch()
+
+    # When
+    response = await jp_fetch("nsight-lab", "api", "status")
+
+    # Then
+    assert json.loads(response.body)["store_exists"] is True
+
+
+async def test_status_refuses_a_request_without_a_token(jp_fetch):
+    # When
+    with pytest.raises(tornado.httpclient.HTTPClientError) as excinfo:
+        await jp_fetch(
+            "nsight-lab",
+            "api",
+            "status",
+            headers={"Authorization": ""},
+        )
+
+    # Then
+    assert excinfo.value.code in {401, 403}

@@ -1,0 +1,241 @@
+"""Tests of nsight_lab.doctor on the machine they run on (usually without a GPU)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from typing import get_args
+
+import pytest
+
+from nsight_lab import doctor, gpu_stack
+from nsight_lab.doctor import Check, checks_to_json, format_checks, run_checks
+from nsight_lab.errors import BackendUnavailableError
+
+TOPICS = [
+    "GPU",
+    "driver",
+    "NVML",
+    "torch",
+    "ncu",
+    "ncu_report",
+    "nsight-python",
+    "counter permission",
+    "CUPTI",
+]
+NCU_2025_OUTPUT = """\
+NVIDIA (R) Nsight Compute Command Line Profiler
+Copyright (c) 2018-2025 NVIDIA Corporation
+Version 2025.3.1.0 (build 36398880) (public-release)
+"""
+
+
+def _nvml_loads() -> bool:
+    try:
+        gpu_stack.nvml_devices()
+    except BackendUnavailableError:
+        return False
+    return True
+
+
+NVML_LOADS = _nvml_loads()
+
+
+@pytest.fixture
+def ncu_2025_on_path(tmp_path, monkeypatch):
+    """A real executable named ncu, first on PATH, that reports 2025.3.1.0."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    ncu = bin_dir / "ncu"
+    ncu.write_text(f"#!/bin/sh\nprintf '%s' '{NCU_2025_OUTPUT}'\n", encoding="utf-8")
+    ncu.chmod(ncu.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.delenv(gpu_stack.NCU_ENV_VAR, raising=False)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return ncu
+
+
+def by_name(checks):
+    return {check.name: check for check in checks}
+
+
+def test_run_checks_covers_every_topic_in_order():
+    checks = run_checks()
+
+    assert [check.name for check in checks] == TOPICS
+    statuses = set(get_args(doctor.CheckStatus))
+    for check in checks:
+        assert isinstance(check, Check)
+        assert check.status in statuses
+        assert check.detail
+        if check.status != "ok":
+            assert check.hint, check
+
+
+@pytest.mark.skipif(NVML_LOADS, reason="NVML loads here")
+def test_without_a_driver_gpu_and_nvml_say_so():
+    checks = by_name(run_checks())
+
+    for topic in ("GPU", "driver", "NVML"):
+        assert checks[topic].status in {"missing", "error"}
+        assert "driver" in checks[topic].hint
+    assert "NVML" in checks["GPU"].detail
+
+
+def test_run_checks_never_raises(monkeypatch):
+    def explode(*_args, **_kwargs):
+        msg = "probe exploded"
+        raise RuntimeError(msg)
+
+    for probe in (
+        "nvml_devices",
+        "find_ncu",
+        "torch_cuda_status",
+        "ncu_report_status",
+        "nsight_python_status",
+        "counter_permission",
+        "cupti_status",
+    ):
+        monkeypatch.setattr(gpu_stack, probe, explode)
+
+    checks = by_name(run_checks())
+
+    assert list(checks) == TOPICS
+    for topic in ("ncu", "torch", "ncu_report", "counter permission", "CUPTI"):
+        assert checks[topic].status == "error"
+        assert "probe exploded" in checks[topic].detail
+        assert checks[topic].hint
+    assert checks["GPU"].status == "missing"
+
+
+def test_ncu_check_reports_path_and_version(ncu_2025_on_path):
+    checks = by_name(run_checks())
+
+    assert checks["ncu"].status == "ok"
+    assert str(ncu_2025_on_path) in checks["ncu"].detail
+    assert "2025.3.1.0" in checks["ncu"].detail
+
+
+@pytest.mark.usefixtures("ncu_2025_on_path")
+def test_nsight_python_check_with_too_old_ncu(tmp_path, monkeypatch):
+    if gpu_stack.package_version("nsight-python") is None:
+        dist_info = tmp_path / "site" / "nsight_python-1.1.0.dist-info"
+        dist_info.mkdir(parents=True)
+        (dist_info / "METADATA").write_text(
+            "Metadata-Version: 2.1\nName: nsight-python\nVersion: 1.1.0\n",
+            encoding="utf-8",
+        )
+        monkeypatch.syspath_prepend(str(tmp_path / "site"))
+
+    check = by_name(run_checks())["nsight-python"]
+
+    assert check.status == "warn"
+    assert "2026.2.1" in check.detail
+    assert "isolated ncu path" in check.detail
+
+
+def test_ncu_check_names_a_broken_override(tmp_path, monkeypatch):
+    monkeypatch.setenv(gpu_stack.NCU_ENV_VAR, str(tmp_path / "nowhere"))
+
+    check = by_name(run_checks())["ncu"]
+
+    assert check.status == "error"
+    assert gpu_stack.NCU_ENV_VAR in check.detail
+    assert "nowhere" in check.detail
+
+
+def test_ncu_check_missing_says_how_to_install(tmp_path, monkeypatch):
+    monkeypatch.delenv(gpu_stack.NCU_ENV_VAR, raising=False)
+    monkeypatch.delenv("CUDA_HOME", raising=False)
+    monkeypatch.delenv("CUDA_PATH", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(gpu_stack, "CUDA_NCU_PATH", tmp_path / "ncu")
+    monkeypatch.setattr(gpu_stack, "NSIGHT_COMPUTE_ROOT", tmp_path / "opt")
+
+    check = by_name(run_checks())["ncu"]
+
+    assert check.status == "missing"
+    assert "Nsight Compute" in check.hint
+    assert gpu_stack.NCU_ENV_VAR in check.hint
+
+
+def test_counter_check_refused_is_an_error_with_the_fix(tmp_path, monkeypatch):
+    params = tmp_path / "params"
+    params.write_text("EnableMSI: 1\nRmProfilingAdminOnly: 1\n", encoding="utf-8")
+    status = tmp_path / "status"
+    status.write_text("CapEff:\t0000000000000000\n", encoding="utf-8")
+    monkeypatch.setattr(gpu_stack, "DRIVER_PARAMS_PATH", params)
+    monkeypatch.setattr(gpu_stack, "PROC_STATUS_PATH", status)
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+
+    check = by_name(run_checks())["counter permission"]
+
+    assert check.status == "error"
+    assert "NVreg_RestrictProfilingToAdminUsers=0" in check.hint
+
+
+# ------------------------------------------------------------------ formatting
+
+SAMPLE = [
+    Check("GPU", "ok", "1 GPU: [0] NVIDIA H200 (140.4 GiB)"),
+    Check("ncu", "missing", "Nsight Compute CLI not found", "install Nsight Compute"),
+    Check("counter permission", "error", "RmProfilingAdminOnly: 1", "run as root"),
+    Check("torch", "warn", "torch 2.13.0+cpu is a CPU-only build"),
+]
+
+
+def test_format_checks_one_line_per_check_plus_hints():
+    lines = format_checks(SAMPLE).splitlines()
+
+    assert len(lines) == len(SAMPLE) + 2
+    assert [line.split()[0] for line in lines if not line.startswith(" ")] == [
+        "ok",
+        "MISSING",
+        "ERROR",
+        "WARN",
+    ]
+    hints = [line for line in lines if line.startswith(" ")]
+    assert [hint.strip() for hint in hints] == [
+        "-> install Nsight Compute",
+        "-> run as root",
+    ]
+
+
+def test_format_checks_aligns_columns():
+    lines = format_checks(SAMPLE).splitlines()
+    main = [line for line in lines if not line.startswith(" ")]
+
+    detail_columns = {
+        line.index(check.detail) for line, check in zip(main, SAMPLE, strict=True)
+    }
+    name_columns = {
+        line.index(check.name) for line, check in zip(main, SAMPLE, strict=True)
+    }
+    hint_columns = {line.index("->") for line in lines if line.startswith(" ")}
+
+    assert len(name_columns) == 1
+    assert len(detail_columns) == 1
+    assert hint_columns == detail_columns
+
+
+def test_format_checks_of_real_checks():
+    checks = run_checks()
+    text = format_checks(checks)
+    assert len(text.splitlines()) == len(checks) + sum(1 for c in checks if c.hint)
+
+
+def test_format_checks_empty():
+    assert format_checks([]) == ""
+
+
+def test_checks_to_json_round_trips():
+    payload = checks_to_json(SAMPLE)
+
+    assert json.loads(json.dumps(payload)) == payload
+    assert payload[1] == {
+        "name": "ncu",
+        "status": "missing",
+        "detail": "Nsight Compute CLI not found",
+        "hint": "install Nsight Compute",
+    }
+    assert payload[0]["hint"] == ""

@@ -1,0 +1,325 @@
+"""The magic end to end in a real IPython shell, on the real cpu backend."""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from nsight_lab.records import TIME_METRIC
+from nsight_lab.store import RunStore
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from IPython.core.interactiveshell import InteractiveShell
+
+NSIGHT_COLUMNS = [
+    "Annotation", "Metric", "AvgValue", "StdDev", "MinValue", "MaxValue", "NumRuns",
+    "Kernel", "GPU", "Host", "ComputeClock", "MemoryClock", "Unit", "CI95_Lower",
+    "CI95_Upper", "RelativeStdDevPct", "StableMeasurement", "Normalized", "Geomean",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def ip() -> InteractiveShell:
+    from IPython.testing.globalipapp import start_ipython
+
+    shell = start_ipython()
+    assert shell is not None
+    shell.run_line_magic("load_ext", "nsight_lab")
+    return shell
+
+
+def run(ip: InteractiveShell, source: str) -> Any:
+    return ip.run_cell(textwrap.dedent(source))
+
+
+def test_two_configs_two_annotations(ip: InteractiveShell) -> None:
+    result = run(
+        ip,
+        """\
+        %%nsight --backend cpu --configs 2000,40000 --runs 6 --warmup 1 --out res --quiet
+        import nsight
+        data = list(range(n))
+        with nsight.annotate("sum"):
+            total = sum(data)
+        with nsight.annotate("sort"):
+            ordered = sorted(data, reverse=True)
+        """,
+    )
+    assert result.error_in_exec is None, result.error_in_exec
+    frame = ip.user_ns["res"]
+    assert list(frame.columns[:2]) == ["Annotation", "Metric"]
+    assert "n" in frame.columns
+    assert set(NSIGHT_COLUMNS) <= set(frame.columns)
+    assert len(frame) == 4  # 2 annotations x 2 configs x 1 metric
+    assert set(frame["Annotation"]) == {"sum", "sort"}
+    assert set(frame["n"]) == {2000, 40000}
+    assert (frame["Metric"] == TIME_METRIC).all()
+    assert (frame["NumRuns"] == 6).all()
+    assert (frame["Backend"] == "cpu").all()
+
+    session_id = int(frame["SessionId"].iloc[0])
+    with RunStore() as store:
+        session = store.get_session(session_id)
+        records = store.runs(session_id)
+    assert session.status == "completed"
+    assert len(records) == 2 * 2 * 6
+    for _, row in frame.iterrows():
+        values = np.array(
+            [
+                r.duration_ns
+                for r in records
+                if r.annotation == row["Annotation"] and r.config["n"] == row["n"]
+            ]
+        )
+        assert len(values) == 6
+        assert row["AvgValue"] == pytest.approx(values.mean())
+        assert row["StdDev"] == pytest.approx(values.std(ddof=1))
+        assert row["MinValue"] == values.min()
+        assert row["MaxValue"] == values.max()
+        assert row["MedianValue"] == pytest.approx(np.median(values))
+        half = stats.t.ppf(0.975, 5) * values.std(ddof=1) / math.sqrt(6)
+        assert row["CI95_Lower"] == pytest.approx(values.mean() - half)
+        assert row["CI95_Upper"] == pytest.approx(values.mean() + half)
+        rsd = values.std(ddof=1) / values.mean() * 100
+        assert row["RelativeStdDevPct"] == pytest.approx(rsd)
+        assert row["StableMeasurement"] == (rsd < 2.0)
+    # Geomean is over configs, per annotation and metric.
+    for annotation in ("sum", "sort"):
+        sub = frame[frame["Annotation"] == annotation]
+        expected = math.exp(np.log(sub["AvgValue"]).mean())
+        assert sub["Geomean"].iloc[0] == pytest.approx(expected)
+    # The bigger config takes longer for sort (a real measurement, not a constant).
+    sort = frame[frame["Annotation"] == "sort"].set_index("n")["AvgValue"]
+    assert sort[40000] > sort[2000]
+
+
+def test_whole_cell_is_one_region(ip: InteractiveShell) -> None:
+    result = run(ip, "%%nsight --backend cpu --runs 3 --out whole --quiet\nx = sum(range(1000))\n")
+    assert result.error_in_exec is None
+    frame = ip.user_ns["whole"]
+    assert list(frame["Annotation"]) == ["cell"]
+    assert frame["NumRuns"].iloc[0] == 3
+
+
+def test_runs_are_visible_run_by_run_while_the_cell_runs(ip: InteractiveShell) -> None:
+    ip.user_ns["seen_counts"] = []
+    result = run(
+        ip,
+        """\
+        %%nsight --backend cpu --runs 5 --warmup 0 --quiet --out live
+        from nsight_lab.store import RunStore
+        import nsight
+        with RunStore() as reader:  # a second connection, opened inside the running cell
+            latest = reader.list_sessions(limit=1)[0]
+            seen_counts.append((latest.status, len(reader.runs(latest.id))))
+        with nsight.annotate("a"):
+            sum(range(100))
+        with nsight.annotate("b"):
+            sum(range(100))
+        """,
+    )
+    assert result.error_in_exec is None
+    # Before run k the store already holds k finished runs of two regions each.
+    assert ip.user_ns["seen_counts"] == [("running", 2 * k) for k in range(5)]
+
+
+def test_cell_that_raises_after_k_runs_keeps_k_runs(ip: InteractiveShell) -> None:
+    ip.user_ns["calls"] = 0
+    result = run(
+        ip,
+        """\
+        %%nsight --backend cpu --runs 10 --warmup 0 --quiet
+        import nsight
+        calls += 1
+        with nsight.annotate("work"):
+            if calls == 4:
+                raise ZeroDivisionError("boom in run 4")
+            sum(range(100))
+        """,
+    )
+    assert isinstance(result.error_in_exec, ZeroDivisionError)  # propagates unchanged
+    with RunStore() as store:
+        session = store.list_sessions(limit=1)[0]
+        records = store.runs(session.id)
+    assert session.status == "failed"
+    assert session.error is not None
+    assert "ZeroDivisionError" in session.error
+    assert [r.run_index for r in records] == [0, 1, 2]
+
+
+def test_keyboard_interrupt_marks_the_session(ip: InteractiveShell) -> None:
+    ip.user_ns["calls"] = 0
+    result = run(
+        ip,
+        """\
+        %%nsight --backend cpu --runs 10 --warmup 0 --quiet
+        calls += 1
+        if calls == 3:
+            raise KeyboardInterrupt
+        """,
+    )
+    assert isinstance(result.error_in_exec, KeyboardInterrupt)
+    with RunStore() as store:
+        session = store.list_sessions(limit=1)[0]
+        assert session.status == "interrupted"
+        assert len(store.runs(session.id)) == 2
+
+
+@pytest.mark.parametrize(
+    ("cell", "fragment"),
+    [
+        ("import nsight\nwith nsight.annotate('a'):\n    with nsight.annotate('b'):\n        pass\n", "may not nest"),
+        ("import nsight\nfor _ in range(2):\n    with nsight.annotate('a'):\n        pass\n", "ran twice"),
+    ],
+)
+def test_region_rules_give_a_clear_error(ip: InteractiveShell, cell: str, fragment: str) -> None:
+    from IPython.core.error import UsageError
+
+    result = ip.run_cell("%%nsight --backend cpu --runs 2 --quiet\n" + cell)
+    assert isinstance(result.error_in_exec, UsageError)
+    assert fragment in str(result.error_in_exec)
+    assert "\n" not in str(result.error_in_exec)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "--runs 0",
+        "--backend nope",
+        "--configs 1,,2",
+        "--derive not_defined_anywhere",
+        "--metrics dram__bytes_read.sum --backend cpu",
+        "--isolate",
+        "--normalize-against missing --runs 2",
+        "--frobnicate",
+    ],
+)
+def test_bad_options_store_nothing(ip: InteractiveShell, line: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from IPython.core.error import UsageError
+
+    with RunStore() as store:
+        before = store.latest_change()
+    result = ip.run_cell(f"%%nsight --backend cpu {line}\nimport nsight\nwith nsight.annotate('x'):\n    pass\n")
+    assert isinstance(result.error_in_exec, UsageError), result.error_in_exec
+    message = str(result.error_in_exec)
+    assert "\n" not in message
+    assert "Traceback" not in capsys.readouterr().out
+    with RunStore() as store:
+        assert store.latest_change()[0] == before[0]
+
+
+def test_normalize_and_derive(ip: InteractiveShell) -> None:
+    ip.user_ns["per_item"] = lambda duration_ns, n: duration_ns / n
+    result = run(
+        ip,
+        """\
+        %%nsight --backend cpu --configs 1000,2000 --runs 4 --warmup 0 --quiet --out norm --normalize-against base --derive per_item
+        import nsight
+        with nsight.annotate("base"):
+            sum(range(n))
+        with nsight.annotate("double"):
+            sum(range(2 * n))
+        """,
+    )
+    assert result.error_in_exec is None, result.error_in_exec
+    frame = ip.user_ns["norm"]
+    time_rows = frame[frame["Metric"] == TIME_METRIC]
+    base = time_rows[time_rows["Annotation"] == "base"]
+    assert np.allclose(base["AvgValue"], 1.0)
+    assert (frame["Normalized"] == "base").all()
+    assert "StdDev" in frame["NormalizedColumns"].iloc[0]
+    derived = frame[frame["Metric"] == "per_item"]
+    assert len(derived) == 4
+    double = time_rows[time_rows["Annotation"] == "double"]
+    assert (double["AvgValue"] > 1.0).all()  # twice the work is slower than the base
+
+
+def test_target_rsd_stops_adding_runs(ip: InteractiveShell) -> None:
+    result = run(
+        ip,
+        """\
+        %%nsight --backend cpu --runs 3 --warmup 1 --target-rsd 50 --max-time 5 --quiet --out adaptive
+        import time
+        time.sleep(0.002)
+        """,
+    )
+    assert result.error_in_exec is None
+    frame = ip.user_ns["adaptive"]
+    assert 3 <= frame["NumRuns"].iloc[0] < 1000
+    assert frame["RelativeStdDevPct"].iloc[0] <= 50
+
+
+def test_history_and_show(ip: InteractiveShell) -> None:
+    result = run(ip, "%%nsight --backend cpu --runs 2 --name labelled --quiet --out shown\nx = 1\n")
+    assert result.error_in_exec is None
+    history = ip.run_line_magic("nsight", "history 3")
+    assert history["name"].iloc[0] == "labelled"
+    session_id = int(history["id"].iloc[0])
+    shown = ip.run_line_magic("nsight", f"show {session_id}")
+    assert shown["AvgValue"].iloc[0] == pytest.approx(ip.user_ns["shown"]["AvgValue"].iloc[0])
+
+
+WRITER = """
+import sys
+from IPython.testing.globalipapp import start_ipython
+ip = start_ipython()
+ip.run_line_magic("load_ext", "nsight_lab")
+ip.run_cell('''%%nsight --backend cpu --runs {runs} --warmup 0 --quiet --name {name}
+import time, nsight
+with nsight.annotate("w"):
+    time.sleep({sleep})
+''')
+"""
+
+
+def _spawn_writer(home: Path, name: str, runs: int, sleep: float) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "NSIGHT_LAB_HOME": str(home), "PYTHONPATH": os.getcwd()}
+    code = WRITER.format(runs=runs, name=name, sleep=sleep)
+    return subprocess.Popen([sys.executable, "-c", code], env=env)
+
+
+def test_killed_kernel_leaves_a_readable_store(nsight_home: Path) -> None:
+    proc = _spawn_writer(nsight_home, "victim", runs=100000, sleep=0.01)
+    try:
+        deadline = time.monotonic() + 60
+        seen = 0
+        while time.monotonic() < deadline and seen < 20:
+            time.sleep(0.1)
+            if (nsight_home / "store.sqlite").exists():
+                with RunStore() as store:
+                    sessions = store.list_sessions(limit=1)
+                    seen = len(store.runs(sessions[0].id)) if sessions else 0
+        assert seen >= 20
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    with RunStore() as store:
+        interrupted = store.mark_interrupted()
+        session = store.list_sessions(limit=1)[0]
+        assert session.status == "interrupted"
+        assert session.id in interrupted or session.status == "interrupted"
+        assert len(store.runs(session.id)) >= seen
+
+
+def test_four_kernels_profiling_at_once_lose_nothing(nsight_home: Path) -> None:
+    procs = [_spawn_writer(nsight_home, f"k{i}", runs=40, sleep=0.001) for i in range(4)]
+    for proc in procs:
+        assert proc.wait(timeout=240) == 0
+    with RunStore() as store:
+        sessions = store.list_sessions(limit=10)
+        assert sorted(s.name or "" for s in sessions) == ["k0", "k1", "k2", "k3"]
+        for session in sessions:
+            assert session.status == "completed"
+            assert [r.run_index for r in store.runs(session.id)] == list(range(40))

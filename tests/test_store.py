@@ -1,0 +1,693 @@
+"""Tests of nsight_lab.store against real SQLite files (no mocks of sqlite)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+import pytest
+
+from nsight_lab import _migrations
+from nsight_lab.errors import NotFoundError, OptionError, StoreError
+from nsight_lab.records import SCHEMA_VERSION, RunRecord, Telemetry, utc_now
+from nsight_lab.store import INTERRUPTED_ERROR, RunStore
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from nsight_lab.records import SessionStatus
+
+ROOT = Path(__file__).resolve().parents[1]
+WRITER = Path(__file__).with_name("_store_writer.py")
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "home" / "store.sqlite"
+
+
+@pytest.fixture
+def store(db: Path) -> Iterator[RunStore]:
+    with RunStore(db) as s:
+        yield s
+
+
+def record(session_id: int, run_index: int = 0, **kw: Any) -> RunRecord:
+    fields: dict[str, Any] = {
+        "session_id": session_id,
+        "config_index": 1,
+        "config": {"n": 2048, "dtype": "float16", "flag": True, "x": None},
+        "run_index": run_index,
+        "annotation": "matmul",
+        "duration_ns": 123456.5 + run_index,
+        "backend": "events",
+        "kernels": ("sm90_xmma_gemm", "elementwise_kernel"),
+        "metrics": {"dram__bytes_read.sum": 1.5e9, "derived.tflops": 412.25},
+        "telemetry": Telemetry(
+            sm_clock_mhz=1980.0,
+            mem_clock_mhz=3201.0,
+            temperature_c=61.0,
+            power_w=512.5,
+            clock_event_reasons=("software power cap", "hw thermal slowdown"),
+            throttled=True,
+        ),
+        "thermal_wait_s": 0.25,
+        "finished_at": "2025-06-01T12:00:00.000001+00:00",
+    }
+    fields.update(kw)
+    return RunRecord(**fields)
+
+
+def raw(db: Path) -> sqlite3.Connection:
+    return sqlite3.connect(db, isolation_level=None)
+
+
+def writer_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p
+    )
+    return env
+
+
+def wait_for(predicate: Any, timeout_s: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout_s} s")
+        time.sleep(0.01)
+
+
+# -- opening ---------------------------------------------------------------------------
+
+
+def test_open_creates_directory_wal_and_schema(db: Path) -> None:
+    with RunStore(db) as s:
+        assert s.path == db
+    assert db.exists()
+    conn = raw(db)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    assert {"sessions", "runs", "cache", "session_annotations"} <= tables
+    assert _migrations.latest_version() == SCHEMA_VERSION
+
+
+def test_default_path_is_under_nsight_lab_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NSIGHT_LAB_HOME", str(tmp_path / "nlhome"))
+    with RunStore() as s:
+        assert s.path == tmp_path / "nlhome" / "store.sqlite"
+    assert s.path.exists()
+
+
+def test_closed_store_raises(db: Path) -> None:
+    s = RunStore(db)
+    s.close()
+    s.close()
+    with pytest.raises(StoreError, match="is closed; open a new RunStore"):
+        s.list_sessions()
+
+
+def test_non_sqlite_file_raises_store_error(tmp_path: Path) -> None:
+    path = tmp_path / "store.sqlite"
+    path.write_bytes(b"this is not a database, just some text\n" * 100)
+    with pytest.raises(StoreError) as info:
+        RunStore(path)
+    message = str(info.value)
+    assert repr(str(path)) in message
+    assert "move the file aside" in message
+    assert "\n" not in message
+
+
+def test_unwritable_directory_raises_store_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(StoreError, match="NSIGHT_LAB_HOME"):
+        RunStore(blocker / "sub" / "store.sqlite")
+
+
+# -- migrations ------------------------------------------------------------------------
+
+
+def test_version_0_database_is_upgraded(db: Path) -> None:
+    db.parent.mkdir(parents=True)
+    conn = raw(db)
+    conn.execute("CREATE TABLE unrelated (x)")
+    conn.close()
+    with RunStore(db) as s:
+        sid = s.create_session(backend="cpu").id
+        s.add_runs([record(sid)])
+    conn = raw(db)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert conn.execute("SELECT count(*) FROM runs").fetchone()[0] == 1
+
+
+def test_older_schema_runs_missing_steps_and_keeps_data(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with RunStore(db) as s:
+        sid = s.create_session(backend="cpu", name="old").id
+        s.add_runs([record(sid)])
+    step = (
+        "ALTER TABLE sessions ADD COLUMN extra TEXT",
+        "UPDATE sessions SET extra='x'",
+    )
+    monkeypatch.setattr(_migrations, "STEPS", [*_migrations.STEPS, step])
+    with RunStore(db) as s:
+        assert s.get_session(sid).name == "old"
+        assert len(s.runs(sid)) == 1
+    conn = raw(db)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION + 1
+    assert conn.execute("SELECT extra FROM sessions").fetchone()[0] == "x"
+
+
+def test_failed_migration_changes_nothing(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    RunStore(db).close()
+    step = ("CREATE TABLE half_done (x)", "THIS IS NOT SQL")
+    monkeypatch.setattr(_migrations, "STEPS", [*_migrations.STEPS, step])
+    with pytest.raises(StoreError, match="cannot upgrade the run store"):
+        RunStore(db)
+    conn = raw(db)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    assert "half_done" not in names
+
+
+def test_newer_schema_raises_store_error(db: Path) -> None:
+    RunStore(db).close()
+    conn = raw(db)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 5}")
+    conn.close()
+    with pytest.raises(StoreError) as info:
+        RunStore(db)
+    message = str(info.value)
+    assert f"schema version {SCHEMA_VERSION + 5}" in message
+    assert "upgrade nsight-lab" in message
+
+
+# -- sessions and runs -----------------------------------------------------------------
+
+
+def test_session_round_trip(store: RunStore) -> None:
+    before = utc_now()
+    s = store.create_session(
+        backend="ncu",
+        backend_reason="counters asked for and ncu works",
+        name="fusion",
+        notebook="work/fusion.ipynb",
+        device="NVIDIA H200",
+        host="gpu-box",
+        pid=4242,
+        options={"runs": 20, "metrics": ["dram__bytes_read.sum"], "nested": {"a": 1}},
+        configs=[{"n": 512}, {"n": 1024, "dtype": "bf16"}],
+        runs_planned=20,
+        cell_source="a @ a  # ünïcode",
+        notes=["isolated ncu path"],
+    )
+    assert s.status == "running"
+    assert s.created_at >= before
+    assert s.finished_at is None
+    assert s.error is None
+    assert s.schema_version == SCHEMA_VERSION
+    assert store.get_session(s.id) == s
+    assert (s.name, s.notebook, s.device, s.host, s.pid) == (
+        "fusion",
+        "work/fusion.ipynb",
+        "NVIDIA H200",
+        "gpu-box",
+        4242,
+    )
+    assert s.backend == "ncu"
+    assert s.backend_reason == "counters asked for and ncu works"
+    assert s.options == {
+        "runs": 20,
+        "metrics": ["dram__bytes_read.sum"],
+        "nested": {"a": 1},
+    }
+    assert s.configs == [{"n": 512}, {"n": 1024, "dtype": "bf16"}]
+    assert s.runs_planned == 20
+    assert s.cell_source == "a @ a  # ünïcode"
+    assert s.notes == ["isolated ncu path"]
+
+
+def test_session_defaults_host_and_pid(store: RunStore) -> None:
+    s = store.create_session(backend="cpu")
+    assert s.host == socket.gethostname()
+    assert s.pid == os.getpid()
+    assert (s.options, s.configs, s.notes, s.name) == ({}, [], [], None)
+
+
+def test_runs_round_trip_every_field(store: RunStore) -> None:
+    sid = store.create_session(backend="events").id
+    recs = [
+        record(sid, 0),
+        record(sid, 1, annotation="add", telemetry=Telemetry(), kernels=(), metrics={}),
+        record(sid, 2, thermal_wait_s=0.0, config={}, config_index=0),
+    ]
+    ids = store.add_runs(recs)
+    assert len(ids) == 3
+    assert ids == sorted(ids)
+    assert store.runs(sid) == recs
+    assert store.runs_with_ids(sid) == list(zip(ids, recs, strict=True))
+    assert store.runs(sid, after_id=ids[0]) == recs[1:]
+    assert store.runs(sid, limit=2) == recs[:2]
+    assert store.runs(sid, after_id=ids[2]) == []
+    assert store.last_run_id(sid) == ids[2]
+    assert store.last_run_id() == ids[2]
+    assert store.run_counts([sid, sid, 999]) == {sid: 3}
+    assert store.add_runs([]) == []
+
+
+def test_add_runs_to_several_sessions_in_one_batch(store: RunStore) -> None:
+    a = store.create_session(backend="cpu").id
+    b = store.create_session(backend="cpu").id
+    ids = store.add_runs([record(a, 0), record(b, 0), record(a, 1)])
+    assert [i for i, _ in store.runs_with_ids(a)] == [ids[0], ids[2]]
+    assert store.run_counts([a, b]) == {a: 2, b: 1}
+    assert store.last_run_id(b) == ids[1]
+
+
+def test_add_runs_unknown_session_stores_nothing(store: RunStore) -> None:
+    sid = store.create_session(backend="cpu").id
+    with pytest.raises(NotFoundError, match=r"cannot add runs to session 999"):
+        store.add_runs([record(sid), record(999)])
+    assert store.runs(sid) == []
+    assert store.run_counts([sid]) == {sid: 0}
+
+
+def test_reader_sees_each_run_as_soon_as_add_runs_returns(db: Path) -> None:
+    with RunStore(db) as writer, RunStore(db) as reader:
+        sid = writer.create_session(backend="cpu").id
+        assert reader.get_session(sid).status == "running"
+        seen: list[int] = []
+        for i in range(30):
+            (run_id,) = writer.add_runs([record(sid, i)])
+            pairs = reader.runs_with_ids(sid, after_id=seen[-1] if seen else 0)
+            assert [p[0] for p in pairs] == [run_id]
+            assert reader.latest_change() == (sid, run_id)
+            seen.append(run_id)
+        assert reader.run_counts([sid]) == {sid: 30}
+
+
+@pytest.mark.parametrize("status", ["completed", "failed", "interrupted"])
+def test_finish_session(store: RunStore, status: Any) -> None:
+    sid = store.create_session(backend="cpu").id
+    error = None if status == "completed" else "CUDA out of memory"
+    store.finish_session(sid, status, error)
+    s = store.get_session(sid)
+    assert s.status == status
+    assert s.error == error
+    assert s.finished_at is not None
+    assert s.finished_at >= s.created_at
+
+
+def test_finish_session_rejects_bad_status_and_unknown_id(store: RunStore) -> None:
+    sid = store.create_session(backend="cpu").id
+    with pytest.raises(OptionError, match="status 'running'; expected one of"):
+        store.finish_session(sid, "running")
+    with pytest.raises(NotFoundError, match="no session with id 777"):
+        store.finish_session(777, "completed")
+
+
+def test_add_note(store: RunStore) -> None:
+    sid = store.create_session(backend="cpu", notes=["first"]).id
+    store.add_note(sid, "second")
+    assert store.get_session(sid).notes == ["first", "second"]
+    with pytest.raises(NotFoundError):
+        store.add_note(sid + 1, "x")
+
+
+def test_unknown_session_messages(store: RunStore) -> None:
+    with pytest.raises(NotFoundError) as info:
+        store.get_session(12345)
+    assert "12345" in str(info.value)
+    assert "nsight-lab history" in str(info.value)
+    assert isinstance(info.value, LookupError)
+    with pytest.raises(NotFoundError):
+        store.runs(12345)
+
+
+def test_delete_session_cascades(db: Path, store: RunStore) -> None:
+    keep = store.create_session(backend="cpu").id
+    gone = store.create_session(backend="cpu").id
+    store.add_runs([record(keep), record(gone), record(gone, 1, annotation="x")])
+    store.delete_session(gone)
+    with pytest.raises(NotFoundError):
+        store.get_session(gone)
+    with pytest.raises(NotFoundError):
+        store.runs(gone)
+    with pytest.raises(NotFoundError):
+        store.delete_session(gone)
+    conn = raw(db)
+    assert conn.execute("SELECT session_id FROM runs").fetchall() == [(keep,)]
+    assert conn.execute("SELECT session_id FROM session_annotations").fetchall() == [
+        (keep,)
+    ]
+    assert store.count_sessions(annotation="x") == 0
+
+
+def test_latest_change_and_change_seq(store: RunStore) -> None:
+    assert store.latest_change() == (0, 0)
+    seq = store.change_seq()
+    sid = store.create_session(backend="cpu").id
+    (rid,) = store.add_runs([record(sid)])
+    assert store.latest_change() == (sid, rid)
+    store.finish_session(sid, "completed")
+    assert store.latest_change() == (sid, rid)
+    assert store.change_seq() == seq + 3
+
+
+# -- listing ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def listed(store: RunStore) -> dict[str, Any]:
+    """Five sessions with distinct attributes, created in order a..e."""
+    made: dict[str, Any] = {}
+    specs = [
+        ("a", "nb/one.ipynb", "NVIDIA H200", "events", ["matmul"], "completed"),
+        ("b", "nb/one.ipynb", "NVIDIA H100", "cpu", ["add", "addcmul"], "failed"),
+        ("c", "nb/two.ipynb", "NVIDIA H200", "ncu", ["Matmul_100%"], "running"),
+        ("d", None, "cpu", "cpu", [], "interrupted"),
+        ("e", "nb/two.ipynb", "NVIDIA H200", "events", ["matmul", "add"], "completed"),
+    ]
+    for name, notebook, device, backend, regions, status in specs:
+        s = store.create_session(
+            backend=backend,
+            name=f"label-{name}",
+            notebook=notebook,
+            device=device,
+            cell_source=f"x = {name.upper()}_TENSOR * 2",
+        )
+        store.add_runs([record(s.id, i, annotation=a) for i, a in enumerate(regions)])
+        if status != "running":
+            store.finish_session(s.id, cast("SessionStatus", status))
+        made[name] = s.id
+        made[f"after_{name}"] = utc_now()
+        time.sleep(0.002)
+    return made
+
+
+def names(sessions: list[Any]) -> list[str]:
+    return [s.name.removeprefix("label-") for s in sessions]
+
+
+@pytest.mark.parametrize(
+    ("filters", "expected"),
+    [
+        ({}, "edcba"),
+        ({"notebook": "nb/one.ipynb"}, "ba"),
+        ({"annotation": "matmul"}, "ea"),
+        ({"annotation": "add"}, "eb"),
+        ({"annotation": "addc"}, ""),
+        ({"device": "NVIDIA H200"}, "eca"),
+        ({"backend": "cpu"}, "db"),
+        ({"status": "completed"}, "ea"),
+        ({"status": "running"}, "c"),
+        ({"text": "LABEL-C"}, "c"),
+        ({"text": "two.IPYNB"}, "ec"),
+        ({"text": "d_tensor"}, "d"),
+        ({"text": "ADDCMUL"}, "b"),
+        ({"text": "100%"}, "c"),
+        ({"text": "_100"}, "c"),
+        ({"text": "%"}, "c"),
+        (
+            {
+                "device": "NVIDIA H200",
+                "annotation": "matmul",
+                "notebook": "nb/two.ipynb",
+            },
+            "e",
+        ),
+    ],
+)
+def test_list_and_count_filters(
+    store: RunStore, listed: dict[str, Any], filters: dict[str, Any], expected: str
+) -> None:
+    del listed
+    assert "".join(names(store.list_sessions(**filters))) == expected
+    assert store.count_sessions(**filters) == len(expected)
+
+
+def test_list_since_until(store: RunStore, listed: dict[str, Any]) -> None:
+    assert names(store.list_sessions(since=listed["after_b"])) == ["e", "d", "c"]
+    assert names(store.list_sessions(until=listed["after_b"])) == ["b", "a"]
+    window = {"since": listed["after_a"], "until": listed["after_c"]}
+    assert names(store.list_sessions(**window)) == ["c", "b"]
+    assert store.count_sessions(**window) == 2
+    assert store.count_sessions(since="2000-01-01") == 5
+    assert store.count_sessions(since="2999-01-01T00:00:00Z") == 0
+    assert store.count_sessions(until="2000-01-01T00:00:00") == 0
+
+
+def test_list_paging_newest_first(store: RunStore, listed: dict[str, Any]) -> None:
+    del listed
+    assert names(store.list_sessions(limit=2)) == ["e", "d"]
+    assert names(store.list_sessions(limit=2, offset=2)) == ["c", "b"]
+    assert names(store.list_sessions(limit=2, offset=4)) == ["a"]
+    assert names(store.list_sessions(limit=2, offset=6)) == []
+    assert names(store.list_sessions(limit=None)) == list("edcba")
+    assert names(store.list_sessions(limit=0)) == []
+    assert names(store.list_sessions(notebook="nb/two.ipynb", limit=1, offset=1)) == [
+        "c"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("filters", "match"),
+    [
+        ({"since": "yesterday"}, "invalid since time 'yesterday'"),
+        ({"until": "2025-13-01"}, "invalid until time '2025-13-01'"),
+        ({"status": "done"}, "invalid status filter 'done'"),
+        ({"limit": -1}, "invalid limit -1"),
+        ({"offset": -3}, "invalid offset -3"),
+    ],
+)
+def test_list_rejects_malformed_filters(
+    store: RunStore, filters: dict[str, Any], match: str
+) -> None:
+    with pytest.raises(OptionError, match=match):
+        store.list_sessions(**filters)
+
+
+def test_list_query_never_reads_runs_and_is_fast(db: Path, store: RunStore) -> None:
+    sessions = [
+        store.create_session(
+            backend="cpu", notebook=f"nb{i % 7}", device=f"d{i % 2}"
+        ).id
+        for i in range(2000)
+    ]
+    batch: list[RunRecord] = []
+    for sid in sessions:
+        batch.extend(record(sid, i, annotation=f"r{i % 3}") for i in range(25))
+        if len(batch) >= 5000:
+            store.add_runs(batch)
+            batch = []
+    store.add_runs(batch)
+    statements: list[str] = []
+    store._conn.set_trace_callback(statements.append)  # type: ignore[union-attr]  # noqa: SLF001
+    filter_sets: list[dict[str, Any]] = [
+        {},
+        {"notebook": "nb3"},
+        {"annotation": "r2"},
+        {"status": "running", "device": "d1", "backend": "cpu"},
+        {"since": "2000-01-01", "until": "2999-01-01"},
+        {"text": "nb"},
+    ]
+    for filters in filter_sets:
+        start = time.perf_counter()
+        page = store.list_sessions(**filters, limit=50, offset=100)
+        elapsed = time.perf_counter() - start
+        assert elapsed < 0.1, (filters, elapsed)
+        assert page
+        store.count_sessions(**filters)
+    store._conn.set_trace_callback(None)  # type: ignore[union-attr]  # noqa: SLF001
+    conn = raw(db)
+    queries = [q for q in statements if "FROM sessions" in q and q.startswith("SELECT")]
+    assert len(queries) == 2 * len(filter_sets)
+    for q in queries:
+        plan = " | ".join(r[3] for r in conn.execute(f"EXPLAIN QUERY PLAN {q}"))
+        assert " runs" not in plan, plan
+    unfiltered = next(q for q in queries if "WHERE" not in q and "ORDER BY" in q)
+    plan = " | ".join(r[3] for r in conn.execute(f"EXPLAIN QUERY PLAN {unfiltered}"))
+    assert "TEMP B-TREE" not in plan, plan
+
+
+# -- processes -------------------------------------------------------------------------
+
+
+def test_killed_writer_keeps_runs_and_is_marked_interrupted(db: Path) -> None:
+    reader = RunStore(db)
+    proc = subprocess.Popen(  # noqa: S603  (our own script)
+        [sys.executable, str(WRITER), "loop", str(db)],
+        stdout=subprocess.PIPE,
+        env=writer_env(),
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        sid = int(proc.stdout.readline())
+        seen: list[int] = []
+
+        def enough() -> bool:
+            seen.extend(
+                i
+                for i, _ in reader.runs_with_ids(sid, after_id=seen[-1] if seen else 0)
+            )
+            return len(seen) >= 20
+
+        wait_for(enough)
+        assert reader.mark_interrupted() == []
+        assert reader.get_session(sid).status == "running"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        assert proc.stdout is not None
+        proc.stdout.close()
+    assert reader.mark_interrupted() == [sid]
+    assert reader.mark_interrupted() == []
+    reader.close()
+
+    conn = raw(db)
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    with RunStore(db) as after:
+        s = after.get_session(sid)
+        assert s.status == "interrupted"
+        assert s.error == INTERRUPTED_ERROR
+        assert s.finished_at is not None
+        stored = [i for i, _ in after.runs_with_ids(sid)]
+        assert set(seen) <= set(stored)
+        assert after.run_counts([sid]) == {sid: len(stored)}
+        assert after.count_sessions(status="interrupted") == 1
+
+
+def test_concurrent_writer_processes_lose_nothing(db: Path, tmp_path: Path) -> None:
+    n = 250
+    with RunStore(db) as s:
+        own = [s.create_session(backend="cpu", name=f"w{i}").id for i in range(4)]
+        shared = s.create_session(backend="cpu", name="shared").id
+    go = tmp_path / "go"
+    procs = [
+        subprocess.Popen(  # noqa: S603  (our own script)
+            [
+                sys.executable,
+                str(WRITER),
+                "worker",
+                str(db),
+                str(o),
+                str(shared),
+                str(n),
+                str(go),
+            ],
+            env=writer_env(),
+        )
+        for o in own
+    ]
+    time.sleep(0.5)
+    go.touch()
+    assert [p.wait(timeout=300) for p in procs] == [0, 0, 0, 0]
+    with RunStore(db) as s:
+        for o in own:
+            runs = s.runs(o)
+            assert sorted(r.run_index for r in runs) == list(range(n))
+            assert {r.annotation for r in runs} == {"own"}
+        shared_runs = s.runs(shared)
+        assert len(shared_runs) == 4 * n
+        for o in own:
+            mine = [r.run_index for r in shared_runs if r.annotation == f"w{o}"]
+            assert mine == list(range(n))  # each writer's runs stay in its order
+        counts = s.run_counts([*own, shared])
+        assert counts == {**dict.fromkeys(own, n), shared: 4 * n}
+        assert s.count_sessions(annotation=f"w{own[0]}") == 1
+        assert raw(db).execute("SELECT count(*) FROM runs").fetchone()[0] == 8 * n
+
+
+def test_threads_share_one_store(store: RunStore) -> None:
+    sid = store.create_session(backend="cpu").id
+    errors: list[BaseException] = []
+
+    def work(k: int) -> None:
+        try:
+            for i in range(100):
+                store.add_runs([record(sid, i, annotation=f"t{k}")])
+                store.list_sessions(limit=5)
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert len(store.runs(sid)) == 400
+    assert store.run_counts([sid]) == {sid: 400}
+
+
+def test_mark_interrupted_spares_live_writers(db: Path, store: RunStore) -> None:
+    mine = store.create_session(backend="cpu").id
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        live = store.create_session(backend="cpu", pid=sleeper.pid).id
+        elsewhere = store.create_session(backend="cpu", host="another-host", pid=1).id
+        reused = store.create_session(backend="cpu").id
+        finished = store.create_session(backend="cpu", pid=sleeper.pid)
+        store.finish_session(finished.id, "completed")
+        if sys.platform.startswith("linux"):
+            # Same pid, different start time: a pid reused by another process.
+            conn = raw(db)
+            conn.execute(
+                "UPDATE sessions SET pid_token = 'x:1' WHERE id = ?", (reused,)
+            )
+            conn.close()
+        assert store.mark_interrupted() == (
+            [reused] if sys.platform.startswith("linux") else []
+        )
+        for sid in (mine, live, elsewhere):
+            assert store.get_session(sid).status == "running"
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert store.mark_interrupted() == [live]
+    assert store.get_session(live).error == INTERRUPTED_ERROR
+    assert store.get_session(finished.id).status == "completed"
+    assert store.get_session(mine).status == "running"
+    assert store.get_session(elsewhere).status == "running"
+
+
+def test_open_marks_dead_writers(db: Path) -> None:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    with RunStore(db) as s:
+        sid = s.create_session(backend="cpu", pid=proc.pid).id
+    with RunStore(db) as s:
+        assert s.get_session(sid).status == "interrupted"
+
+
+# -- cache -----------------------------------------------------------------------------
+
+
+def test_cache_get_put(db: Path, store: RunStore) -> None:
+    assert store.cache_get("peaks/NVIDIA H200") is None
+    value = {"copy_gbps": 4012.5, "tflops": {"bf16": 812.0}, "ok": True}
+    store.cache_put("peaks/NVIDIA H200", value)
+    assert store.cache_get("peaks/NVIDIA H200") == value
+    store.cache_put("peaks/NVIDIA H200", [1, 2])
+    assert store.cache_get("peaks/NVIDIA H200") == [1, 2]
+    with RunStore(db) as other:
+        assert other.cache_get("peaks/NVIDIA H200") == [1, 2]
+    with pytest.raises(StoreError, match="cannot cache a value under 'bad'"):
+        store.cache_put("bad", object())
+    assert store.cache_get("bad") is None

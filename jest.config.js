@@ -3,7 +3,11 @@ const jestJupyterLab = require('@jupyterlab/testutils/lib/jest-config');
 const esModules = [
   '@codemirror',
   '@jupyter/ydoc',
+  '@jupyter/react-components',
+  '@jupyter/web-components',
+  '@microsoft/',
   '@jupyterlab/',
+  'exenv-es6',
   'lib0',
   'nanoid',
   'vscode-ws-jsonrpc',

@@ -28,7 +28,11 @@ if TYPE_CHECKING:
     import pandas as pd
     from IPython.core.interactiveshell import InteractiveShell
 
-    from nsight_lab.records import JsonScalar, RunRecord
+    from nsight_lab.backends.base import Measurement
+    from nsight_lab.plan import Plan
+    from nsight_lab.records import JsonScalar
+    from nsight_lab.results import UserDerive
+    from nsight_lab.store import RunStore
 
 USAGE = """\
 %%nsight [options]        profile the annotated regions of this cell
@@ -151,9 +155,6 @@ class NsightMagics(Magics):
         from nsight_lab.backends import get_backend, probe_all  # noqa: PLC0415
         from nsight_lab.options import BUILTIN_DERIVED, parse_options  # noqa: PLC0415
         from nsight_lab.plan import make_plan  # noqa: PLC0415
-        from nsight_lab.progress import ProgressDisplay  # noqa: PLC0415
-        from nsight_lab.results import to_dataframe  # noqa: PLC0415
-        from nsight_lab.runner import Runner  # noqa: PLC0415
         from nsight_lab.store import RunStore  # noqa: PLC0415
 
         if line.strip() in {"--help", "-h"}:
@@ -162,7 +163,7 @@ class NsightMagics(Magics):
         shell = self.shell
         assert shell is not None  # noqa: S101  (a registered magic always has a shell)
         options = parse_options(line)
-        functions = {}
+        functions: dict[str, UserDerive] = {}
         for name in options.derive:
             if name in BUILTIN_DERIVED:
                 continue
@@ -181,25 +182,45 @@ class NsightMagics(Magics):
         _install_nsight_module()
 
         measurement = get_backend(plan.backend).open(options)
-        store = RunStore()
         try:
-            session = store.create_session(
-                backend=plan.backend,
-                backend_reason=plan.backend_reason,
-                name=options.name,
-                notebook=_notebook_path(shell.user_ns),
-                device=measurement.device_name,
-                host=socket.gethostname(),
-                options=options.to_json(),
-                configs=plan.configs,
-                runs_planned=plan.runs_planned,
-                cell_source=cell,
-                notes=list(measurement.notes),
-            )
-        except BaseException:
-            measurement.close()
-            store.close()
-            raise
+            with RunStore() as store:
+                frame = self._profile(plan, code, cell, functions, measurement, store)
+        finally:
+            measurement.close()  # undoes clock locks even when the cell failed
+        if options.out:
+            shell.user_ns[options.out] = frame
+        return None if options.quiet else frame
+
+    def _profile(  # noqa: PLR0913
+        self,
+        plan: Plan,
+        code: types.CodeType,
+        cell: str,
+        functions: dict[str, UserDerive],
+        measurement: Measurement,
+        store: RunStore,
+    ) -> pd.DataFrame:
+        from nsight_lab.progress import ProgressDisplay  # noqa: PLC0415
+        from nsight_lab.results import to_dataframe  # noqa: PLC0415
+        from nsight_lab.runner import Runner  # noqa: PLC0415
+        from nsight_lab.writer import StoreWriter  # noqa: PLC0415
+
+        shell = self.shell
+        assert shell is not None  # noqa: S101
+        options = plan.options
+        session = store.create_session(
+            backend=plan.backend,
+            backend_reason=plan.backend_reason,
+            name=options.name,
+            notebook=_notebook_path(shell.user_ns),
+            device=measurement.device_name,
+            host=socket.gethostname(),
+            options=options.to_json(),
+            configs=plan.configs,
+            runs_planned=plan.runs_planned,
+            cell_source=cell,
+            notes=list(measurement.notes),
+        )
         self.last_session_id = session.id
         header = (
             f"nsight-lab session {session.id}: backend {plan.backend} ({plan.backend_reason})"
@@ -212,25 +233,31 @@ class NsightMagics(Magics):
             shell.user_ns.update(config)
             exec(code, shell.user_ns)  # noqa: S102  (running the user's cell is the point)
 
-        def sink(records: list[RunRecord]) -> None:
-            store.add_runs(records)
-
         model = None
         if plan.model_work:
             from nsight_lab.workmodel import count_work  # noqa: PLC0415
 
             model = count_work
+        writer = StoreWriter(store)
         runner = Runner(
             plan,
             measurement,
             session.id,
-            sink,
+            writer.put,
             on_progress=display.update if display else None,
             model_work=model,
         )
         try:
-            with _nsight_python_routed():
+            with writer, _nsight_python_routed():
                 records = runner.run(body)
+            frame = to_dataframe(
+                records,
+                store.get_session(session.id),
+                options.param_names,
+                derive=options.derive,
+                functions=functions,
+                normalize_against=options.normalize_against,
+            )
         except KeyboardInterrupt:
             store.finish_session(session.id, "interrupted", "stopped by KeyboardInterrupt")
             raise
@@ -240,26 +267,8 @@ class NsightMagics(Magics):
         except BaseException as exc:
             store.finish_session(session.id, "failed", f"{type(exc).__name__}: {exc}")
             raise
-        finally:
-            measurement.close()
-        try:
-            frame = to_dataframe(
-                records,
-                store.get_session(session.id),
-                options.param_names,
-                derive=options.derive,
-                functions=functions,
-                normalize_against=options.normalize_against,
-            )
-        except BaseException as exc:
-            store.finish_session(session.id, "failed", f"{type(exc).__name__}: {exc}")
-            store.close()
-            raise
         store.finish_session(session.id, "completed")
-        store.close()
-        if options.out:
-            shell.user_ns[options.out] = frame
-        return None if options.quiet else frame
+        return frame
 
 
 def _notebook_path(user_ns: dict[str, Any]) -> str | None:

@@ -111,9 +111,12 @@ class RunStore:
             conn.execute("PRAGMA foreign_keys = ON")
             self._conn = conn
             self._migrate(conn)
-        except sqlite3.DatabaseError as exc:
+        except sqlite3.Error as exc:
             conn.close()
             self._conn = None
+            if isinstance(exc, sqlite3.OperationalError):  # locked, read-only, I/O
+                error = self._store_error("open the store", exc)
+                raise error from exc
             msg = (
                 f"{str(self.path)!r} is not a readable nsight-lab run store ({exc}); "
                 "move the file aside and nsight-lab will create a new store there, "
@@ -414,7 +417,11 @@ class RunStore:
                 " WHERE status = 'running' AND host = ?",
                 (self._host,),
             ).fetchall()
-        dead = [sid for sid, pid, token in rows if not _writer_alive(pid, token)]
+        alive: dict[tuple[int | None, str | None], bool] = {}
+        for _, pid, token in rows:
+            if (pid, token) not in alive:
+                alive[pid, token] = _writer_alive(pid, token)
+        dead = [sid for sid, pid, token in rows if not alive[pid, token]]
         if not dead:
             return []
         marked: list[int] = []
@@ -488,14 +495,14 @@ class RunStore:
                 annotations_sql = (
                     ", annotations = (SELECT group_concat(annotation, char(10)) FROM"
                     " (SELECT annotation FROM session_annotations"
-                    " WHERE session_id = ?1 ORDER BY annotation))"
+                    " WHERE session_id = :sid ORDER BY annotation))"
                     if new
                     else ""
                 )
                 conn.execute(
-                    f"UPDATE sessions SET run_count = run_count + ?2{annotations_sql}"  # noqa: S608  (constant SQL)
-                    " WHERE id = ?1",
-                    (sid, counts[sid]),
+                    f"UPDATE sessions SET run_count = run_count + :added{annotations_sql}"  # noqa: S608  (constant SQL)
+                    " WHERE id = :sid",
+                    {"sid": sid, "added": counts[sid]},
                 )
         return ids
 
@@ -696,9 +703,7 @@ class RunStore:
             fix = (
                 "check the file and its folder are writable, or run: nsight-lab doctor"
             )
-        return StoreError(
-            f"cannot {action} in the run store {str(self.path)!r}: {exc}; {fix}"
-        )
+        return StoreError(f"cannot {action} at {str(self.path)!r}: {exc}; {fix}")
 
     def _not_found(self, session_id: int) -> NotFoundError:
         msg = (

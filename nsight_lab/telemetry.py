@@ -9,6 +9,7 @@ same module owns the two NVML *controls* a profile may apply: clock locking for
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -157,6 +158,7 @@ class GpuMonitor:
         base = _try(lambda: nvml.nvmlDeviceGetDefaultApplicationsClock(h, nvml.NVML_CLOCK_GRAPHICS))
         if base is None:
             return False, "clocks not locked: NVML does not report a base clock for this GPU"
+        base = int(base)
         try:
             nvml.nvmlDeviceSetGpuLockedClocks(h, base, base)
         except nvml.NVMLError as exc:
@@ -223,3 +225,47 @@ class ThermalGuard:
             self.sleep(self.poll_s)
             headroom = self.headroom_c()
         return self.clock() - start
+
+
+class TelemetrySampler:
+    """Samples a :class:`GpuMonitor` on a background thread.
+
+    NVML calls cost tens of microseconds each (more on virtualised hosts); reading them
+    on the profiling thread would stall the launch of the next run and leave the GPU
+    idle. The sampler reads every ``period_s`` (NVML releases the GIL), and each run is
+    given the newest sample when it ends, so per-run telemetry is the GPU state seen
+    while the run's work was queued or running.
+    """
+
+    def __init__(self, monitor: GpuMonitor, period_s: float = 0.005, headroom_every_s: float = 0.1) -> None:
+        """Start sampling ``monitor``; the first sample is taken before returning."""
+        self.monitor = monitor
+        self.period_s = period_s
+        self.headroom_every_s = headroom_every_s
+        self._latest = monitor.read()
+        self._headroom = monitor.thermal_headroom_c()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="nsight-lab-nvml", daemon=True)
+        self._thread.start()
+
+    def latest(self) -> Telemetry:
+        """Return the newest sample."""
+        return self._latest
+
+    def headroom_c(self) -> float | None:
+        """Return the newest thermal headroom reading (deg C)."""
+        return self._headroom
+
+    def close(self) -> None:
+        """Stop the thread."""
+        self._stop.set()
+        self._thread.join(timeout=1.0)
+
+    def _loop(self) -> None:
+        last_headroom = time.monotonic()
+        while not self._stop.wait(self.period_s):
+            self._latest = self.monitor.read()
+            now = time.monotonic()
+            if now - last_headroom >= self.headroom_every_s:
+                self._headroom = self.monitor.thermal_headroom_c()
+                last_headroom = now

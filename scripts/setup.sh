@@ -46,9 +46,16 @@ if [[ ! -d node_modules ]]; then
     log "installing JavaScript dependencies"
     jlpm install
 fi
-if [[ ! -f nsight_lab/labextension/package.json ]]; then
+# pip skips the build when a labextension exists; rebuild it when the sources are newer.
+if [[ ! -f nsight_lab/labextension/package.json ]] \
+    || [[ -n "$(find src style schema package.json -newer nsight_lab/labextension/package.json -print -quit)" ]]; then
     log "building the lab extension"
     jlpm build
+fi
+# An editable install does not install the labextension; link it into .venv.
+if [[ ! -L .venv/share/jupyter/labextensions/nsight-lab ]]; then
+    log "linking the lab extension into .venv"
+    jupyter-builder develop --overwrite .
 fi
 
 # Never a CUDA torch: no nvidia-* wheels may have come in.

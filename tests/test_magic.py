@@ -121,8 +121,13 @@ def test_runs_are_visible_run_by_run_while_the_cell_runs(ip: InteractiveShell) -
         %%nsight --backend cpu --runs 5 --warmup 0 --quiet --out live
         from nsight_lab.store import RunStore
         import nsight
+        import time
         with RunStore() as reader:  # a second connection, opened inside the running cell
             latest = reader.list_sessions(limit=1)[0]
+            want = 2 * len(seen_counts)  # two regions per finished run
+            deadline = time.monotonic() + 5
+            while len(reader.runs(latest.id)) < want and time.monotonic() < deadline:
+                time.sleep(0.001)
             seen_counts.append((latest.status, len(reader.runs(latest.id))))
         with nsight.annotate("a"):
             sum(range(100))
@@ -131,7 +136,7 @@ def test_runs_are_visible_run_by_run_while_the_cell_runs(ip: InteractiveShell) -
         """,
     )
     assert result.error_in_exec is None
-    # Before run k the store already holds k finished runs of two regions each.
+    # While run k runs, the store holds the k runs finished before it (two regions each).
     assert ip.user_ns["seen_counts"] == [("running", 2 * k) for k in range(5)]
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 import pytest
 
 from nsight_lab import _migrations
+from nsight_lab import store as store_module
 from nsight_lab.errors import NotFoundError, OptionError, StoreError
 from nsight_lab.records import SCHEMA_VERSION, RunRecord, Telemetry, utc_now
 from nsight_lab.store import INTERRUPTED_ERROR, RunStore
@@ -134,6 +135,24 @@ def test_unwritable_directory_raises_store_error(tmp_path: Path) -> None:
     blocker.write_text("x")
     with pytest.raises(StoreError, match="NSIGHT_LAB_HOME"):
         RunStore(blocker / "sub" / "store.sqlite")
+
+
+def test_write_lock_held_too_long_raises_store_error(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store_module, "BUSY_TIMEOUT_S", 0.2)
+    with RunStore(db) as s:
+        sid = s.create_session(backend="cpu").id
+        holder = raw(db)
+        holder.execute("BEGIN IMMEDIATE")
+        try:
+            with pytest.raises(StoreError, match=r"cannot add runs at .*locked"):
+                s.add_runs([record(sid)])
+            assert s.get_session(sid).status == "running"  # reads still work
+        finally:
+            holder.execute("ROLLBACK")
+        s.add_runs([record(sid)])
+        assert s.run_counts([sid]) == {sid: 1}
 
 
 # -- migrations ------------------------------------------------------------------------

@@ -9,6 +9,7 @@ Run it with:
 
     python .github/scripts/check_auth.py
 """
+
 import sys
 import warnings
 

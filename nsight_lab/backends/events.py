@@ -5,6 +5,13 @@ GPU has passed them, so the host keeps the GPU fed the way a bare ``do_bench`` l
 Finished runs are handed out as soon as their last event completes; at most
 ``MAX_IN_FLIGHT`` runs (or ``MAX_LAG_S`` seconds) may be pending, so results stream.
 
+A start event recorded on an *idle* GPU is stamped at once, so the host's own launch
+latency (Python, the op's dispatch, cuBLAS set-up) would be counted in the region. When
+the GPU has caught up with the host, each run therefore starts with a short spin kernel
+(``torch.cuda._sleep``) sized to the host's enqueue time, so the run's events and kernels
+queue up behind it and execute back to back -- nvbench's "blocking kernel", with a timed
+spin in place of a host flag.
+
 ``--cache-control all`` zeroes a buffer twice the L2 size before each measured region
 (nvbench and do_bench do the same); ``--clock-control base`` locks the SM clock through
 NVML and always resets it on close. Telemetry is read through NVML after each run is
@@ -14,6 +21,7 @@ enqueued, outside the timed regions.
 from __future__ import annotations
 
 import collections
+import math
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -21,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from nsight_lab.backends.base import Availability, RunKey, RunTiming
 from nsight_lab.errors import BackendUnavailableError
 from nsight_lab.records import Telemetry
-from nsight_lab.telemetry import GpuMonitor, ThermalGuard
+from nsight_lab.telemetry import GpuMonitor, TelemetrySampler, ThermalGuard
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -31,6 +39,10 @@ if TYPE_CHECKING:
 MAX_IN_FLIGHT = 16
 MAX_LAG_S = 0.2
 MIN_FLUSH_BYTES = 32 * 1024 * 1024
+LEAD_MIN_US = 20.0
+LEAD_MAX_US = 2000.0
+LEAD_FACTOR = 1.5
+"""The spin before an idle run covers this multiple of the host's enqueue time."""
 
 
 class CudaEventsBackend:
@@ -72,7 +84,7 @@ class CudaEventsBackend:
 @dataclass
 class _PendingRun:
     key: RunKey
-    start: Any
+    start: Any = None
     end: Any = None
     regions: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     telemetry: Telemetry = field(default_factory=Telemetry)
@@ -90,6 +102,9 @@ class EventsMeasurement:
         self._torch = torch
         self.notes: list[str] = []
         device = torch.cuda.current_device()
+        self._device = device
+        self._stream_id: int | None = None
+        self._stream_obj: Any = None
         props = torch.cuda.get_device_properties(device)
         self.device_name: str | None = props.name
         self._flush_buffer = None
@@ -97,29 +112,48 @@ class EventsMeasurement:
             nbytes = max(2 * int(getattr(props, "L2_cache_size", 0)), MIN_FLUSH_BYTES)
             self._flush_buffer = torch.empty(nbytes // 4, dtype=torch.int32, device=device)
         self._monitor: GpuMonitor | None = None
+        self._sampler: TelemetrySampler | None = None
         self._guard: ThermalGuard | None = None
         try:
             self._monitor = GpuMonitor.open(uuid=str(getattr(props, "uuid", "")) or None)
         except BackendUnavailableError as exc:
             self.notes.append(f"no per-run telemetry: {exc}")
         if self._monitor is not None:
-            if options.thermal == "auto":
-                self._guard = ThermalGuard(self._monitor.thermal_headroom_c)
             if options.clock_control == "base":
                 _, said = self._monitor.lock_base_clock()
                 self.notes.append(said)
+            self._sampler = TelemetrySampler(self._monitor)
+            if options.thermal == "auto":
+                self._guard = ThermalGuard(self._sampler.headroom_c)
         elif options.clock_control == "base":
             self.notes.append("clocks not locked: NVML is unavailable")
+        max_mhz = self._monitor.max_sm_clock_mhz if self._monitor else None
+        self._cycles_per_us = float(max_mhz or 2000.0)
+        self._host_run_us = LEAD_MIN_US
+        self._host_t0 = 0.0
+        self._free_events: list[Any] = []
         self._pending: collections.deque[_PendingRun] = collections.deque()
         self._current: _PendingRun | None = None
         self._open: dict[str, Any] = {}
         self._cell_has_regions: bool | None = None
         self._flushed_for_run = False
 
+    def _stream(self) -> Any:  # noqa: ANN401
+        # torch.cuda.current_stream() costs ~20 us in Python; the raw id lookup ~1 us.
+        stream_id = self._torch._C._cuda_getCurrentStream(self._device)[0]  # noqa: SLF001
+        if stream_id != self._stream_id:
+            self._stream_obj = self._torch.cuda.current_stream(self._device)
+            self._stream_id = stream_id
+        return self._stream_obj
+
     def _event(self) -> Any:  # noqa: ANN401
-        event = self._torch.cuda.Event(enable_timing=True)
-        event.record()
+        pool = self._free_events
+        event = pool.pop() if pool else self._torch.cuda.Event(enable_timing=True)
+        event.record(self._stream())
         return event
+
+    def _gpu_idle(self) -> bool:
+        return not self._pending or bool(self._pending[-1].end.query())
 
     def _flush(self) -> None:
         if self._flush_buffer is not None:
@@ -130,13 +164,18 @@ class EventsMeasurement:
         return 0.0 if self._guard is None else self._guard.wait(on_wait)
 
     def begin_run(self, key: RunKey) -> None:
-        """Flush the L2 (unless regions will) and stamp the run's start."""
+        """Give the host a head start if the GPU is idle, flush, and stamp the start."""
+        self._host_t0 = time.perf_counter()
+        if self._gpu_idle():
+            lead_us = min(max(LEAD_FACTOR * self._host_run_us, LEAD_MIN_US), LEAD_MAX_US)
+            self._torch.cuda._sleep(int(lead_us * self._cycles_per_us))  # noqa: SLF001
         # Flush once per measured span: before each region when the cell has regions,
         # else before the whole cell. Until the first run tells us, do both.
-        self._flushed_for_run = self._cell_has_regions is not True
-        if self._flushed_for_run:
+        whole_cell = self._cell_has_regions is not True
+        self._flushed_for_run = whole_cell
+        if whole_cell:
             self._flush()
-        self._current = _PendingRun(key=key, start=self._event())
+        self._current = _PendingRun(key=key, start=self._event() if whole_cell else None)
         self._open = {}
 
     def enter_region(self, name: str) -> None:
@@ -158,8 +197,10 @@ class EventsMeasurement:
         run.end = self._event()
         run.thermal_wait_s = thermal_wait_s
         run.enqueued_at = time.monotonic()
-        if self._monitor is not None:
-            run.telemetry = self._monitor.read()
+        if self._sampler is not None:
+            run.telemetry = self._sampler.latest()
+        host_us = (time.perf_counter() - self._host_t0) * 1e6
+        self._host_run_us = 0.8 * self._host_run_us + 0.2 * host_us
         self._cell_has_regions = bool(run.regions)
         self._pending.append(run)
         self._current = None
@@ -185,18 +226,24 @@ class EventsMeasurement:
             run.end.synchronize()
             self._pending.popleft()
             done.append(self._timing(run))
+            self._recycle(run)
         return done
+
+    def _recycle(self, run: _PendingRun) -> None:
+        events = [run.start, run.end, *(e for pair in run.regions.values() for e in pair)]
+        self._free_events.extend(e for e in events if e is not None)
 
     @staticmethod
     def _timing(run: _PendingRun) -> RunTiming:
         ms_to_ns = 1e6
+        whole = run.start.elapsed_time(run.end) * ms_to_ns if run.start is not None else math.nan
         return RunTiming(
             key=run.key,
             regions={
                 name: float(start.elapsed_time(end)) * ms_to_ns
                 for name, (start, end) in run.regions.items()
             },
-            whole_ns=float(run.start.elapsed_time(run.end)) * ms_to_ns,
+            whole_ns=float(whole),
             telemetry=run.telemetry,
             thermal_wait_s=run.thermal_wait_s,
         )
@@ -204,6 +251,9 @@ class EventsMeasurement:
     def close(self) -> None:
         """Reset locked clocks and free the flush buffer."""
         self._pending.clear()
+        self._free_events.clear()
         self._flush_buffer = None
+        if self._sampler is not None:
+            self._sampler.close()
         if self._monitor is not None:
             self._monitor.reset_clocks()

@@ -11,10 +11,10 @@ import nsight_lab
 from nsight_lab import paths, records
 
 
-class StatusHandler(APIHandler):  # type: ignore[misc]  # APIHandler is untyped
+class StatusHandler(APIHandler):
     """``GET /nsight-lab/api/status``: the version and where the run store lives."""
 
-    @tornado.web.authenticated  # type: ignore[misc]  # tornado's decorator is untyped
+    @tornado.web.authenticated
     def get(self) -> None:
         """Answer the nsight-lab version, the store path and whether it exists."""
         store = paths.db_path()

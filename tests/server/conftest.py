@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 
 @pytest.fixture
-def jp_server_config(jp_server_config):
+def jp_server_config():
     return {
         "ServerApp": {
             "jpserver_extensions": {"nsight_lab": True},

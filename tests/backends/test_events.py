@@ -1,0 +1,210 @@
+"""The events backend and NVML telemetry on a real GPU (``pytest -m gpu``)."""
+
+from __future__ import annotations
+
+import statistics
+import textwrap
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from nsight_lab.backends.base import RunKey
+from nsight_lab.options import parse_options
+from nsight_lab.store import RunStore
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
+pytestmark = pytest.mark.gpu
+
+
+def _measure(options: str, work: Any, runs: int = 20) -> list[float]:  # noqa: ANN401
+    from nsight_lab.backends.events import CudaEventsBackend
+
+    m = CudaEventsBackend().open(parse_options(options))
+    try:
+        for i in range(runs):
+            m.begin_run(RunKey(0, i))
+            m.enter_region("r")
+            work()
+            m.exit_region("r")
+            m.end_run(0.0)
+        timings = m.completed(wait=True)
+    finally:
+        m.close()
+    return [t.regions["r"] for t in timings]
+
+
+def _bare_loop(work: Any, runs: int = 20) -> list[float]:  # noqa: ANN401
+    import torch
+
+    pairs = []
+    for _ in range(runs):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        work()
+        end.record()
+        pairs.append((start, end))
+    torch.cuda.synchronize()
+    return [s.elapsed_time(e) * 1e6 for s, e in pairs]
+
+
+def test_events_agree_with_a_bare_event_loop() -> None:
+    import torch
+
+    a = torch.randn(4096, 4096, device="cuda")
+    work = lambda: a @ a  # noqa: E731
+    for _ in range(5):
+        work()
+    ours = statistics.median(_measure("--cache-control none", work))
+    bare = statistics.median(_bare_loop(work))
+    assert ours == pytest.approx(bare, rel=0.05)
+    assert ours > 50_000  # an fp32 4096 matmul takes well over 50 us
+
+
+def test_cache_flush_makes_an_l2_resident_read_slower() -> None:
+    import torch
+
+    x = torch.ones(4 * 1024 * 1024, device="cuda")  # 16 MB: fits the L2
+    work = lambda: x.sum()  # noqa: E731
+    hot = statistics.median(_measure("--cache-control none", work, runs=30))
+    cold = statistics.median(_measure("--cache-control all", work, runs=30))
+    assert cold > hot
+
+
+def test_runs_stream_before_the_profile_ends() -> None:
+    import torch
+
+    from nsight_lab.backends.events import CudaEventsBackend
+
+    a = torch.randn(2048, 2048, device="cuda")
+    m = CudaEventsBackend().open(parse_options("--cache-control none"))
+    finished_early = 0
+    try:
+        for i in range(60):
+            m.begin_run(RunKey(0, i))
+            a @ a
+            m.end_run(0.0)
+            finished_early += len(m.completed(wait=False))
+        rest = m.completed(wait=True)
+    finally:
+        m.close()
+    assert finished_early > 0
+    assert finished_early + len(rest) == 60
+
+
+def test_telemetry_is_read_per_run() -> None:
+    from nsight_lab.telemetry import GpuMonitor
+
+    monitor = GpuMonitor.open()
+    t = monitor.read()
+    assert t.sm_clock_mhz is not None
+    assert 100 <= t.sm_clock_mhz <= 4000
+    assert t.mem_clock_mhz is not None
+    assert t.mem_clock_mhz > 100
+    assert t.temperature_c is not None
+    assert 5 <= t.temperature_c <= 110
+    assert t.power_w is not None
+    assert t.power_w > 1
+    assert monitor.max_sm_clock_mhz is not None
+    assert monitor.thermal_headroom_c() is not None
+
+
+def test_clock_control_base_locks_and_resets() -> None:
+    import torch
+
+    from nsight_lab.backends.events import CudaEventsBackend
+    from nsight_lab.telemetry import GpuMonitor
+
+    a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+    m = CudaEventsBackend().open(parse_options("--clock-control base"))
+    try:
+        locked = m._monitor.locked_sm_clock_mhz if m._monitor else None  # noqa: SLF001
+        notes = list(m.notes)
+        clocks = []
+        for i in range(20):
+            m.begin_run(RunKey(0, i))
+            a @ a
+            m.end_run(0.0)
+        clocks = [t.telemetry.sm_clock_mhz for t in m.completed(wait=True)]
+    finally:
+        m.close()
+    assert any("base" in n for n in notes)
+    if locked is None:
+        pytest.skip(f"clock locking not permitted here: {notes}")
+    assert max(c for c in clocks if c is not None) <= locked + 15
+    monitor = GpuMonitor.open()
+    assert m._monitor is not None  # noqa: SLF001
+    assert m._monitor.locked_sm_clock_mhz is None  # noqa: SLF001  (reset on close)
+    for _ in range(50):
+        a @ a
+    boosted = monitor.read().sm_clock_mhz
+    torch.cuda.synchronize()
+    assert boosted is not None
+    assert boosted > locked
+
+
+@pytest.fixture(scope="module")
+def ip() -> InteractiveShell:
+    from IPython.testing.globalipapp import start_ipython
+
+    shell = start_ipython()
+    assert shell is not None
+    shell.run_line_magic("load_ext", "nsight_lab")
+    return shell
+
+
+def test_magic_on_the_gpu_end_to_end(ip: InteractiveShell) -> None:
+    result = ip.run_cell(
+        textwrap.dedent(
+            """\
+            %%nsight --configs 1024,4096 --runs 8 --quiet --out gpu_res --derive tflops
+            import torch, nsight
+            a = torch.randn(n, n, device="cuda")
+            with nsight.annotate("matmul"):
+                a @ a
+            with nsight.annotate("relu"):
+                torch.relu(a)
+            """
+        )
+    )
+    assert result.error_in_exec is None, result.error_in_exec
+    frame = ip.user_ns["gpu_res"]
+    assert (frame["Backend"] == "events").all()
+    assert frame["GPU"].iloc[0].startswith("NVIDIA")
+    times = frame[frame["Metric"] == "gpu__time_duration.sum"].set_index(["Annotation", "n"])
+    assert times.loc[("matmul", 4096), "AvgValue"] > times.loc[("matmul", 1024), "AvgValue"]
+    assert (times["ComputeClock"] > 100).all()  # measured SM clock, MHz
+    assert (times["MemoryClock"] > 100).all()
+    tflops = frame[(frame["Metric"] == "tflops") & (frame["Annotation"] == "matmul")]
+    assert (tflops["AvgValue"] > 1).all()  # fp32 (TF32 off) matmul: well above 1 TFLOP/s
+    with RunStore() as store:
+        runs = store.runs(int(frame["SessionId"].iloc[0]))
+    assert len(runs) == 2 * 2 * 8
+    assert all(r.telemetry.sm_clock_mhz for r in runs)
+
+
+def test_out_of_memory_keeps_the_runs_done(ip: InteractiveShell) -> None:
+    import torch
+
+    ip.user_ns["calls"] = 0
+    result = ip.run_cell(
+        textwrap.dedent(
+            """\
+            %%nsight --runs 10 --warmup 0 --quiet
+            import torch, nsight
+            calls += 1
+            a = torch.ones(1 << 20, device="cuda")
+            with nsight.annotate("add"):
+                a + 1
+            if calls == 4:
+                torch.empty(1 << 50, dtype=torch.uint8, device="cuda")  # 1 PiB
+            """
+        )
+    )
+    assert isinstance(result.error_in_exec, torch.cuda.OutOfMemoryError)
+    with RunStore() as store:
+        session = store.list_sessions(limit=1)[0]
+        assert session.status == "failed"
+        assert "OutOfMemoryError" in (session.error or "")
+        assert [r.run_index for r in store.runs(session.id)] == [0, 1, 2]

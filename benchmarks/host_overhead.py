@@ -1,4 +1,6 @@
-"""Where the host time of a profile goes: NVML call costs and a cProfile of the run loop.
+"""Where the host time of a profile goes.
+
+NVML call costs and a cProfile of the run loop.
 
 Run: ``python benchmarks/host_overhead.py OUT_DIR`` on a GPU machine; writes
 ``host_overhead.json`` and ``host_overhead_profile.txt`` to OUT_DIR.
@@ -24,7 +26,9 @@ def nvml_costs(reps: int = 200) -> dict[str, float]:
     calls = {
         "clock_sm": lambda: pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM),
         "clock_mem": lambda: pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_MEM),
-        "temperature": lambda: pynvml.nvmlDeviceGetTemperature(h, pynvml.NVML_TEMPERATURE_GPU),
+        "temperature": lambda: pynvml.nvmlDeviceGetTemperature(
+            h, pynvml.NVML_TEMPERATURE_GPU
+        ),
         "power": lambda: pynvml.nvmlDeviceGetPowerUsage(h),
         "clock_event_reasons": lambda: pynvml.nvmlDeviceGetCurrentClocksEventReasons(h),
         "margin_temperature": lambda: pynvml.nvmlDeviceGetMarginTemperature(h),
@@ -47,8 +51,14 @@ def main(out_dir: Path) -> None:
     result: dict[str, object] = {"nvml_us_per_call": nvml_costs()}
     ip = start_ipython()
     ip.run_line_magic("load_ext", "nsight_lab")
-    ip.run_cell("import torch, nsight\nx = torch.randn(64 * 1024 * 1024, device='cuda')")
-    cell = "%%nsight --backend events --runs 400 --warmup 0 --quiet\nwith nsight.annotate('op'):\n    x * 2\n"
+    ip.run_cell(
+        "import torch, nsight\nx = torch.randn(64 * 1024 * 1024, device='cuda')"
+    )
+    cell = (
+        "%%nsight --backend events --runs 400 --warmup 0 --quiet\n"
+        "with nsight.annotate('op'):\n"
+        "    x * 2\n"
+    )
     ip.run_cell(cell)
     profiler = cProfile.Profile()
     t0 = time.perf_counter()
@@ -60,8 +70,8 @@ def main(out_dir: Path) -> None:
     pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(30)
     (out_dir / "host_overhead_profile.txt").write_text(text.getvalue())
     (out_dir / "host_overhead.json").write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps(result, indent=2))  # noqa: T201
-    print(text.getvalue()[:6000])  # noqa: T201
+    print(json.dumps(result, indent=2))
+    print(text.getvalue()[:6000])
 
 
 if __name__ == "__main__":

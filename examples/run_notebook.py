@@ -1,4 +1,6 @@
-"""Execute a notebook's code cells in one IPython shell, top to bottom, and stop on error.
+"""Execute a notebook's code cells in one IPython shell, top to bottom.
+
+Stops at the first error.
 
 For machines without a Jupyter kernel (the GPU host): ``python examples/run_notebook.py
 examples/quickstart.ipynb``. Prints each cell's text output. Exit status 1 on an error.
@@ -21,10 +23,15 @@ def main(path: str) -> int:
         if cell["cell_type"] != "code":
             continue
         source = "".join(cell["source"])
-        print(f"--- cell {index}: {source.splitlines()[0] if source else ''}", flush=True)  # noqa: T201
+        print(
+            f"--- cell {index}: {source.splitlines()[0] if source else ''}", flush=True
+        )
         result = shell.run_cell(source)  # the shell's display hook prints each Out[]
         if not result.success:
-            print(f"cell {index} failed: {result.error_in_exec or result.error_before_exec!r}")  # noqa: T201
+            print(
+                f"cell {index} failed: "
+                f"{result.error_in_exec or result.error_before_exec!r}"
+            )
             return 1
     return 0
 

@@ -23,7 +23,7 @@ __all__ = ["__version__", "annotate", "load_ipython_extension"]
 
 def load_ipython_extension(ipython: InteractiveShell) -> None:
     """Register the ``%nsight`` / ``%%nsight`` magics (called by ``%load_ext``)."""
-    from nsight_lab.magic import register  # noqa: PLC0415  (keep import light)
+    from nsight_lab.magic import register
 
     register(ipython)
 
@@ -37,7 +37,7 @@ def _jupyter_server_extension_points() -> list[dict[str, str]]:
 
 
 def _load_jupyter_server_extension(server_app: Any) -> None:  # noqa: ANN401
-    from nsight_lab.server import setup_handlers  # noqa: PLC0415
+    from nsight_lab.server import setup_handlers
 
     setup_handlers(server_app.web_app)
     server_app.log.info("[nsight-lab] server extension loaded")

@@ -436,7 +436,7 @@ def nvml_devices() -> list[NvmlDevice]:
             loaded or queried; the original NVML error is chained as ``__cause__``.
     """
     try:
-        import pynvml  # noqa: PLC0415  (optional, and loads nothing until nvmlInit)
+        import pynvml
     except ImportError as exc:
         msg = f"nvidia-ml-py is not installed; {NVML_INSTALL_HINT}"
         raise BackendUnavailableError(msg) from exc

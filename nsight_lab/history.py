@@ -1,4 +1,7 @@
-"""Read past sessions back from the store as tables (for ``%nsight history/show`` and the CLI)."""
+"""Read past sessions back from the store as tables.
+
+For ``%nsight history/show`` and the CLI.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +18,16 @@ if TYPE_CHECKING:
     from nsight_lab.records import SessionInfo
     from nsight_lab.store import RunStore
 
-HISTORY_COLUMNS = ("id", "created_at", "status", "name", "notebook", "backend", "device", "runs")
+HISTORY_COLUMNS = (
+    "id",
+    "created_at",
+    "status",
+    "name",
+    "notebook",
+    "backend",
+    "device",
+    "runs",
+)
 
 
 def sessions_frame(store: RunStore, sessions: Sequence[SessionInfo]) -> pd.DataFrame:
@@ -33,7 +45,8 @@ def sessions_frame(store: RunStore, sessions: Sequence[SessionInfo]) -> pd.DataF
         }
         for s in sessions
     ]
-    return pd.DataFrame(rows, columns=list(HISTORY_COLUMNS))
+    frame: pd.DataFrame = pd.DataFrame(rows, columns=list(HISTORY_COLUMNS))
+    return frame
 
 
 def session_results(store: RunStore, session_id: int) -> pd.DataFrame:
@@ -75,4 +88,5 @@ def runs_frame(store: RunStore, session_ids: Sequence[int]) -> pd.DataFrame:
             row["clock_event_reasons"] = ", ".join(tel["clock_event_reasons"])
             row.update({f"metric_{k}": v for k, v in metrics.items()})
             rows.append(row)
-    return pd.DataFrame(rows)
+    frame: pd.DataFrame = pd.DataFrame(rows)
+    return frame

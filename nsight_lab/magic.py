@@ -1,8 +1,8 @@
 """The ``%%nsight`` cell magic and the ``%nsight`` line magic.
 
 Options -> plan -> backend -> runner -> store -> DataFrame. This module is the boundary
-between the user and nsight-lab: an :class:`NsightLabError` is shown as one line without a
-traceback (as IPython's ``UsageError``); exceptions from the user's cell propagate
+between the user and nsight-lab: an :class:`NsightLabError` is shown as one line without
+a traceback (as IPython's ``UsageError``); exceptions from the user's cell propagate
 unchanged after the runs finished so far are stored and the session is marked.
 """
 
@@ -34,34 +34,46 @@ if TYPE_CHECKING:
     from nsight_lab.results import UserDerive
     from nsight_lab.store import RunStore
 
-USAGE = """\
-%%nsight [options]        profile the annotated regions of this cell
-  --configs V1,V2,...      values bound to `n`, one config each
-  --param NAME=V1,V2,...   a named parameter (repeatable; the grid is their product)
-  --runs N                 measured runs per config (default 10; minimum with --target-rsd)
-  --warmup N               untimed runs per config first (default 2)
-  --metrics M1,M2          Nsight Compute metrics (beyond gpu__time_duration.sum: ncu backend)
-  --backend B              auto|cpu|events|cupti|ncu (default auto)
-  --cache-control C        all|none: flush the L2 before each region (default all)
-  --clock-control C        base|none: lock the SM clock to base (default none)
-  --thermal T              auto|off: wait for thermal headroom before runs (default auto)
-  --derive D1,D2           tflops|gbps|NAME (NAME(duration_ns, **config) in the notebook)
-  --normalize-against A    divide every value column by region A's mean, per config
-  --combine C              sum|max|first: kernels of one region (cupti/ncu backends)
-  --target-rsd PCT         keep adding runs until the RSD is below PCT ...
-  --max-time S             ... or S seconds passed per config (default 10 with --target-rsd)
-  --name LABEL             a label for the session in the history
-  --out VAR                also store the results DataFrame in VAR
-  --isolate                run the cell in a child process (ncu backend)
-  --quiet                  no progress display and no table output
-%nsight doctor | history [N] | show ID | help"""
+USAGE = (
+    "%%nsight [options]        profile the annotated regions of this cell\n"
+    "  --configs V1,V2,...      values bound to `n`, one config each\n"
+    "  --param NAME=V1,V2,...   "
+    "a named parameter (repeatable; the grid is their product)\n"
+    "  --runs N                 "
+    "measured runs per config (default 10; minimum with --target-rsd)\n"
+    "  --warmup N               untimed runs per config first (default 2)\n"
+    "  --metrics M1,M2          "
+    "Nsight Compute metrics (beyond gpu__time_duration.sum: ncu backend)\n"
+    "  --backend B              auto|cpu|events|cupti|ncu (default auto)\n"
+    "  --cache-control C        "
+    "all|none: flush the L2 before each region (default all)\n"
+    "  --clock-control C        base|none: lock the SM clock to base (default none)\n"
+    "  --thermal T              "
+    "auto|off: wait for thermal headroom before runs (default auto)\n"
+    "  --derive D1,D2           "
+    "tflops|gbps|NAME (NAME(duration_ns, **config) in the notebook)\n"
+    "  --normalize-against A    "
+    "divide every value column by region A's mean, per config\n"
+    "  --combine C              "
+    "sum|max|first: kernels of one region (cupti/ncu backends)\n"
+    "  --target-rsd PCT         keep adding runs until the RSD is below PCT ...\n"
+    "  --max-time S             "
+    "... or S seconds passed per config (default 10 with --target-rsd)\n"
+    "  --name LABEL             a label for the session in the history\n"
+    "  --out VAR                also store the results DataFrame in VAR\n"
+    "  --isolate                run the cell in a child process (ncu backend)\n"
+    "  --quiet                  no progress display and no table output\n"
+    "%nsight doctor | history [N] | show ID | help"
+)
 
 
 def _install_nsight_module() -> None:
     """Make ``import nsight`` work in cells when NVIDIA's nsight-python is absent."""
     if "nsight" in sys.modules or importlib.util.find_spec("nsight") is not None:
         return
-    shim = types.ModuleType("nsight", "nsight-lab's stand-in for nsight-python's annotate")
+    shim = types.ModuleType(
+        "nsight", "nsight-lab's stand-in for nsight-python's annotate"
+    )
     shim.annotate = annotate  # type: ignore[attr-defined]
     shim.__nsight_lab_shim__ = True  # type: ignore[attr-defined]
     sys.modules["nsight"] = shim
@@ -69,20 +81,21 @@ def _install_nsight_module() -> None:
 
 @contextmanager
 def _nsight_python_routed() -> Iterator[None]:
-    """Route NVIDIA nsight-python's ``nsight.annotate`` to ours during a profiled cell."""
+    """Route nsight-python's ``nsight.annotate`` to ours during a profiled cell."""
     module = sys.modules.get("nsight")
     if module is None and importlib.util.find_spec("nsight") is not None:
         os.environ.setdefault("NSPY_NCU_INIT_AT_IMPORT", "0")  # no ncu probe at import
-        import nsight as module  # type: ignore[no-redef]  # noqa: PLC0415
+        import nsight as module  # type: ignore[no-redef]
     if module is None or getattr(module, "__nsight_lab_shim__", False):
         yield
         return
     original = module.annotate
-    module.annotate = annotate
+    # nsight-python is untyped: mypy sees a bare ModuleType without ``annotate``.
+    module.annotate = annotate  # type: ignore[attr-defined]
     try:
         yield
     finally:
-        module.annotate = original
+        module.annotate = original  # type: ignore[attr-defined]
 
 
 @magics_class
@@ -112,7 +125,7 @@ class NsightMagics(Magics):
             print(USAGE)  # noqa: T201  (the magic's own output)
             return None
         if command == "doctor":
-            from nsight_lab.doctor import format_checks, run_checks  # noqa: PLC0415
+            from nsight_lab.doctor import format_checks, run_checks
 
             print(format_checks(run_checks()))  # noqa: T201
             return None
@@ -123,17 +136,23 @@ class NsightMagics(Magics):
         if command == "peaks":
             msg = "%nsight peaks: measured roofline peaks are not in this version yet"
             raise OptionError(msg)
-        msg = f"unknown %nsight command {command!r}; expected doctor, history, show or help"
+        msg = (
+            f"unknown %nsight command {command!r}; "
+            "expected doctor, history, show or help"
+        )
         raise OptionError(msg)
 
     def _history(self, args: list[str]) -> pd.DataFrame:
-        from nsight_lab.history import sessions_frame  # noqa: PLC0415
-        from nsight_lab.store import RunStore  # noqa: PLC0415
+        from nsight_lab.history import sessions_frame
+        from nsight_lab.store import RunStore
 
         limit = 20
         if args:
             if len(args) > 1 or not args[0].isdigit() or int(args[0]) < 1:
-                msg = f"%nsight history: expected a positive number of sessions, got {' '.join(args)!r}"
+                msg = (
+                    "%nsight history: expected a positive number of sessions, "
+                    f"got {' '.join(args)!r}"
+                )
                 raise OptionError(msg)
             limit = int(args[0])
         with RunStore() as store:
@@ -141,21 +160,24 @@ class NsightMagics(Magics):
             return sessions_frame(store, store.list_sessions(limit=limit))
 
     def _show(self, args: list[str]) -> pd.DataFrame:
-        from nsight_lab.history import session_results  # noqa: PLC0415
-        from nsight_lab.store import RunStore  # noqa: PLC0415
+        from nsight_lab.history import session_results
+        from nsight_lab.store import RunStore
 
         if len(args) != 1 or not args[0].isdigit():
-            msg = f"%nsight show: expected one session id (see %nsight history), got {' '.join(args)!r}"
+            msg = (
+                "%nsight show: expected one session id (see %nsight history), "
+                f"got {' '.join(args)!r}"
+            )
             raise OptionError(msg)
         with RunStore() as store:
             return session_results(store, int(args[0]))
 
     # -- cell magic -------------------------------------------------------------------
-    def _cell(self, line: str, cell: str) -> pd.DataFrame | None:  # noqa: C901, PLR0915
-        from nsight_lab.backends import get_backend, probe_all  # noqa: PLC0415
-        from nsight_lab.options import BUILTIN_DERIVED, parse_options  # noqa: PLC0415
-        from nsight_lab.plan import make_plan  # noqa: PLC0415
-        from nsight_lab.store import RunStore  # noqa: PLC0415
+    def _cell(self, line: str, cell: str) -> pd.DataFrame | None:
+        from nsight_lab.backends import get_backend, probe_all
+        from nsight_lab.options import BUILTIN_DERIVED, parse_options
+        from nsight_lab.plan import make_plan
+        from nsight_lab.store import RunStore
 
         if line.strip() in {"--help", "-h"}:
             print(USAGE)  # noqa: T201
@@ -170,8 +192,9 @@ class NsightMagics(Magics):
             func = shell.user_ns.get(name)
             if not callable(func):
                 msg = (
-                    f"--derive {name}: no function named {name!r} in the notebook; define "
-                    f"def {name}(duration_ns, **config) first, or use tflops or gbps"
+                    f"--derive {name}: no function named {name!r} in the notebook; "
+                    f"define def {name}(duration_ns, **config) first, "
+                    "or use tflops or gbps"
                 )
                 raise OptionError(msg)
             functions[name] = func
@@ -191,7 +214,7 @@ class NsightMagics(Magics):
             shell.user_ns[options.out] = frame
         return None if options.quiet else frame
 
-    def _profile(  # noqa: PLR0913
+    def _profile(  # noqa: PLR0913, PLR0917  (private; the pieces _cell has built)
         self,
         plan: Plan,
         code: types.CodeType,
@@ -200,10 +223,10 @@ class NsightMagics(Magics):
         measurement: Measurement,
         store: RunStore,
     ) -> pd.DataFrame:
-        from nsight_lab.progress import ProgressDisplay  # noqa: PLC0415
-        from nsight_lab.results import to_dataframe  # noqa: PLC0415
-        from nsight_lab.runner import Runner  # noqa: PLC0415
-        from nsight_lab.writer import StoreWriter  # noqa: PLC0415
+        from nsight_lab.progress import ProgressDisplay
+        from nsight_lab.results import to_dataframe
+        from nsight_lab.runner import Runner
+        from nsight_lab.writer import StoreWriter
 
         shell = self.shell
         assert shell is not None  # noqa: S101
@@ -223,8 +246,8 @@ class NsightMagics(Magics):
         )
         self.last_session_id = session.id
         header = (
-            f"nsight-lab session {session.id}: backend {plan.backend} ({plan.backend_reason})"
-            f" on {measurement.device_name}"
+            f"nsight-lab session {session.id}: backend {plan.backend} "
+            f"({plan.backend_reason}) on {measurement.device_name}"
         )
         notes = "".join(f"\n  note: {n}" for n in measurement.notes)
         display = None if options.quiet else ProgressDisplay(header + notes)
@@ -235,7 +258,7 @@ class NsightMagics(Magics):
 
         model = None
         if plan.model_work:
-            from nsight_lab.workmodel import count_work  # noqa: PLC0415
+            from nsight_lab.workmodel import count_work
 
             model = count_work
         writer = StoreWriter(store)
@@ -259,7 +282,9 @@ class NsightMagics(Magics):
                 normalize_against=options.normalize_against,
             )
         except KeyboardInterrupt:
-            store.finish_session(session.id, "interrupted", "stopped by KeyboardInterrupt")
+            store.finish_session(
+                session.id, "interrupted", "stopped by KeyboardInterrupt"
+            )
             raise
         except OptionError:
             store.delete_session(session.id)  # a bad option found late: leave nothing

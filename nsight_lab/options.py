@@ -12,12 +12,14 @@ import keyword
 import math
 import re
 import shlex
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal, TypeVar, get_args
+from typing import TYPE_CHECKING, Literal, TypeVar, get_args
 
 from nsight_lab.errors import OptionError
 from nsight_lab.records import TIME_METRIC, JsonScalar
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 BackendName = Literal["auto", "cpu", "events", "cupti", "ncu"]
 CacheControl = Literal["all", "none"]
@@ -26,15 +28,23 @@ ThermalMode = Literal["auto", "off"]
 CombineMode = Literal["sum", "max", "first"]
 
 BUILTIN_DERIVED = ("tflops", "gbps")
-"""Derived metrics nsight-lab computes itself; any other ``--derive`` name is a function."""
+"""Derived metrics nsight-lab computes itself.
+
+Any other ``--derive`` name is a function.
+"""
 
 DEFAULT_RUNS = 10
 DEFAULT_WARMUP = 2
 DEFAULT_MAX_TIME_S = 10.0
-"""Cap on the time spent per config when ``--target-rsd`` is given without ``--max-time``."""
+"""Cap on the time spent per config.
+
+Applies when ``--target-rsd`` is given without ``--max-time``.
+"""
 MAX_RUNS = 1_000_000
 
-_METRIC_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:__[A-Za-z0-9_]+)*(?:\.[A-Za-z0-9_]+)*$")
+_METRIC_RE = re.compile(
+    r"^[A-Za-z_][A-Za-z0-9_]*(?:__[A-Za-z0-9_]+)*(?:\.[A-Za-z0-9_]+)*$"
+)
 
 
 @dataclass(frozen=True)
@@ -42,7 +52,10 @@ class ProfileOptions:
     """What one ``%%nsight`` cell asked for, validated."""
 
     params: tuple[tuple[str, tuple[JsonScalar, ...]], ...] = ()
-    """Parameter grid in the order given: ``--configs`` binds ``n``; ``--param`` the rest."""
+    """Parameter grid in the order given.
+
+    ``--configs`` binds ``n``; ``--param`` the rest.
+    """
     runs: int = DEFAULT_RUNS
     """Runs per config (the minimum when ``--target-rsd`` is given)."""
     warmup: int = DEFAULT_WARMUP
@@ -74,10 +87,15 @@ class ProfileOptions:
         return tuple(name for name, _ in self.params)
 
     def configs(self) -> list[dict[str, JsonScalar]]:
-        """Return the cartesian product of the parameter grid (one empty config if none)."""
+        """Return the cartesian product of the parameter grid.
+
+        One empty config if there are no parameters.
+        """
         names = self.param_names
         values = [vals for _, vals in self.params]
-        return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*values)]
+        return [
+            dict(zip(names, combo, strict=True)) for combo in itertools.product(*values)
+        ]
 
     @property
     def extra_metrics(self) -> tuple[str, ...]:
@@ -143,7 +161,11 @@ def _positive_float(option: str, upper: float | None = None) -> Callable[[str], 
             value = float(raw)
         except ValueError:
             value = math.nan
-        if not math.isfinite(value) or value <= 0 or (upper is not None and value >= upper):
+        if (
+            not math.isfinite(value)
+            or value <= 0
+            or (upper is not None and value >= upper)
+        ):
             bound = f" below {upper:g}" if upper is not None else ""
             msg = f"{option}: expected a positive number{bound}, got {raw!r}"
             raise OptionError(msg)
@@ -174,7 +196,10 @@ def parse_value(raw: str) -> JsonScalar:
 def _value_list(option: str, raw: str) -> tuple[JsonScalar, ...]:
     items = raw.split(",")
     if any(not item.strip() for item in items):
-        msg = f"{option}: empty value in {raw!r}; give comma-separated values like 512,1024"
+        msg = (
+            f"{option}: empty value in {raw!r}; "
+            "give comma-separated values like 512,1024"
+        )
         raise OptionError(msg)
     values = tuple(parse_value(item) for item in items)
     if len(set(map(repr, values))) != len(values):
@@ -209,8 +234,12 @@ def _metric(raw: str) -> str:
 
 
 def _derived(raw: str) -> str:
-    return raw if raw in BUILTIN_DERIVED else _identifier(
-        "--derive", raw, "tflops, gbps or the name of a function in the notebook"
+    return (
+        raw
+        if raw in BUILTIN_DERIVED
+        else _identifier(
+            "--derive", raw, "tflops, gbps or the name of a function in the notebook"
+        )
     )
 
 
@@ -320,7 +349,10 @@ def parse_options(line: str) -> ProfileOptions:  # noqa: C901, PLR0912, PLR0915
             kw["warmup"] = _int(name, 0)(value)
         elif name == "--metrics":
             metrics = _names(name, value, _metric)
-            kw["metrics"] = (TIME_METRIC, *dict.fromkeys(m for m in metrics if m != TIME_METRIC))
+            kw["metrics"] = (
+                TIME_METRIC,
+                *dict.fromkeys(m for m in metrics if m != TIME_METRIC),
+            )
         elif name == "--backend":
             kw["backend"] = _choice(name, get_args(BackendName))(value)
         elif name == "--cache-control":

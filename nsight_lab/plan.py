@@ -50,8 +50,8 @@ def make_plan(options: ProfileOptions, probes: Mapping[str, Availability]) -> Pl
     extra = options.extra_metrics
     if options.isolate:
         msg = (
-            "--isolate runs the cell under Nsight Compute in a child process, which needs "
-            "the ncu backend; it is not in this version of nsight-lab yet"
+            "--isolate runs the cell under Nsight Compute in a child process, "
+            "which needs the ncu backend; it is not in this version of nsight-lab yet"
         )
         raise OptionError(msg)
     if options.backend == "auto":
@@ -65,7 +65,7 @@ def make_plan(options: ProfileOptions, probes: Mapping[str, Availability]) -> Pl
             msg = f"backend {backend!r} is unavailable: {why}{hint}"
             raise BackendUnavailableError(msg)
         reason = f"requested with --backend {backend}"
-    if extra and backend not in {"ncu"}:
+    if extra and backend != "ncu":
         msg = (
             f"--metrics {','.join(extra)} needs the ncu backend (hardware counters); "
             f"the {backend} backend measures only gpu__time_duration.sum"
@@ -80,7 +80,9 @@ def make_plan(options: ProfileOptions, probes: Mapping[str, Availability]) -> Pl
     )
 
 
-def _choose(extra: tuple[str, ...], probes: Mapping[str, Availability]) -> tuple[str, str]:
+def _choose(
+    extra: tuple[str, ...], probes: Mapping[str, Availability]
+) -> tuple[str, str]:
     def ok(backend_id: str) -> bool:
         found = probes.get(backend_id)
         return found is not None and found.ok
@@ -89,9 +91,15 @@ def _choose(extra: tuple[str, ...], probes: Mapping[str, Availability]) -> tuple
         if ok("ncu"):
             return "ncu", f"metrics {', '.join(extra)} need hardware counters"
         why = probes["ncu"].reason if "ncu" in probes else "not probed"
-        msg = f"--metrics {','.join(extra)} need the ncu backend, which is unavailable: {why}"
+        msg = (
+            f"--metrics {','.join(extra)} need the ncu backend, "
+            f"which is unavailable: {why}"
+        )
         raise BackendUnavailableError(msg)
     if ok("events"):
-        return "events", "a CUDA GPU is visible: CUDA events time each region on the GPU"
+        return (
+            "events",
+            "a CUDA GPU is visible: CUDA events time each region on the GPU",
+        )
     why = probes["events"].reason if "events" in probes else "events backend not probed"
     return "cpu", f"no GPU timing available ({why}): host wall-clock timing"

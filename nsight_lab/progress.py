@@ -80,7 +80,7 @@ class ProgressDisplay:
         if not (force or done) and now - self._last < MIN_UPDATE_INTERVAL_S:
             return
         self._last = now
-        from IPython.display import display  # noqa: PLC0415
+        from IPython.display import display
 
         bundle = self._bundle(describe(progress))
         if self._handle is None:

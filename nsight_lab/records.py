@@ -42,9 +42,15 @@ class Telemetry:
     temperature_c: float | None = None
     power_w: float | None = None
     clock_event_reasons: tuple[str, ...] = ()
-    """Active clock-event (throttle) reasons, in words, e.g. ``"software power cap"``."""
+    """Active clock-event (throttle) reasons, in words.
+
+    For example ``"software power cap"``.
+    """
     throttled: bool = False
-    """True when the SM clock was below 75% of its ceiling or a thermal/power bit was set."""
+    """Whether the run counts as throttled.
+
+    True when the SM clock was below 75% of its ceiling or a thermal/power bit was set.
+    """
 
 
 @dataclass(frozen=True)

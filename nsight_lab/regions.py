@@ -12,10 +12,14 @@ import functools
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from types import TracebackType
-from typing import Protocol, TypeVar, overload
+from typing import TYPE_CHECKING, Protocol, TypeVar, overload
+
+from typing_extensions import Self
 
 from nsight_lab.errors import OptionError
+
+if TYPE_CHECKING:
+    from types import TracebackType
 
 _F = TypeVar("_F", bound=Callable[..., object])
 
@@ -70,7 +74,7 @@ class annotate:  # noqa: N801  (lower-case to match nsight-python's nsight.annot
             raise OptionError(msg)
         self.name = name
 
-    def __enter__(self) -> annotate:
+    def __enter__(self) -> Self:
         """Open the region."""
         listener = active_listener()
         if listener is not None:

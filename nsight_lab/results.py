@@ -1,4 +1,6 @@
-"""Records -> the nsight-python-compatible DataFrame (one row per region, metric, config).
+"""Records -> the nsight-python-compatible DataFrame.
+
+One row per region, metric and config.
 
 Columns are a superset of nsight-python's ``ProfileResults.to_dataframe()``:
 
@@ -8,9 +10,9 @@ StableMeasurement, Normalized, Geomean`` then nsight-lab's own: ``MedianValue,
 NormalizedColumns, Backend, SessionId, SMClockMHzMin, TemperatureC, TemperatureCMax,
 PowerW, ThrottledRuns, ClockEventReasons, ThermalWaitS``.
 
-Differences from nsight-python, on purpose: ``ComputeClock``/``MemoryClock`` are the mean
-clocks *measured* through NVML during the runs (MHz), not the device's rating; CI95 uses
-Student's t; normalization divides every value column and names them in
+Differences from nsight-python, on purpose: ``ComputeClock``/``MemoryClock`` are the
+mean clocks *measured* through NVML during the runs (MHz), not the device's rating; CI95
+uses Student's t; normalization divides every value column and names them in
 ``NormalizedColumns``.
 """
 
@@ -32,7 +34,10 @@ if TYPE_CHECKING:
     from nsight_lab.records import JsonScalar, SessionInfo
 
 MODEL_PREFIX = "model__"
-"""Per-region quantities from the work model (FLOPs, bytes), carried in record metrics."""
+"""Per-region quantities from the work model (FLOPs, bytes).
+
+They are carried in record metrics.
+"""
 VALUE_COLUMNS = (
     "AvgValue",
     "StdDev",
@@ -44,7 +49,11 @@ VALUE_COLUMNS = (
 )
 """The columns ``--normalize-against`` divides."""
 
-UserDerive = Callable[..., float | Mapping[str, float]]
+UserDerive = Callable[..., object]
+"""A ``--derive`` function from the notebook, called as ``f(duration_ns, **config)``.
+
+It should return a number or a dict of named numbers; being user code, it is checked.
+"""
 
 
 def derived_values(
@@ -68,9 +77,9 @@ def derived_values(
             flops = record.metrics.get(f"{MODEL_PREFIX}flops", math.nan)
             out["tflops"] = (flops / ns / 1e3 if ns > 0 else math.nan, "TFLOP/s")
         elif name == "gbps":
-            moved = record.metrics.get(f"{MODEL_PREFIX}bytes_read", math.nan) + record.metrics.get(
-                f"{MODEL_PREFIX}bytes_written", math.nan
-            )
+            moved = record.metrics.get(
+                f"{MODEL_PREFIX}bytes_read", math.nan
+            ) + record.metrics.get(f"{MODEL_PREFIX}bytes_written", math.nan)
             out["gbps"] = (moved / ns if ns > 0 else math.nan, "GB/s")
         else:
             func = functions[name]
@@ -85,13 +94,16 @@ def derived_values(
             items = value.items() if isinstance(value, Mapping) else [(name, value)]
             for key, val in items:
                 if not isinstance(val, int | float | np.number):
-                    msg = f"--derive {name}: returned {val!r}; return a number or a dict of numbers"
+                    msg = (
+                        f"--derive {name}: returned {val!r}; "
+                        "return a number or a dict of numbers"
+                    )
                     raise OptionError(msg)
                 out[str(key)] = (float(val), "")
     return out
 
 
-def to_dataframe(  # noqa: C901, PLR0914
+def to_dataframe(  # noqa: PLR0913  (the --derive/--normalize ones are keyword-only)
     records: Sequence[RunRecord],
     session: SessionInfo,
     param_names: Sequence[str],
@@ -123,11 +135,15 @@ def to_dataframe(  # noqa: C901, PLR0914
     by_group: dict[tuple[str, int], list[RunRecord]] = defaultdict(list)
     for record in records:
         by_group[(record.annotation, record.config_index)].append(record)
-        series[(record.annotation, TIME_METRIC, record.config_index)].append(record.duration_ns)
+        series[(record.annotation, TIME_METRIC, record.config_index)].append(
+            record.duration_ns
+        )
         for metric, value in record.metrics.items():
             if not metric.startswith(MODEL_PREFIX):
                 series[(record.annotation, metric, record.config_index)].append(value)
-        for metric, (value, unit) in derived_values(record, derive, functions or {}).items():
+        for metric, (value, unit) in derived_values(
+            record, derive, functions or {}
+        ).items():
             series[(record.annotation, metric, record.config_index)].append(value)
             units[metric] = unit
 
@@ -178,7 +194,7 @@ def to_dataframe(  # noqa: C901, PLR0914
             }
         )
         rows.append(row)
-    frame = pd.DataFrame(rows)
+    frame: pd.DataFrame = pd.DataFrame(rows)
     if frame.empty:
         return frame
     if normalize_against is not None:
@@ -198,13 +214,16 @@ def _normalize(frame: pd.DataFrame, target: str, params: list[str]) -> pd.DataFr
     base = frame.loc[frame["Annotation"] == target, [*keys, "AvgValue"]].rename(
         columns={"AvgValue": "_base"}
     )
-    merged = frame.merge(base, on=keys, how="left") if keys else frame.assign(_base=np.nan)
+    merged: pd.DataFrame = (
+        frame.merge(base, on=keys, how="left") if keys else frame.assign(_base=np.nan)
+    )
     for column in VALUE_COLUMNS:
         merged[column] = merged[column] / merged["_base"]
     merged["Normalized"] = target
     merged["NormalizedColumns"] = ",".join(VALUE_COLUMNS)
     merged["Unit"] = f"x {target}"
-    return merged.drop(columns="_base")
+    result: pd.DataFrame = merged.drop(columns="_base")
+    return result
 
 
 def _mean(values: Sequence[float]) -> float:

@@ -9,6 +9,8 @@ that raises, a CUDA error or Ctrl-C keeps every run finished before it.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -103,7 +105,7 @@ class Progress:
 class Runner:
     """Executes a :class:`Plan` with an opened backend measurement."""
 
-    def __init__(
+    def __init__(  # noqa: PLR0913, PLR0917  (the run's collaborators, each needed)
         self,
         plan: Plan,
         measurement: Measurement,
@@ -149,22 +151,9 @@ class Runner:
             BaseException: Whatever the cell raised, unchanged, after the finished
                 runs were written.
         """
-        options = self.plan.options
         try:
-            for ci, config in enumerate(self.plan.configs):
-                self.progress.config_index = ci
-                self.progress.runs_done = 0
-                self._emit_progress()
-                if self.model_work is not None:
-                    self._models[ci] = self.model_work(lambda c=config: body(c))
-                for w in range(options.warmup):
-                    self._one_run(body, config, RunKey(ci, w, warmup=True))
-                started = time.monotonic()
-                run_index = 0
-                while not self._config_done(ci, run_index, started):
-                    self._one_run(body, config, RunKey(ci, run_index))
-                    run_index += 1
-                self._collect(wait=True)
+            with listening(self._tracker):
+                self._run_configs(body)
         except BaseException:
             self.measurement.abandon_run()
             self._drain_after_error()
@@ -173,10 +162,31 @@ class Runner:
         self._emit_progress()
         return self.records
 
+    def _run_configs(self, body: Callable[[dict[str, JsonScalar]], None]) -> None:
+        options = self.plan.options
+        for ci, config in enumerate(self.plan.configs):
+            self.progress.config_index = ci
+            self.progress.runs_done = 0
+            self._emit_progress()
+            if self.model_work is not None:
+                self._models[ci] = self.model_work(functools.partial(body, config))
+            for w in range(options.warmup):
+                self._one_run(body, config, RunKey(ci, w, warmup=True))
+            started = time.monotonic()
+            run_index = 0
+            while not self._config_done(ci, run_index, started):
+                self._one_run(body, config, RunKey(ci, run_index))
+                run_index += 1
+            self._collect(wait=True)
+
     def _config_done(self, ci: int, started_runs: int, started: float) -> bool:
         options = self.plan.options
         elapsed = time.monotonic() - started
-        if options.max_time_s is not None and started_runs >= 1 and elapsed >= options.max_time_s:
+        if (
+            options.max_time_s is not None
+            and started_runs >= 1
+            and elapsed >= options.max_time_s
+        ):
             return True
         if started_runs < options.runs:
             return False
@@ -208,8 +218,7 @@ class Runner:
             self.progress.message = f"waited {waited:.1f} s for thermal headroom"
         self._tracker.reset()
         self.measurement.begin_run(key)
-        with listening(self._tracker):
-            body(config)
+        body(config)
         if self._tracker._open is not None:  # noqa: SLF001  (region left open by a generator)
             msg = f"region {self._tracker._open!r} was still open when the cell ended"  # noqa: SLF001
             raise RegionError(msg)
@@ -229,7 +238,9 @@ class Runner:
         self.sink(batch)
         self.records.extend(batch)
         for record in batch:
-            self._durations[(record.config_index, record.annotation)].append(record.duration_ns)
+            self._durations[(record.config_index, record.annotation)].append(
+                record.duration_ns
+            )
         done = len({(r.config_index, r.run_index) for r in batch})
         self.progress.runs_done += done
         self.progress.runs_done_total += done
@@ -270,10 +281,9 @@ class Runner:
             raise OptionError(msg)
 
     def _drain_after_error(self) -> None:
-        try:
+        # A CUDA error makes every later call fail.
+        with contextlib.suppress(BaseException):
             self._collect(wait=True)
-        except BaseException:  # noqa: BLE001, S110  (a CUDA error makes every later call fail)
-            pass
 
     def _emit_progress(self) -> None:
         if self.on_progress is not None:

@@ -7,14 +7,20 @@ which is too narrow for the 5-20 runs a notebook typically takes).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy import stats as _scipy_stats
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
 STABLE_RSD_PCT = 2.0
-"""A measurement with a relative std dev below this is ``StableMeasurement`` (as nsight-python)."""
+"""A relative std dev (%) below this makes a measurement ``StableMeasurement``.
+
+The same threshold as nsight-python's.
+"""
 
 
 @dataclass(frozen=True)
@@ -36,14 +42,20 @@ class Summary:
 
 
 def t_critical(n: int, confidence: float = 0.95) -> float:
-    """Return the two-sided Student t critical value for ``n`` samples (NaN if n < 2)."""
+    """Return the two-sided Student t critical value for ``n`` samples.
+
+    NaN if ``n < 2``.
+    """
     if n < 2:  # noqa: PLR2004
         return math.nan
     return float(_scipy_stats.t.ppf(0.5 + confidence / 2.0, n - 1))
 
 
 def rsd_pct(values: Sequence[float]) -> float:
-    """Return the relative standard deviation of ``values`` in percent (NaN if undefined)."""
+    """Return the relative standard deviation of ``values`` in percent.
+
+    NaN if undefined.
+    """
     if len(values) < 2:  # noqa: PLR2004
         return math.nan
     arr = np.asarray(values, dtype=float)
@@ -53,7 +65,9 @@ def rsd_pct(values: Sequence[float]) -> float:
     return float(arr.std(ddof=1)) / abs(mean) * 100.0
 
 
-def summarize(values: Sequence[float], stable_rsd_pct: float = STABLE_RSD_PCT) -> Summary:
+def summarize(
+    values: Sequence[float], stable_rsd_pct: float = STABLE_RSD_PCT
+) -> Summary:
     """Summarize a series of per-run values.
 
     Args:

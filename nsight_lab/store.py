@@ -500,8 +500,8 @@ class RunStore:
                     else ""
                 )
                 conn.execute(
-                    f"UPDATE sessions SET run_count = run_count + :added{annotations_sql}"  # noqa: S608  (constant SQL)
-                    " WHERE id = :sid",
+                    "UPDATE sessions SET run_count = run_count + :added"  # noqa: S608  (constant SQL)
+                    f"{annotations_sql} WHERE id = :sid",
                     {"sid": sid, "added": counts[sid]},
                 )
         return ids

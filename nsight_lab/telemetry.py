@@ -11,12 +11,14 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nsight_lab.errors import BackendUnavailableError
 from nsight_lab.records import Telemetry
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 log = logging.getLogger(__name__)
 
@@ -76,14 +78,16 @@ def is_throttled(
 
 def _nvml() -> Any:  # noqa: ANN401  (pynvml is untyped)
     try:
-        import pynvml  # noqa: PLC0415
+        import pynvml
     except ImportError as exc:
         msg = "NVML bindings are missing; install them with: pip install nvidia-ml-py"
         raise BackendUnavailableError(msg) from exc
     try:
         pynvml.nvmlInit()
     except pynvml.NVMLError as exc:
-        msg = f"NVML could not start ({exc}); is the NVIDIA driver installed and loaded?"
+        msg = (
+            f"NVML could not start ({exc}); is the NVIDIA driver installed and loaded?"
+        )
         raise BackendUnavailableError(msg) from exc
     return pynvml
 
@@ -117,7 +121,9 @@ class GpuMonitor:
             msg = f"NVML cannot open the GPU ({exc}); check nvidia-smi lists it"
             raise BackendUnavailableError(msg) from exc
         name = name.decode() if isinstance(name, bytes) else str(name)
-        max_sm = _try(lambda: nvml.nvmlDeviceGetMaxClockInfo(handle, nvml.NVML_CLOCK_SM))
+        max_sm = _try(
+            lambda: nvml.nvmlDeviceGetMaxClockInfo(handle, nvml.NVML_CLOCK_SM)
+        )
         return cls(nvml=nvml, handle=handle, name=name, max_sm_clock_mhz=max_sm)
 
     def read(self) -> Telemetry:
@@ -141,33 +147,56 @@ class GpuMonitor:
     def thermal_headroom_c(self) -> float | None:
         """Degrees C left before the GPU slows down for heat (None if unknown)."""
         nvml, h = self.nvml, self.handle
-        margin = _try(lambda: nvml.nvmlDeviceGetMarginTemperature(h))
+        margin: float | None = _try(lambda: nvml.nvmlDeviceGetMarginTemperature(h))
         if margin is not None:
             return margin
-        limit = _try(
+        limit: float | None = _try(
             lambda: nvml.nvmlDeviceGetTemperatureThreshold(
                 h, nvml.NVML_TEMPERATURE_THRESHOLD_SLOWDOWN
             )
         )
-        temp = _try(lambda: nvml.nvmlDeviceGetTemperature(h, nvml.NVML_TEMPERATURE_GPU))
+        temp: float | None = _try(
+            lambda: nvml.nvmlDeviceGetTemperature(h, nvml.NVML_TEMPERATURE_GPU)
+        )
         return None if limit is None or temp is None else limit - temp
 
     def lock_base_clock(self) -> tuple[bool, str]:
-        """Lock the SM clock to the base clock; return (done, what happened in words)."""
+        """Lock the SM clock to NVML's default applications clock (the base clock).
+
+        Returns:
+            Whether the clock is locked, and what happened in words.
+        """
         nvml, h = self.nvml, self.handle
-        base = _try(lambda: nvml.nvmlDeviceGetDefaultApplicationsClock(h, nvml.NVML_CLOCK_GRAPHICS))
+        base = _try(
+            lambda: nvml.nvmlDeviceGetDefaultApplicationsClock(
+                h, nvml.NVML_CLOCK_GRAPHICS
+            )
+        )
         if base is None:
-            return False, "clocks not locked: NVML does not report a base clock for this GPU"
-        base = int(base)
+            return (
+                False,
+                "clocks not locked: NVML does not report a base clock for this GPU",
+            )
+        return self.lock_sm_clock(
+            int(base), what="base (NVML's default applications clock)"
+        )
+
+    def lock_sm_clock(self, mhz: int, what: str = "") -> tuple[bool, str]:
+        """Lock the SM clock to ``mhz`` until :meth:`reset_clocks`.
+
+        Returns:
+            Whether the clock is locked, and what happened in words.
+        """
+        label = f"{what} {mhz} MHz" if what else f"{mhz} MHz"
         try:
-            nvml.nvmlDeviceSetGpuLockedClocks(h, base, base)
-        except nvml.NVMLError as exc:
+            self.nvml.nvmlDeviceSetGpuLockedClocks(self.handle, int(mhz), int(mhz))
+        except self.nvml.NVMLError as exc:
             return False, (
-                f"clocks not locked to base {base} MHz ({exc}); runs use the boost clock. "
+                f"SM clock not locked to {label} ({exc}); runs use the default clocks. "
                 "Locking needs root (or nvidia-smi -lgc by an admin)"
             )
-        self.locked_sm_clock_mhz = float(base)
-        return True, f"SM clock locked to base {base} MHz for this session"
+        self.locked_sm_clock_mhz = float(mhz)
+        return True, f"SM clock locked to {label} for this session"
 
     def reset_clocks(self) -> None:
         """Undo :meth:`lock_base_clock` (safe to call when nothing was locked)."""
@@ -217,7 +246,8 @@ class ThermalGuard:
                 on_wait(headroom, waited)
             if waited >= self.timeout_s:
                 log.warning(
-                    "[nsight-lab] GPU did not cool to %s C headroom in %.0f s; continuing",
+                    "[nsight-lab] GPU did not cool to %s C headroom in %.0f s; "
+                    "continuing",
                     self.resume_at_c,
                     self.timeout_s,
                 )
@@ -237,7 +267,12 @@ class TelemetrySampler:
     while the run's work was queued or running.
     """
 
-    def __init__(self, monitor: GpuMonitor, period_s: float = 0.005, headroom_every_s: float = 0.1) -> None:
+    def __init__(
+        self,
+        monitor: GpuMonitor,
+        period_s: float = 0.005,
+        headroom_every_s: float = 0.1,
+    ) -> None:
         """Start sampling ``monitor``; the first sample is taken before returning."""
         self.monitor = monitor
         self.period_s = period_s
@@ -245,7 +280,9 @@ class TelemetrySampler:
         self._latest = monitor.read()
         self._headroom = monitor.thermal_headroom_c()
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="nsight-lab-nvml", daemon=True)
+        self._thread = threading.Thread(
+            target=self._loop, name="nsight-lab-nvml", daemon=True
+        )
         self._thread.start()
 
     def latest(self) -> Telemetry:

@@ -3,24 +3,30 @@
 One extra, untimed call of the cell body runs under a ``TorchDispatchMode`` that sees
 every aten op. FLOPs come from PyTorch's own ``torch.utils.flop_counter`` formulas
 (matmul, convolution, attention) plus one FLOP per output element of pointwise ops
-(two for fused multiply-add ops such as ``addcmul``). Bytes are *compulsory* traffic: each
-op reads its tensor inputs once and writes its outputs once, so an unfused chain pays
-for every intermediate and a fused op does not. Views move nothing. Values are labelled
-``model__*`` because they are a model, not a counter reading.
+(two for fused multiply-add ops such as ``addcmul``). Bytes are *compulsory* traffic:
+each op reads its tensor inputs once and writes its outputs once, so an unfused chain
+pays for every intermediate and a fused op does not. Views move nothing. Values are
+labelled ``model__*`` because they are a model, not a counter reading.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nsight_lab.runner import CELL_REGION, WorkModel
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 FMA_LIKE = frozenset({"addcmul", "addcdiv", "lerp", "fma"})
-REDUCTIONS = frozenset({"sum", "mean", "amax", "amin", "max", "min", "prod", "norm", "linalg_vector_norm"})
+REDUCTIONS = frozenset(
+    {"sum", "mean", "amax", "amin", "max", "min", "prod", "norm", "linalg_vector_norm"}
+)
 """Reductions: one FLOP per input element."""
-NO_TRAFFIC = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "detach", "alias"})
+NO_TRAFFIC = frozenset(
+    {"empty", "empty_like", "empty_strided", "new_empty", "detach", "alias"}
+)
 
 
 class _RegionCursor:
@@ -29,17 +35,19 @@ class _RegionCursor:
     def __init__(self) -> None:
         self.current: str | None = None
         self.seen = False
+        self.names: list[str] = []
 
     def enter_region(self, name: str) -> None:
         self.current = name
         self.seen = True
+        self.names.append(name)
 
     def exit_region(self, name: str) -> None:  # noqa: ARG002
         self.current = None
 
 
 def _nbytes(value: Any) -> int:  # noqa: ANN401
-    import torch  # noqa: PLC0415
+    import torch
 
     if isinstance(value, torch.Tensor):
         return int(value.numel() * value.element_size())
@@ -47,8 +55,8 @@ def _nbytes(value: Any) -> int:  # noqa: ANN401
 
 
 def _tensors(tree: Any) -> list[Any]:  # noqa: ANN401
-    import torch  # noqa: PLC0415
-    from torch.utils._pytree import tree_flatten  # noqa: PLC0415
+    import torch
+    from torch.utils._pytree import tree_flatten
 
     leaves, _ = tree_flatten(tree)
     return [leaf for leaf in leaves if isinstance(leaf, torch.Tensor)]
@@ -60,20 +68,20 @@ def count_work(call: Callable[[], None]) -> WorkModel:
     Ops outside any region are attributed to the whole cell only when the cell marks no
     regions (they are set-up code otherwise).
     """
-    import torch  # noqa: PLC0415
-    from torch.utils._python_dispatch import TorchDispatchMode  # noqa: PLC0415
-    from torch.utils.flop_counter import flop_registry  # noqa: PLC0415
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils.flop_counter import flop_registry
 
-    from nsight_lab.regions import listening  # noqa: PLC0415
+    from nsight_lab.regions import listening
 
     cursor = _RegionCursor()
     totals: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
 
     class _Counter(TorchDispatchMode):
-        def __torch_dispatch__(  # noqa: PLR6301
+        def __torch_dispatch__(
             self,
             func: Any,  # noqa: ANN401
-            types: Any,  # noqa: ANN401, ARG002
+            types: Any,  # noqa: ANN401
             args: tuple[Any, ...] = (),
             kwargs: dict[str, Any] | None = None,
         ) -> Any:  # noqa: ANN401
@@ -90,7 +98,9 @@ def count_work(call: Callable[[], None]) -> WorkModel:
             packet = func.overloadpacket
             outputs = _tensors(out)
             if packet in flop_registry:
-                work["model__flops"] += float(flop_registry[packet](*args, **kwargs, out_val=out))
+                work["model__flops"] += float(
+                    flop_registry[packet](*args, **kwargs, out_val=out)
+                )
             elif torch.Tag.pointwise in func.tags and outputs:
                 per_element = 2 if name in FMA_LIKE else 1
                 work["model__flops"] += float(per_element * outputs[0].numel())
@@ -101,8 +111,12 @@ def count_work(call: Callable[[], None]) -> WorkModel:
             work["model__bytes_written"] += float(sum(_nbytes(t) for t in outputs))
             return out
 
-    with listening(cursor), _Counter():
+    # torch's TorchDispatchMode.__init__ is unannotated.
+    with listening(cursor), _Counter():  # type: ignore[no-untyped-call]
         call()
     if cursor.seen:
         totals.pop(CELL_REGION, None)
-    return {region: dict(values) for region, values in totals.items()}
+    keys = ("model__flops", "model__bytes_read", "model__bytes_written")
+    # A region that ran no op still did zero work.
+    regions = cursor.names or [CELL_REGION]
+    return {r: {k: float(totals[r][k]) for k in keys} for r in dict.fromkeys(regions)}

@@ -1,4 +1,7 @@
-"""Shared fixtures; hardware markers are skipped, with the reason printed, where absent."""
+"""Shared fixtures.
+
+Tests marked for hardware that is absent are skipped, with the reason printed.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +11,8 @@ import pytest
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from IPython.core.interactiveshell import InteractiveShell
 
 
 def _gpu_reason() -> str | None:
@@ -20,7 +25,7 @@ def _gpu_reason() -> str | None:
     return None
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:  # noqa: ARG001
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Skip tests marked gpu when no CUDA device is visible, saying so."""
     reason = None
     checked = False
@@ -38,3 +43,17 @@ def nsight_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "nsight-home"
     monkeypatch.setenv("NSIGHT_LAB_HOME", str(home))
     return home
+
+
+@pytest.fixture(scope="session")
+def ip() -> InteractiveShell:
+    """One real IPython shell for the session, with nsight_lab loaded."""
+    from IPython import get_ipython
+    from IPython.testing.globalipapp import start_ipython
+
+    shell = (
+        start_ipython() or get_ipython()
+    )  # start_ipython() returns None once started
+    assert shell is not None
+    shell.run_line_magic("load_ext", "nsight_lab")
+    return shell

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -19,8 +20,6 @@ from nsight_lab.records import TIME_METRIC
 from nsight_lab.store import RunStore
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from IPython.core.interactiveshell import InteractiveShell
 
 NSIGHT_COLUMNS = [
@@ -30,32 +29,24 @@ NSIGHT_COLUMNS = [
 ]  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def ip() -> InteractiveShell:
-    from IPython.testing.globalipapp import start_ipython
-
-    shell = start_ipython()
-    assert shell is not None
-    shell.run_line_magic("load_ext", "nsight_lab")
-    return shell
-
-
 def run(ip: InteractiveShell, source: str) -> Any:
     return ip.run_cell(textwrap.dedent(source))
 
 
 def test_two_configs_two_annotations(ip: InteractiveShell) -> None:
-    result = run(
-        ip,
-        """\
-        %%nsight --backend cpu --configs 2000,40000 --runs 6 --warmup 1 --out res --quiet
-        import nsight
-        data = list(range(n))
-        with nsight.annotate("sum"):
-            total = sum(data)
-        with nsight.annotate("sort"):
-            ordered = sorted(data, reverse=True)
-        """,
+    result = ip.run_cell(
+        "%%nsight --backend cpu --configs 2000,40000 --runs 6 --warmup 1 "
+        "--out res --quiet\n"
+        + textwrap.dedent(
+            """\
+            import nsight
+            data = list(range(n))
+            with nsight.annotate("sum"):
+                total = sum(data)
+            with nsight.annotate("sort"):
+                ordered = sorted(data, reverse=True)
+            """
+        )
     )
     assert result.error_in_exec is None, result.error_in_exec
     frame = ip.user_ns["res"]
@@ -106,7 +97,10 @@ def test_two_configs_two_annotations(ip: InteractiveShell) -> None:
 
 
 def test_whole_cell_is_one_region(ip: InteractiveShell) -> None:
-    result = run(ip, "%%nsight --backend cpu --runs 3 --out whole --quiet\nx = sum(range(1000))\n")
+    result = run(
+        ip,
+        "%%nsight --backend cpu --runs 3 --out whole --quiet\nx = sum(range(1000))\n",
+    )
     assert result.error_in_exec is None
     frame = ip.user_ns["whole"]
     assert list(frame["Annotation"]) == ["cell"]
@@ -122,7 +116,8 @@ def test_runs_are_visible_run_by_run_while_the_cell_runs(ip: InteractiveShell) -
         from nsight_lab.store import RunStore
         import nsight
         import time
-        with RunStore() as reader:  # a second connection, opened inside the running cell
+        # a second connection, opened inside the running cell
+        with RunStore() as reader:
             latest = reader.list_sessions(limit=1)[0]
             want = 2 * len(seen_counts)  # two regions per finished run
             deadline = time.monotonic() + 5
@@ -136,7 +131,8 @@ def test_runs_are_visible_run_by_run_while_the_cell_runs(ip: InteractiveShell) -
         """,
     )
     assert result.error_in_exec is None
-    # While run k runs, the store holds the k runs finished before it (two regions each).
+    # While run k runs, the store holds the k runs finished before it
+    # (two regions each).
     assert ip.user_ns["seen_counts"] == [("running", 2 * k) for k in range(5)]
 
 
@@ -185,11 +181,25 @@ def test_keyboard_interrupt_marks_the_session(ip: InteractiveShell) -> None:
 @pytest.mark.parametrize(
     ("cell", "fragment"),
     [
-        ("import nsight\nwith nsight.annotate('a'):\n    with nsight.annotate('b'):\n        pass\n", "may not nest"),
-        ("import nsight\nfor _ in range(2):\n    with nsight.annotate('a'):\n        pass\n", "ran twice"),
+        (
+            (
+                "import nsight\nwith nsight.annotate('a'):\n"
+                "    with nsight.annotate('b'):\n        pass\n"
+            ),
+            "may not nest",
+        ),
+        (
+            (
+                "import nsight\nfor _ in range(2):\n"
+                "    with nsight.annotate('a'):\n        pass\n"
+            ),
+            "ran twice",
+        ),
     ],
 )
-def test_region_rules_give_a_clear_error(ip: InteractiveShell, cell: str, fragment: str) -> None:
+def test_region_rules_give_a_clear_error(
+    ip: InteractiveShell, cell: str, fragment: str
+) -> None:
     from IPython.core.error import UsageError
 
     result = ip.run_cell("%%nsight --backend cpu --runs 2 --quiet\n" + cell)
@@ -211,12 +221,17 @@ def test_region_rules_give_a_clear_error(ip: InteractiveShell, cell: str, fragme
         "--frobnicate",
     ],
 )
-def test_bad_options_store_nothing(ip: InteractiveShell, line: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_options_store_nothing(
+    ip: InteractiveShell, line: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     from IPython.core.error import UsageError
 
     with RunStore() as store:
         before = store.latest_change()
-    result = ip.run_cell(f"%%nsight --backend cpu {line}\nimport nsight\nwith nsight.annotate('x'):\n    pass\n")
+    result = ip.run_cell(
+        f"%%nsight --backend cpu {line}\n"
+        "import nsight\nwith nsight.annotate('x'):\n    pass\n"
+    )
     assert isinstance(result.error_in_exec, UsageError), result.error_in_exec
     message = str(result.error_in_exec)
     assert "\n" not in message
@@ -227,16 +242,18 @@ def test_bad_options_store_nothing(ip: InteractiveShell, line: str, capsys: pyte
 
 def test_normalize_and_derive(ip: InteractiveShell) -> None:
     ip.user_ns["per_item"] = lambda duration_ns, n: duration_ns / n
-    result = run(
-        ip,
-        """\
-        %%nsight --backend cpu --configs 1000,2000 --runs 4 --warmup 0 --quiet --out norm --normalize-against base --derive per_item
-        import nsight
-        with nsight.annotate("base"):
-            sum(range(n))
-        with nsight.annotate("double"):
-            sum(range(2 * n))
-        """,
+    result = ip.run_cell(
+        "%%nsight --backend cpu --configs 1000,2000 --runs 4 --warmup 0 --quiet "
+        "--out norm --normalize-against base --derive per_item\n"
+        + textwrap.dedent(
+            """\
+            import nsight
+            with nsight.annotate("base"):
+                sum(range(n))
+            with nsight.annotate("double"):
+                sum(range(2 * n))
+            """
+        )
     )
     assert result.error_in_exec is None, result.error_in_exec
     frame = ip.user_ns["norm"]
@@ -252,13 +269,11 @@ def test_normalize_and_derive(ip: InteractiveShell) -> None:
 
 
 def test_target_rsd_stops_adding_runs(ip: InteractiveShell) -> None:
-    result = run(
-        ip,
-        """\
-        %%nsight --backend cpu --runs 3 --warmup 1 --target-rsd 50 --max-time 5 --quiet --out adaptive
-        import time
-        time.sleep(0.002)
-        """,
+    result = ip.run_cell(
+        "%%nsight --backend cpu --runs 3 --warmup 1 --target-rsd 50 --max-time 5 "
+        "--quiet --out adaptive\n"
+        "import time\n"
+        "time.sleep(0.002)\n"
     )
     assert result.error_in_exec is None
     frame = ip.user_ns["adaptive"]
@@ -267,13 +282,18 @@ def test_target_rsd_stops_adding_runs(ip: InteractiveShell) -> None:
 
 
 def test_history_and_show(ip: InteractiveShell) -> None:
-    result = run(ip, "%%nsight --backend cpu --runs 2 --name labelled --quiet --out shown\nx = 1\n")
+    result = run(
+        ip,
+        "%%nsight --backend cpu --runs 2 --name labelled --quiet --out shown\nx = 1\n",
+    )
     assert result.error_in_exec is None
     history = ip.run_line_magic("nsight", "history 3")
     assert history["name"].iloc[0] == "labelled"
     session_id = int(history["id"].iloc[0])
     shown = ip.run_line_magic("nsight", f"show {session_id}")
-    assert shown["AvgValue"].iloc[0] == pytest.approx(ip.user_ns["shown"]["AvgValue"].iloc[0])
+    assert shown["AvgValue"].iloc[0] == pytest.approx(
+        ip.user_ns["shown"]["AvgValue"].iloc[0]
+    )
 
 
 WRITER = """
@@ -289,10 +309,14 @@ with nsight.annotate("w"):
 """
 
 
-def _spawn_writer(home: Path, name: str, runs: int, sleep: float) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "NSIGHT_LAB_HOME": str(home), "PYTHONPATH": os.getcwd()}
+def _spawn_writer(
+    home: Path, name: str, runs: int, sleep: float
+) -> subprocess.Popen[bytes]:
+    cwd = str(Path.cwd())
+    path = os.pathsep.join(p for p in (cwd, os.environ.get("PYTHONPATH")) if p)
+    env = {**os.environ, "NSIGHT_LAB_HOME": str(home), "PYTHONPATH": path}
     code = WRITER.format(runs=runs, name=name, sleep=sleep)
-    return subprocess.Popen([sys.executable, "-c", code], env=env)
+    return subprocess.Popen([sys.executable, "-c", code], env=env)  # noqa: S603  (our code)
 
 
 def test_killed_kernel_leaves_a_readable_store(nsight_home: Path) -> None:
@@ -319,7 +343,9 @@ def test_killed_kernel_leaves_a_readable_store(nsight_home: Path) -> None:
 
 
 def test_four_kernels_profiling_at_once_lose_nothing(nsight_home: Path) -> None:
-    procs = [_spawn_writer(nsight_home, f"k{i}", runs=40, sleep=0.001) for i in range(4)]
+    procs = [
+        _spawn_writer(nsight_home, f"k{i}", runs=40, sleep=0.001) for i in range(4)
+    ]
     for proc in procs:
         assert proc.wait(timeout=240) == 0
     with RunStore() as store:

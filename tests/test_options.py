@@ -22,7 +22,8 @@ def test_every_option_parses() -> None:
     opts = parse_options(
         "--configs 512,1024 --param dtype=fp16,bf16 --runs 7 --warmup=0 "
         "--metrics dram__bytes_read.sum,dram__bytes_write.sum --backend cpu "
-        "--cache-control none --clock-control base --thermal off --derive tflops,gbps,myfn "
+        "--cache-control none --clock-control base --thermal off "
+        "--derive tflops,gbps,myfn "
         "--normalize-against ref --combine max --target-rsd 0.5 --max-time 3 "
         "--name 'my run' --out df --isolate --quiet"
     )
@@ -35,7 +36,11 @@ def test_every_option_parses() -> None:
     ]
     assert opts.runs == 7
     assert opts.warmup == 0
-    assert opts.metrics == (TIME_METRIC, "dram__bytes_read.sum", "dram__bytes_write.sum")
+    assert opts.metrics == (
+        TIME_METRIC,
+        "dram__bytes_read.sum",
+        "dram__bytes_write.sum",
+    )
     assert opts.extra_metrics == ("dram__bytes_read.sum", "dram__bytes_write.sum")
     assert opts.backend == "cpu"
     assert opts.cache_control == "none"
@@ -111,8 +116,12 @@ def test_malformed_options_name_the_option(line: str, names: str) -> None:
     assert "\n" not in message
 
 
-_word = st.text(alphabet=string.ascii_letters + string.digits + "_.,=-'\" ", max_size=12)
-_token = st.one_of(st.sampled_from(KNOWN_OPTIONS), st.sampled_from(["--", "-x", "--bogus"]), _word)
+_word = st.text(
+    alphabet=string.ascii_letters + string.digits + "_.,=-'\" ", max_size=12
+)
+_token = st.one_of(
+    st.sampled_from(KNOWN_OPTIONS), st.sampled_from(["--", "-x", "--bogus"]), _word
+)
 
 
 @settings(max_examples=400, deadline=None)
@@ -127,7 +136,11 @@ def test_random_option_strings_parse_or_fail_in_one_line(tokens: list[str]) -> N
         assert "\n" not in message
         assert "Traceback" not in message
         # The message names an option, or quotes the offending token.
-        assert any(opt in message for opt in KNOWN_OPTIONS) or "'" in message or "quote" in message
+        assert (
+            any(opt in message for opt in KNOWN_OPTIONS)
+            or "'" in message
+            or "quote" in message
+        )
     else:
         assert opts.runs >= 1
         assert opts.warmup >= 0

@@ -3,7 +3,8 @@
 A backend is probed (can it run here, and if not why) and then opened for one profile,
 giving a :class:`Measurement`. The runner drives the measurement run by run: it marks
 run and region boundaries and collects :class:`RunTiming` results as they complete, so
-asynchronous backends (CUDA events) can keep the GPU busy while finished runs stream out.
+asynchronous backends (CUDA events) can keep the GPU busy while finished runs stream
+out.
 Backends never store anything.
 """
 

@@ -19,7 +19,10 @@ if TYPE_CHECKING:
 
 
 def cpu_name() -> str:
-    """Return the CPU's model name (from /proc/cpuinfo on Linux), else the machine type."""
+    """Return the CPU's model name, else the machine type.
+
+    The model name comes from /proc/cpuinfo on Linux.
+    """
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as info:  # noqa: PTH123
             for line in info:
@@ -37,7 +40,9 @@ class CpuTimerBackend:
 
     def probe(self) -> Availability:
         """Always available."""
-        return Availability(ok=True, reason="host timer (time.perf_counter_ns) always works")
+        return Availability(
+            ok=True, reason="host timer (time.perf_counter_ns) always works"
+        )
 
     def open(self, options: ProfileOptions) -> CpuMeasurement:
         """Start a profile."""
@@ -52,9 +57,13 @@ class CpuMeasurement:
         self.device_name: str | None = cpu_name()
         self.notes: list[str] = []
         if options.cache_control == "all":
-            self.notes.append("cpu backend: --cache-control has no effect on host timing")
+            self.notes.append(
+                "cpu backend: --cache-control has no effect on host timing"
+            )
         if options.clock_control == "base":
-            self.notes.append("cpu backend: --clock-control has no effect on host timing")
+            self.notes.append(
+                "cpu backend: --clock-control has no effect on host timing"
+            )
         self._key: RunKey | None = None
         self._t0 = 0
         self._open: dict[str, int] = {}
@@ -86,7 +95,9 @@ class CpuMeasurement:
         if self._key is None:  # pragma: no cover - runner contract
             return
         self._done.append(
-            RunTiming(self._key, dict(self._regions), whole, thermal_wait_s=thermal_wait_s)
+            RunTiming(
+                self._key, dict(self._regions), whole, thermal_wait_s=thermal_wait_s
+            )
         )
         self._key = None
 

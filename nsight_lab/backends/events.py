@@ -1,16 +1,17 @@
 """The ``events`` backend: CUDA events around each region, on the current stream.
 
 Timing is asynchronous: events are recorded as the cell enqueues work and read once the
-GPU has passed them, so the host keeps the GPU fed the way a bare ``do_bench`` loop does.
+GPU has passed them, so the host keeps the GPU fed the way a bare ``do_bench`` loop
+does.
 Finished runs are handed out as soon as their last event completes; at most
 ``MAX_IN_FLIGHT`` runs (or ``MAX_LAG_S`` seconds) may be pending, so results stream.
 
 A start event recorded on an *idle* GPU is stamped at once, so the host's own launch
 latency (Python, the op's dispatch, cuBLAS set-up) would be counted in the region. When
 the GPU has caught up with the host, each run therefore starts with a short spin kernel
-(``torch.cuda._sleep``) sized to the host's enqueue time, so the run's events and kernels
-queue up behind it and execute back to back -- nvbench's "blocking kernel", with a timed
-spin in place of a host flag.
+(``torch.cuda._sleep``) sized to the host's enqueue time, so the run's events and
+kernels queue up behind it and execute back to back -- nvbench's "blocking kernel", with
+a timed spin in place of a host flag.
 
 ``--cache-control all`` zeroes a buffer twice the L2 size before each measured region
 (nvbench and do_bench do the same); ``--clock-control base`` locks the SM clock through
@@ -39,9 +40,9 @@ if TYPE_CHECKING:
 MAX_IN_FLIGHT = 16
 MAX_LAG_S = 0.2
 MIN_FLUSH_BYTES = 32 * 1024 * 1024
-LEAD_MIN_US = 20.0
+LEAD_MIN_US = 15.0
 LEAD_MAX_US = 2000.0
-LEAD_FACTOR = 1.5
+LEAD_FACTOR = 1.0
 """The spin before an idle run covers this multiple of the host's enqueue time."""
 
 
@@ -53,7 +54,7 @@ class CudaEventsBackend:
     def probe(self) -> Availability:
         """Available when PyTorch sees a CUDA device."""
         try:
-            import torch  # noqa: PLC0415
+            import torch
         except ImportError:
             return Availability(
                 ok=False,
@@ -76,7 +77,9 @@ class CudaEventsBackend:
         """
         available = self.probe()
         if not available.ok:
-            msg = f"backend 'events' is unavailable: {available.reason}; {available.hint}"
+            msg = (
+                f"backend 'events' is unavailable: {available.reason}; {available.hint}"
+            )
             raise BackendUnavailableError(msg)
         return EventsMeasurement(options)
 
@@ -97,7 +100,7 @@ class EventsMeasurement:
 
     def __init__(self, options: ProfileOptions) -> None:
         """Allocate the flush buffer, open NVML and apply clock control."""
-        import torch  # noqa: PLC0415
+        import torch
 
         self._torch = torch
         self.notes: list[str] = []
@@ -110,12 +113,16 @@ class EventsMeasurement:
         self._flush_buffer = None
         if options.cache_control == "all":
             nbytes = max(2 * int(getattr(props, "L2_cache_size", 0)), MIN_FLUSH_BYTES)
-            self._flush_buffer = torch.empty(nbytes // 4, dtype=torch.int32, device=device)
+            self._flush_buffer = torch.empty(
+                nbytes // 4, dtype=torch.int32, device=device
+            )
         self._monitor: GpuMonitor | None = None
         self._sampler: TelemetrySampler | None = None
         self._guard: ThermalGuard | None = None
         try:
-            self._monitor = GpuMonitor.open(uuid=str(getattr(props, "uuid", "")) or None)
+            self._monitor = GpuMonitor.open(
+                uuid=str(getattr(props, "uuid", "")) or None
+            )
         except BackendUnavailableError as exc:
             self.notes.append(f"no per-run telemetry: {exc}")
         if self._monitor is not None:
@@ -167,7 +174,7 @@ class EventsMeasurement:
         """Give the host a head start if the GPU is idle, flush, and stamp the start."""
         self._host_t0 = time.perf_counter()
         if self._gpu_idle():
-            lead_us = min(max(LEAD_FACTOR * self._host_run_us, LEAD_MIN_US), LEAD_MAX_US)
+            lead_us = min(LEAD_FACTOR * self._host_run_us + LEAD_MIN_US, LEAD_MAX_US)
             self._torch.cuda._sleep(int(lead_us * self._cycles_per_us))  # noqa: SLF001
         # Flush once per measured span: before each region when the cell has regions,
         # else before the whole cell. Until the first run tells us, do both.
@@ -175,11 +182,13 @@ class EventsMeasurement:
         self._flushed_for_run = whole_cell
         if whole_cell:
             self._flush()
-        self._current = _PendingRun(key=key, start=self._event() if whole_cell else None)
+        self._current = _PendingRun(
+            key=key, start=self._event() if whole_cell else None
+        )
         self._open = {}
 
     def enter_region(self, name: str) -> None:
-        """Flush the L2 (``--cache-control all``) and record the region's start event."""
+        """Flush the L2 (``--cache-control all``); record the region's start event."""
         if self._cell_has_regions is not False or not self._flushed_for_run:
             self._flush()
         self._open[name] = self._event()
@@ -230,13 +239,21 @@ class EventsMeasurement:
         return done
 
     def _recycle(self, run: _PendingRun) -> None:
-        events = [run.start, run.end, *(e for pair in run.regions.values() for e in pair)]
+        events = [
+            run.start,
+            run.end,
+            *(e for pair in run.regions.values() for e in pair),
+        ]
         self._free_events.extend(e for e in events if e is not None)
 
     @staticmethod
     def _timing(run: _PendingRun) -> RunTiming:
         ms_to_ns = 1e6
-        whole = run.start.elapsed_time(run.end) * ms_to_ns if run.start is not None else math.nan
+        whole = (
+            run.start.elapsed_time(run.end) * ms_to_ns
+            if run.start is not None
+            else math.nan
+        )
         return RunTiming(
             key=run.key,
             regions={

@@ -1,0 +1,64 @@
+from __future__ import annotations
+
+import pytest
+
+from nsight_lab.backends import probe_all
+from nsight_lab.backends.base import Availability
+from nsight_lab.errors import BackendUnavailableError, OptionError
+from nsight_lab.options import parse_options
+from nsight_lab.plan import make_plan
+
+GPU = {
+    "cpu": Availability(ok=True, reason="host"),
+    "events": Availability(ok=True, reason="cuda"),
+    "cupti": Availability(ok=False, reason="not here"),
+    "ncu": Availability(
+        ok=False, reason="ncu not found", hint="install Nsight Compute"
+    ),
+}
+NO_GPU = {
+    **GPU,
+    "events": Availability(ok=False, reason="no CUDA GPU visible", hint="use a GPU"),
+}
+
+
+def test_auto_prefers_events_on_a_gpu_and_says_why() -> None:
+    plan = make_plan(parse_options("--configs 1,2 --runs 3"), GPU)
+    assert plan.backend == "events"
+    assert "GPU" in plan.backend_reason
+    assert plan.runs_planned == 6
+
+
+def test_auto_falls_back_to_cpu_with_the_reason() -> None:
+    plan = make_plan(parse_options(""), NO_GPU)
+    assert plan.backend == "cpu"
+    assert "no CUDA GPU visible" in plan.backend_reason
+
+
+def test_requested_backend_that_cannot_run_explains() -> None:
+    with pytest.raises(
+        BackendUnavailableError,
+        match="backend 'events' is unavailable: no CUDA GPU visible; use a GPU",
+    ):
+        make_plan(parse_options("--backend events"), NO_GPU)
+
+
+def test_counters_need_ncu() -> None:
+    with pytest.raises(BackendUnavailableError, match="ncu not found"):
+        make_plan(parse_options("--metrics dram__bytes_read.sum"), GPU)
+    with pytest.raises(
+        OptionError, match=r"--metrics dram__bytes_read.sum needs the ncu backend"
+    ):
+        make_plan(parse_options("--metrics dram__bytes_read.sum --backend events"), GPU)
+
+
+def test_model_work_only_for_builtin_derived() -> None:
+    assert make_plan(parse_options("--derive tflops"), GPU).model_work
+    assert not make_plan(parse_options("--derive myfn"), GPU).model_work
+
+
+def test_probe_table_on_this_machine_names_every_backend() -> None:
+    table = probe_all()
+    assert set(table) == {"cpu", "events", "cupti", "ncu"}
+    assert table["cpu"].ok
+    assert table["ncu"].reason

@@ -135,6 +135,7 @@ class Runner:
         self._durations: dict[tuple[int, str], list[float]] = defaultdict(list)
         self._models: dict[int, WorkModel] = {}
         self._tracker = RegionTracker(measurement)
+        self._last_collect = 0.0
 
     def run(self, body: Callable[[dict[str, JsonScalar]], None]) -> list[RunRecord]:
         """Run every config; return all records.
@@ -223,7 +224,10 @@ class Runner:
             msg = f"region {self._tracker._open!r} was still open when the cell ended"  # noqa: SLF001
             raise RegionError(msg)
         self.measurement.end_run(waited)
-        self._collect(wait=False)
+        now = time.monotonic()
+        if now - self._last_collect >= self.measurement.collect_interval_s:
+            self._last_collect = now
+            self._collect(wait=False)
 
     def _collect(self, *, wait: bool) -> None:
         timings = self.measurement.completed(wait=wait)

@@ -37,7 +37,10 @@ if TYPE_CHECKING:
 
     from nsight_lab.options import ProfileOptions
 
-MAX_IN_FLIGHT = 16
+MAX_IN_FLIGHT = 256
+COLLECT_INTERVAL_S = 0.01
+"""Collect finished runs at most this often: often enough to stream, rarely enough that
+the per-run host cost stays off the GPU's critical path."""
 MAX_LAG_S = 0.2
 MIN_FLUSH_BYTES = 32 * 1024 * 1024
 LEAD_MIN_US = 15.0
@@ -104,6 +107,7 @@ class EventsMeasurement:
 
         self._torch = torch
         self.notes: list[str] = []
+        self.collect_interval_s = COLLECT_INTERVAL_S
         device = torch.cuda.current_device()
         self._device = device
         self._stream_id: int | None = None

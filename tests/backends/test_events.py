@@ -129,7 +129,7 @@ def test_clock_control_base_locks_and_reports() -> None:
     assert m._monitor.locked_sm_clock_mhz is None  # noqa: SLF001  (reset on close)
 
 
-def _clocks_while_busy(monitor: Any, work: Any, seconds: float = 1.0) -> list[float]:  # noqa: ANN401
+def _clocks_while_busy(monitor: Any, work: Any, seconds: float = 1.0) -> list[float]:
     """SM clock readings taken while ``work`` keeps the GPU busy for ``seconds``."""
     import time
 

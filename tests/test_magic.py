@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, reject, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 from nsight_lab.records import TIME_METRIC
@@ -354,3 +356,61 @@ def test_four_kernels_profiling_at_once_lose_nothing(nsight_home: Path) -> None:
         for session in sessions:
             assert session.status == "completed"
             assert [r.run_index for r in store.runs(session.id)] == list(range(40))
+
+
+_TOKENS = st.one_of(
+    st.sampled_from(
+        [
+            "--runs",
+            "--warmup",
+            "--configs",
+            "--param",
+            "--backend",
+            "--derive",
+            "--out",
+            "--quiet",
+            "--metrics",
+            "--target-rsd",
+            "--bogus",
+            "0",
+            "-1",
+            "x",
+            "1,,2",
+            "=",
+            "'",
+            "cpu",
+            "--quiet=1",
+        ]
+    ),
+    st.text(alphabet="abc01,=-. ", max_size=6),
+)
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(st.lists(_TOKENS, min_size=1, max_size=6))
+def test_random_malformed_option_lines_store_nothing(
+    ip: InteractiveShell, tokens: list[str]
+) -> None:
+    from IPython.core.error import UsageError
+
+    from nsight_lab.errors import OptionError
+    from nsight_lab.options import parse_options
+
+    line = " ".join(tokens)
+    try:
+        parse_options(line)
+    except OptionError:
+        pass
+    else:
+        reject()  # only malformed lines here; valid ones are profiled elsewhere
+    with RunStore() as store:
+        before = store.latest_change()
+    result = ip.run_cell(f"%%nsight --backend cpu {line}\nx = 1\n")
+    assert isinstance(result.error_in_exec, UsageError)
+    assert "\n" not in str(result.error_in_exec)
+    with RunStore() as store:
+        assert store.latest_change() == before

@@ -32,6 +32,7 @@ HISTORY_COLUMNS = (
 
 def sessions_frame(store: RunStore, sessions: Sequence[SessionInfo]) -> pd.DataFrame:
     """One row per session, newest first, with its number of stored runs."""
+    counts = store.run_counts([s.id for s in sessions])  # kept per session: no run scan
     rows = [
         {
             "id": s.id,
@@ -41,7 +42,7 @@ def sessions_frame(store: RunStore, sessions: Sequence[SessionInfo]) -> pd.DataF
             "notebook": s.notebook or "",
             "backend": s.backend,
             "device": s.device or "",
-            "runs": len(store.runs(s.id)),
+            "runs": counts.get(s.id, 0),
         }
         for s in sessions
     ]

@@ -46,16 +46,7 @@ def _parser() -> argparse.ArgumentParser:
     history = sub.add_parser("history", help="list profile sessions, newest first")
     history.add_argument("--limit", type=int, default=20)
     history.add_argument("--offset", type=int, default=0)
-    for name in (
-        "notebook",
-        "annotation",
-        "device",
-        "backend",
-        "status",
-        "since",
-        "until",
-        "text",
-    ):
+    for name in FILTERS:
         history.add_argument(f"--{name}")
     history.add_argument("--json", action="store_true", help="print JSON")
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -80,6 +81,16 @@ class RegionTracker:
         self._measurement.exit_region(name)
         self._open = None
 
+    def check_closed(self) -> None:
+        """Raise if a region is still open at the end of a run.
+
+        Raises:
+            RegionError: A region was entered but never left (e.g. in a generator).
+        """
+        if self._open is not None:
+            msg = f"region {self._open!r} was still open when the cell ended"
+            raise RegionError(msg)
+
 
 @dataclass
 class Progress:
@@ -135,7 +146,6 @@ class Runner:
         self._durations: dict[tuple[int, str], list[float]] = defaultdict(list)
         self._models: dict[int, WorkModel] = {}
         self._tracker = RegionTracker(measurement)
-        self._last_collect = 0.0
 
     def run(self, body: Callable[[dict[str, JsonScalar]], None]) -> list[RunRecord]:
         """Run every config; return all records.
@@ -220,14 +230,9 @@ class Runner:
         self._tracker.reset()
         self.measurement.begin_run(key)
         body(config)
-        if self._tracker._open is not None:  # noqa: SLF001  (region left open by a generator)
-            msg = f"region {self._tracker._open!r} was still open when the cell ended"  # noqa: SLF001
-            raise RegionError(msg)
+        self._tracker.check_closed()
         self.measurement.end_run(waited)
-        now = time.monotonic()
-        if now - self._last_collect >= self.measurement.collect_interval_s:
-            self._last_collect = now
-            self._collect(wait=False)
+        self._collect(wait=False)
 
     def _collect(self, *, wait: bool) -> None:
         timings = self.measurement.completed(wait=wait)
@@ -254,7 +259,10 @@ class Runner:
             self._check_normalize_target(batch)
 
     def _records(self, timing: RunTiming) -> list[RunRecord]:
-        regions = timing.regions or {CELL_REGION: timing.whole_ns}
+        # A run with no regions is the whole cell; a backend that skipped timing the
+        # whole cell (it had regions before) reports NaN, and nothing is recorded.
+        whole = {} if math.isnan(timing.whole_ns) else {CELL_REGION: timing.whole_ns}
+        regions = timing.regions or whole
         config = self.plan.configs[timing.key.config_index]
         model = self._models.get(timing.key.config_index, {})
         return [

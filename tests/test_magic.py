@@ -197,6 +197,13 @@ def test_keyboard_interrupt_marks_the_session(ip: InteractiveShell) -> None:
             ),
             "ran twice",
         ),
+        (
+            (
+                "import nsight\ndef gen():\n    with nsight.annotate('open'):\n"
+                "        yield\nleft_open = gen()\nnext(left_open)\n"
+            ),
+            "still open when the cell ended",
+        ),
     ],
 )
 def test_region_rules_give_a_clear_error(

@@ -59,8 +59,6 @@ class Measurement(Protocol):
     device_name: str | None
     notes: list[str]
     """Things the user should know about this session (clocks not locked, ...)."""
-    collect_interval_s: float
-    """How often the runner collects finished runs (0: after every run)."""
 
     def thermal_wait(self, on_wait: Callable[[float, float], None] | None) -> float:
         """Wait for thermal headroom before a run; return seconds waited."""

@@ -56,7 +56,6 @@ class CpuMeasurement:
         """Prepare the timer; ``options`` only feed the session notes."""
         self.device_name: str | None = cpu_name()
         self.notes: list[str] = []
-        self.collect_interval_s = 0.0  # runs finish as the body returns: stream each
         if options.cache_control == "all":
             self.notes.append(
                 "cpu backend: --cache-control has no effect on host timing"

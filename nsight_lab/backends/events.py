@@ -38,9 +38,6 @@ if TYPE_CHECKING:
     from nsight_lab.options import ProfileOptions
 
 MAX_IN_FLIGHT = 16
-COLLECT_INTERVAL_S = 0.0
-"""Collect finished runs after every run. 10 ms was tried on the H200 and measured no
-better (benchmarks/results/events_h200_collect10ms.json), so runs stream at once."""
 MAX_LAG_S = 0.2
 MIN_FLUSH_BYTES = 32 * 1024 * 1024
 LEAD_MIN_US = 15.0
@@ -107,7 +104,6 @@ class EventsMeasurement:
 
         self._torch = torch
         self.notes: list[str] = []
-        self.collect_interval_s = COLLECT_INTERVAL_S
         device = torch.cuda.current_device()
         self._device = device
         self._stream_id: int | None = None
@@ -147,7 +143,6 @@ class EventsMeasurement:
         self._current: _PendingRun | None = None
         self._open: dict[str, Any] = {}
         self._cell_has_regions: bool | None = None
-        self._flushed_for_run = False
 
     def _stream(self) -> Any:  # noqa: ANN401
         # torch.cuda.current_stream() costs ~20 us in Python; the raw id lookup ~1 us.
@@ -183,7 +178,6 @@ class EventsMeasurement:
         # Flush once per measured span: before each region when the cell has regions,
         # else before the whole cell. Until the first run tells us, do both.
         whole_cell = self._cell_has_regions is not True
-        self._flushed_for_run = whole_cell
         if whole_cell:
             self._flush()
         self._current = _PendingRun(
@@ -193,7 +187,7 @@ class EventsMeasurement:
 
     def enter_region(self, name: str) -> None:
         """Flush the L2 (``--cache-control all``); record the region's start event."""
-        if self._cell_has_regions is not False or not self._flushed_for_run:
+        if self._cell_has_regions is not False:  # a whole-cell run flushed at its start
             self._flush()
         self._open[name] = self._event()
 

@@ -25,7 +25,7 @@ __all__ = [
     "probe_all",
 ]
 
-IMPLEMENTED = ("cpu", "events")
+IMPLEMENTED = ("cpu", "events", "cupti")
 """Backend ids that exist in this version.
 
 cupti and ncu come with hardware counters.
@@ -42,6 +42,10 @@ def get_backend(backend_id: str) -> Backend:
         from nsight_lab.backends.events import CudaEventsBackend
 
         return CudaEventsBackend()
+    if backend_id == "cupti":
+        from nsight_lab.backends.cupti import CuptiBackend
+
+        return CuptiBackend()
     msg = f"no backend {backend_id!r} in this version; expected one of {IMPLEMENTED}"
     raise KeyError(msg)
 

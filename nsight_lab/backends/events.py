@@ -27,10 +27,10 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from nsight_lab.backends._gpu import GpuContext
 from nsight_lab.backends.base import Availability, RunKey, RunTiming
 from nsight_lab.errors import BackendUnavailableError
 from nsight_lab.records import Telemetry
-from nsight_lab.telemetry import GpuMonitor, TelemetrySampler, ThermalGuard
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -39,7 +39,6 @@ if TYPE_CHECKING:
 
 MAX_IN_FLIGHT = 16
 MAX_LAG_S = 0.2
-MIN_FLUSH_BYTES = 32 * 1024 * 1024
 LEAD_MIN_US = 15.0
 LEAD_MAX_US = 2000.0
 LEAD_FACTOR = 1.0
@@ -99,43 +98,17 @@ class EventsMeasurement:
     """One profile timed with CUDA events."""
 
     def __init__(self, options: ProfileOptions) -> None:
-        """Allocate the flush buffer, open NVML and apply clock control."""
+        """Open the GPU context (flush buffer, NVML, clock control)."""
         import torch
 
         self._torch = torch
-        self.notes: list[str] = []
-        device = torch.cuda.current_device()
-        self._device = device
+        self._gpu = GpuContext(torch, options)
+        self.notes: list[str] = self._gpu.notes
+        self.device_name: str | None = self._gpu.name
+        self._device = self._gpu.device
         self._stream_id: int | None = None
         self._stream_obj: Any = None
-        props = torch.cuda.get_device_properties(device)
-        self.device_name: str | None = props.name
-        self._flush_buffer = None
-        if options.cache_control == "all":
-            nbytes = max(2 * int(getattr(props, "L2_cache_size", 0)), MIN_FLUSH_BYTES)
-            self._flush_buffer = torch.empty(
-                nbytes // 4, dtype=torch.int32, device=device
-            )
-        self._monitor: GpuMonitor | None = None
-        self._sampler: TelemetrySampler | None = None
-        self._guard: ThermalGuard | None = None
-        try:
-            self._monitor = GpuMonitor.open(
-                uuid=str(getattr(props, "uuid", "")) or None
-            )
-        except BackendUnavailableError as exc:
-            self.notes.append(f"no per-run telemetry: {exc}")
-        if self._monitor is not None:
-            if options.clock_control == "base":
-                _, said = self._monitor.lock_base_clock()
-                self.notes.append(said)
-            self._sampler = TelemetrySampler(self._monitor)
-            if options.thermal == "auto":
-                self._guard = ThermalGuard(self._sampler.headroom_c)
-        elif options.clock_control == "base":
-            self.notes.append("clocks not locked: NVML is unavailable")
-        max_mhz = self._monitor.max_sm_clock_mhz if self._monitor else None
-        self._cycles_per_us = float(max_mhz or 2000.0)
+        self._cycles_per_us = float(self._gpu.max_sm_clock_mhz or 2000.0)
         self._host_run_us = LEAD_MIN_US
         self._host_t0 = 0.0
         self._free_events: list[Any] = []
@@ -161,13 +134,9 @@ class EventsMeasurement:
     def _gpu_idle(self) -> bool:
         return not self._pending or bool(self._pending[-1].end.query())
 
-    def _flush(self) -> None:
-        if self._flush_buffer is not None:
-            self._flush_buffer.zero_()
-
     def thermal_wait(self, on_wait: Callable[[float, float], None] | None) -> float:
         """Wait for thermal headroom (``--thermal auto``)."""
-        return 0.0 if self._guard is None else self._guard.wait(on_wait)
+        return self._gpu.thermal_wait(on_wait)
 
     def begin_run(self, key: RunKey) -> None:
         """Give the host a head start if the GPU is idle, flush, and stamp the start."""
@@ -179,7 +148,7 @@ class EventsMeasurement:
         # else before the whole cell. Until the first run tells us, do both.
         whole_cell = self._cell_has_regions is not True
         if whole_cell:
-            self._flush()
+            self._gpu.flush_l2()
         self._current = _PendingRun(
             key=key, start=self._event() if whole_cell else None
         )
@@ -188,7 +157,7 @@ class EventsMeasurement:
     def enter_region(self, name: str) -> None:
         """Flush the L2 (``--cache-control all``); record the region's start event."""
         if self._cell_has_regions is not False:  # a whole-cell run flushed at its start
-            self._flush()
+            self._gpu.flush_l2()
         self._open[name] = self._event()
 
     def exit_region(self, name: str) -> None:
@@ -204,8 +173,7 @@ class EventsMeasurement:
         run.end = self._event()
         run.thermal_wait_s = thermal_wait_s
         run.enqueued_at = time.monotonic()
-        if self._sampler is not None:
-            run.telemetry = self._sampler.latest()
+        run.telemetry = self._gpu.telemetry()
         host_us = (time.perf_counter() - self._host_t0) * 1e6
         self._host_run_us = 0.8 * self._host_run_us + 0.2 * host_us
         self._cell_has_regions = bool(run.regions)
@@ -267,8 +235,4 @@ class EventsMeasurement:
         """Reset locked clocks and free the flush buffer."""
         self._pending.clear()
         self._free_events.clear()
-        self._flush_buffer = None
-        if self._sampler is not None:
-            self._sampler.close()
-        if self._monitor is not None:
-            self._monitor.reset_clocks()
+        self._gpu.close()

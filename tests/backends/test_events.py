@@ -119,14 +119,14 @@ def test_clock_control_base_locks_and_reports() -> None:
     m = CudaEventsBackend().open(parse_options("--clock-control base"))
     try:
         notes = list(m.notes)
-        locked = m._monitor.locked_sm_clock_mhz if m._monitor else None  # noqa: SLF001
+        locked = m._gpu.monitor.locked_sm_clock_mhz if m._gpu.monitor else None  # noqa: SLF001
     finally:
         m.close()
     assert any("MHz" in n for n in notes), notes
     if locked is None:
         pytest.skip(f"clock locking not permitted here: {notes}")
-    assert m._monitor is not None  # noqa: SLF001
-    assert m._monitor.locked_sm_clock_mhz is None  # noqa: SLF001  (reset on close)
+    assert m._gpu.monitor is not None  # noqa: SLF001
+    assert m._gpu.monitor.locked_sm_clock_mhz is None  # noqa: SLF001  (reset on close)
 
 
 def _clocks_while_busy(monitor: Any, work: Any, seconds: float = 1.0) -> list[float]:

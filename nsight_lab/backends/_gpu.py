@@ -1,0 +1,102 @@
+"""What every GPU backend needs around its timer.
+
+The L2 flush, NVML telemetry, clock control and the thermal guard are opened together
+and closed together, so locked clocks are always reset.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from nsight_lab.errors import BackendUnavailableError
+from nsight_lab.records import Telemetry
+from nsight_lab.telemetry import GpuMonitor, TelemetrySampler, ThermalGuard
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from nsight_lab.options import ProfileOptions
+
+MIN_FLUSH_BYTES = 32 * 1024 * 1024
+
+
+def require_cuda(backend_id: str) -> Any:  # noqa: ANN401  (the torch module)
+    """Return torch when it sees a CUDA device.
+
+    Raises:
+        BackendUnavailableError: PyTorch is missing or sees no CUDA device.
+    """
+    try:
+        import torch
+    except ImportError as exc:
+        msg = (
+            f"backend {backend_id!r} is unavailable: PyTorch is not installed; "
+            "install a CUDA build of PyTorch"
+        )
+        raise BackendUnavailableError(msg) from exc
+    if not torch.cuda.is_available():
+        msg = (
+            f"backend {backend_id!r} is unavailable: no CUDA GPU visible "
+            "(torch.cuda.is_available() is False); run on a machine with an NVIDIA GPU"
+        )
+        raise BackendUnavailableError(msg)
+    return torch
+
+
+class GpuContext:
+    """The current CUDA device with its flush buffer, NVML monitor and controls."""
+
+    def __init__(self, torch: Any, options: ProfileOptions) -> None:  # noqa: ANN401
+        """Allocate the flush buffer, open NVML, lock clocks if asked, sample."""
+        self.notes: list[str] = []
+        self.device = torch.cuda.current_device()
+        props = torch.cuda.get_device_properties(self.device)
+        self.name: str = props.name
+        self._flush_buffer = None
+        if options.cache_control == "all":
+            nbytes = max(2 * int(getattr(props, "L2_cache_size", 0)), MIN_FLUSH_BYTES)
+            self._flush_buffer = torch.empty(
+                nbytes // 4, dtype=torch.int32, device=self.device
+            )
+        self.monitor: GpuMonitor | None = None
+        self._sampler: TelemetrySampler | None = None
+        self._guard: ThermalGuard | None = None
+        try:
+            self.monitor = GpuMonitor.open(uuid=str(getattr(props, "uuid", "")) or None)
+        except BackendUnavailableError as exc:
+            self.notes.append(f"no per-run telemetry: {exc}")
+        if self.monitor is not None:
+            if options.clock_control == "base":
+                _, said = self.monitor.lock_base_clock()
+                self.notes.append(said)
+            self._sampler = TelemetrySampler(self.monitor)
+            if options.thermal == "auto":
+                self._guard = ThermalGuard(self._sampler.headroom_c)
+        elif options.clock_control == "base":
+            self.notes.append("clocks not locked: NVML is unavailable")
+
+    @property
+    def max_sm_clock_mhz(self) -> float | None:
+        """The SM clock ceiling NVML reports (None without NVML)."""
+        return self.monitor.max_sm_clock_mhz if self.monitor else None
+
+    def flush_l2(self) -> None:
+        """Zero a buffer twice the L2 size (``--cache-control all``; else nothing)."""
+        if self._flush_buffer is not None:
+            self._flush_buffer.zero_()
+
+    def telemetry(self) -> Telemetry:
+        """The newest telemetry sample (empty without NVML)."""
+        return self._sampler.latest() if self._sampler is not None else Telemetry()
+
+    def thermal_wait(self, on_wait: Callable[[float, float], None] | None) -> float:
+        """Wait for thermal headroom (``--thermal auto``); return seconds waited."""
+        return 0.0 if self._guard is None else self._guard.wait(on_wait)
+
+    def close(self) -> None:
+        """Stop sampling, reset locked clocks, free the flush buffer."""
+        self._flush_buffer = None
+        if self._sampler is not None:
+            self._sampler.close()
+        if self.monitor is not None:
+            self.monitor.reset_clocks()

@@ -1,0 +1,348 @@
+"""The ``cupti`` backend: per-kernel GPU durations and names from CUPTI activity.
+
+Each region pushes a CUPTI *external correlation id* (kind CUSTOM2; Kineto uses CUSTOM0
+and CUSTOM1) while it runs, so every CUDA API call made inside it, and the kernels those
+calls launch, carry the region's id. After a run, the activity buffers are flushed and
+kernels are grouped by id into regions; ``--combine`` folds several kernels of a region
+(``sum`` of kernel durations, the ``max``, or the ``first`` launched). Unlike the events
+backend this excludes launch gaps between kernels, which is how Nsight Compute's
+``gpu__time_duration.sum`` sees a region too.
+
+On drivers older than r610 CUPTI allows one activity subscriber per process, so only
+one cupti profile runs at a time in a kernel and activity kinds are disabled again when
+it ends (``torch.profiler`` works afterwards). The events backend uses no CUPTI at all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from nsight_lab.backends._gpu import GpuContext, require_cuda
+from nsight_lab.backends.base import Availability, RunKey, RunTiming
+from nsight_lab.errors import BackendUnavailableError
+from nsight_lab.records import Telemetry
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from nsight_lab.options import CombineMode, ProfileOptions
+
+IDS_PER_RUN = 1024
+"""External id = run sequence * IDS_PER_RUN + slot; slot 0 is the run, 1.. regions."""
+FLUSH_INTERVAL_S = 0.05
+MAX_PENDING_RUNS = 64
+BUFFER_BYTES = 8 * 1024 * 1024
+INSTALL_HINT = (
+    "install it with: pip install nsight-lab[cupti] (cupti-python matching the "
+    "driver's CUDA version, e.g. cupti-python==13.0.*)"
+)
+
+
+@dataclass(frozen=True)
+class KernelActivity:
+    """One kernel as CUPTI reported it."""
+
+    name: str
+    start_ns: int
+    end_ns: int
+    correlation_id: int
+
+    @property
+    def duration_ns(self) -> float:
+        """GPU time of the kernel."""
+        return float(self.end_ns - self.start_ns)
+
+
+@dataclass
+class PendingRun:
+    """A run whose kernels have not been read yet."""
+
+    key: RunKey
+    seq: int
+    regions: list[str] = field(default_factory=list)
+    telemetry: Telemetry = field(default_factory=Telemetry)
+    thermal_wait_s: float = 0.0
+
+
+def combine_kernels(kernels: Sequence[KernelActivity], how: CombineMode) -> float:
+    """Fold the kernels of one region into one duration (ns)."""
+    if not kernels:
+        return 0.0
+    ordered = sorted(kernels, key=lambda k: k.start_ns)
+    if how == "first":
+        return ordered[0].duration_ns
+    if how == "max":
+        return max(k.duration_ns for k in ordered)
+    return sum(k.duration_ns for k in ordered)
+
+
+def attribute(
+    kernels: Sequence[KernelActivity],
+    external_ids: dict[int, int],
+    runs: Sequence[PendingRun],
+    how: CombineMode,
+) -> list[RunTiming]:
+    """Group kernels into the regions of ``runs`` by external correlation id.
+
+    Kernels with no id (the L2 flush, work outside any profiled run) are ignored.
+    A run with no regions is the whole cell: every kernel launched during it.
+    """
+    by_id: dict[int, list[KernelActivity]] = defaultdict(list)
+    for kernel in kernels:
+        ext = external_ids.get(kernel.correlation_id)
+        if ext is not None:
+            by_id[ext].append(kernel)
+    timings = []
+    for run in runs:
+        base = run.seq * IDS_PER_RUN
+        regions = {
+            name: by_id.get(base + slot, [])
+            for slot, name in enumerate(run.regions, start=1)
+        }
+        everything = [
+            k
+            for slot in range(len(run.regions) + 1)
+            for k in by_id.get(base + slot, [])
+        ]
+        timings.append(
+            RunTiming(
+                key=run.key,
+                regions={
+                    name: combine_kernels(ks, how) for name, ks in regions.items()
+                },
+                whole_ns=combine_kernels(everything, how),
+                kernels={
+                    name: tuple(k.name for k in sorted(ks, key=lambda k: k.start_ns))
+                    for name, ks in regions.items()
+                },
+                telemetry=run.telemetry,
+                thermal_wait_s=run.thermal_wait_s,
+            )
+        )
+    return timings
+
+
+class _Activity:
+    """The process-wide CUPTI activity subscriber (CUPTI has one per process)."""
+
+    def __init__(self) -> None:
+        self.cupti: Any = None
+        self.registered = False
+        self.active = False
+        self.kernels: list[KernelActivity] = []
+        self.external_ids: dict[int, int] = {}
+        self._kernel_kinds: set[int] = set()
+        self._external_kind = -1
+
+    def load(self) -> Any:  # noqa: ANN401
+        if self.cupti is None:
+            try:
+                from cupti import cupti
+            except ImportError as exc:
+                msg = (
+                    "backend 'cupti' is unavailable: cupti-python is missing; "
+                    f"{INSTALL_HINT}"
+                )
+                raise BackendUnavailableError(msg) from exc
+            self.cupti = cupti
+            self._kernel_kinds = {
+                int(cupti.ActivityKind.CONCURRENT_KERNEL),
+                int(cupti.ActivityKind.KERNEL),
+            }
+            self._external_kind = int(cupti.ActivityKind.EXTERNAL_CORRELATION)
+        return self.cupti
+
+    def kinds(self) -> list[Any]:
+        c = self.cupti
+        return [
+            c.ActivityKind.CONCURRENT_KERNEL,
+            c.ActivityKind.RUNTIME,
+            c.ActivityKind.DRIVER,
+            c.ActivityKind.EXTERNAL_CORRELATION,
+        ]
+
+    def _requested(self) -> tuple[int, int]:
+        return BUFFER_BYTES, 0
+
+    def _completed(self, records: Any) -> None:  # noqa: ANN401
+        # Copy the fields out at once; the record objects are views into CUPTI's buffer.
+        for record in records:
+            kind = int(record.kind)
+            if kind == self._external_kind:
+                self.external_ids[int(record.correlation_id)] = int(record.external_id)
+            elif kind in self._kernel_kinds:
+                self.kernels.append(
+                    KernelActivity(
+                        name=str(record.name),
+                        start_ns=int(record.start),
+                        end_ns=int(record.end),
+                        correlation_id=int(record.correlation_id),
+                    )
+                )
+
+    def start(self) -> None:
+        cupti = self.load()
+        if self.active:
+            msg = (
+                "backend 'cupti' is busy: another cupti profile is running in this "
+                "kernel (CUPTI allows one activity subscriber per process)"
+            )
+            raise BackendUnavailableError(msg)
+        try:
+            if not self.registered:
+                cupti.activity_register_callbacks(self._requested, self._completed)
+                self.registered = True
+            for kind in self.kinds():
+                cupti.activity_enable(kind)
+        except Exception as exc:
+            msg = (
+                f"CUPTI refused activity tracing ({exc}); another CUPTI client "
+                "(torch.profiler, nsight-python, Nsight Systems) may hold this "
+                "process's only subscriber: finish it, or use --backend events"
+            )
+            raise BackendUnavailableError(msg) from exc
+        self.kernels.clear()
+        self.external_ids.clear()
+        self.active = True
+
+    def drain(self) -> tuple[list[KernelActivity], dict[int, int]]:
+        self.cupti.activity_flush_all(1)  # CUPTI_ACTIVITY_FLAG_FLUSH_FORCED
+        kernels, self.kernels = self.kernels, []
+        return kernels, self.external_ids
+
+    def stop(self) -> None:
+        if not self.active:
+            return
+        self.active = False
+        for kind in self.kinds():
+            # Disable what can be disabled; one refusal must not leave the rest on.
+            with contextlib.suppress(Exception):
+                self.cupti.activity_disable(kind)
+
+
+_ACTIVITY = _Activity()
+
+
+class CuptiBackend:
+    """Per-kernel timing of regions through CUPTI's activity API."""
+
+    id = "cupti"
+
+    def probe(self) -> Availability:
+        """Available when cupti-python is installed and PyTorch sees a CUDA device."""
+        if importlib.util.find_spec("cupti") is None:
+            return Availability(
+                ok=False, reason="cupti-python is not installed", hint=INSTALL_HINT
+            )
+        try:
+            require_cuda(self.id)
+        except BackendUnavailableError as exc:
+            return Availability(ok=False, reason=str(exc).split(": ", 1)[-1])
+        return Availability(ok=True, reason="CUPTI activity records, per kernel")
+
+    def open(self, options: ProfileOptions) -> CuptiMeasurement:
+        """Start a profile on the current CUDA device.
+
+        Raises:
+            BackendUnavailableError: No CUDA device, no cupti-python, or CUPTI busy.
+        """
+        return CuptiMeasurement(options)
+
+
+class CuptiMeasurement:
+    """One profile timed from CUPTI kernel activity."""
+
+    def __init__(self, options: ProfileOptions) -> None:
+        """Start CUPTI activity collection and open the GPU context."""
+        self._torch = require_cuda("cupti")
+        self._cupti = _ACTIVITY.load()
+        self._combine: CombineMode = options.combine
+        _ACTIVITY.start()
+        try:
+            self._gpu = GpuContext(self._torch, options)
+        except BaseException:
+            _ACTIVITY.stop()
+            raise
+        self.notes: list[str] = self._gpu.notes
+        self.device_name: str | None = self._gpu.name
+        self._kind = self._cupti.ExternalCorrelationKind.CUSTOM2
+        self._seq = 0
+        self._depth = 0
+        self._current: PendingRun | None = None
+        self._pending: list[PendingRun] = []
+        self._last_flush = time.monotonic()
+
+    def _push(self, ext: int) -> None:
+        self._cupti.activity_push_external_correlation_id(self._kind, ext)
+        self._depth += 1
+
+    def _pop(self) -> None:
+        self._cupti.activity_pop_external_correlation_id(self._kind)
+        self._depth -= 1
+
+    def thermal_wait(self, on_wait: Callable[[float, float], None] | None) -> float:
+        """Wait for thermal headroom (``--thermal auto``)."""
+        return self._gpu.thermal_wait(on_wait)
+
+    def begin_run(self, key: RunKey) -> None:
+        """Flush the L2 (untagged), then tag the run's own launches."""
+        self._seq += 1
+        self._gpu.flush_l2()
+        self._current = PendingRun(key=key, seq=self._seq)
+        self._push(self._seq * IDS_PER_RUN)
+
+    def enter_region(self, name: str) -> None:
+        """Flush the L2 and tag the region's launches with its own id."""
+        run = self._current
+        if run is None:  # pragma: no cover - runner contract
+            return
+        self._gpu.flush_l2()
+        run.regions.append(name)
+        self._push(run.seq * IDS_PER_RUN + len(run.regions))
+
+    def exit_region(self, name: str) -> None:  # noqa: ARG002
+        """Stop tagging launches with the region's id."""
+        self._pop()
+
+    def end_run(self, thermal_wait_s: float) -> None:
+        """Close the run; its kernels are read at the next collection."""
+        run = self._current
+        if run is None:  # pragma: no cover - runner contract
+            return
+        self._pop()
+        run.telemetry = self._gpu.telemetry()
+        run.thermal_wait_s = thermal_wait_s
+        self._pending.append(run)
+        self._current = None
+
+    def abandon_run(self) -> None:
+        """Unwind the id stack of a run whose cell raised."""
+        while self._depth > 0:
+            self._pop()
+        self._current = None
+
+    def completed(self, *, wait: bool) -> list[RunTiming]:
+        """Flush CUPTI (at most every 50 ms unless ``wait``) and attribute kernels."""
+        if not self._pending:
+            return []
+        due = time.monotonic() - self._last_flush >= FLUSH_INTERVAL_S
+        if not (wait or due or len(self._pending) >= MAX_PENDING_RUNS):
+            return []
+        self._torch.cuda.synchronize()
+        kernels, external_ids = _ACTIVITY.drain()
+        self._last_flush = time.monotonic()
+        runs, self._pending = self._pending, []
+        return attribute(kernels, external_ids, runs, self._combine)
+
+    def close(self) -> None:
+        """Stop CUPTI collection and release the GPU context (clocks reset)."""
+        try:
+            self.abandon_run()
+        finally:
+            _ACTIVITY.stop()
+            self._gpu.close()

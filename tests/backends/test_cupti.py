@@ -1,0 +1,143 @@
+"""Kernel attribution of the cupti backend (CPU) and the real CUPTI path (-m gpu)."""
+
+from __future__ import annotations
+
+import importlib.util
+import statistics
+import textwrap
+from typing import TYPE_CHECKING
+
+import pytest
+
+from nsight_lab.backends.base import RunKey
+from nsight_lab.backends.cupti import (
+    IDS_PER_RUN,
+    CuptiBackend,
+    KernelActivity,
+    PendingRun,
+    attribute,
+    combine_kernels,
+)
+from nsight_lab.options import parse_options
+from nsight_lab.store import RunStore
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
+
+def k(name: str, start: int, end: int, corr: int) -> KernelActivity:
+    return KernelActivity(name=name, start_ns=start, end_ns=end, correlation_id=corr)
+
+
+def test_combine_kernels() -> None:
+    kernels = [k("b", 300, 700, 2), k("a", 100, 200, 1)]
+    assert combine_kernels(kernels, "sum") == 500
+    assert combine_kernels(kernels, "max") == 400
+    assert combine_kernels(kernels, "first") == 100  # the earliest launched
+    assert combine_kernels([], "sum") == 0
+
+
+def test_attribute_groups_kernels_by_region_and_ignores_untagged() -> None:
+    run = PendingRun(key=RunKey(0, 0), seq=3, regions=["mm", "relu"])
+    base = 3 * IDS_PER_RUN
+    kernels = [
+        k("flush", 0, 50, 10),  # the L2 flush: no external id
+        k("gemm_a", 100, 300, 11),
+        k("gemm_b", 300, 350, 12),
+        k("relu_kernel", 400, 420, 13),
+        k("setup", 90, 95, 14),  # launched in the run, outside regions
+    ]
+    ext = {11: base + 1, 12: base + 1, 13: base + 2, 14: base}
+    (timing,) = attribute(kernels, ext, [run], "sum")
+    assert timing.regions == {"mm": 250.0, "relu": 20.0}
+    assert timing.kernels == {"mm": ("gemm_a", "gemm_b"), "relu": ("relu_kernel",)}
+    assert timing.whole_ns == 275.0  # every tagged kernel of the run
+    (maxed,) = attribute(kernels, ext, [run], "max")
+    assert maxed.regions["mm"] == 200.0
+
+
+def test_attribute_whole_cell_and_several_runs() -> None:
+    runs = [PendingRun(key=RunKey(0, i), seq=i + 1) for i in range(2)]
+    kernels = [k("x", 0, 10, 1), k("y", 20, 50, 2)]
+    ext = {1: 1 * IDS_PER_RUN, 2: 2 * IDS_PER_RUN}
+    first, second = attribute(kernels, ext, runs, "sum")
+    assert (first.regions, first.whole_ns) == ({}, 10.0)
+    assert second.whole_ns == 30.0
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("cupti") is not None, reason="cupti-python is installed"
+)
+def test_probe_says_what_is_missing() -> None:
+    available = CuptiBackend().probe()
+    assert not available.ok
+    assert "cupti-python" in available.reason
+    assert "pip install" in available.hint
+
+
+def _needs_cupti() -> None:
+    if importlib.util.find_spec("cupti") is None:
+        pytest.skip("cupti-python is not installed (carry its wheel to the GPU host)")
+
+
+@pytest.mark.gpu
+def test_cupti_matches_events_and_names_kernels() -> None:
+    _needs_cupti()
+    import torch
+
+    from nsight_lab.backends.events import CudaEventsBackend
+
+    a = torch.randn(4096, 4096, device="cuda")
+
+    def measure(backend: object) -> tuple[list[float], tuple[str, ...]]:
+        m = backend.open(parse_options("--cache-control all"))  # type: ignore[attr-defined]
+        try:
+            for i in range(30):
+                m.begin_run(RunKey(0, i))
+                m.enter_region("mm")
+                a @ a
+                m.exit_region("mm")
+                m.end_run(0.0)
+            timings = m.completed(wait=True)
+        finally:
+            m.close()
+        return [t.regions["mm"] for t in timings], timings[-1].kernels.get("mm", ())
+
+    cupti_ns, names = measure(CuptiBackend())
+    events_ns, _ = measure(CudaEventsBackend())
+    assert len(cupti_ns) == 30
+    assert names  # the GEMM kernel's name
+    assert statistics.median(cupti_ns) == pytest.approx(
+        statistics.median(events_ns), rel=0.05
+    )
+    # CUPTI is released: torch.profiler (Kineto, another CUPTI client) works afterwards.
+    with torch.profiler.profile(
+        activities=[torch.profiler.ProfilerActivity.CUDA]
+    ) as prof:
+        a @ a
+        torch.cuda.synchronize()
+    assert any(e.device_type.name == "CUDA" for e in prof.events())
+
+
+@pytest.mark.gpu
+def test_magic_with_cupti_backend(ip: InteractiveShell) -> None:
+    _needs_cupti()
+    result = ip.run_cell(
+        "%%nsight --backend cupti --runs 5 --quiet --out cupti_res --combine sum\n"
+        + textwrap.dedent(
+            """\
+            import torch, nsight
+            x = torch.randn(1 << 24, device="cuda")
+            with nsight.annotate("two_kernels"):
+                y = x * 2
+                z = y + 1
+            """
+        )
+    )
+    assert result.error_in_exec is None, result.error_in_exec
+    frame = ip.user_ns["cupti_res"]
+    assert (frame["Backend"] == "cupti").all()
+    assert frame["Kernel"].iloc[0].count(";") == 1  # two distinct kernel names
+    with RunStore() as store:
+        runs = store.runs(int(frame["SessionId"].iloc[0]))
+    assert all(len(r.kernels) == 2 for r in runs)  # mul and add kernels, per run

@@ -63,7 +63,7 @@ USAGE = (
     "  --out VAR                also store the results DataFrame in VAR\n"
     "  --isolate                run the cell in a child process (ncu backend)\n"
     "  --quiet                  no progress display and no table output\n"
-    "%nsight doctor | history [N] | show ID | help"
+    "%nsight doctor | history [N] | show ID | peaks [--cpu] [--refresh] | help"
 )
 
 
@@ -134,8 +134,7 @@ class NsightMagics(Magics):
         if command == "show":
             return self._show(words[1:])
         if command == "peaks":
-            msg = "%nsight peaks: measured roofline peaks are not in this version yet"
-            raise OptionError(msg)
+            return self._peaks(words[1:])
         msg = (
             f"unknown %nsight command {command!r}; "
             "expected doctor, history, show or help"
@@ -158,6 +157,59 @@ class NsightMagics(Magics):
         with RunStore() as store:
             store.mark_interrupted()
             return sessions_frame(store, store.list_sessions(limit=limit))
+
+    def _peaks(self, args: list[str]) -> pd.DataFrame:
+        """Measure (once per device; cached in the store) and show attainable peaks."""
+        import pandas as pd
+
+        from nsight_lab.peaks import cached_peaks, device_name
+        from nsight_lab.roofline import Peaks, peaks_for
+        from nsight_lab.store import RunStore
+
+        unknown = [a for a in args if a not in {"--cpu", "--refresh"}]
+        if unknown:
+            msg = (
+                f"%nsight peaks: unknown argument {unknown[0]!r}; "
+                "expected --cpu and/or --refresh"
+            )
+            raise OptionError(msg)
+        import torch
+
+        cuda = "--cpu" not in args and torch.cuda.is_available()
+        device = "cuda" if cuda else "cpu"
+        name = device_name(device)
+        with RunStore() as store:
+            measured = cached_peaks(
+                store, name, device=device, refresh="--refresh" in args
+            )
+        listed = peaks_for(name) if cuda else None
+        nan = float("nan")
+
+        def roof(peaks: Peaks | None, dtype: str) -> float:
+            return peaks.flops_per_s.get(dtype, nan) / 1e12 if peaks else nan
+
+        dtypes = sorted(
+            set(measured.flops_per_s) | set(listed.flops_per_s if listed else {})
+        )
+        rows = [
+            {
+                "roof": f"{dtype} TFLOP/s",
+                "measured": roof(measured, dtype),
+                "datasheet": roof(listed, dtype),
+            }
+            for dtype in dtypes
+        ]
+        rows.append(
+            {
+                "roof": "DRAM TB/s",
+                "measured": measured.dram_bytes_per_s / 1e12,
+                "datasheet": listed.dram_bytes_per_s / 1e12 if listed else nan,
+            }
+        )
+        frame: pd.DataFrame = pd.DataFrame(rows)
+        frame.attrs["device"] = name
+        frame.attrs["source"] = measured.source
+        return frame
 
     def _show(self, args: list[str]) -> pd.DataFrame:
         from nsight_lab.history import session_results
@@ -223,6 +275,7 @@ class NsightMagics(Magics):
         measurement: Measurement,
         store: RunStore,
     ) -> pd.DataFrame:
+        from nsight_lab.peaks import known_peaks
         from nsight_lab.progress import ProgressDisplay
         from nsight_lab.results import to_dataframe
         from nsight_lab.runner import Runner
@@ -257,7 +310,11 @@ class NsightMagics(Magics):
             exec(code, shell.user_ns)  # noqa: S102  (running the user's cell is the point)
 
         model = None
-        if plan.model_work:
+        # Model FLOPs/bytes for --derive, and for the roofline whenever a warm-up run
+        # can carry the counting pass at no extra execution of the cell.
+        if plan.model_work or (
+            options.warmup >= 1 and importlib.util.find_spec("torch") is not None
+        ):
             from nsight_lab.workmodel import count_work
 
             model = count_work
@@ -280,6 +337,9 @@ class NsightMagics(Magics):
                 derive=options.derive,
                 functions=functions,
                 normalize_against=options.normalize_against,
+                peaks=known_peaks(
+                    store, measurement.device_name, cpu=plan.backend == "cpu"
+                ),
             )
         except KeyboardInterrupt:
             store.finish_session(

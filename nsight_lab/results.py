@@ -28,10 +28,13 @@ import pandas as pd
 
 from nsight_lab.errors import OptionError
 from nsight_lab.records import TIME_METRIC, RunRecord
+from nsight_lab.roofline import place_records
 from nsight_lab.stats import geomean, summarize
+from nsight_lab.workmodel import dominant_dtype
 
 if TYPE_CHECKING:
     from nsight_lab.records import JsonScalar, SessionInfo
+    from nsight_lab.roofline import Peaks
 
 MODEL_PREFIX = "model__"
 """Per-region quantities from the work model (FLOPs, bytes).
@@ -111,6 +114,7 @@ def to_dataframe(  # noqa: PLR0913  (the --derive/--normalize ones are keyword-o
     derive: Sequence[str] = (),
     functions: Mapping[str, UserDerive] | None = None,
     normalize_against: str | None = None,
+    peaks: Peaks | None = None,
 ) -> pd.DataFrame:
     """Aggregate per-run records into the results DataFrame.
 
@@ -122,6 +126,7 @@ def to_dataframe(  # noqa: PLR0913  (the --derive/--normalize ones are keyword-o
         functions: User derive functions by name.
         normalize_against: Annotation whose values divide the others', per config
             and metric.
+        peaks: The device's roofs; with them, time rows gain the roofline columns.
 
     Returns:
         One row per (annotation, metric, config), in the order regions first ran.
@@ -197,11 +202,69 @@ def to_dataframe(  # noqa: PLR0913  (the --derive/--normalize ones are keyword-o
     frame: pd.DataFrame = pd.DataFrame(rows)
     if frame.empty:
         return frame
+    frame = _add_roofline(frame, records, peaks, list(param_names))
     if normalize_against is not None:
         frame = _normalize(frame, normalize_against, list(param_names))
     frame["Geomean"] = frame.groupby(["Annotation", "Metric"])["AvgValue"].transform(
         lambda col: geomean(list(col))
     )
+    return frame
+
+
+ROOFLINE_COLUMNS = (
+    "FLOPs",
+    "FLOPsSource",
+    "BytesRead",
+    "BytesWritten",
+    "BytesSource",
+    "ArithmeticIntensity",
+    "AchievedTFLOPs",
+    "AchievedGBps",
+    "RoofTFLOPs",
+    "Bound",
+    "PctOfRoof",
+    "RooflineDtype",
+)
+"""Roofline placement of each region (time rows only; see ``roofline.place``)."""
+
+
+def _add_roofline(
+    frame: pd.DataFrame,
+    records: Sequence[RunRecord],
+    peaks: Peaks | None,
+    params: list[str],
+) -> pd.DataFrame:
+    for column in ROOFLINE_COLUMNS:
+        frame[column] = (
+            math.nan
+            if column not in {"FLOPsSource", "BytesSource", "Bound", "RooflineDtype"}
+            else ""
+        )
+    if peaks is None:
+        return frame
+    dtypes: dict[str, str] = {}
+    for record in records:
+        found = dominant_dtype(record.metrics)
+        if found and found in peaks.flops_per_s:
+            dtypes.setdefault(record.annotation, found)
+    for p in place_records(records, peaks, dtypes):
+        match = (frame["Annotation"] == p.annotation) & (frame["Metric"] == TIME_METRIC)
+        for name in params:
+            match &= frame[name] == p.config.get(name)
+        frame.loc[match, list(ROOFLINE_COLUMNS)] = [
+            p.flops,
+            p.flops_source,
+            p.bytes_read,
+            p.bytes_written,
+            p.bytes_source,
+            p.intensity,
+            p.achieved_flops_per_s / 1e12,
+            p.achieved_bytes_per_s / 1e9,
+            p.roof_flops_per_s / 1e12,
+            p.bound,
+            p.pct_of_roof,
+            p.dtype,
+        ]
     return frame
 
 

@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING, Any
 from nsight_lab.runner import CELL_REGION, WorkModel
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
+DTYPE_PREFIX = "model__flops_dtype_"
+"""Modelled FLOPs split by dtype class (``model__flops_dtype_bf16``...)."""
 FMA_LIKE = frozenset({"addcmul", "addcdiv", "lerp", "fma"})
 REDUCTIONS = frozenset(
     {"sum", "mean", "amax", "amin", "max", "min", "prod", "norm", "linalg_vector_norm"}
@@ -97,15 +99,17 @@ def count_work(call: Callable[[], None]) -> WorkModel:
             work["model__flops"] += 0.0  # every region has a FLOP count, zero included
             packet = func.overloadpacket
             outputs = _tensors(out)
+            flops = 0.0
             if packet in flop_registry:
-                work["model__flops"] += float(
-                    flop_registry[packet](*args, **kwargs, out_val=out)
-                )
+                flops = float(flop_registry[packet](*args, **kwargs, out_val=out))
             elif torch.Tag.pointwise in func.tags and outputs:
                 per_element = 2 if name in FMA_LIKE else 1
-                work["model__flops"] += float(per_element * outputs[0].numel())
+                flops = float(per_element * outputs[0].numel())
             elif name in REDUCTIONS and args and isinstance(args[0], torch.Tensor):
-                work["model__flops"] += float(args[0].numel())
+                flops = float(args[0].numel())
+            work["model__flops"] += flops
+            if flops and outputs:
+                work[f"{DTYPE_PREFIX}{_dtype_key(outputs[0].dtype)}"] += flops
             inputs = {id(t): t for t in _tensors((args, kwargs))}
             work["model__bytes_read"] += float(sum(_nbytes(t) for t in inputs.values()))
             work["model__bytes_written"] += float(sum(_nbytes(t) for t in outputs))
@@ -119,4 +123,35 @@ def count_work(call: Callable[[], None]) -> WorkModel:
     keys = ("model__flops", "model__bytes_read", "model__bytes_written")
     # A region that ran no op still did zero work.
     regions = cursor.names or [CELL_REGION]
-    return {r: {k: float(totals[r][k]) for k in keys} for r in dict.fromkeys(regions)}
+    return {
+        r: {
+            **{k: float(totals[r][k]) for k in keys},
+            **{k: v for k, v in totals[r].items() if k.startswith(DTYPE_PREFIX)},
+        }
+        for r in dict.fromkeys(regions)
+    }
+
+
+def _dtype_key(dtype: Any) -> str:  # noqa: ANN401  (a torch.dtype)
+    """Roofline dtype class of a torch dtype's FLOPs (TF32 when PyTorch allows it)."""
+    import torch
+
+    if dtype == torch.float32 and torch.backends.cuda.matmul.allow_tf32:
+        return "tf32"
+    return {
+        torch.float64: "fp64",
+        torch.float16: "fp16",
+        torch.bfloat16: "bf16",
+    }.get(dtype, "fp8" if "float8" in str(dtype) else "fp32")
+
+
+def dominant_dtype(metrics: Mapping[str, float]) -> str | None:
+    """The dtype class that carried most of a region's modelled FLOPs, if any."""
+    shares = {
+        k.removeprefix(DTYPE_PREFIX): v
+        for k, v in metrics.items()
+        if k.startswith(DTYPE_PREFIX)
+    }
+    if not shares or max(shares.values()) <= 0:
+        return None
+    return max(shares, key=lambda k: shares[k])

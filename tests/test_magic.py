@@ -421,3 +421,42 @@ def test_random_malformed_option_lines_store_nothing(
     assert "\n" not in str(result.error_in_exec)
     with RunStore() as store:
         assert store.latest_change() == before
+
+
+def test_peaks_then_roofline_columns_on_the_cpu(ip: InteractiveShell) -> None:
+    peaks = ip.run_line_magic("nsight", "peaks --cpu")
+    assert "DRAM TB/s" in set(peaks["roof"])
+    assert (peaks.loc[peaks["roof"] == "fp32 TFLOP/s", "measured"] > 0).all()
+    result = run(
+        ip,
+        """\
+        %%nsight --backend cpu --runs 4 --warmup 1 --quiet --out roof
+        import torch, nsight
+        a = torch.randn(256, 256)
+        x = torch.randn(1 << 20)
+        with nsight.annotate("matmul"):
+            a @ a
+        with nsight.annotate("scale"):
+            x * 2
+        """,
+    )
+    assert result.error_in_exec is None, result.error_in_exec
+    frame = ip.user_ns["roof"].set_index("Annotation")
+    assert frame.loc["matmul", "FLOPs"] == 2 * 256**3
+    assert frame.loc["matmul", "FLOPsSource"] == "modelled"
+    assert frame.loc["scale", "BytesRead"] == 4 * (1 << 20)
+    assert frame.loc["scale", "ArithmeticIntensity"] == pytest.approx(1 / 8)
+    assert frame.loc["scale", "Bound"] == "memory"
+    assert frame.loc["matmul", "RooflineDtype"] == "fp32"
+    seconds = frame.loc["matmul", "MedianValue"] / 1e9  # placed at the median run
+    assert frame.loc["matmul", "AchievedTFLOPs"] == pytest.approx(
+        2 * 256**3 / seconds / 1e12, rel=1e-6
+    )
+    assert frame.loc["matmul", "PctOfRoof"] > 0
+
+
+def test_a_bad_peaks_argument_is_one_line(ip: InteractiveShell) -> None:
+    from IPython.core.error import UsageError
+
+    with pytest.raises(UsageError, match="unknown argument '--gpu'"):
+        ip.run_line_magic("nsight", "peaks --gpu")

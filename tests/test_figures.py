@@ -1,0 +1,330 @@
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import numpy as np
+import pytest
+from scipy import stats as sp
+
+from nsight_lab.counters import DRAM_READ, DRAM_WRITE
+from nsight_lab.figures import (
+    PALETTE,
+    StaticExportError,
+    ci95_band,
+    clocks_figure,
+    duration_figure,
+    figure_json,
+    figures_to_json,
+    roofline_figure,
+    traffic_figure,
+    write_html,
+    write_png,
+)
+from nsight_lab.records import RunRecord, Telemetry
+from nsight_lab.roofline import peaks_for, place, place_records
+
+EVIL = "<img src=x onerror=alert(1)>"
+FFMA = "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"
+H200 = peaks_for("NVIDIA H200")
+DURATIONS = [101.0, 99.5, 100.2, 103.1, 98.7, 100.9]  # µs
+
+
+def _tel(run: int) -> Telemetry:
+    throttled = run == 3
+    return Telemetry(
+        sm_clock_mhz=1100.0 if throttled else 1980.0,
+        temperature_c=40.0 + run,
+        throttled=throttled,
+        clock_event_reasons=("hw thermal slowdown",) if throttled else (),
+    )
+
+
+def _records(configs=(0,)) -> list[RunRecord]:
+    n = 1 << 20
+    out = []
+    for ci in configs:
+        for run, us in enumerate(DURATIONS):
+            common = {
+                "session_id": 1,
+                "config_index": ci,
+                "config": {"n": 1024 << ci},
+                "run_index": run,
+                "backend": "events",
+                "telemetry": _tel(run),
+            }
+            out.append(
+                RunRecord(
+                    annotation=EVIL,
+                    duration_ns=us * 1e3 * 1.5,
+                    metrics={
+                        "model__flops": 2.0 * n,
+                        "model__bytes_read": 16.0 * n,
+                        "model__bytes_written": 8.0 * n,
+                    },
+                    **common,
+                )
+            )
+            out.append(
+                RunRecord(
+                    annotation="addcmul",
+                    duration_ns=us * 1e3,
+                    metrics={
+                        "model__flops": 2.0 * n,
+                        "model__bytes_read": 12.0 * n,
+                        "model__bytes_written": 4.0 * n,
+                        DRAM_READ: 12.0 * n,
+                        DRAM_WRITE: 4.0 * n,
+                        FFMA: 1.0 * n,
+                    },
+                    **common,
+                )
+            )
+    return out
+
+
+def _walk(node, path=""):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _walk(v, f"{path}.{k}")
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _walk(v, f"{path}[{i}]")
+    elif isinstance(node, str):
+        yield path, node
+
+
+def test_ci95_band_matches_scipy_t():
+    low, high = ci95_band(DURATIONS)
+    assert math.isnan(low[0])
+    assert math.isnan(high[0])
+    for k in range(2, len(DURATIONS) + 1):
+        arr = np.array(DURATIONS[:k])
+        lo, hi = sp.t.interval(0.95, k - 1, loc=arr.mean(), scale=sp.sem(arr))
+        assert low[k - 1] == pytest.approx(lo)
+        assert high[k - 1] == pytest.approx(hi)
+
+
+def test_ci95_band_is_stable_for_large_offsets():
+    values = [1e9 + v for v in DURATIONS]
+    low, high = ci95_band(values)
+    arr = np.array(DURATIONS)
+    half = sp.t.ppf(0.975, arr.size - 1) * sp.sem(arr)
+    assert high[-1] - low[-1] == pytest.approx(2 * half, rel=1e-6)
+
+
+def test_duration_figure_traces_band_and_throttle_marks():
+    fig = duration_figure(_records())
+    data = fig.to_plotly_json()["data"]
+    assert len(data) == 4  # (band, points) per region
+    band, points = data[2], data[3]
+    assert points["name"] == "addcmul"
+    assert band["fill"] == "toself"
+    assert band["showlegend"] is False
+    assert list(points["x"]) == list(range(6))
+    assert list(points["y"]) == pytest.approx(DURATIONS)
+    low, high = ci95_band(DURATIONS)
+    assert list(band["y"]) == pytest.approx(high[1:] + low[1:][::-1])
+    assert list(band["x"]) == [1, 2, 3, 4, 5, 5, 4, 3, 2, 1]
+    assert list(points["marker"]["symbol"]) == ["circle"] * 3 + ["x"] + ["circle"] * 2
+    assert points["customdata"][3][1] == "throttled: hw thermal slowdown"
+    assert points["customdata"][0][1] == ""
+    assert points["marker"]["color"] == PALETTE[1]
+    assert fig.layout.paper_bgcolor == fig.layout.plot_bgcolor == "rgba(0, 0, 0, 0)"
+    assert fig.layout.font.color is None
+
+
+def test_duration_figure_labels_configs_and_thins_points():
+    fig = duration_figure(_records(configs=(0, 1)), max_points=3)
+    names = [t.name for t in fig.data if t.showlegend is not False]
+    assert names == [
+        "&lt;img src=x onerror=alert(1)&gt; [n=1024]",
+        "addcmul [n=1024]",
+        "&lt;img src=x onerror=alert(1)&gt; [n=2048]",
+        "addcmul [n=2048]",
+    ]
+    assert list(fig.data[1].x) == [0, 2, 5]  # first and last run kept
+
+
+def test_clocks_figure_two_axes_in_run_order():
+    records = _records(configs=(0, 1))
+    fig = clocks_figure(records)
+    assert [t.name for t in fig.data] == ["SM clock", "temperature"]
+    sm, temp = fig.data
+    assert list(sm.x) == list(range(12))  # 6 runs x 2 configs, one point per run
+    assert sm.y[3] == 1100.0
+    assert temp.yaxis == "y2"
+    assert fig.layout.yaxis2.overlaying == "y"
+    assert sm.marker.symbol[3] == "x"
+    assert sm.customdata[9][0] == "n=2048, run 3"
+    assert sm.customdata[9][1] == "throttled: hw thermal slowdown"
+
+
+def test_roofline_figure_roofs_ridges_and_points():
+    assert H200 is not None
+    placements = place_records(_records(), H200, {"addcmul": "torch.bfloat16"})
+    fig = roofline_figure(placements, H200)
+    assert fig.layout.xaxis.type == "log"
+    assert fig.layout.yaxis.type == "log"
+    names = [t.name for t in fig.data]
+    assert names[:4] == [
+        "DRAM 4.8 TB/s",
+        "fp32 67 TFLOP/s",
+        "bf16 989.5 TFLOP/s",
+        "ridge points",
+    ]
+    memory, fp32, bf16, ridges = fig.data[:4]
+    # The memory roof ends where the highest compute roof starts: at its ridge.
+    assert memory.x[-1] == pytest.approx(989.5e12 / 4.8e12)
+    assert memory.y[-1] == pytest.approx(989.5)
+    slope = (memory.y[1] - memory.y[0]) / (memory.x[1] - memory.x[0])
+    assert slope == pytest.approx(4.8)  # TB/s: TFLOP/s per FLOP/byte
+    assert fp32.x[0] == pytest.approx(67 / 4.8)
+    assert list(fp32.y) == pytest.approx([67.0, 67.0])
+    assert 4.8 * fp32.x[0] == pytest.approx(fp32.y[0])  # roofs meet at the ridge
+    assert list(bf16.y) == pytest.approx([989.5, 989.5])
+    assert list(ridges.text) == ["fp32", "bf16"]
+    regions = fig.data[4:]
+    assert [t.marker.symbol for t in regions] == ["diamond-open", "circle"]
+    evil, fused = regions
+    assert evil.name == "&lt;img src=x onerror=alert(1)&gt; (modelled)"
+    assert fused.name == "addcmul (measured)"
+    p = placements[1]
+    assert fused.x[0] == pytest.approx(p.intensity)
+    assert fused.y[0] == pytest.approx(p.achieved_flops_per_s / 1e12)
+    custom = fused.customdata[0]
+    assert custom[4] == f"{p.pct_of_roof:.3g}"
+    assert custom[5] == "memory"
+    assert custom[6] == "FLOPs measured, bytes measured"
+    for word in ("FLOPs", "bytes", "intensity", "TFLOP/s", "% of roof"):
+        assert word in fused.hovertemplate
+
+
+def test_roofline_figure_notes_regions_off_log_axes():
+    assert H200 is not None
+    p = place(
+        "copy", flops=0, bytes_read=1e6, bytes_written=1e6, duration_ns=1e3, peaks=H200
+    )
+    fig = roofline_figure([p], H200)
+    assert len(fig.data) == 3  # memory roof, fp32 roof, ridge points
+    assert "copy" in fig.layout.annotations[0].text
+
+
+def test_traffic_figure_stacked_with_time_and_ratio():
+    assert H200 is not None
+    placements = place_records(_records(), H200)
+    fig = traffic_figure(placements)
+    assert fig.layout.barmode == "stack"
+    read, written, time = fig.data
+    assert (read.type, written.type, time.type) == ("bar", "bar", "scatter")
+    assert list(read.x) == ["&lt;img src=x onerror=alert(1)&gt;", "addcmul"]
+    n = 1 << 20
+    assert list(read.y) == [16.0 * n, 12.0 * n]
+    assert list(written.y) == [8.0 * n, 4.0 * n]
+    assert time.yaxis == "y2"
+    assert list(time.y) == pytest.approx([1.5 * 100.55, 100.55])  # median µs
+    assert "1.5&times; bytes" in fig.layout.title.text
+    assert "1.5&times; time" in fig.layout.title.text
+
+
+def test_annotation_names_are_data_never_markup():
+    assert H200 is not None
+    records = _records(configs=(0, 1))
+    figures = figures_to_json(records, H200)
+    assert set(figures) == {"duration", "clocks", "roofline", "traffic"}
+    raw_paths = []
+    for name, fig in figures.items():
+        for path, text in _walk(fig):
+            if "hovertemplate" in path or "texttemplate" in path:
+                assert "onerror" not in text, (name, path)
+                assert "<img" not in text, (name, path)
+            if EVIL in text:
+                raw_paths.append(path)
+                assert re.search(r"\.meta(\[\d+\])?\.annotation$", path), (name, path)
+            if "onerror" in text and EVIL not in text:
+                assert "&lt;img" in text, (name, path)  # shown as text
+    assert raw_paths  # kept, unescaped, as data for the front end
+
+
+def test_figure_json_is_strict_json():
+    assert H200 is not None
+    placements = [
+        place(
+            "regs",
+            flops=1e9,
+            bytes_read=0,
+            bytes_written=0,
+            duration_ns=1e3,
+            peaks=H200,
+        ),
+        *place_records(_records(), H200),
+    ]
+    for fig in (
+        duration_figure(_records()),
+        clocks_figure(_records()),
+        roofline_figure(placements, H200),
+        traffic_figure(placements),
+    ):
+        data = figure_json(fig)
+        text = json.dumps(data, allow_nan=False)
+        assert json.loads(text) == data
+        assert data["layout"]["paper_bgcolor"] == "rgba(0, 0, 0, 0)"
+
+
+def test_figures_to_json_without_peaks_has_run_figures_only():
+    figures = figures_to_json(_records())
+    assert set(figures) == {"duration", "clocks"}
+
+
+def test_write_html_is_self_contained(tmp_path):
+    path = write_html(duration_figure(_records()), tmp_path / "d.html")
+    page = path.read_text(encoding="utf-8")
+    assert not re.search(r"<script[^>]+src=", page)
+    assert "Plotly.newPlot" in page
+    assert EVIL not in page  # escaped inside the inline JSON too
+
+
+def test_write_png_writes_a_png(tmp_path):
+    fig = duration_figure(_records())
+    try:
+        path = write_png(fig, tmp_path / "d.png", width=400, height=300, scale=1)
+    except StaticExportError as exc:
+        pytest.skip(f"static export unavailable here: {exc}")
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = (
+        int.from_bytes(data[16:20], "big"),
+        int.from_bytes(data[20:24], "big"),
+    )
+    assert (width, height) == (400, 300)
+
+
+def test_roofline_symbol_for_mixed_sources():
+    assert H200 is not None
+    p = place(
+        "mixed",
+        flops=1e9,
+        bytes_read=1e8,
+        bytes_written=0,
+        duration_ns=1e6,
+        peaks=H200,
+        flops_source="modelled",
+        bytes_source="measured",
+    )
+    fig = roofline_figure([p], H200)
+    assert fig.data[-1].marker.symbol == "square-open"
+    assert fig.data[-1].name == "mixed (mixed)"
+
+
+def test_write_png_failure_is_one_clear_error(tmp_path, monkeypatch):
+    import plotly.graph_objects as go
+
+    def fail(*_args, **_kwargs):
+        msg = "Kaleido requires Google Chrome to be installed."
+        raise RuntimeError(msg)
+
+    monkeypatch.setattr(go.Figure, "to_image", fail)
+    with pytest.raises(StaticExportError, match=r"cannot write .* as PNG: Kaleido"):
+        write_png(duration_figure(_records()), tmp_path / "x.png")
+    assert not (tmp_path / "x.png").exists()

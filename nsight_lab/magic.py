@@ -23,16 +23,19 @@ from nsight_lab.errors import NsightLabError, OptionError
 from nsight_lab.regions import annotate
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
     import pandas as pd
     from IPython.core.interactiveshell import InteractiveShell
 
-    from nsight_lab.backends.base import Measurement
     from nsight_lab.plan import Plan
-    from nsight_lab.records import JsonScalar
+    from nsight_lab.records import JsonScalar, RunRecord
     from nsight_lab.results import UserDerive
+    from nsight_lab.runner import Progress
     from nsight_lab.store import RunStore
+
+    Sink = Callable[[list[RunRecord]], None]
+    ProgressHook = Callable[[Progress], None]
 
 USAGE = (
     "%%nsight [options]        profile the annotated regions of this cell\n"
@@ -227,8 +230,9 @@ class NsightMagics(Magics):
     # -- cell magic -------------------------------------------------------------------
     def _cell(self, line: str, cell: str) -> pd.DataFrame | None:
         from nsight_lab.backends import get_backend, probe_all
-        from nsight_lab.options import BUILTIN_DERIVED, parse_options
+        from nsight_lab.options import parse_options
         from nsight_lab.plan import make_plan
+        from nsight_lab.runner import Runner
         from nsight_lab.store import RunStore
 
         if line.strip() in {"--help", "-h"}:
@@ -237,31 +241,77 @@ class NsightMagics(Magics):
         shell = self.shell
         assert shell is not None  # noqa: S101  (a registered magic always has a shell)
         options = parse_options(line)
-        functions: dict[str, UserDerive] = {}
-        for name in options.derive:
-            if name in BUILTIN_DERIVED:
-                continue
-            func = shell.user_ns.get(name)
-            if not callable(func):
-                msg = (
-                    f"--derive {name}: no function named {name!r} in the notebook; "
-                    f"define def {name}(duration_ns, **config) first, "
-                    "or use tflops or gbps"
-                )
-                raise OptionError(msg)
-            functions[name] = func
+        functions = _derive_functions(options.derive, shell.user_ns)
         plan = make_plan(options, probe_all())
         source = shell.transform_cell(cell)
         filename = shell.compile.cache(cell)
         code = compile(source, filename, "exec")
         _install_nsight_module()
 
-        measurement = get_backend(plan.backend).open(options)
-        try:
+        if plan.backend == "ncu":
+            # Isolated: the cell runs in a child Python under ncu (nsight_lab.isolate).
+            from nsight_lab.isolate import run_isolated
+
+            def isolated(
+                session_id: int, sink: Sink, progress: ProgressHook | None
+            ) -> list[RunRecord]:
+                return run_isolated(
+                    plan, source, shell.user_ns, session_id, sink, on_progress=progress
+                )
+
+            notes = [
+                (
+                    f"isolated under ncu: --cache-control {options.cache_control}, "
+                    f"--clock-control {options.clock_control} passed to ncu"
+                ),
+            ]
             with RunStore() as store:
-                frame = self._profile(plan, code, cell, functions, measurement, store)
-        finally:
-            measurement.close()  # undoes clock locks even when the cell failed
+                frame = self._profile(
+                    plan, cell, functions, store, _gpu_name(), notes, isolated
+                )
+        else:
+            measurement = get_backend(plan.backend).open(options)
+            model = None
+            # Model FLOPs/bytes for --derive, and for the roofline whenever a warm-up
+            # run can carry the counting pass at no extra execution of the cell.
+            if plan.model_work or (
+                options.warmup >= 1 and importlib.util.find_spec("torch") is not None
+            ):
+                from nsight_lab.workmodel import count_work
+
+                model = count_work
+
+            def body(config: dict[str, JsonScalar]) -> None:
+                shell.user_ns.update(config)
+                exec(code, shell.user_ns)  # noqa: S102  (running the user's cell is the point)
+
+            def in_process(
+                session_id: int, sink: Sink, progress: ProgressHook | None
+            ) -> list[RunRecord]:
+                runner = Runner(
+                    plan,
+                    measurement,
+                    session_id,
+                    sink,
+                    on_progress=progress,
+                    model_work=model,
+                )
+                with _nsight_python_routed():
+                    return runner.run(body)
+
+            try:
+                with RunStore() as store:
+                    frame = self._profile(
+                        plan,
+                        cell,
+                        functions,
+                        store,
+                        measurement.device_name,
+                        measurement.notes,
+                        in_process,
+                    )
+            finally:
+                measurement.close()  # undoes clock locks even when the cell failed
         if options.out:
             shell.user_ns[options.out] = frame
         return None if options.quiet else frame
@@ -269,16 +319,17 @@ class NsightMagics(Magics):
     def _profile(  # noqa: PLR0913, PLR0917  (private; the pieces _cell has built)
         self,
         plan: Plan,
-        code: types.CodeType,
         cell: str,
         functions: dict[str, UserDerive],
-        measurement: Measurement,
         store: RunStore,
+        device_name: str | None,
+        notes: list[str],
+        execute: Callable[[int, Sink, ProgressHook | None], list[RunRecord]],
     ) -> pd.DataFrame:
+        """Create the session, run ``execute`` with a store writer, build results."""
         from nsight_lab.peaks import known_peaks
         from nsight_lab.progress import ProgressDisplay
         from nsight_lab.results import to_dataframe
-        from nsight_lab.runner import Runner
         from nsight_lab.writer import StoreWriter
 
         shell = self.shell
@@ -289,47 +340,30 @@ class NsightMagics(Magics):
             backend_reason=plan.backend_reason,
             name=options.name,
             notebook=_notebook_path(shell.user_ns),
-            device=measurement.device_name,
+            device=device_name,
             host=socket.gethostname(),
             options=options.to_json(),
             configs=plan.configs,
             runs_planned=plan.runs_planned,
             cell_source=cell,
-            notes=list(measurement.notes),
+            notes=list(notes),
         )
         self.last_session_id = session.id
         header = (
             f"nsight-lab session {session.id}: backend {plan.backend} "
-            f"({plan.backend_reason}) on {measurement.device_name}"
+            f"({plan.backend_reason}) on {device_name}"
         )
-        notes = "".join(f"\n  note: {n}" for n in measurement.notes)
-        display = None if options.quiet else ProgressDisplay(header + notes)
-
-        def body(config: dict[str, JsonScalar]) -> None:
-            shell.user_ns.update(config)
-            exec(code, shell.user_ns)  # noqa: S102  (running the user's cell is the point)
-
-        model = None
-        # Model FLOPs/bytes for --derive, and for the roofline whenever a warm-up run
-        # can carry the counting pass at no extra execution of the cell.
-        if plan.model_work or (
-            options.warmup >= 1 and importlib.util.find_spec("torch") is not None
-        ):
-            from nsight_lab.workmodel import count_work
-
-            model = count_work
+        display = (
+            None
+            if options.quiet
+            else ProgressDisplay(header + "".join(f"\n  note: {n}" for n in notes))
+        )
         writer = StoreWriter(store)
-        runner = Runner(
-            plan,
-            measurement,
-            session.id,
-            writer.put,
-            on_progress=display.update if display else None,
-            model_work=model,
-        )
         try:
-            with writer, _nsight_python_routed():
-                records = runner.run(body)
+            with writer:
+                records = execute(
+                    session.id, writer.put, display.update if display else None
+                )
             frame = to_dataframe(
                 records,
                 store.get_session(session.id),
@@ -337,9 +371,7 @@ class NsightMagics(Magics):
                 derive=options.derive,
                 functions=functions,
                 normalize_against=options.normalize_against,
-                peaks=known_peaks(
-                    store, measurement.device_name, cpu=plan.backend == "cpu"
-                ),
+                peaks=known_peaks(store, device_name, cpu=plan.backend == "cpu"),
             )
         except KeyboardInterrupt:
             store.finish_session(
@@ -354,6 +386,43 @@ class NsightMagics(Magics):
             raise
         store.finish_session(session.id, "completed")
         return frame
+
+
+def _derive_functions(
+    names: tuple[str, ...], user_ns: dict[str, Any]
+) -> dict[str, UserDerive]:
+    """The notebook's functions named by ``--derive`` (built-in names excluded).
+
+    Raises:
+        OptionError: A named function is not defined in the notebook.
+    """
+    from nsight_lab.options import BUILTIN_DERIVED
+
+    functions: dict[str, UserDerive] = {}
+    for name in names:
+        if name in BUILTIN_DERIVED:
+            continue
+        func = user_ns.get(name)
+        if not callable(func):
+            msg = (
+                f"--derive {name}: no function named {name!r} in the notebook; "
+                f"define def {name}(duration_ns, **config) first, "
+                "or use tflops or gbps"
+            )
+            raise OptionError(msg)
+        functions[name] = func
+    return functions
+
+
+def _gpu_name() -> str | None:
+    """The first GPU's name through NVML (the isolated path has no CUDA context)."""
+    from nsight_lab.gpu_stack import nvml_devices
+
+    try:
+        devices = nvml_devices()
+    except NsightLabError:
+        return None
+    return devices[0].name if devices else None
 
 
 def _notebook_path(user_ns: dict[str, Any]) -> str | None:

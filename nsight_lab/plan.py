@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from nsight_lab.counters import ROOFLINE_METRICS
 from nsight_lab.errors import BackendUnavailableError, OptionError
 
 if TYPE_CHECKING:
@@ -48,12 +49,14 @@ def make_plan(options: ProfileOptions, probes: Mapping[str, Availability]) -> Pl
         OptionError: The options ask for something no backend here provides.
     """
     extra = options.extra_metrics
-    if options.isolate:
+    if options.isolate and options.backend not in {"auto", "ncu"}:
         msg = (
-            "--isolate runs the cell under Nsight Compute in a child process, "
-            "which needs the ncu backend; it is not in this version of nsight-lab yet"
+            f"--isolate runs the cell in a child process under Nsight Compute (the ncu "
+            f"backend), not with --backend {options.backend}; drop one of the two"
         )
         raise OptionError(msg)
+    if options.isolate:
+        options = replace(options, backend="ncu")
     if options.backend == "auto":
         backend, reason = _choose(extra, probes)
     else:
@@ -71,6 +74,10 @@ def make_plan(options: ProfileOptions, probes: Mapping[str, Availability]) -> Pl
             f"the {backend} backend measures only gpu__time_duration.sum"
         )
         raise OptionError(msg)
+    if backend == "ncu" and not extra:
+        # Asked for ncu without naming metrics: collect what the roofline and the
+        # traffic views need, so the run is worth its passes.
+        options = replace(options, metrics=ROOFLINE_METRICS)
     return Plan(
         options=options,
         backend=backend,

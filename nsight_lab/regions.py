@@ -61,7 +61,7 @@ class annotate:  # noqa: N801  (lower-case to match nsight-python's nsight.annot
     of kernels (see ``--combine``).
     """
 
-    __slots__ = ("name",)
+    __slots__ = ("_entered", "name")
 
     def __init__(self, name: str) -> None:
         """Create a marker for the region ``name``.
@@ -73,12 +73,16 @@ class annotate:  # noqa: N801  (lower-case to match nsight-python's nsight.annot
             msg = f"annotate: region name must be a non-empty string, got {name!r}"
             raise OptionError(msg)
         self.name = name
+        # The listener each open use of this marker entered under (a decorator's
+        # marker can be re-entered), so its exit goes to that profile only.
+        self._entered: list[RegionListener | None] = []
 
     def __enter__(self) -> Self:
         """Open the region."""
         listener = active_listener()
         if listener is not None:
             listener.enter_region(self.name)
+        self._entered.append(listener)
         return self
 
     def __exit__(
@@ -87,9 +91,13 @@ class annotate:  # noqa: N801  (lower-case to match nsight-python's nsight.annot
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        """Close the region (also when its body raised)."""
-        listener = active_listener()
-        if listener is not None:
+        """Close the region (also when its body raised).
+
+        A region entered in another profile (or outside any) and closed later -- a
+        generator finalised during a later cell -- tells the current profile nothing.
+        """
+        listener = self._entered.pop() if self._entered else None
+        if listener is not None and listener is active_listener():
             listener.exit_region(self.name)
 
     @overload

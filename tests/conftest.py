@@ -5,13 +5,13 @@ Tests marked for hardware that is absent are skipped, with the reason printed.
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from IPython.core.interactiveshell import InteractiveShell
 
 
@@ -57,3 +57,23 @@ def ip() -> InteractiveShell:
     assert shell is not None
     shell.run_line_magic("load_ext", "nsight_lab")
     return shell
+
+
+FAKE_NCU = Path(__file__).parent / "fixtures" / "fake_ncu.py"
+
+
+@pytest.fixture
+def fake_ncu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Install the stand-in ``ncu`` (tests/fixtures/fake_ncu.py) on PATH; return it."""
+    from nsight_lab import gpu_stack
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    ncu = bin_dir / "ncu"
+    ncu.write_text(f"#!{sys.executable}\n" + FAKE_NCU.read_text(encoding="utf-8"))
+    ncu.chmod(0o755)
+    monkeypatch.delenv(gpu_stack.NCU_ENV_VAR, raising=False)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{Path(sys.executable).parent}:/usr/bin:/bin")
+    for var in ("FAKE_NCU_MODE", "FAKE_NCU_KERNELS", "FAKE_NCU_DURATION_NS"):
+        monkeypatch.delenv(var, raising=False)
+    return ncu

@@ -460,3 +460,63 @@ def test_a_bad_peaks_argument_is_one_line(ip: InteractiveShell) -> None:
 
     with pytest.raises(UsageError, match="unknown argument '--gpu'"):
         ip.run_line_magic("nsight", "peaks --gpu")
+
+
+@pytest.mark.usefixtures("fake_ncu")
+def test_ncu_backend_through_the_magic_with_a_stand_in_ncu(
+    ip: InteractiveShell, nsight_home: Path
+) -> None:
+    ip.user_ns["scale"] = 3.0
+    result = ip.run_cell(
+        "%%nsight --backend ncu --configs 8,16 --runs 2 --quiet --out counters "
+        "--metrics dram__bytes_read.sum,dram__bytes_write.sum\n"
+        + textwrap.dedent(
+            """\
+            import torch, nsight
+            x = torch.ones(n) * scale  # `scale` is shipped to the child
+            with nsight.annotate("double"):
+                y = x * 2
+            """
+        )
+    )
+    assert result.error_in_exec is None, result.error_in_exec
+    frame = ip.user_ns["counters"]
+    assert set(frame["Metric"]) == {
+        TIME_METRIC,
+        "dram__bytes_read.sum",
+        "dram__bytes_write.sum",
+    }
+    assert (frame["Backend"] == "ncu").all()
+    assert (frame["NumRuns"] == 2).all()
+    session_id = int(frame["SessionId"].iloc[0])
+    with RunStore() as store:
+        session = store.get_session(session_id)
+        runs = store.runs(session_id)
+    assert session.status == "completed"
+    assert any("isolated under ncu" in note for note in session.notes)
+    assert len(runs) == 2 * 2
+    assert all("dram__bytes_read.sum" in r.metrics for r in runs)
+    reports = sorted(
+        (nsight_home / "reports" / f"session_{session_id}").glob("*.ncu-rep")
+    )
+    assert len(reports) == 2  # one kept report per config
+
+
+def test_a_region_left_open_earlier_does_not_break_a_later_profile(
+    ip: InteractiveShell,
+) -> None:
+    from IPython.core.error import UsageError
+
+    first = ip.run_cell(
+        "%%nsight --backend cpu --runs 1 --warmup 0 --quiet\n"
+        "import nsight\ndef gen():\n    with nsight.annotate('stale'):\n        yield\n"
+        "stale_gen = gen()\nnext(stale_gen)\n"
+    )
+    assert isinstance(first.error_in_exec, UsageError)
+    later = ip.run_cell(
+        "%%nsight --backend cpu --runs 2 --warmup 0 --quiet --out later\n"
+        "import gc, nsight\nstale_gen = None\ngc.collect()  # closes 'stale' now\n"
+        "with nsight.annotate('fresh'):\n    pass\n"
+    )
+    assert later.error_in_exec is None, later.error_in_exec
+    assert list(ip.user_ns["later"]["Annotation"]) == ["fresh"]

@@ -25,11 +25,8 @@ __all__ = [
     "probe_all",
 ]
 
-IMPLEMENTED = ("cpu", "events", "cupti")
-"""Backend ids that exist in this version.
-
-cupti and ncu come with hardware counters.
-"""
+IMPLEMENTED = ("cpu", "events", "cupti", "ncu")
+"""Backend ids, in the order ``probe_all`` reports them."""
 
 
 def get_backend(backend_id: str) -> Backend:
@@ -46,24 +43,14 @@ def get_backend(backend_id: str) -> Backend:
         from nsight_lab.backends.cupti import CuptiBackend
 
         return CuptiBackend()
+    if backend_id == "ncu":
+        from nsight_lab.backends.ncu import NcuBackend
+
+        return NcuBackend()
     msg = f"no backend {backend_id!r} in this version; expected one of {IMPLEMENTED}"
     raise KeyError(msg)
 
 
-def probe_all(
-    ids: Iterable[str] = ("cpu", "events", "cupti", "ncu"),
-) -> dict[str, Availability]:
-    """Probe each backend; ids not implemented yet answer why."""
-    table: dict[str, Availability] = {}
-    for backend_id in ids:
-        if backend_id in IMPLEMENTED:
-            table[backend_id] = get_backend(backend_id).probe()
-        else:
-            table[backend_id] = Availability(
-                ok=False,
-                reason=(
-                    f"the {backend_id} backend is not in this version of nsight-lab yet"
-                ),
-                hint="use --backend events on a GPU (durations only)",
-            )
-    return table
+def probe_all(ids: Iterable[str] = IMPLEMENTED) -> dict[str, Availability]:
+    """Probe each backend; each says why it cannot run, where it cannot."""
+    return {backend_id: get_backend(backend_id).probe() for backend_id in ids}

@@ -1,4 +1,15 @@
-"""The nsight-lab Jupyter Server extension: authenticated REST under /nsight-lab/api.
+"""The nsight-lab Jupyter Server extension: authenticated REST and a websocket.
+
+Everything lives below ``<base_url>/nsight-lab/api/``:
+
+- ``GET status``: version, store path, whether the store exists;
+- ``GET sessions``: sessions, filtered and paged, newest first;
+- ``GET sessions/<id>``: one session and its runs (``?after_id=N``, ``?figures=1``);
+- ``DELETE sessions/<id>``: a session, its runs and its kept reports (204);
+- ``GET sessions/<id>/export?format=csv|parquet&what=runs|results``: a download;
+- ``GET sessions/<id>/report?config=N``: the kept ``.ncu-rep``, a download;
+- ``GET compare?a=<id>&b=<id>``: ratios b/a with 95% intervals;
+- ``GET events``: websocket pushing ``runs-changed`` and ``sessions-changed``.
 
 Importing this package loads no backend and no magic (tests/server/test_imports.py).
 """
@@ -9,12 +20,22 @@ from typing import TYPE_CHECKING
 
 from jupyter_server.utils import url_path_join
 
-from nsight_lab.server.handlers import StatusHandler
+from nsight_lab.server._store import StoreHandle
+from nsight_lab.server.base import CONFIG_KEY, STORE_KEY
+from nsight_lab.server.config import NsightLabConfig
+from nsight_lab.server.downloads import ExportHandler, ReportHandler
+from nsight_lab.server.events import RunEventsSocket
+from nsight_lab.server.handlers import (
+    CompareHandler,
+    SessionHandler,
+    SessionsHandler,
+    StatusHandler,
+)
 
 if TYPE_CHECKING:
     from tornado.web import Application
 
-__all__ = ["API_PATH", "URL_PATH", "setup_handlers"]
+__all__ = ["API_PATH", "URL_PATH", "NsightLabConfig", "setup_handlers"]
 
 URL_PATH = "nsight-lab"
 """The extension's URL namespace below the server's base URL."""
@@ -22,16 +43,32 @@ URL_PATH = "nsight-lab"
 API_PATH = "api"
 """The REST API lives below ``/<base_url>/nsight-lab/api/``."""
 
+_ID = r"(\d+)"
+"""A session id in a route: digits only, so no path can come from the request."""
+
 
 def setup_handlers(web_app: Application) -> None:
-    """Register every nsight-lab route on the Jupyter server's tornado app.
+    """Read the configuration and register every nsight-lab route.
+
+    The :class:`NsightLabConfig` is built from the server's traitlets config and kept
+    in ``web_app.settings["nsight_lab_config"]``; the shared store handle (nothing is
+    opened or created yet) in ``web_app.settings["nsight_lab_store"]``.
 
     Args:
         web_app: The Jupyter server's tornado application.
     """
+    config = NsightLabConfig(config=web_app.settings.get("config"))
+    web_app.settings[CONFIG_KEY] = config
+    web_app.settings[STORE_KEY] = StoreHandle(config.db_path)
     base_url: str = web_app.settings["base_url"]
     api = url_path_join(base_url, URL_PATH, API_PATH)
     handlers = [
         (url_path_join(api, "status"), StatusHandler),
+        (url_path_join(api, "sessions"), SessionsHandler),
+        (url_path_join(api, "sessions", _ID), SessionHandler),
+        (url_path_join(api, "sessions", _ID, "export"), ExportHandler),
+        (url_path_join(api, "sessions", _ID, "report"), ReportHandler),
+        (url_path_join(api, "compare"), CompareHandler),
+        (url_path_join(api, "events"), RunEventsSocket),
     ]
     web_app.add_handlers(".*$", handlers)

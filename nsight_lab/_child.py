@@ -1,0 +1,254 @@
+"""The child process of the isolated ncu path: ``python -m nsight_lab._child PAYLOAD``.
+
+Nsight Compute runs this module; it runs the cell once per warm-up and measured run of
+each config in the payload, with every ``nsight_lab.annotate`` region (or, in a run that
+marks none, the whole cell) pushed as an NVTX range in the domain the payload names::
+
+    f"{region} [c{config_index} r{run_index}]"      # warm-up runs are r-1, r-2, ...
+
+so that ``ncu --nvtx --nvtx-include "regex:nsight_lab@.+/"`` profiles exactly the
+kernels inside them. Its protocol with the parent (:mod:`nsight_lab.isolate`):
+
+* the payload is a JSON file (see ``isolate._write_payload``) naming the cell source,
+  the configs, runs, warm-up, the NVTX domain, the sidecar log path and the file of
+  shipped variables (:func:`nsight_lab.shipping.ship`);
+* one JSON line per region end goes to the sidecar log:
+  ``{"config_index", "run_index", "region", "t_start_ns", "t_end_ns"}`` (host
+  ``perf_counter_ns``);
+* one line per finished run goes to stdout: ``[nsight-lab-child] config C run R done``;
+* a failure prints ``[nsight-lab-child] error: <Type>: <message>`` (one line; the full
+  traceback follows on stderr) and exits with :data:`EXIT_CELL_FAILED`;
+* without the ``nvtx`` package no range can be pushed: the child says so once with
+  ``[nsight-lab-child] warning: ...`` and runs anyway (ncu then profiles nothing).
+
+It imports neither IPython nor any backend; ``import nsight`` in the cell resolves to
+nsight-lab's ``annotate``.
+"""
+
+from __future__ import annotations
+
+import builtins
+import importlib
+import json
+import sys
+import time
+import traceback
+import types
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+CHILD_PREFIX = "[nsight-lab-child]"
+"""Start of every protocol line the child prints."""
+NVTX_DOMAIN = "nsight_lab"
+CELL_REGION = "cell"
+"""Region name of a run that marks no regions (the same as the runner's)."""
+EXIT_CELL_FAILED = 3
+PAYLOAD_SCHEMA_VERSION = 1
+NVTX_MISSING = "the nvtx package is not installed in the child's Python"
+
+
+def range_name(region: str, config_index: int, run_index: int) -> str:
+    """Return the NVTX range name of ``region`` in one run (parsed back by the reader).
+
+    Args:
+        region: The region (annotation) name.
+        config_index: Index of the config.
+        run_index: Index of the run; warm-up runs are negative.
+
+    Returns:
+        ``"{region} [c{config_index} r{run_index}]"``.
+    """
+    return f"{region} [c{config_index} r{run_index}]"
+
+
+class _Ranges:
+    """Pushes and pops NVTX ranges in one domain (no-ops without ``nvtx``)."""
+
+    def __init__(self, domain: str) -> None:
+        self.available = True
+        try:
+            nvtx = importlib.import_module("nvtx")
+        except ImportError:
+            self.available = False
+            self._push: Callable[[str], object] = lambda _name: None
+            self._pop: Callable[[], object] = lambda: None
+            return
+        self._push = lambda name: nvtx.push_range(message=name, domain=domain)
+        self._pop = lambda: nvtx.pop_range(domain=domain)
+
+    def push(self, name: str) -> None:
+        self._push(name)
+
+    def pop(self) -> None:
+        self._pop()
+
+
+class _RunRegions:
+    """Region listener of one run: NVTX ranges, the sidecar log, the region rules."""
+
+    def __init__(
+        self, ranges: _Ranges, log: TextIO, config_index: int, run_index: int
+    ) -> None:
+        self._ranges = ranges
+        self._log = log
+        self._config_index = config_index
+        self._run_index = run_index
+        self._open: str | None = None
+        self._t_start = 0
+        self.seen: list[str] = []
+
+    def enter_region(self, name: str) -> None:
+        from nsight_lab.errors import RegionError
+
+        if self._open is not None:
+            msg = (
+                f"region {name!r} opened inside region {self._open!r}; regions may not "
+                f"nest: close {self._open!r} first or merge them into one region"
+            )
+            raise RegionError(msg)
+        if name in self.seen:
+            msg = (
+                f"region {name!r} ran twice in one run; give each region its own name "
+                "(a loop belongs inside one region)"
+            )
+            raise RegionError(msg)
+        self._open = name
+        self.seen.append(name)
+        self._ranges.push(range_name(name, self._config_index, self._run_index))
+        self._t_start = time.perf_counter_ns()
+
+    def exit_region(self, name: str) -> None:
+        t_end = time.perf_counter_ns()
+        self._ranges.pop()
+        self._open = None
+        self.write(name, self._t_start, t_end)
+
+    def check_closed(self) -> None:
+        from nsight_lab.errors import RegionError
+
+        if self._open is not None:
+            msg = f"region {self._open!r} was still open when the cell ended"
+            raise RegionError(msg)
+
+    def write(self, region: str, t_start_ns: int, t_end_ns: int) -> None:
+        line = {
+            "config_index": self._config_index,
+            "run_index": self._run_index,
+            "region": region,
+            "t_start_ns": t_start_ns,
+            "t_end_ns": t_end_ns,
+        }
+        self._log.write(json.dumps(line) + "\n")
+        self._log.flush()
+
+
+def _install_nsight_module() -> None:
+    """Make ``import nsight`` in the cell resolve to nsight-lab's ``annotate``."""
+    from nsight_lab.regions import annotate
+
+    shim = types.ModuleType("nsight", "nsight-lab's stand-in for nsight-python")
+    shim.annotate = annotate  # type: ignore[attr-defined]
+    shim.__nsight_lab_shim__ = True  # type: ignore[attr-defined]
+    sys.modules["nsight"] = shim
+
+
+def _say(text: str) -> None:
+    sys.stdout.write(f"{CHILD_PREFIX} {text}\n")
+    sys.stdout.flush()
+
+
+def run_payload(payload: dict[str, Any]) -> None:
+    """Run the cell as the payload says (the body of :func:`main`).
+
+    Args:
+        payload: The parsed payload JSON.
+
+    Raises:
+        ValueError: The payload is of another schema version.
+        BaseException: Whatever the cell raised, or a region rule it broke.
+    """
+    from nsight_lab.regions import listening
+    from nsight_lab.shipping import unship
+
+    if payload.get("schema_version") != PAYLOAD_SCHEMA_VERSION:
+        msg = (
+            f"payload schema {payload.get('schema_version')!r} is not "
+            f"{PAYLOAD_SCHEMA_VERSION}; the notebook and the child must run the same "
+            "nsight-lab"
+        )
+        raise ValueError(msg)
+    for entry in reversed(payload.get("sys_path", [])):
+        if entry not in sys.path:
+            sys.path.insert(1, entry)
+    _install_nsight_module()
+    ranges = _Ranges(str(payload.get("domain", NVTX_DOMAIN)))
+    if not ranges.available:
+        _say(f"warning: {NVTX_MISSING}; no region can be marked for ncu")
+    namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
+    namespace.update(
+        unship(Path(payload["namespace_path"]).read_bytes(), payload.get("device"))
+    )
+    code = compile(payload["source"], payload.get("filename", "<cell>"), "exec")
+    runs = int(payload["runs"])
+    warmup = int(payload["warmup"])
+    # Until a run shows that the cell marks regions, each run is also wrapped in a
+    # "cell" range so that a cell without regions is profiled whole.
+    has_regions = False
+    with Path(payload["log_path"]).open("a", encoding="utf-8") as log:
+        for entry in payload["configs"]:
+            ci = int(entry["config_index"])
+            config = dict(entry["config"])
+            run_indices = [-(w + 1) for w in range(warmup)] + list(range(runs))
+            for ri in run_indices:
+                regions = _RunRegions(ranges, log, ci, ri)
+                wrap = not has_regions
+                if wrap:
+                    ranges.push(range_name(CELL_REGION, ci, ri))
+                t_start = time.perf_counter_ns()
+                try:
+                    with listening(regions):
+                        namespace.update(config)
+                        exec(code, namespace)  # noqa: S102  (running the cell is the point)
+                finally:
+                    t_end = time.perf_counter_ns()
+                    if wrap:
+                        ranges.pop()
+                regions.check_closed()
+                if regions.seen:
+                    has_regions = True
+                else:
+                    regions.write(CELL_REGION, t_start, t_end)
+                _say(f"config {ci} run {ri} done")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the payload file named in ``argv``; return the exit status.
+
+    Args:
+        argv: ``[PAYLOAD_PATH]``; default ``sys.argv[1:]``.
+
+    Returns:
+        0, or :data:`EXIT_CELL_FAILED` after printing the one-line error marker.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 1:
+        _say("error: UsageError: expected one argument, the payload path")
+        return 2
+    try:
+        payload = json.loads(Path(args[0]).read_text(encoding="utf-8"))
+        run_payload(payload)
+    except BaseException as exc:  # noqa: BLE001  (report anything, then exit non-zero)
+        text = str(exc).strip().splitlines()
+        message = f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+        _say(f"error: {message}")
+        traceback.print_exc()
+        sys.stderr.flush()
+        return EXIT_CELL_FAILED
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,575 @@
+"""The isolated ncu path: run the cell in a child process under Nsight Compute.
+
+For each config, :func:`run_isolated` writes a payload (the cell, the config, runs,
+warm-up and the shipped free variables), runs::
+
+    ncu --nvtx --nvtx-include "regex:nsight_lab@.+/" --metrics M1,M2,...
+        --cache-control C --clock-control K --target-processes all
+        -f -o REPORT_DIR/config_<i>  python -m nsight_lab._child PAYLOAD
+
+streams ncu's output into the progress display (``==PROF== Profiling "kernel"`` lines
+and the child's ``[nsight-lab-child] config C run R done`` lines), reads the report
+(:mod:`nsight_lab.ncu_report_reader`), and hands one :class:`RunRecord` per region per
+measured run to ``sink``, once per config. The ``.ncu-rep`` of each config is kept in
+``REPORT_DIR`` (default ``reports_dir()/session_<id>``) for "open in Nsight Compute".
+
+How the magic calls it (``plan.backend == "ncu"``, or ``--isolate``), instead of
+``Runner(...).run(body)``::
+
+    from nsight_lab.isolate import run_isolated
+
+    records = run_isolated(
+        plan,
+        shell.transform_cell(cell),  # plain Python: no IPython syntax in the child
+        shell.user_ns,               # free variables are shipped from here
+        session.id,
+        writer.put,                  # the same sink as the in-process runner
+        on_progress=display.update if display else None,
+    )
+
+Every failure is a one-line :class:`~nsight_lab.errors.NsightLabError` (no ncu,
+counter permission, an unknown metric with close names, the cell failing in the child,
+no kernels in the regions); records of configs finished before it were already given to
+``sink``. ``--target-rsd``/``--max-time`` do not apply here: each config runs
+``--runs`` times. Per-run telemetry is not read (ncu controls clocks itself).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import functools
+import json
+import logging
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+from collections import deque
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from nsight_lab._child import (
+    CHILD_PREFIX,
+    NVTX_DOMAIN,
+    NVTX_MISSING,
+    PAYLOAD_SCHEMA_VERSION,
+)
+from nsight_lab.errors import BackendUnavailableError, MeasurementError
+from nsight_lab.gpu_stack import (
+    COUNTER_PERMISSION_HINT,
+    NCU_INSTALL_HINT,
+    find_ncu,
+    format_version,
+    ncu_version,
+)
+from nsight_lab.ncu_report_reader import KernelRow, read_report
+from nsight_lab.paths import reports_dir
+from nsight_lab.records import TIME_METRIC, RunRecord
+from nsight_lab.runner import CELL_REGION, Progress
+from nsight_lab.shipping import free_variables, ship
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping
+
+    from nsight_lab.options import CombineMode
+    from nsight_lab.plan import Plan
+    from nsight_lab.records import JsonScalar
+
+logger = logging.getLogger(__name__)
+
+BACKEND_ID = "ncu"
+NVTX_INCLUDE = f"regex:{NVTX_DOMAIN}@.+/"
+"""ncu's NVTX filter: every push/pop range of our domain."""
+QUERY_METRICS_TIMEOUT_S = 120.0
+_TAIL_LINES = 200
+
+_PROF_KERNEL_RE = re.compile(r'^==PROF==\s+Profiling\s+"(?P<kernel>[^"]*)"')
+_CHILD_RUN_RE = re.compile(
+    rf"^{re.escape(CHILD_PREFIX)} config (?P<config>-?\d+) run (?P<run>-?\d+) done"
+)
+_CHILD_ERROR = f"{CHILD_PREFIX} error: "
+_CHILD_WARNING = f"{CHILD_PREFIX} warning: "
+_UNKNOWN_METRIC_RE = re.compile(
+    r"(?:failed to find metric|unknown metric|invalid metric)\s*:?\s*(?P<what>\S*)",
+    re.IGNORECASE,
+)
+_METRIC_NAME_RE = re.compile(r"^(?P<name>[A-Za-z0-9_]+__[A-Za-z0-9_.]+)\s")
+
+
+def run_isolated(  # noqa: PLR0913  (the run's collaborators, as Runner's)
+    plan: Plan,
+    cell_source: str,
+    user_ns: Mapping[str, object],
+    session_id: int,
+    sink: Callable[[list[RunRecord]], None],
+    *,
+    on_progress: Callable[[Progress], None] | None = None,
+    report_dir: Path | str | None = None,
+) -> list[RunRecord]:
+    """Profile every config of ``plan`` under ncu in a child process.
+
+    Args:
+        plan: The plan (its options give metrics, runs, warm-up, cache and clock
+            control and ``--combine``).
+        cell_source: The cell as plain Python (``shell.transform_cell(cell)``).
+        user_ns: The notebook namespace; the cell's free variables are shipped from it.
+        session_id: Store id the records belong to.
+        sink: Receives the records of each config as soon as its report is read.
+        on_progress: Receives progress after every change (kernels, runs, configs).
+        report_dir: Where the ``config_<i>.ncu-rep`` reports are kept; default
+            ``reports_dir()/session_<session_id>``.
+
+    Returns:
+        Every record, in the order handed to ``sink``.
+
+    Raises:
+        BackendUnavailableError: No ncu was found, or ncu may not read the GPU's
+            counters (ERR_NVGPUCTRPERM); the message says what to do.
+        MeasurementError: A metric is unknown to this ncu (with close names), the cell
+            failed in the child (its one-line error), ncu failed, or no kernel ran
+            inside the regions.
+        ShippingError: A free variable of the cell cannot be pickled.
+        SyntaxError: ``cell_source`` does not compile.
+    """
+    ncu = find_ncu()
+    if ncu is None:
+        msg = (
+            f"backend {BACKEND_ID!r} is unavailable: no ncu (Nsight Compute CLI) was "
+            f"found; {NCU_INSTALL_HINT}"
+        )
+        raise BackendUnavailableError(msg)
+    options = plan.options
+    metrics = list(dict.fromkeys((TIME_METRIC, *options.metrics)))
+    params = set(options.param_names)
+    names = [n for n in free_variables(cell_source, user_ns) if n not in params]
+    shipped = ship(names, user_ns)
+    logger.debug("shipping %d variables to the ncu child: %s", len(names), names)
+    out_dir = Path(report_dir) if report_dir is not None else _session_dir(session_id)
+    out_dir.mkdir(parents=True, exist_ok=True)
+
+    progress = Progress(len(plan.configs), options.runs)
+    records: list[RunRecord] = []
+
+    def emit() -> None:
+        if on_progress is not None:
+            on_progress(progress)
+
+    with tempfile.TemporaryDirectory(prefix="nsight-lab-child-") as tmp:
+        work = Path(tmp)
+        namespace_path = work / "namespace.pkl"
+        namespace_path.write_bytes(shipped)
+        for ci, config in enumerate(plan.configs):
+            progress.config_index = ci
+            progress.runs_done = 0
+            progress.message = f"config {ci + 1}/{len(plan.configs)}: starting ncu"
+            emit()
+            log_path = work / f"config_{ci}.regions.jsonl"
+            payload_path = work / f"config_{ci}.payload.json"
+            _write_payload(
+                payload_path,
+                source=cell_source,
+                config_index=ci,
+                config=config,
+                runs=options.runs,
+                warmup=options.warmup,
+                namespace_path=namespace_path,
+                log_path=log_path,
+            )
+            base = out_dir / f"config_{ci}"
+            command = [
+                str(ncu),
+                "--nvtx",
+                "--nvtx-include",
+                NVTX_INCLUDE,
+                "--metrics",
+                ",".join(metrics),
+                "--cache-control",
+                options.cache_control,
+                "--clock-control",
+                options.clock_control,
+                "--target-processes",
+                "all",
+                "-f",
+                "-o",
+                str(base),
+                sys.executable,
+                "-m",
+                "nsight_lab._child",
+                str(payload_path),
+            ]
+            outcome = _run_ncu(command, progress, emit)
+            report = base.with_name(base.name + ".ncu-rep")
+            _raise_for_failure(outcome, ncu, metrics, report)
+            rows = read_report(report, metrics) if report.exists() else []
+            _raise_for_absent_metrics(rows, ci, ncu, metrics)
+            batch = _records(
+                rows,
+                _regions_by_run(log_path),
+                plan=plan,
+                config_index=ci,
+                config=config,
+                session_id=session_id,
+                metrics=metrics,
+            )
+            if not batch:
+                raise MeasurementError(_no_rows_message(ci, config, outcome))
+            sink(batch)
+            records.extend(batch)
+            progress.last_records = batch
+            progress.message = f"config {ci + 1}: report kept at {report}"
+            emit()
+    progress.status = "completed"
+    emit()
+    return records
+
+
+def _session_dir(session_id: int) -> Path:
+    return reports_dir() / f"session_{session_id}"
+
+
+def _write_payload(  # noqa: PLR0913  (one field each)
+    path: Path,
+    *,
+    source: str,
+    config_index: int,
+    config: dict[str, JsonScalar],
+    runs: int,
+    warmup: int,
+    namespace_path: Path,
+    log_path: Path,
+) -> None:
+    payload = {
+        "schema_version": PAYLOAD_SCHEMA_VERSION,
+        "source": source,
+        "filename": "<nsight-lab cell>",
+        "configs": [{"config_index": config_index, "config": config}],
+        "runs": runs,
+        "warmup": warmup,
+        "domain": NVTX_DOMAIN,
+        "log_path": str(log_path),
+        "namespace_path": str(namespace_path),
+        "device": None,
+        "sys_path": [p for p in sys.path if p],
+    }
+    path.write_text(json.dumps(payload), encoding="utf-8")
+
+
+# ------------------------------------------------------------------- running ncu
+
+
+class _Outcome:
+    """What one ncu run printed and how it ended."""
+
+    def __init__(self) -> None:
+        self.returncode = 0
+        self.tail: deque[str] = deque(maxlen=_TAIL_LINES)
+        self.errors: list[str] = []
+        self.child_error: str | None = None
+        self.child_warnings: list[str] = []
+        self.kernels = 0
+
+
+def _child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    package_root = str(Path(__file__).resolve().parent.parent)
+    existing = env.get("PYTHONPATH")
+    env["PYTHONPATH"] = (
+        package_root + os.pathsep + existing if existing else package_root
+    )
+    env["PYTHONUNBUFFERED"] = "1"
+    env.setdefault("NSPY_NCU_INIT_AT_IMPORT", "0")
+    return env
+
+
+def _run_ncu(
+    command: list[str], progress: Progress, emit: Callable[[], None]
+) -> _Outcome:
+    logger.debug("running: %s", " ".join(command))
+    outcome = _Outcome()
+    process = subprocess.Popen(  # noqa: S603  (our ncu and our child, no shell)
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        errors="replace",
+        bufsize=1,
+        env=_child_env(),
+        start_new_session=True,
+    )
+    try:
+        assert process.stdout is not None  # noqa: S101  (stdout=PIPE above)
+        with process.stdout:
+            for raw in process.stdout:
+                line = raw.rstrip("\n")
+                outcome.tail.append(line)
+                logger.debug("ncu: %s", line)
+                _take_line(line, outcome, progress, emit)
+        outcome.returncode = process.wait()
+    except BaseException:
+        _stop(process)
+        raise
+    return outcome
+
+
+def _take_line(
+    line: str, outcome: _Outcome, progress: Progress, emit: Callable[[], None]
+) -> None:
+    if kernel := _PROF_KERNEL_RE.match(line):
+        outcome.kernels += 1
+        progress.message = (
+            f'config {progress.config_index + 1}: profiling "{kernel["kernel"]}" '
+            f"(kernel {outcome.kernels})"
+        )
+        emit()
+    elif run := _CHILD_RUN_RE.match(line):
+        if int(run["run"]) >= 0:
+            progress.runs_done += 1
+            progress.runs_done_total += 1
+            emit()
+    elif line.startswith(_CHILD_ERROR):
+        outcome.child_error = line.removeprefix(_CHILD_ERROR)
+    elif line.startswith(_CHILD_WARNING):
+        outcome.child_warnings.append(line.removeprefix(_CHILD_WARNING))
+    elif line.startswith("==ERROR=="):
+        outcome.errors.append(line.removeprefix("==ERROR==").strip())
+
+
+def _stop(process: subprocess.Popen[str]) -> None:
+    """End ncu and the child it started (its own process group), then reap it."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+# ------------------------------------------------------------------------ errors
+
+
+def _raise_for_failure(
+    outcome: _Outcome, ncu: Path, metrics: list[str], report: Path
+) -> None:
+    text = "\n".join(outcome.tail)
+    if "ERR_NVGPUCTRPERM" in text:
+        msg = (
+            "ncu may not read the GPU performance counters (ERR_NVGPUCTRPERM); "
+            f"{COUNTER_PERMISSION_HINT}"
+        )
+        raise BackendUnavailableError(msg)
+    unknown = [e for e in outcome.errors if _UNKNOWN_METRIC_RE.search(e)]
+    if unknown:
+        bad = _unknown_metrics(unknown, metrics)
+        raise MeasurementError(_unknown_metric_message(bad, ncu, metrics))
+    if outcome.child_error is not None:
+        msg = (
+            "the cell failed in the ncu child process: "
+            f"{outcome.child_error}; fix the cell, or run it with --backend events "
+            "to see the full traceback"
+        )
+        raise MeasurementError(msg)
+    if outcome.returncode != 0 and not report.exists():
+        detail = (
+            outcome.errors[-1]
+            if outcome.errors
+            else next((ln for ln in reversed(outcome.tail) if ln.strip()), "")
+        )
+        msg = (
+            f"ncu exited with status {outcome.returncode}"
+            f"{': ' + detail if detail else ''}; run `nsight-lab doctor`, and see the "
+            "nsight_lab.isolate debug log for ncu's full output"
+        )
+        raise MeasurementError(msg)
+
+
+def _raise_for_absent_metrics(
+    rows: list[KernelRow], config_index: int, ncu: Path, metrics: list[str]
+) -> None:
+    """Raise when a metric is in no kernel of the config's measured runs.
+
+    ncu refuses an unknown metric *without* a rollup suffix (``Failed to find
+    metric``) but silently leaves out an unknown one *with* a suffix (seen with
+    2025.3.1: ``dram__bytes_reed.sum`` ran and came back without values).
+    """
+    mine = [r for r in rows if r.config_index == config_index and r.run_index >= 0]
+    if not mine:
+        return
+    absent = [m for m in metrics if not any(m in r.metrics for r in mine)]
+    if absent:
+        raise MeasurementError(_unknown_metric_message(absent, ncu, metrics))
+
+
+def _no_rows_message(
+    config_index: int, config: dict[str, JsonScalar], outcome: _Outcome
+) -> str:
+    where = f"config {config_index} {config!r}" if config else f"config {config_index}"
+    msg = (
+        f"no kernels ran inside the annotated regions ({where}): ncu profiles only "
+        "CUDA kernels launched inside nsight_lab.annotate regions (or the whole cell "
+        "when it marks none); check that the cell runs work on the GPU "
+        "(tensors on device='cuda')"
+    )
+    if any(NVTX_MISSING in w for w in outcome.child_warnings):
+        msg += (
+            f"; {NVTX_MISSING} ({sys.executable}), so no region was marked: "
+            "install it with: pip install nvtx"
+        )
+    return msg
+
+
+def _unknown_metric_message(bad: list[str], ncu: Path, metrics: list[str]) -> str:
+    version = ncu_version(ncu)
+    found = f"ncu {format_version(version)}" if version else "this ncu"
+    known = query_metrics(str(ncu))
+    parts: list[str] = []
+    newer = False
+    for metric in bad:
+        base, dot, suffix = metric.partition(".")
+        close = difflib.get_close_matches(base, known, n=3, cutoff=0.6)
+        if close:
+            hint = " or ".join(repr(c + dot + suffix) for c in close)
+            parts.append(f"{metric!r} (did you mean {hint}?)")
+        else:
+            newer = True
+            parts.append(repr(metric))
+    what = ", ".join(parts) if parts else "one of " + ", ".join(map(repr, metrics))
+    msg = f"--metrics: {found} at {ncu} does not know (or did not collect) {what}"
+    if newer:
+        msg += (
+            f"; it may be newer than {found}: install a newer Nsight Compute, "
+            "or pick another metric"
+        )
+    return msg + "; list the metrics with: ncu --query-metrics"
+
+
+def _unknown_metrics(errors: Iterable[str], metrics: list[str]) -> list[str]:
+    """The requested metrics the ncu errors name (by full name or base name)."""
+    bad: list[str] = []
+    for error in errors:
+        text = error.replace("\\.", ".")
+        match = _UNKNOWN_METRIC_RE.search(text)
+        what = match["what"] if match else ""
+        what = what.removeprefix("regex:").lstrip("^")
+        for metric in metrics:
+            base = metric.partition(".")[0]
+            if metric in bad:
+                continue
+            if what.startswith(metric) or re.match(rf"{re.escape(base)}(?![\w])", what):
+                bad.append(metric)
+    return bad
+
+
+@functools.cache
+def query_metrics(ncu: str) -> tuple[str, ...]:
+    """Return the metric base names ``ncu --query-metrics`` lists (cached per ncu).
+
+    Args:
+        ncu: Path of the ncu executable.
+
+    Returns:
+        The names (``dram__bytes_read``, ...), or ``()`` when ncu cannot list them
+        (for example, without a GPU).
+    """
+    try:
+        completed = subprocess.run(  # noqa: S603  (our ncu, no shell)
+            [ncu, "--query-metrics"],
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=QUERY_METRICS_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        logger.debug("ncu --query-metrics failed: %s", exc)
+        return ()
+    names = (_METRIC_NAME_RE.match(line) for line in completed.stdout.splitlines())
+    return tuple(dict.fromkeys(m["name"] for m in names if m))
+
+
+# ----------------------------------------------------------------------- records
+
+
+def _regions_by_run(log_path: Path) -> dict[int, list[str]]:
+    """Run index -> the regions the child logged for it, in the order they ran."""
+    regions: dict[int, list[str]] = {}
+    try:
+        lines = log_path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return regions
+    for line in lines:
+        try:
+            entry = json.loads(line)
+            regions.setdefault(int(entry["run_index"]), []).append(str(entry["region"]))
+        except (ValueError, KeyError, TypeError):  # noqa: PERF203  (rare: logged)
+            logger.debug("unreadable region log line: %r", line)
+    return regions
+
+
+def _records(  # noqa: PLR0913  (one field each)
+    rows: list[KernelRow],
+    logged: dict[int, list[str]],
+    *,
+    plan: Plan,
+    config_index: int,
+    config: dict[str, JsonScalar],
+    session_id: int,
+    metrics: list[str],
+) -> list[RunRecord]:
+    """One record per region per measured run, kernels combined per ``--combine``."""
+    grouped: dict[int, dict[str, list[KernelRow]]] = {}
+    for row in rows:
+        if row.config_index != config_index or row.run_index < 0:
+            continue
+        grouped.setdefault(row.run_index, {}).setdefault(row.region, []).append(row)
+    records: list[RunRecord] = []
+    for run_index in sorted(grouped):
+        regions = grouped[run_index]
+        marked = [r for r in logged.get(run_index, ()) if r != CELL_REGION]
+        if marked or len(regions) > 1:
+            # The run marked regions: kernels that ran outside them are not measured.
+            regions.pop(CELL_REGION, None)
+        order = {name: i for i, name in enumerate(marked)}
+        for region, kernels in sorted(
+            regions.items(), key=lambda item: order.get(item[0], len(order))
+        ):
+            values = _combine(kernels, metrics, plan.options.combine)
+            duration = values.pop(TIME_METRIC, None)
+            if duration is None:
+                continue
+            records.append(
+                RunRecord(
+                    session_id=session_id,
+                    config_index=config_index,
+                    config=config,
+                    run_index=run_index,
+                    annotation=region,
+                    duration_ns=duration,
+                    backend=BACKEND_ID,
+                    kernels=tuple(k.kernel for k in kernels),
+                    metrics=values,
+                )
+            )
+    return records
+
+
+def _combine(
+    kernels: list[KernelRow], metrics: list[str], mode: CombineMode
+) -> dict[str, float]:
+    combined: dict[str, float] = {}
+    for metric in metrics:
+        values = [k.metrics[metric] for k in kernels if metric in k.metrics]
+        if not values:
+            continue
+        if mode == "sum":
+            combined[metric] = float(sum(values))
+        elif mode == "max":
+            combined[metric] = float(max(values))
+        else:
+            combined[metric] = float(values[0])
+    return combined

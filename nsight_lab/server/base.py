@@ -1,0 +1,203 @@
+"""The one base class of nsight-lab's REST handlers: store access, JSON, errors.
+
+Errors are mapped in one place (:meth:`NsightLabHandler.write_error`):
+:class:`~nsight_lab.errors.OptionError` is 400,
+:class:`~nsight_lab.errors.NotFoundError` 404 and any other
+:class:`~nsight_lab.errors.StoreError` 500, each with the body
+``{"message": <one line>, "error": <class name>}``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import TYPE_CHECKING, Any
+
+from jupyter_server.base.handlers import APIHandler
+
+from nsight_lab.errors import NotFoundError, OptionError, StoreError
+from nsight_lab.records import SCHEMA_VERSION
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from types import TracebackType
+
+    from nsight_lab.server._store import StoreHandle
+    from nsight_lab.server.config import NsightLabConfig
+    from nsight_lab.store import RunStore
+
+__all__ = ["CONFIG_KEY", "STORE_KEY", "NsightLabHandler", "dumps"]
+
+CONFIG_KEY = "nsight_lab_config"
+"""``web_app.settings`` key of the :class:`NsightLabConfig` read at load time."""
+STORE_KEY = "nsight_lab_store"
+"""``web_app.settings`` key of the shared :class:`StoreHandle`."""
+
+_STATUS_BY_ERROR: tuple[tuple[type[Exception], int], ...] = (
+    (OptionError, 400),
+    (NotFoundError, 404),  # before StoreError: NotFoundError derives from it
+    (StoreError, 500),
+)
+_COUNT = re.compile(r"[0-9]+")
+_SQLITE_INT_MAX = 2**63 - 1
+
+
+def dumps(payload: dict[str, Any]) -> str:
+    """Return strict JSON of ``payload`` with NaN and infinities written as ``null``.
+
+    Raises:
+        TypeError: A value is not JSON-able.
+    """
+    return json.dumps(_finite(payload), allow_nan=False)
+
+
+def _finite(value: Any) -> Any:  # noqa: ANN401  (any JSON value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+class NsightLabHandler(APIHandler):
+    """Base of every nsight-lab REST handler (each verb is ``@authenticated``)."""
+
+    @property
+    def nsight_config(self) -> NsightLabConfig:
+        """The extension's configuration, read once when the extension loaded."""
+        config: NsightLabConfig = self.settings[CONFIG_KEY]
+        return config
+
+    @property
+    def store_handle(self) -> StoreHandle:
+        """The server's shared handle on the run store."""
+        handle: StoreHandle = self.settings[STORE_KEY]
+        return handle
+
+    def any_store(self) -> RunStore:
+        """Return the run store, or an empty one while its file does not exist yet.
+
+        Raises:
+            StoreError: The file exists but cannot be opened.
+        """
+        return self.store_handle.get_or_empty()
+
+    def session_store(self, session_id: int) -> RunStore:
+        """Return the run store after checking that it holds ``session_id``.
+
+        Raises:
+            NotFoundError: No store file yet, or no such session in it.
+            StoreError: The file exists but cannot be read.
+        """
+        store = self.store_handle.get()
+        if store is None:
+            msg = (
+                f"no session with id {session_id!r}: the run store "
+                f"{str(self.store_handle.path)!r} does not exist yet; "
+                "profile a cell with %%nsight first"
+            )
+            raise NotFoundError(msg)
+        store.get_session(session_id)
+        return store
+
+    def reply(self, payload: dict[str, Any]) -> None:
+        """Finish with ``payload`` plus ``schema_version`` as strict JSON."""
+        self.finish(dumps({"schema_version": SCHEMA_VERSION, **payload}))
+
+    def count_argument(
+        self, name: str, default: int, *, maximum: int = _SQLITE_INT_MAX
+    ) -> int:
+        """Return the query argument ``name`` as a whole number in ``[0, maximum]``.
+
+        Raises:
+            OptionError: The value is not a whole number in range.
+        """
+        raw = self.get_query_argument(name, None)
+        if raw is None or raw == "":
+            return default
+        return parse_count(raw, name, maximum=maximum)
+
+    def choice_argument(self, name: str, choices: Sequence[str]) -> str:
+        """Return the query argument ``name``, one of ``choices`` (default the first).
+
+        Raises:
+            OptionError: The value is not one of ``choices``.
+        """
+        raw = self.get_query_argument(name, None)
+        if raw is None or raw == "":
+            return choices[0]
+        if raw not in choices:
+            msg = (
+                f"invalid {name} {raw!r}; expected one of "
+                f"{', '.join(map(repr, choices))}"
+            )
+            raise OptionError(msg)
+        return raw
+
+    def flag_argument(self, name: str) -> bool:
+        """Return the query argument ``name`` as a flag: 1/true or 0/false (default).
+
+        Raises:
+            OptionError: The value is not a flag.
+        """
+        raw = (self.get_query_argument(name, None) or "0").lower()
+        if raw not in {"0", "1", "true", "false"}:
+            msg = f"invalid {name} {raw!r}; expected 1 or 0 (true or false)"
+            raise OptionError(msg)
+        return raw in {"1", "true"}
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:  # noqa: ANN401  (tornado's signature)
+        """Answer an nsight-lab error as ``{"message", "error"}`` with its status."""
+        exc = kwargs.get("exc_info", (None, None, None))[1]
+        status = _status_for(exc)
+        if status is None:
+            super().write_error(status_code, **kwargs)
+            return
+        self.set_status(status)
+        self.finish(json.dumps({"message": str(exc), "error": type(exc).__name__}))
+
+    def log_exception(
+        self,
+        typ: type[BaseException] | None,
+        value: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Log an nsight-lab error as one line; anything else with its traceback."""
+        status = _status_for(value)
+        if status is None:
+            super().log_exception(typ, value, tb)
+        elif status >= 500:  # noqa: PLR2004
+            self.log.error("[nsight-lab] %s", value)
+        else:
+            self.log.info("[nsight-lab] %d: %s", status, value)
+
+
+def parse_count(raw: str, name: str, *, maximum: int = _SQLITE_INT_MAX) -> int:
+    """Return ``raw`` as a whole number in ``[0, maximum]``.
+
+    Args:
+        raw: The text, e.g. a query argument or a path segment.
+        name: The argument's name, for the message.
+        maximum: The largest allowed value.
+
+    Returns:
+        The number.
+
+    Raises:
+        OptionError: ``raw`` is not a whole number in range.
+    """
+    text = raw.strip()
+    if _COUNT.fullmatch(text) is None or int(text) > maximum:
+        msg = f"invalid {name} {raw!r}; expected a whole number from 0 to {maximum}"
+        raise OptionError(msg)
+    return int(text)
+
+
+def _status_for(exc: BaseException | None) -> int | None:
+    for error, status in _STATUS_BY_ERROR:
+        if isinstance(exc, error):
+            return status
+    return None

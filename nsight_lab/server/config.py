@@ -1,0 +1,50 @@
+"""Configuration of the nsight-lab server extension (traitlets, read at load time).
+
+Set in ``jupyter_server_config.py`` or on the command line, for example
+``--NsightLabConfig.poll_interval_s=0.25``.
+"""
+
+from __future__ import annotations
+
+from traitlets import Float, Unicode, default
+from traitlets.config import Configurable
+
+from nsight_lab import paths
+
+__all__ = ["NsightLabConfig"]
+
+
+class NsightLabConfig(Configurable):
+    """Where the server reads the run store and how often the websocket polls it."""
+
+    db_path = Unicode(
+        help=(
+            "The SQLite run store the server reads. Default: $NSIGHT_LAB_HOME/"
+            "store.sqlite, else the user's data directory (the kernel's default too)."
+        ),
+    ).tag(config=True)
+
+    reports_dir = Unicode(
+        help=(
+            "The directory of kept .ncu-rep files, one session_<id>/ folder per "
+            "session. Default: $NSIGHT_LAB_HOME/reports, else the user's data "
+            "directory."
+        ),
+    ).tag(config=True)
+
+    poll_interval_s = Float(
+        0.1,
+        min=0.01,
+        help=(
+            "Seconds between two polls of the run store by each events websocket; "
+            "a new run is pushed at most this long (plus the poll) after its write."
+        ),
+    ).tag(config=True)
+
+    @default("db_path")
+    def _default_db_path(self) -> str:
+        return str(paths.db_path())
+
+    @default("reports_dir")
+    def _default_reports_dir(self) -> str:
+        return str(paths.reports_dir())

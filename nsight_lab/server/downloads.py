@@ -1,0 +1,166 @@
+r"""Download handlers: a session exported as CSV/Parquet, and its kept ``.ncu-rep``.
+
+Paths are never taken from the request: only the integer session id (route ``\d+``)
+and the integer ``config`` index choose a file, and the file found must lie inside
+the configured reports directory once symlinks are resolved.
+
+Kept reports are expected as ``<reports_dir>/session_<id>/config_<N>.ncu-rep``, one per
+config index ``N`` (other ``*.ncu-rep`` names there are offered after those, by name).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import tornado.web
+from tornado.ioloop import IOLoop
+
+from nsight_lab.errors import NotFoundError, OptionError
+from nsight_lab.server.base import NsightLabHandler, parse_count
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from nsight_lab.store import RunStore
+
+__all__ = ["EXPORT_FORMATS", "EXPORT_WHAT", "ExportHandler", "ReportHandler"]
+
+EXPORT_FORMATS = ("csv", "parquet")
+EXPORT_WHAT = ("runs", "results")
+_MEDIA_TYPES = {
+    "csv": "text/csv; charset=utf-8",
+    "parquet": "application/vnd.apache.parquet",
+}
+_REPORT_SUFFIX = ".ncu-rep"
+_REPORT_NAME = re.compile(r"config_([0-9]+)\.ncu-rep")
+_CHUNK_BYTES = 1 << 20
+
+
+class ExportHandler(NsightLabHandler):
+    """``GET sessions/<id>/export?format=csv|parquet&what=runs|results``."""
+
+    @tornado.web.authenticated
+    async def get(self, session_id: str) -> None:
+        """Send the session as a file (``Content-Disposition: attachment``).
+
+        ``what=runs`` (default) is one flat row per stored run
+        (:func:`nsight_lab.history.runs_frame`); ``what=results`` the results table
+        (:func:`nsight_lab.history.session_results`). ``format`` is ``csv`` (default)
+        or ``parquet``.
+
+        Raises:
+            OptionError: ``format`` or ``what`` is unknown, or Parquet is asked for
+                without pyarrow installed (400).
+            NotFoundError: No such session (404).
+            StoreError: The store cannot be read (500).
+        """
+        sid = parse_count(session_id, "session id")
+        fmt = self.choice_argument("format", EXPORT_FORMATS)
+        what = self.choice_argument("what", EXPORT_WHAT)
+        if fmt == "parquet" and importlib.util.find_spec("pyarrow") is None:
+            msg = (
+                "export format 'parquet' needs pyarrow on the Jupyter server; "
+                "install it with: pip install pyarrow, or use format=csv"
+            )
+            raise OptionError(msg)
+        store = self.session_store(sid)
+        body = await IOLoop.current().run_in_executor(
+            None, _export, store, sid, what, fmt
+        )
+        filename = f"nsight-lab_session_{sid}_{what}.{fmt}"
+        self.set_header("Content-Disposition", f'attachment; filename="{filename}"')
+        self.finish(body, set_content_type=_MEDIA_TYPES[fmt])
+
+
+class ReportHandler(NsightLabHandler):
+    """``GET sessions/<id>/report[?config=N]``: a kept Nsight Compute report."""
+
+    @tornado.web.authenticated
+    async def get(self, session_id: str) -> None:
+        """Send the session's ``.ncu-rep`` for config ``N`` (default: the first kept).
+
+        Raises:
+            OptionError: ``config`` is not a whole number (400).
+            NotFoundError: No such session, or no report kept for it or that
+                config (404).
+            StoreError: The store cannot be read (500).
+        """
+        sid = parse_count(session_id, "session id")
+        raw_config = self.get_query_argument("config", None)
+        config = None if raw_config is None else parse_count(raw_config, "config")
+        self.session_store(sid)
+        path = _report_path(Path(self.nsight_config.reports_dir), sid, config)
+        name = f"nsight-lab_session_{sid}_{path.name}"
+        self.set_header("Content-Type", "application/octet-stream")
+        self.set_header("Content-Disposition", f'attachment; filename="{name}"')
+        self.set_header("Content-Length", str(path.stat().st_size))
+        with path.open("rb") as file:
+            while chunk := file.read(_CHUNK_BYTES):
+                self.write(chunk)
+                await self.flush()
+        self.finish(set_content_type="application/octet-stream")
+
+
+def _export(store: RunStore, session_id: int, what: str, fmt: str) -> bytes:
+    """Return the session's table as CSV or Parquet bytes (runs in a worker thread)."""
+    from nsight_lab import history  # pandas: loaded on the first export only
+
+    frame: pd.DataFrame = (
+        history.runs_frame(store, [session_id])
+        if what == "runs"
+        else history.session_results(store, session_id)
+    )
+    if fmt == "csv":
+        return frame.to_csv(index=False).encode()
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer, index=False)
+    return buffer.getvalue()
+
+
+def _report_path(root: Path, session_id: int, config: int | None) -> Path:
+    """Return the kept report of a session (and config) inside ``root``.
+
+    Raises:
+        NotFoundError: None is kept, or it would lie outside ``root``.
+    """
+    directory = root / f"session_{session_id}"
+    reports = _kept_reports(root, directory)
+    if config is None:
+        if reports:
+            return reports[0][1]
+        msg = (
+            f"session {session_id} has no kept Nsight Compute report; reports are kept "
+            "for sessions profiled with --backend ncu"
+        )
+        raise NotFoundError(msg)
+    for index, path in reports:
+        if index == config:
+            return path
+    kept = ", ".join(str(i) for i, _ in reports if i is not None) or "none"
+    msg = (
+        f"session {session_id} has no kept Nsight Compute report for config {config}; "
+        f"configs with a report: {kept}"
+    )
+    raise NotFoundError(msg)
+
+
+def _kept_reports(root: Path, directory: Path) -> list[tuple[int | None, Path]]:
+    """Return ``(config index or None, path)`` of the reports, by index then name."""
+    try:
+        resolved_root = root.resolve()
+        candidates = list(directory.iterdir()) if directory.is_dir() else []
+    except OSError:
+        return []
+    found: list[tuple[int | None, Path]] = []
+    for path in candidates:
+        if not path.name.endswith(_REPORT_SUFFIX) or not path.is_file():
+            continue
+        if not path.resolve().is_relative_to(resolved_root):
+            continue  # a symlink out of the reports directory is never served
+        match = _REPORT_NAME.fullmatch(path.name)
+        found.append((int(match.group(1)) if match else None, path))
+    return sorted(found, key=lambda item: (item[0] is None, item[0] or 0, item[1].name))

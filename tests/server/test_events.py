@@ -1,0 +1,187 @@
+"""The events websocket, fed by writes from a separate process."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from nsight_lab.server import events
+
+WRITER = Path(__file__).with_name("_events_writer.py")
+TARGET_DELAY_S = 0.5
+
+
+async def write(db_path, *args):
+    """Run one write in another process; return what it printed."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, str(WRITER), *args[:1], str(db_path), *map(str, args[1:]),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await proc.communicate()
+    assert proc.returncode == 0, err.decode()
+    return json.loads(out)
+
+
+class Inbox:
+    """Reads a socket in the background, stamping each message on arrival."""
+
+    def __init__(self, ws):
+        self.ws = ws
+        self.messages: list[tuple[float, dict]] = []
+        self.task = asyncio.ensure_future(self._read())
+
+    async def _read(self):
+        while (message := await self.ws.read_message()) is not None:
+            self.messages.append((time.time(), json.loads(message)))
+
+    async def wait_for(self, timeout_s=5.0, **fields):
+        """Return ``(arrival time, event)`` of the first event with these fields."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            for arrived, event in self.messages:
+                if all(event.get(k) == v for k, v in fields.items()):
+                    return arrived, event
+            await asyncio.sleep(0.005)
+        pytest.fail(f"no event {fields} within {timeout_s} s; got {self.messages}")
+
+    def close(self):
+        self.ws.close()
+        self.task.cancel()
+
+
+@pytest.fixture
+def open_inbox(jp_ws_fetch):
+    """``await open_inbox()``: connect to the events socket (closed after the test)."""
+    opened = []
+
+    async def connect():
+        box = Inbox(await jp_ws_fetch("nsight-lab", "api", "events"))
+        opened.append(box)
+        return box
+
+    yield connect
+    for box in opened:
+        box.close()
+
+
+async def test_runs_from_another_process_are_pushed_within_half_a_second(
+    open_inbox, filled, db_path
+):
+    inbox = await open_inbox()
+    delays = []
+    for _ in range(5):
+        # When: another process adds a run to the running session
+        written = await write(db_path, "run", filled.running)
+
+        # Then
+        arrived, event = await inbox.wait_for(
+            type="runs-changed", session_id=filled.running,
+            last_run_id=written["run_id"],
+        )  # fmt: skip
+        delays.append(arrived - written["written_at"])
+        assert event["schema_version"] == 1
+    print(  # noqa: T201  (the measured figure is the point)
+        "\nruns-changed delay after a write by another process: "
+        + ", ".join(f"{d * 1000:.0f} ms" for d in delays)
+        + f" (max {max(delays) * 1000:.0f} ms)"
+    )
+    assert max(delays) <= TARGET_DELAY_S
+
+
+async def test_sessions_changed_on_new_finished_and_deleted_sessions(
+    open_inbox, filled, db_path, jp_fetch
+):
+    inbox = await open_inbox()
+    # When: another process creates a session
+    written = await write(db_path, "session")
+    sid = written["session_id"]
+
+    # Then
+    arrived, _ = await inbox.wait_for(type="sessions-changed", latest_session_id=sid)
+    assert arrived - written["written_at"] <= TARGET_DELAY_S
+
+    # When: it finishes (the writer process is gone, so it may already be marked
+    # interrupted by the server; finishing still changes its status)
+    inbox.messages.clear()
+    await write(db_path, "finish", sid)
+
+    # Then
+    await inbox.wait_for(type="sessions-changed", latest_session_id=sid)
+
+    # When: a session is deleted
+    inbox.messages.clear()
+    await jp_fetch("nsight-lab", "api", "sessions", str(filled.base), method="DELETE")
+
+    # Then
+    await inbox.wait_for(type="sessions-changed")
+    assert not any(e["type"] == "runs-changed" for _, e in inbox.messages)
+
+
+async def test_runs_added_to_a_finished_session_are_pushed(open_inbox, filled, db_path):
+    inbox = await open_inbox()
+    # When: runs go to a session that is not running (the watcher's slow path)
+    written = await write(db_path, "run", filled.base)
+
+    # Then
+    await inbox.wait_for(
+        type="runs-changed", session_id=filled.base, last_run_id=written["run_id"]
+    )
+
+
+async def test_socket_waits_for_the_store_to_exist(open_inbox, db_path):
+    inbox = await open_inbox()
+    # Given: no store yet; the socket is open and quiet, and creates nothing
+    await asyncio.sleep(0.3)
+    assert inbox.messages == []
+    assert not db_path.exists()
+
+    # When: another process creates the store with a session and a run
+    written = await write(db_path, "session-with-run")
+
+    # Then
+    await inbox.wait_for(
+        type="sessions-changed", latest_session_id=written["session_id"]
+    )
+    await inbox.wait_for(
+        type="runs-changed",
+        session_id=written["session_id"],
+        last_run_id=written["run_id"],
+    )
+
+
+@pytest.mark.usefixtures("filled")
+async def test_nothing_is_pushed_while_nothing_changes(open_inbox):
+    inbox = await open_inbox()
+    await asyncio.sleep(0.5)
+    assert inbox.messages == []
+
+
+@pytest.mark.usefixtures("filled")
+async def test_closing_the_socket_stops_its_poll(jp_ws_fetch, monkeypatch):
+    # Given: the socket's PeriodicCallback is recorded
+    started = []
+
+    class Recorded(events.PeriodicCallback):
+        def start(self):
+            started.append(self)
+            super().start()
+
+    monkeypatch.setattr(events, "PeriodicCallback", Recorded)
+    ws = await jp_ws_fetch("nsight-lab", "api", "events")
+    assert len(started) == 1
+    assert started[0].is_running()
+
+    # When
+    ws.close()
+
+    # Then
+    for _ in range(200):
+        if not started[0].is_running():
+            break
+        await asyncio.sleep(0.01)
+    assert not started[0].is_running()

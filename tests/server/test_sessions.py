@@ -1,0 +1,320 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from nsight_lab.records import SCHEMA_VERSION
+from nsight_lab.store import RunStore
+
+
+async def get_json(jp_fetch, *parts, **params):
+    response = await jp_fetch(
+        "nsight-lab", "api", *parts, params=params, raise_error=False
+    )
+    return response.code, json.loads(response.body)
+
+
+# -- list ----------------------------------------------------------------------------
+
+
+async def test_list_is_newest_first_with_run_counts(jp_fetch, filled):
+    # When
+    code, payload = await get_json(jp_fetch, "sessions")
+
+    # Then
+    assert code == 200
+    assert set(payload) == {"schema_version", "total", "sessions"}
+    assert payload["schema_version"] == SCHEMA_VERSION
+    assert payload["total"] == 3
+    ids = [s["id"] for s in payload["sessions"]]
+    assert ids == [filled.running, filled.candidate, filled.base]
+    counts = {s["id"]: s["run_count"] for s in payload["sessions"]}
+    assert counts == {filled.base: 11, filled.candidate: 9, filled.running: 0}
+    first = payload["sessions"][0]
+    assert first["status"] == "running"
+    assert first["name"] == "live"
+    assert {"notebook", "device", "backend", "created_at", "configs"} <= set(first)
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ({"notebook": "work/a.ipynb"}, ["running", "base"]),
+        ({"annotation": "add"}, ["base"]),
+        ({"annotation": "matmul"}, ["candidate", "base"]),
+        ({"device": "NVIDIA H100"}, ["candidate"]),
+        ({"backend": "cpu"}, ["running", "candidate"]),
+        ({"status": "failed"}, ["candidate"]),
+        ({"text": "NEEDLE"}, ["running"]),
+        ({"text": "copy"}, ["candidate"]),  # a region name
+        ({"notebook": "work/a.ipynb", "backend": "events"}, ["base"]),
+        ({"notebook": "nowhere.ipynb"}, []),
+    ],
+)
+async def test_list_filters(jp_fetch, filled, params, expected):
+    # When
+    code, payload = await get_json(jp_fetch, "sessions", **params)
+
+    # Then
+    assert code == 200
+    assert [s["id"] for s in payload["sessions"]] == [
+        getattr(filled, name) for name in expected
+    ]
+    assert payload["total"] == len(expected)
+
+
+async def test_list_filters_by_date_range(jp_fetch, filled):
+    # Given: the candidate's creation time, to the microsecond
+    at = filled.created_at[1]
+
+    # When
+    _, since = await get_json(jp_fetch, "sessions", since=at)
+    _, until = await get_json(jp_fetch, "sessions", until=at)
+    _, both = await get_json(
+        jp_fetch, "sessions", since=filled.created_at[0], until=filled.created_at[2]
+    )
+    _, day = await get_json(jp_fetch, "sessions", since=at[:10])
+
+    # Then: since is inclusive, until exclusive
+    assert [s["id"] for s in since["sessions"]] == [filled.running, filled.candidate]
+    assert [s["id"] for s in until["sessions"]] == [filled.base]
+    assert [s["id"] for s in both["sessions"]] == [filled.candidate, filled.base]
+    assert day["total"] == 3
+
+
+async def test_list_pages(jp_fetch, filled):
+    # When
+    _, first = await get_json(jp_fetch, "sessions", limit=2)
+    _, second = await get_json(jp_fetch, "sessions", limit=2, offset=2)
+    _, past = await get_json(jp_fetch, "sessions", limit=2, offset=10)
+
+    # Then: total counts every match, whatever the page
+    assert [s["id"] for s in first["sessions"]] == [filled.running, filled.candidate]
+    assert [s["id"] for s in second["sessions"]] == [filled.base]
+    assert past["sessions"] == []
+    assert first["total"] == second["total"] == past["total"] == 3
+
+
+@pytest.mark.usefixtures("filled")
+async def test_list_allows_the_maximum_limit(jp_fetch):
+    code, payload = await get_json(jp_fetch, "sessions", limit=500)
+    assert code == 200
+    assert payload["total"] == 3
+
+
+@pytest.mark.parametrize(
+    ("params", "needle"),
+    [
+        ({"limit": "ten"}, "invalid limit 'ten'"),
+        ({"limit": "501"}, "invalid limit '501'"),
+        ({"limit": "-1"}, "invalid limit '-1'"),
+        ({"limit": "1.5"}, "invalid limit '1.5'"),
+        ({"offset": "x"}, "invalid offset 'x'"),
+        ({"offset": "99999999999999999999"}, "invalid offset"),
+        ({"since": "yesterday"}, "invalid since time 'yesterday'"),
+        ({"until": "2025-13-45"}, "invalid until time '2025-13-45'"),
+        ({"status": "done"}, "invalid status filter 'done'"),
+    ],
+)
+@pytest.mark.usefixtures("filled")
+async def test_list_refuses_malformed_arguments(jp_fetch, params, needle):
+    # When
+    code, payload = await get_json(jp_fetch, "sessions", **params)
+
+    # Then: 400, one line naming the argument
+    assert code == 400
+    assert payload["error"] == "OptionError"
+    assert needle in payload["message"]
+    assert "\n" not in payload["message"]
+
+
+async def test_list_without_a_store_is_empty_and_creates_nothing(
+    jp_fetch, nsight_lab_home
+):
+    # When
+    code, payload = await get_json(jp_fetch, "sessions")
+    bad_code, bad = await get_json(jp_fetch, "sessions", since="soon")
+
+    # Then
+    assert code == 200
+    assert payload["total"] == 0
+    assert payload["sessions"] == []
+    assert bad_code == 400  # filters are checked the same way
+    assert bad["error"] == "OptionError"
+    assert not (nsight_lab_home / "store.sqlite").exists()
+
+
+async def test_list_sees_a_store_created_after_the_server_started(jp_fetch, db_path):
+    # Given: the server has answered once without a store
+    await get_json(jp_fetch, "sessions")
+    with RunStore(db_path) as store:
+        sid = store.create_session(backend="cpu").id
+
+    # When
+    _, payload = await get_json(jp_fetch, "sessions")
+
+    # Then
+    assert [s["id"] for s in payload["sessions"]] == [sid]
+
+
+# -- one session ---------------------------------------------------------------------
+
+
+async def test_session_has_its_runs_with_ids(jp_fetch, filled):
+    # When
+    code, payload = await get_json(jp_fetch, "sessions", str(filled.base))
+
+    # Then
+    assert code == 200
+    assert set(payload) == {"schema_version", "session", "runs", "last_run_id"}
+    assert payload["session"]["id"] == filled.base
+    assert payload["session"]["run_count"] == 11
+    runs = payload["runs"]
+    assert len(runs) == 11
+    ids = [r["id"] for r in runs]
+    assert ids == sorted(ids)
+    assert payload["last_run_id"] == ids[-1]
+    first = runs[0]
+    assert first["annotation"] == "matmul"
+    assert first["duration_ns"] == 100_000.0
+    assert first["config"] == {"n": 1024}
+    assert first["metrics"] == {"dram__bytes_read.sum": 1.0e6}
+    assert first["telemetry"]["sm_clock_mhz"] == 1980.0
+    assert first["schema_version"] == SCHEMA_VERSION
+
+
+async def test_session_after_id_returns_only_newer_runs(jp_fetch, filled):
+    # Given
+    _, full = await get_json(jp_fetch, "sessions", str(filled.base))
+    cut = full["runs"][7]["id"]
+
+    # When
+    _, newer = await get_json(jp_fetch, "sessions", str(filled.base), after_id=cut)
+    _, none = await get_json(
+        jp_fetch, "sessions", str(filled.base), after_id=full["last_run_id"]
+    )
+
+    # Then
+    assert [r["id"] for r in newer["runs"]] == [r["id"] for r in full["runs"][8:]]
+    assert none["runs"] == []
+    assert none["last_run_id"] == full["last_run_id"]
+
+
+async def test_session_with_figures_has_the_charts(jp_fetch, filled):
+    # When
+    code, payload = await get_json(jp_fetch, "sessions", str(filled.base), figures=1)
+    _, without = await get_json(jp_fetch, "sessions", str(filled.base))
+    _, newer = await get_json(
+        jp_fetch, "sessions", str(filled.base), figures=1, after_id=10**6
+    )
+
+    # Then: plotly JSON by chart name, built from every run of the session
+    assert code == 200
+    figures = payload["figures"]
+    assert {"duration", "clocks"} <= set(figures)
+    for figure in figures.values():
+        assert {"data", "layout"} <= set(figure)
+    assert "figures" not in without
+    assert newer["runs"] == []
+    assert newer["figures"] == figures
+
+
+async def test_session_without_runs_has_figures_too(jp_fetch, filled):
+    code, payload = await get_json(
+        jp_fetch, "sessions", str(filled.running), figures="true"
+    )
+    assert code == 200
+    assert isinstance(payload["figures"], dict)
+
+
+async def test_session_nan_durations_are_null_json(jp_fetch, db_path, record_factory):
+    # Given: a run whose duration was not measured
+    with RunStore(db_path) as store:
+        sid = store.create_session(backend="cpu").id
+        store.add_runs([record_factory(sid, "r", float("nan"))])
+
+    # When
+    response = await jp_fetch("nsight-lab", "api", "sessions", str(sid))
+
+    # Then: strict JSON (no NaN token)
+    assert b"NaN" not in response.body
+    assert json.loads(response.body)["runs"][0]["duration_ns"] is None
+
+
+@pytest.mark.parametrize(
+    ("params", "needle"),
+    [
+        ({"after_id": "last"}, "invalid after_id 'last'"),
+        ({"figures": "maybe"}, "invalid figures 'maybe'"),
+    ],
+)
+async def test_session_refuses_malformed_arguments(jp_fetch, filled, params, needle):
+    code, payload = await get_json(jp_fetch, "sessions", str(filled.base), **params)
+    assert code == 400
+    assert needle in payload["message"]
+
+
+@pytest.mark.usefixtures("filled")
+async def test_unknown_session_is_404(jp_fetch):
+    # When
+    code, payload = await get_json(jp_fetch, "sessions", "999")
+
+    # Then
+    assert code == 404
+    assert payload["error"] == "NotFoundError"
+    assert "no session with id 999" in payload["message"]
+
+
+async def test_session_without_a_store_is_404(jp_fetch, nsight_lab_home):
+    code, payload = await get_json(jp_fetch, "sessions", "1")
+    assert code == 404
+    assert "does not exist yet" in payload["message"]
+    assert not (nsight_lab_home / "store.sqlite").exists()
+
+
+@pytest.mark.usefixtures("filled")
+async def test_huge_session_id_is_refused(jp_fetch):
+    code, payload = await get_json(jp_fetch, "sessions", "9" * 30)
+    assert code == 400
+    assert payload["error"] == "OptionError"
+
+
+# -- delete --------------------------------------------------------------------------
+
+
+async def test_delete_removes_the_session_its_runs_and_its_reports(
+    jp_fetch, filled, reports_dir, db_path
+):
+    # Given
+    kept = reports_dir / f"session_{filled.base}"
+    kept.mkdir(parents=True)
+    (kept / "config_0.ncu-rep").write_bytes(b"report")
+    other = reports_dir / f"session_{filled.candidate}"
+    other.mkdir()
+
+    # When
+    response = await jp_fetch(
+        "nsight-lab", "api", "sessions", str(filled.base), method="DELETE"
+    )
+
+    # Then
+    assert response.code == 204
+    assert response.body == b""
+    assert not kept.exists()
+    assert other.exists()
+    code, _ = await get_json(jp_fetch, "sessions", str(filled.base))
+    assert code == 404
+    _, listed = await get_json(jp_fetch, "sessions")
+    assert filled.base not in [s["id"] for s in listed["sessions"]]
+    with RunStore(db_path) as store:
+        assert store.last_run_id(filled.base) == 0
+
+
+@pytest.mark.usefixtures("filled")
+async def test_delete_unknown_session_is_404(jp_fetch):
+    response = await jp_fetch(
+        "nsight-lab", "api", "sessions", "999", method="DELETE", raise_error=False
+    )
+    assert response.code == 404
+    assert json.loads(response.body)["error"] == "NotFoundError"

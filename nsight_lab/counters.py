@@ -56,3 +56,33 @@ def measured_bytes(metrics: Mapping[str, float]) -> tuple[float, float] | None:
     if DRAM_READ not in metrics or DRAM_WRITE not in metrics:
         return None
     return metrics[DRAM_READ], metrics[DRAM_WRITE]
+
+
+FLOP_DTYPES: dict[str, str] = {
+    "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum": "fp32",
+    "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum": "fp32",
+    "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": "fp32",
+    "smsp__sass_thread_inst_executed_op_dadd_pred_on.sum": "fp64",
+    "smsp__sass_thread_inst_executed_op_dmul_pred_on.sum": "fp64",
+    "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum": "fp64",
+    "smsp__sass_thread_inst_executed_op_hadd_pred_on.sum": "fp16",
+    "smsp__sass_thread_inst_executed_op_hmul_pred_on.sum": "fp16",
+    "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum": "fp16",
+    "sm__ops_path_tensor_src_bf16_dst_fp32.sum": "bf16",
+    "sm__ops_path_tensor_src_fp16.sum": "fp16",
+    "sm__ops_path_tensor_src_tf32_dst_fp32.sum": "tf32",
+    "sm__ops_path_tensor_src_fp64.sum": "fp64_tensor",
+    "sm__ops_path_tensor_src_fp8.sum": "fp8",
+}
+"""Roofline dtype class of the FLOPs each counter counts."""
+
+
+def measured_dtype(metrics: Mapping[str, float]) -> str | None:
+    """The dtype class that carried most of the measured FLOPs, if any were counted."""
+    shares: dict[str, float] = {}
+    for name, dtype in FLOP_DTYPES.items():
+        if name in metrics:
+            shares[dtype] = shares.get(dtype, 0.0) + FLOP_WEIGHTS[name] * metrics[name]
+    if not shares or max(shares.values()) <= 0:
+        return None
+    return max(shares, key=lambda d: shares[d])

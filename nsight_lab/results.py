@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from nsight_lab.counters import measured_dtype
 from nsight_lab.errors import OptionError
 from nsight_lab.records import TIME_METRIC, RunRecord
 from nsight_lab.roofline import place_records
@@ -244,7 +245,7 @@ def _add_roofline(
         return frame
     dtypes: dict[str, str] = {}
     for record in records:
-        found = dominant_dtype(record.metrics)
+        found = measured_dtype(record.metrics) or dominant_dtype(record.metrics)
         if found and found in peaks.flops_per_s:
             dtypes.setdefault(record.annotation, found)
     for p in place_records(records, peaks, dtypes):

@@ -308,3 +308,18 @@ def test_traffic_comparison_over_zero():
     c = traffic_comparison(a, b)
     assert math.isnan(c.write_ratio)
     assert c.read_ratio == 0.5
+
+
+def test_measured_dtype_follows_the_counters() -> None:
+    from nsight_lab.counters import measured_dtype
+
+    assert measured_dtype({}) is None
+    bf16 = {
+        "sm__ops_path_tensor_src_bf16_dst_fp32.sum": 1e12,
+        "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": 1e6,
+    }
+    assert measured_dtype(bf16) == "bf16"
+    assert (
+        measured_dtype({"smsp__sass_thread_inst_executed_op_fmul_pred_on.sum": 5.0})
+        == "fp32"
+    )

@@ -132,7 +132,6 @@ class _Activity:
 
     def __init__(self) -> None:
         self.cupti: Any = None
-        self.registered = False
         self.active = False
         self.kernels: list[KernelActivity] = []
         self.external_ids: dict[int, int] = {}
@@ -194,9 +193,10 @@ class _Activity:
             )
             raise BackendUnavailableError(msg)
         try:
-            if not self.registered:
-                cupti.activity_register_callbacks(self._requested, self._completed)
-                self.registered = True
+            # Register every time: another CUPTI client of this process (Kineto under
+            # torch.profiler) may have put its own buffer callbacks in since the last
+            # profile, and its buffers would swallow our records.
+            cupti.activity_register_callbacks(self._requested, self._completed)
             for kind in self.kinds():
                 cupti.activity_enable(kind)
         except Exception as exc:

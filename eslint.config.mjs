@@ -68,5 +68,29 @@ export default defineConfig([
       'prefer-arrow-callback': 'error'
     }
   },
+  {
+    // Charts and the inline widget also run outside JupyterLab (anywidget in
+    // Colab, VS Code): no React, no @jupyterlab/* or @lumino/* there.
+    files: ['src/charts/**/*.ts', 'src/widget/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['react', 'react-dom', '@jupyterlab/*', '@lumino/*'],
+              message:
+                'src/charts and src/widget are bundled for hosts without JupyterLab'
+            }
+          ]
+        }
+      ]
+    }
+  },
+  {
+    // The widget has no JupyterLab translator to wrap strings with.
+    files: ['src/widget/**/*.ts'],
+    rules: { 'jupyter/no-untranslated-string': 'off' }
+  },
   prettierRecommended
 ]);

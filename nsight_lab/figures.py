@@ -28,7 +28,12 @@ import plotly.io as pio
 from scipy import stats as _scipy_stats
 
 from nsight_lab.errors import NsightLabError
-from nsight_lab.roofline import DEFAULT_DTYPE, place_records, traffic_comparison
+from nsight_lab.roofline import (
+    DEFAULT_DTYPE,
+    place_records,
+    place_session,
+    traffic_comparison,
+)
 
 if TYPE_CHECKING:
     import os
@@ -533,7 +538,9 @@ def figures_to_json(
     """Every figure of one session as JSON, by name.
 
     ``duration`` and ``clocks`` always; ``roofline`` and ``traffic`` when ``peaks``
-    is given and some region has FLOP and byte figures.
+    is given and some region has FLOP and byte figures. Regions are placed under
+    the roof of their dtype (``roofline.place_session``) unless
+    ``dtype_by_annotation`` says otherwise.
 
     Raises:
         ValueError: A dtype in ``dtype_by_annotation`` is unknown or has no peak.
@@ -543,7 +550,11 @@ def figures_to_json(
         "clocks": figure_json(clocks_figure(records)),
     }
     if peaks is not None:
-        placements = place_records(records, peaks, dtype_by_annotation)
+        placements = (
+            place_records(records, peaks, dtype_by_annotation)
+            if dtype_by_annotation is not None
+            else place_session(records, peaks)
+        )
         if placements:
             out["roofline"] = figure_json(roofline_figure(placements, peaks))
             out["traffic"] = figure_json(traffic_figure(placements))

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
     from nsight_lab.plan import Plan
-    from nsight_lab.records import JsonScalar, RunRecord
+    from nsight_lab.records import JsonScalar, RunRecord, SessionStatus
     from nsight_lab.results import UserDerive
     from nsight_lab.runner import Progress
     from nsight_lab.store import RunStore
@@ -327,9 +327,10 @@ class NsightMagics(Magics):
         execute: Callable[[int, Sink, ProgressHook | None], list[RunRecord]],
     ) -> pd.DataFrame:
         """Create the session, run ``execute`` with a store writer, build results."""
+        from nsight_lab.live import WidgetView
         from nsight_lab.peaks import known_peaks
-        from nsight_lab.progress import ProgressDisplay
         from nsight_lab.results import to_dataframe
+        from nsight_lab.roofline import place_session
         from nsight_lab.writer import StoreWriter
 
         shell = self.shell
@@ -356,14 +357,27 @@ class NsightMagics(Magics):
         display = (
             None
             if options.quiet
-            else ProgressDisplay(header + "".join(f"\n  note: {n}" for n in notes))
+            else WidgetView(
+                session_id=session.id,
+                header=header + "".join(f"\n  note: {n}" for n in notes),
+                sidebar_link=f"#nsight-lab/sessions/{session.id}",
+            )
         )
+        peaks = known_peaks(store, device_name, cpu=plan.backend == "cpu")
         writer = StoreWriter(store)
+        done: list[RunRecord] = []
+
+        def sink(batch: list[RunRecord]) -> None:
+            done.extend(batch)
+            writer.put(batch)
+
+        def end(status: SessionStatus, message: str) -> None:
+            if display is not None:
+                display.finish(None, done, status=status, message=message)
+
         try:
             with writer:
-                records = execute(
-                    session.id, writer.put, display.update if display else None
-                )
+                records = execute(session.id, sink, display.update if display else None)
             frame = to_dataframe(
                 records,
                 store.get_session(session.id),
@@ -371,20 +385,26 @@ class NsightMagics(Magics):
                 derive=options.derive,
                 functions=functions,
                 normalize_against=options.normalize_against,
-                peaks=known_peaks(store, device_name, cpu=plan.backend == "cpu"),
+                peaks=peaks,
             )
         except KeyboardInterrupt:
             store.finish_session(
                 session.id, "interrupted", "stopped by KeyboardInterrupt"
             )
+            end("interrupted", "stopped by KeyboardInterrupt")
             raise
         except OptionError:
             store.delete_session(session.id)  # a bad option found late: leave nothing
             raise
         except BaseException as exc:
-            store.finish_session(session.id, "failed", f"{type(exc).__name__}: {exc}")
+            error = f"{type(exc).__name__}: {exc}"
+            store.finish_session(session.id, "failed", error)
+            end("failed", error)
             raise
         store.finish_session(session.id, "completed")
+        if display is not None:
+            placed = place_session(records, peaks) if peaks else []
+            display.finish(frame, records, placed, peaks)
         return frame
 
 

@@ -26,12 +26,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from nsight_lab.counters import measured_dtype
 from nsight_lab.errors import OptionError
 from nsight_lab.records import TIME_METRIC, RunRecord
-from nsight_lab.roofline import place_records
+from nsight_lab.roofline import place_session
 from nsight_lab.stats import geomean, summarize
-from nsight_lab.workmodel import dominant_dtype
 
 if TYPE_CHECKING:
     from nsight_lab.records import JsonScalar, SessionInfo
@@ -243,12 +241,7 @@ def _add_roofline(
         )
     if peaks is None:
         return frame
-    dtypes: dict[str, str] = {}
-    for record in records:
-        found = measured_dtype(record.metrics) or dominant_dtype(record.metrics)
-        if found and found in peaks.flops_per_s:
-            dtypes.setdefault(record.annotation, found)
-    for p in place_records(records, peaks, dtypes):
+    for p in place_session(records, peaks):
         match = (frame["Annotation"] == p.annotation) & (frame["Metric"] == TIME_METRIC)
         for name in params:
             match &= frame[name] == p.config.get(name)

@@ -528,6 +528,23 @@ def place_records(
     return placements
 
 
+def place_session(records: Sequence[RunRecord], peaks: Peaks) -> list[Placement]:
+    """Place each (config, region) under the roof of the dtype that did its FLOPs.
+
+    The dtype comes from the counters (tensor-path or FP32/FP64/FP16 instructions)
+    when ncu measured them, else from the work model; fp32 when neither says.
+    """
+    from nsight_lab.counters import measured_dtype
+    from nsight_lab.workmodel import dominant_dtype
+
+    dtypes: dict[str, str] = {}
+    for record in records:
+        found = measured_dtype(record.metrics) or dominant_dtype(record.metrics)
+        if found and found in peaks.flops_per_s:
+            dtypes.setdefault(record.annotation, found)
+    return place_records(records, peaks, dtypes)
+
+
 @dataclass(frozen=True)
 class TrafficComparison:
     """DRAM traffic and time of region ``a`` relative to region ``b``."""

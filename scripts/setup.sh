@@ -52,10 +52,35 @@ if [[ ! -f nsight_lab/labextension/package.json ]] \
     log "building the lab extension"
     jlpm build
 fi
+# The inline widget's bundle (nsight_lab/static/, loaded by NsightWidget) is built by
+# `jlpm build` too; rebuild it alone when it is missing or its sources are newer.
+if [[ ! -f nsight_lab/static/widget.js ]] \
+    || [[ -n "$(find src/widget src/charts style/widget.css package.json -newer nsight_lab/static/widget.js -print -quit)" ]]; then
+    log "building the inline widget"
+    jlpm build:widget
+fi
 # An editable install does not install the labextension; link it into .venv.
 if [[ ! -L .venv/share/jupyter/labextensions/nsight-lab ]]; then
     log "linking the lab extension into .venv"
     jupyter-builder develop --overwrite .
+fi
+
+# UI tests (Galata): Debian's chromium (Playwright's own browser downloads are not
+# used) and the ui-tests JavaScript dependencies. Skip with NSIGHT_LAB_NO_UI_TESTS=1.
+if [[ -z "${NSIGHT_LAB_NO_UI_TESTS:-}" ]]; then
+    if ! command -v chromium >/dev/null; then
+        if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
+            log "installing chromium (Debian) for the ui-tests"
+            apt-get update -qq && apt-get install -y -qq chromium
+        else
+            log "chromium is missing: install it (apt-get install chromium) to run the ui-tests"
+        fi
+    fi
+    if [[ ! -d ui-tests/node_modules/@jupyterlab/galata ]]; then
+        log "installing the ui-tests dependencies (Galata)"
+        [[ -f ui-tests/yarn.lock ]] || touch ui-tests/yarn.lock
+        (cd ui-tests && jlpm install)
+    fi
 fi
 
 # Never a CUDA torch: no nvidia-* wheels may have come in.

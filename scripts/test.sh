@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run every check: ruff, mypy, pytest (GPU tests skip with their reason where no GPU
-# is), the server auth check and jest. Runs them all, then exits non-zero if any failed.
+# is), the server auth check, jest and the Galata ui-tests. Runs them all, then exits non-zero if any failed.
 set -uo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -26,6 +26,13 @@ step mypy mypy nsight_lab
 step pytest python -m pytest
 step check_auth python .github/scripts/check_auth.py
 step jest jlpm test
+# Galata ui-tests against a real JupyterLab in Debian's chromium (scripts/setup.sh
+# installs both); skipped with a reason where chromium or Galata is missing.
+if [[ -x /usr/bin/chromium && -d ui-tests/node_modules/@jupyterlab/galata ]]; then
+    step ui-tests bash -c 'cd ui-tests && CI=1 jlpm playwright test --reporter=line'
+else
+    echo "=== ui-tests: skipped (needs /usr/bin/chromium and ui-tests/node_modules; run scripts/setup.sh)"
+fi
 
 echo
 if ((${#failed[@]})); then

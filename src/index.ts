@@ -7,8 +7,12 @@ import {
 import { ICommandPalette } from '@jupyterlab/apputils';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
+import { Widget } from '@lumino/widgets';
 
 import { nsightLabIcon } from './icons';
+// The model backs the sidebar, which is added at activation.
+// eslint-disable-next-line jupyter/prefer-lazy-imports
+import { RunsModel } from './model';
 import { CommandIDs, PLUGIN_ID, SIDEBAR_SETTINGS_ID } from './tokens';
 import { DEFAULT_SIDEBAR_SETTINGS, ISidebarSettings } from './types';
 // The sidebar is added to the shell at activation, so it is needed at once.
@@ -21,6 +25,16 @@ import { Sidebar } from './widgets/Sidebar';
 function readSettings(settings: ISettingRegistry.ISettings): ISidebarSettings {
   const composite = settings.composite as Partial<ISidebarSettings>;
   return { ...DEFAULT_SIDEBAR_SETTINGS, ...composite };
+}
+
+/**
+ * The notebook path of a main-area widget (a document widget whose file ends in
+ * `.ipynb`), or null. Duck-typed so that no notebook package is needed.
+ */
+export function notebookPathOf(widget: Widget | null): string | null {
+  const context = (widget as { context?: { path?: unknown } } | null)?.context;
+  const path = context?.path;
+  return typeof path === 'string' && path.endsWith('.ipynb') ? path : null;
 }
 
 /**
@@ -47,10 +61,10 @@ const plugin: JupyterFrontEndPlugin<void> = {
     translator: ITranslator | null
   ): void => {
     const trans = (translator ?? nullTranslator).load('nsight-lab');
-    const sidebar = new Sidebar({
-      serverSettings: app.serviceManager.serverSettings,
-      trans
+    const model = new RunsModel({
+      serverSettings: app.serviceManager.serverSettings
     });
+    const sidebar = new Sidebar({ model, trans });
 
     // JupyterLab has an ILabShell; Notebook 7 has only app.shell, which also has a
     // right area.
@@ -62,6 +76,16 @@ const plugin: JupyterFrontEndPlugin<void> = {
     if (restorer) {
       restorer.add(sidebar, sidebar.id);
     }
+
+    // The live view follows the notebook in front; both shells tell when it changes.
+    const followCurrent = (): void => {
+      const path = notebookPathOf(app.shell.currentWidget);
+      if (path !== null) {
+        model.setCurrentNotebook(path);
+      }
+    };
+    app.shell.currentChanged?.connect(followCurrent);
+    void app.restored.then(followCurrent);
 
     app.commands.addCommand(CommandIDs.openSidebar, {
       label: trans.__('nsight-lab: open'),

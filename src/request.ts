@@ -122,3 +122,115 @@ export async function requestAPI<T>(
   }
   return body as T;
 }
+
+/**
+ * Say in words why a request failed.
+ */
+export function describeError(error: unknown): string {
+  if (error instanceof NsightLabResponseError) {
+    return error.message;
+  }
+  if (error instanceof ServerConnection.NetworkError) {
+    return `cannot reach the Jupyter server: ${error.message}`;
+  }
+  return `nsight-lab request failed: ${String(error)}`;
+}
+
+/**
+ * Build `path?key=value&…` from the parameters that are set.
+ *
+ * Empty strings, `null` and `undefined` are left out; every value is URI-encoded.
+ */
+export function withQuery(
+  path: string,
+  params: Record<string, string | number | boolean | null | undefined>
+): string {
+  const parts: string[] = [];
+  for (const [key, value] of Object.entries(params)) {
+    if (value === undefined || value === null || value === '') {
+      continue;
+    }
+    const text = typeof value === 'boolean' ? (value ? '1' : '0') : `${value}`;
+    parts.push(`${encodeURIComponent(key)}=${encodeURIComponent(text)}`);
+  }
+  return parts.length > 0 ? `${path}?${parts.join('&')}` : path;
+}
+
+/** A file the server answered, ready to hand to the browser. */
+export interface IDownload {
+  /** The file name from `Content-Disposition`, or the fallback. */
+  filename: string;
+  blob: Blob;
+}
+
+/**
+ * Read the file name from a `Content-Disposition` header.
+ */
+export function filenameFromDisposition(
+  header: string | null,
+  fallback: string
+): string {
+  if (!header) {
+    return fallback;
+  }
+  const star = /filename\*\s*=\s*(?:UTF-8'')?([^;]+)/i.exec(header);
+  if (star) {
+    try {
+      return decodeURIComponent(star[1].trim().replace(/^"|"$/g, ''));
+    } catch {
+      // fall through to the plain form
+    }
+  }
+  const plain = /filename\s*=\s*"?([^";]+)"?/i.exec(header);
+  return plain ? plain[1].trim() : fallback;
+}
+
+/**
+ * Download a file from the nsight-lab server extension (export, report).
+ *
+ * The request goes through `ServerConnection`, so the token and XSRF handling are
+ * the same as for every other call.
+ *
+ * @param endPoint The path below `/nsight-lab/api/`.
+ * @param serverSettings The server settings to use for the request.
+ * @param fallbackName The file name when the server sends none.
+ * @throws {ServerConnection.NetworkError} When the server cannot be reached.
+ * @throws {NsightLabResponseError} When the server answers with a non-2xx status.
+ */
+export async function requestDownload(
+  endPoint: string,
+  serverSettings: ServerConnection.ISettings,
+  fallbackName: string
+): Promise<IDownload> {
+  const requestUrl = URLExt.join(
+    serverSettings.baseUrl,
+    API_NAMESPACE,
+    endPoint
+  );
+  let response: Response;
+  try {
+    response = await ServerConnection.makeRequest(
+      requestUrl,
+      {},
+      serverSettings
+    );
+  } catch (error) {
+    throw new ServerConnection.NetworkError(
+      error instanceof TypeError ? error : new TypeError(String(error))
+    );
+  }
+  if (!response.ok) {
+    throw toResponseError(
+      response.status,
+      response.statusText,
+      parseBody(await response.text())
+    );
+  }
+  return {
+    filename: filenameFromDisposition(
+      response.headers.get('Content-Disposition'),
+      fallbackName
+    ),
+    blob: await response.blob()
+  };
+}

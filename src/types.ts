@@ -1,9 +1,26 @@
 /**
  * Wire types: keys exactly as the Python server sends them (snake_case).
+ *
+ * Records mirror `nsight_lab/records.py`; responses mirror the REST handlers of
+ * `nsight_lab/server/` below `/nsight-lab/api/`.
  */
 
 /** The chart a session opens on (schema/sidebar.json `defaultChart`). */
 export type ChartKind = 'duration' | 'clocks' | 'roofline' | 'traffic';
+
+/** Every chart kind, in the order the sidebar shows them by default. */
+export const CHART_KINDS: readonly ChartKind[] = [
+  'duration',
+  'clocks',
+  'roofline',
+  'traffic'
+];
+
+/** A JSON scalar: what a config value can be (records.py `JsonScalar`). */
+export type JsonScalar = string | number | boolean | null;
+
+/** records.py `SessionStatus`. */
+export type SessionStatus = 'running' | 'completed' | 'failed' | 'interrupted';
 
 /**
  * `GET /nsight-lab/api/status` (nsight_lab/server/handlers.py `StatusHandler`).
@@ -25,11 +42,171 @@ export interface IErrorBody {
   error: string;
 }
 
+/** records.py `SessionInfo`: one profile of a cell or script. */
+export interface ISessionInfo {
+  id: number;
+  status: SessionStatus;
+  backend: string;
+  /** ISO-8601 UTC. */
+  created_at: string;
+  name: string | null;
+  /** Absolute notebook path of the writing kernel, where known. */
+  notebook: string | null;
+  device: string | null;
+  host: string | null;
+  pid: number | null;
+  backend_reason: string;
+  options: Record<string, unknown>;
+  configs: Record<string, JsonScalar>[];
+  /** Runs per config the plan asks for. */
+  runs_planned: number;
+  cell_source: string;
+  notes: string[];
+  error: string | null;
+  /** ISO-8601 UTC, `null` while running. */
+  finished_at: string | null;
+  schema_version: number;
+}
+
+/** A session as the list endpoint sends it: with its stored run count. */
+export interface ISessionSummary extends ISessionInfo {
+  /** Run records stored so far (one per region per run). */
+  run_count: number;
+}
+
+/** `GET sessions?…`: one page of sessions, newest first. */
+export interface ISessionsResponse {
+  schema_version: number;
+  /** Sessions matching the filters, over all pages. */
+  total: number;
+  sessions: ISessionSummary[];
+}
+
+/** records.py `Telemetry`: GPU state just outside one run's timed regions. */
+export interface ITelemetry {
+  sm_clock_mhz: number | null;
+  mem_clock_mhz: number | null;
+  temperature_c: number | null;
+  power_w: number | null;
+  /** Active clock-event (throttle) reasons, in words. */
+  clock_event_reasons: string[];
+  throttled: boolean;
+}
+
+/** records.py `record_to_json` plus the store's run id. */
+export interface IRunRecord {
+  /** The store's run id; increasing in the order runs were written. */
+  id: number;
+  schema_version?: number;
+  session_id: number;
+  config_index: number;
+  config: Record<string, JsonScalar>;
+  run_index: number;
+  /** Untrusted: shown as text only. */
+  annotation: string;
+  duration_ns: number;
+  backend: string;
+  /** Untrusted: shown as text only. */
+  kernels: string[];
+  metrics: Record<string, number>;
+  telemetry: ITelemetry;
+  thermal_wait_s: number;
+  /** ISO-8601 UTC of the moment the run was measured. */
+  finished_at: string;
+}
+
+/** A plotly figure as `fig.to_plotly_json()` sends it; only mounted, never read. */
+export interface IPlotlyFigure {
+  data: Record<string, unknown>[];
+  layout: Record<string, unknown>;
+}
+
+/** The four figures of a session; a missing or `null` one has no data to draw. */
+export type ISessionFigures = Partial<Record<ChartKind, IPlotlyFigure | null>>;
+
+/** `GET sessions/{id}?after_id=N&figures=1`. */
+export interface ISessionResponse {
+  schema_version: number;
+  session: ISessionSummary;
+  /** Runs with an id above `after_id`, in store order. */
+  runs: IRunRecord[];
+  /** Present when asked for with `figures=1`; built from every run of the session. */
+  figures?: ISessionFigures;
+}
+
+/** One row of `GET compare?a=&b=`: one annotation, metric and config. */
+export interface ICompareRow {
+  annotation: string;
+  metric: string;
+  config: Record<string, JsonScalar>;
+  mean_a: number | null;
+  mean_b: number | null;
+  /** mean_b / mean_a. */
+  ratio: number | null;
+  ci_low: number | null;
+  ci_high: number | null;
+  n_a: number;
+  n_b: number;
+  /** Whether the ratio's CI excludes 1. */
+  significant: boolean;
+}
+
+/** `GET compare?a=ID&b=ID`. */
+export interface ICompareResponse {
+  schema_version: number;
+  a: ISessionSummary;
+  b: ISessionSummary;
+  rows: ICompareRow[];
+}
+
+/** Websocket `events`: runs were added to a session. */
+export interface IRunsChangedEvent {
+  type: 'runs-changed';
+  session_id: number;
+  last_run_id: number;
+}
+
+/** Websocket `events`: a session was created, finished or deleted. */
+export interface ISessionsChangedEvent {
+  type: 'sessions-changed';
+  latest_session_id: number | null;
+}
+
+/** A message of the `events` websocket. */
+export type EventMessage = IRunsChangedEvent | ISessionsChangedEvent;
+
+/** Filters of the session list; empty strings are left out of the query. */
+export interface ISessionFilters {
+  /** Free text over name, notebook, device and cell source. */
+  text: string;
+  notebook: string;
+  annotation: string;
+  device: string;
+  backend: string;
+  status: string;
+  /** ISO date or date-time; inclusive lower bound of `created_at`. */
+  since: string;
+  /** ISO date or date-time; upper bound of `created_at`. */
+  until: string;
+}
+
+/** No filter set. */
+export const EMPTY_FILTERS: ISessionFilters = {
+  text: '',
+  notebook: '',
+  annotation: '',
+  device: '',
+  backend: '',
+  status: '',
+  since: '',
+  until: ''
+};
+
 /** The sidebar settings (schema/sidebar.json). */
 export interface ISidebarSettings {
-  /** Refresh interval in milliseconds (>= 100). */
+  /** Least time between two re-fetches of a changing session, in milliseconds. */
   refreshInterval: number;
-  /** Maximum number of points per chart. */
+  /** Maximum number of runs kept and listed per session. */
   maxPoints: number;
   /** The chart shown first. */
   defaultChart: ChartKind;
@@ -37,7 +214,7 @@ export interface ISidebarSettings {
 
 /** Defaults of schema/sidebar.json, used until the settings registry answers. */
 export const DEFAULT_SIDEBAR_SETTINGS: ISidebarSettings = {
-  refreshInterval: 1000,
+  refreshInterval: 200,
   maxPoints: 2000,
   defaultChart: 'duration'
 };

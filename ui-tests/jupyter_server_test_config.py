@@ -5,12 +5,20 @@ opens the server to the world and provide access to JupyterLab
 JavaScript objects through the global window variable.
 """
 
+import os
+import tempfile
+
 from jupyterlab.galata import configure_jupyter_server
 
 configure_jupyter_server(c)  # noqa: F821  (c is the config object jupyter injects)
 
 # CI and the development machines run as root.
 c.ServerApp.allow_root = True  # noqa: F821
+
+# A fresh run store per server (its kernels inherit it), unless the caller chose one
+# (benchmarks/ui_scale.py points it at a large prepared store).
+if not os.environ.get("NSIGHT_LAB_HOME"):
+    os.environ["NSIGHT_LAB_HOME"] = tempfile.mkdtemp(prefix="nsight-lab-ui-tests-")
 
 # Uncomment to set server log level to debug level
 # c.ServerApp.log_level = "DEBUG"

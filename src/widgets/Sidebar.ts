@@ -1,147 +1,134 @@
-import { ServerConnection } from '@jupyterlab/services';
+/**
+ * The nsight-lab side panel: sections for the live profile, the history list, the
+ * selected session(s) and the store location, over one RunsModel.
+ */
+
 import { TranslationBundle, nullTranslator } from '@jupyterlab/translation';
 import { SidePanel } from '@jupyterlab/ui-components';
 import { Message } from '@lumino/messaging';
-import { Widget } from '@lumino/widgets';
+import { AccordionPanel, Panel, Widget } from '@lumino/widgets';
 
+import { FilterBar } from '../components/FilterBar';
+import { LiveView } from '../components/LiveView';
+import { SelectionView } from '../components/SelectionView';
+import { SessionList } from '../components/SessionList';
+import { StatusView } from '../components/StatusView';
+import { ConnectionState } from '../events';
 import { nsightLabIcon } from '../icons';
-import { NsightLabResponseError, requestAPI } from '../request';
-import { SIDEBAR_ID } from '../tokens';
-import {
-  DEFAULT_SIDEBAR_SETTINGS,
-  ISidebarSettings,
-  IStatusResponse
-} from '../types';
+import { IRunsModel, SIDEBAR_ID } from '../tokens';
+import { ISidebarSettings } from '../types';
 
-/**
- * What the status view shows: nothing yet, the server's status, or an error.
- */
-export type StatusState =
-  | { kind: 'loading' }
-  | { kind: 'ready'; status: IStatusResponse }
-  | { kind: 'error'; message: string };
-
-/**
- * Say in words why a status request failed.
- */
-export function describeError(error: unknown): string {
-  if (error instanceof NsightLabResponseError) {
-    return error.message;
-  }
-  if (error instanceof ServerConnection.NetworkError) {
-    return `cannot reach the Jupyter server: ${error.message}`;
-  }
-  return `could not read the nsight-lab status: ${String(error)}`;
-}
-
-/**
- * Render a status into a node. Every value is set as text, never as HTML.
- */
-export function renderStatus(
-  node: HTMLElement,
-  state: StatusState,
+/** The words for a websocket state; empty when there is nothing to say. */
+export function connectionText(
+  state: ConnectionState,
   trans: TranslationBundle = nullTranslator.load('nsight-lab')
-): void {
-  node.replaceChildren();
-  if (state.kind === 'loading') {
-    node.textContent = trans.__(
-      'Connecting to the nsight-lab server extension…'
-    );
-    return;
+): string {
+  switch (state) {
+    case 'connecting':
+      return trans.__('Connecting to live updates…');
+    case 'reconnecting':
+      return trans.__(
+        'Live updates dropped — reconnecting… (the views are read again once connected)'
+      );
+    case 'closed':
+      return trans.__('Live updates are off.');
+    default:
+      return '';
   }
-  if (state.kind === 'error') {
-    const error = document.createElement('p');
-    error.className = 'jp-nsightLab-Status-error';
-    error.textContent = state.message;
-    node.appendChild(error);
-    return;
-  }
-  const { status } = state;
-  const rows: [string, string][] = [
-    [trans.__('Version'), status.version],
-    [trans.__('Run store'), status.store_path],
-    [
-      trans.__('Store state'),
-      status.store_exists
-        ? 'present'
-        : 'not created yet (no profile run so far)'
-    ],
-    [trans.__('Record schema'), `v${status.schema_version}`]
-  ];
-  const list = document.createElement('dl');
-  list.className = 'jp-nsightLab-Status-list';
-  for (const [label, value] of rows) {
-    const term = document.createElement('dt');
-    term.textContent = label;
-    const detail = document.createElement('dd');
-    detail.textContent = value;
-    list.append(term, detail);
-  }
-  node.appendChild(list);
 }
 
 /**
- * The nsight-lab side panel. For now it shows the server extension's status.
+ * The nsight-lab side panel.
  */
 export class Sidebar extends SidePanel {
   constructor(options: Sidebar.IOptions) {
     super();
-    this._serverSettings = options.serverSettings;
-    this._bundle = options.trans ?? nullTranslator.load('nsight-lab');
+    this._model = options.model;
+    const trans = options.trans ?? nullTranslator.load('nsight-lab');
+    this._bundle = trans;
     this.id = SIDEBAR_ID;
     this.addClass('jp-nsightLab-Sidebar');
     this.title.icon = nsightLabIcon;
-    this.title.caption = this._bundle.__('nsight-lab');
+    this.title.caption = trans.__('nsight-lab');
 
     const heading = new Widget();
     heading.addClass('jp-nsightLab-Sidebar-heading');
-    heading.node.textContent = this._bundle.__('nsight-lab');
+    heading.node.textContent = trans.__('nsight-lab');
     this.header.addWidget(heading);
+    this._connection = new Widget();
+    this._connection.addClass('jp-nsightLab-Sidebar-connection');
+    this.header.addWidget(this._connection);
 
-    this._status = new Widget();
-    this._status.addClass('jp-nsightLab-Status');
-    renderStatus(this._status.node, { kind: 'loading' }, this._bundle);
-    this.addWidget(this._status);
+    this._live = new LiveView(this._model, trans);
+    const history = (this._history = new Panel());
+    history.addClass('jp-nsightLab-History');
+    history.title.label = trans.__('History');
+    history.addWidget(new FilterBar(this._model, trans));
+    history.addWidget(new SessionList(this._model, trans));
+    this._selection = new SelectionView(this._model, trans);
+    const status = (this._status = new StatusView(this._model, trans));
+    for (const section of [this._live, history, this._selection, status]) {
+      this.addWidget(section);
+    }
+    if (this.content instanceof AccordionPanel) {
+      this.content.setRelativeSizes([3, 5, 5, 1]);
+    }
+
+    this._model.connectionChanged.connect(this._renderConnection, this);
+    this._renderConnection();
   }
 
-  /** The current sidebar settings. */
-  get settings(): ISidebarSettings {
-    return this._settings;
+  /** The sections, top to bottom: live, history, selection, store. */
+  get sections(): Widget[] {
+    return [this._live, this._history, this._selection, this._status];
   }
 
+  /** The model the sections show. */
+  get model(): IRunsModel {
+    return this._model;
+  }
+
+  /** Apply new settings at once (refresh interval, max points, default chart). */
   set settings(value: ISidebarSettings) {
-    this._settings = value;
+    this._model.settings = value;
+    this._live.applySettings();
   }
 
-  /**
-   * Re-read `GET /nsight-lab/api/status` and show the answer or the error.
-   */
-  async refresh(): Promise<void> {
-    let state: StatusState;
-    try {
-      const status = await requestAPI<IStatusResponse>(
-        'status',
-        this._serverSettings
-      );
-      state = { kind: 'ready', status };
-    } catch (error) {
-      console.error('[nsight-lab] status request failed', error);
-      state = { kind: 'error', message: describeError(error) };
+  get settings(): ISidebarSettings {
+    return this._model.settings;
+  }
+
+  dispose(): void {
+    if (this.isDisposed) {
+      return;
     }
-    if (!this.isDisposed) {
-      renderStatus(this._status.node, state, this._bundle);
-    }
+    super.dispose();
+    this._model.dispose();
   }
 
   protected onAfterShow(msg: Message): void {
     super.onAfterShow(msg);
-    void this.refresh();
+    if (!this._started) {
+      this._started = true;
+      void this._model.start();
+    }
   }
 
-  private _serverSettings: ServerConnection.ISettings;
-  private _settings: ISidebarSettings = DEFAULT_SIDEBAR_SETTINGS;
-  private _status: Widget;
+  private _renderConnection(): void {
+    const text = connectionText(this._model.connection, this._bundle);
+    this._connection.node.textContent = text;
+    this._connection.node.hidden = text === '';
+    this._connection.node.dataset.state = this._model.connection;
+  }
+
+  private _model: IRunsModel;
   private _bundle: TranslationBundle;
+  private _connection: Widget;
+  private _live: LiveView;
+  private _selection: SelectionView;
+  private _history: Panel;
+  private _status: StatusView;
+  private _started = false;
 }
 
 /**
@@ -149,8 +136,8 @@ export class Sidebar extends SidePanel {
  */
 export namespace Sidebar {
   export interface IOptions {
-    /** The settings of the Jupyter server that runs the nsight-lab extension. */
-    serverSettings: ServerConnection.ISettings;
+    /** The state the sections show. */
+    model: IRunsModel;
     /** The translation bundle for user-facing strings. */
     trans?: TranslationBundle;
   }

@@ -1,12 +1,16 @@
 /**
- * The sidebar's status view: what the user reads for each state.
+ * The sidebar's status view and connection line: what the user reads for each state.
  */
 
 import { ServerConnection } from '@jupyterlab/services';
 
-import { NsightLabResponseError } from '../../request';
+import { renderStatus } from '../../components/StatusView';
+import { NsightLabResponseError, describeError } from '../../request';
 import { SERVER_EXTENSION_MISSING_MSG } from '../../tokens';
-import { describeError, renderStatus } from '../../widgets/Sidebar';
+import { connectionText } from '../../widgets/Sidebar';
+
+// plotly.js needs a real browser; the chart module is tested in charts/.
+jest.mock('../../charts/mount', () => ({ mountChart: jest.fn() }));
 
 describe('renderStatus', () => {
   it('lists the version, the store location and its state', () => {
@@ -67,5 +71,12 @@ describe('describeError', () => {
     expect(describeError(error)).toBe(
       'cannot reach the Jupyter server: Failed to fetch'
     );
+  });
+});
+
+describe('connectionText', () => {
+  it('says that a dropped websocket reconnects, and nothing once open', () => {
+    expect(connectionText('reconnecting')).toContain('reconnecting…');
+    expect(connectionText('open')).toBe('');
   });
 });

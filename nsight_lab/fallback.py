@@ -1,0 +1,225 @@
+"""The inline widget's static fallback: self-contained HTML for hosts without widgets.
+
+nbconvert, GitHub and other viewers that render no widgets show the ``text/html`` of
+the widget's MIME bundle instead. It holds the session's progress line, the summary
+table and the same figures the widget draws, as inline PNG images (through
+:func:`nsight_lab.figures.write_png`); where PNG export is unavailable, a note says
+what is missing. Every text from the profile is HTML-escaped.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import html
+import logging
+import math
+import tempfile
+import warnings
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping, Sequence
+
+__all__ = ["CHART_ORDER", "describe_progress", "static_bundle", "summary_text"]
+
+logger = logging.getLogger(__name__)
+
+CHART_ORDER = ("duration", "clocks", "roofline", "traffic")
+"""Charts in the order they are shown (as in ``src/widget/index.ts``)."""
+
+_CSS = (
+    "<style>"
+    ".jp-nsightLab-Static table{border-collapse:collapse;margin:6px 0}"
+    ".jp-nsightLab-Static th,.jp-nsightLab-Static td"
+    "{padding:2px 8px;border-bottom:1px solid #ccc;text-align:left}"
+    ".jp-nsightLab-Static td.num{text-align:right}"
+    ".jp-nsightLab-Static img{max-width:100%;height:auto}"
+    "</style>"
+)
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.1f} s"
+
+
+def describe_progress(progress: Mapping[str, float]) -> str:
+    """Return ``config 2/3 · run 5/10 · elapsed 1.2 s`` for the progress traits."""
+    configs = max(int(progress.get("configs_total", 0)), 1)
+    index = min(int(progress.get("config_index", 0)) + 1, configs)
+    return (
+        f"config {index}/{configs} · "
+        f"run {int(progress.get('runs_done', 0))}/"
+        f"{int(progress.get('runs_target', 0))} · "
+        f"elapsed {_seconds(float(progress.get('elapsed_s', 0.0)))}"
+    )
+
+
+def _cell(value: Any) -> str:  # noqa: ANN401  (a JSON value)
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return str(value)
+        return f"{value:.4g}"
+    return str(value)
+
+
+def _columns(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    return list(dict.fromkeys(key for row in rows for key in row))
+
+
+def summary_text(rows: Sequence[Mapping[str, Any]]) -> str:
+    """Return the summary table as aligned plain text ("" for no rows)."""
+    if not rows:
+        return ""
+    columns = _columns(rows)
+    cells = [columns, *([_cell(row.get(c)) for c in columns] for row in rows)]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
+    return "\n".join(
+        "  ".join(text.ljust(width) for text, width in zip(line, widths, strict=True))
+        for line in cells
+    )
+
+
+def _summary_html(rows: Sequence[Mapping[str, Any]]) -> str:
+    if not rows:
+        return ""
+    columns = _columns(rows)
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
+    body = []
+    for row in rows:
+        tds = []
+        for column in columns:
+            value = row.get(column)
+            numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+            attr = ' class="num"' if numeric else ""
+            tds.append(f"<td{attr}>{html.escape(_cell(value))}</td>")
+        body.append(f"<tr>{''.join(tds)}</tr>")
+    return (
+        '<table class="jp-nsightLab-Static-summary">'
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    )
+
+
+def _ordered(figures: Mapping[str, Any]) -> list[str]:
+    known = [name for name in CHART_ORDER if name in figures]
+    return known + sorted(name for name in figures if name not in CHART_ORDER)
+
+
+@contextlib.contextmanager
+def _one_browser() -> Iterator[None]:
+    """Export every chart through one headless browser (kaleido's sync server).
+
+    Without it each PNG starts a browser of its own (seconds each). Nothing happens
+    when kaleido is missing or its server already runs (someone else's, left alone).
+    """
+    try:
+        # kaleido ships no py.typed.
+        import kaleido  # type: ignore[import-untyped]
+    except ImportError:
+        yield
+        return
+    server = getattr(kaleido, "_global_server", None)
+    if server is None or server.is_running():
+        yield
+        return
+    with warnings.catch_warnings():
+        # plotly passes per-call options the shared server ignores; they are defaults.
+        warnings.filterwarnings("ignore", message="The kopts argument is ignored")
+        try:
+            kaleido.start_sync_server(silence_warnings=True)
+        except Exception as exc:  # noqa: BLE001  (no browser: write_png says why)
+            logger.info("[nsight-lab] kaleido server did not start: %s", exc)
+            yield
+            return
+        try:
+            yield
+        finally:
+            kaleido.stop_sync_server(silence_warnings=True)
+
+
+def _charts_png(figures: Mapping[str, Any], names: Sequence[str]) -> list[str] | None:
+    """Each figure as an ``<img>`` with an inline PNG; None when export fails."""
+    import plotly.graph_objects as go
+
+    from nsight_lab.figures import StaticExportError, write_png
+
+    out = []
+    with tempfile.TemporaryDirectory(prefix="nsight-lab-") as tmp, _one_browser():
+        for name in names:
+            path = Path(tmp) / f"{name}.png"
+            try:
+                write_png(go.Figure(figures[name]), path)
+            except StaticExportError as exc:
+                logger.info("[nsight-lab] static charts as inline plotly.js: %s", exc)
+                return None
+            data = base64.b64encode(path.read_bytes()).decode("ascii")
+            out.append(
+                f'<img alt="{html.escape(name)} chart" '
+                f'data-chart="{html.escape(name)}" '
+                f'src="data:image/png;base64,{data}">'
+            )
+    return out
+
+
+def static_bundle(  # noqa: PLR0913  (the widget's traits, keyword-only)
+    *,
+    session_id: int,
+    status: str,
+    progress: Mapping[str, float],
+    message: str,
+    figures: Mapping[str, Any],
+    summary: Sequence[Mapping[str, Any]],
+) -> dict[str, str]:
+    """Return ``text/plain`` and ``text/html`` views of a widget's state.
+
+    Charts are drawn only once the session ended (a running session's fallback is the
+    progress line; its output is replaced when the session ends).
+
+    Args:
+        session_id: The store's session id.
+        status: running, completed, failed or interrupted.
+        progress: ``configs_total``, ``config_index``, ``runs_done``,
+            ``runs_target`` and ``elapsed_s``.
+        message: Notes and the last progress message.
+        figures: Chart name -> plotly figure JSON.
+        summary: Rows of the summary table.
+
+    Returns:
+        The MIME bundle entries.
+
+    Raises:
+        Nothing: charts that cannot be exported as PNG are replaced by a note.
+    """
+    title = f"nsight-lab session {session_id}: {status}"
+    line = describe_progress(progress)
+    plain = "\n".join(
+        part for part in (title, line, message, summary_text(summary)) if part
+    )
+    parts = [
+        _CSS,
+        f"<p><b>{html.escape(title)}</b><br><code>{html.escape(line)}</code></p>",
+    ]
+    if message:
+        parts.append(f"<pre>{html.escape(message)}</pre>")
+    parts.append(_summary_html(summary))
+    if status != "running" and figures:
+        names = _ordered(figures)
+        charts = _charts_png(figures, names)
+        if charts is None:
+            # Inline plotly.js would add megabytes per cell and still draw nothing on
+            # GitHub (no scripts run there); say what is missing instead.
+            charts = [
+                (
+                    "<p><i>charts not saved as images here: static export needs "
+                    "kaleido and a Chrome/Chromium browser: pip install kaleido</i></p>"
+                )
+            ]
+        parts.extend(f"<div>{chart}</div>" for chart in charts)
+    body = "".join(parts)
+    return {
+        "text/plain": plain,
+        "text/html": f'<div class="jp-nsightLab-Static">{body}</div>',
+    }

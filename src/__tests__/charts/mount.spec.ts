@@ -1,0 +1,142 @@
+/**
+ * mount.ts: figures drawn with Plotly.react in the host theme, updated in place,
+ * purged on dispose. plotly.js needs a real browser, so its module is replaced by
+ * recorders here (the Galata test draws real charts).
+ */
+import Plotly from 'plotly.js-basic-dist-min';
+
+import { IFigure, mountChart } from '../../charts/mount';
+
+jest.mock('plotly.js-basic-dist-min', () => ({
+  __esModule: true,
+  default: {
+    react: jest.fn(() => Promise.resolve()),
+    purge: jest.fn(),
+    Plots: { resize: jest.fn() }
+  }
+}));
+
+const react = Plotly.react as jest.Mock;
+const purge = Plotly.purge as jest.Mock;
+
+const FIGURE: IFigure = {
+  data: [
+    {
+      type: 'scatter',
+      name: 'unfused &lt;b&gt;',
+      x: [0, 1],
+      y: [3, 4]
+    }
+  ],
+  layout: { title: { text: 'Duration per run' }, xaxis: { type: 'linear' } }
+};
+
+function flushMutations(): Promise<void> {
+  return new Promise(resolve => setTimeout(resolve, 0));
+}
+
+beforeEach(() => {
+  react.mockClear();
+  purge.mockClear();
+  document.body.style.setProperty('--jp-ui-font-color1', 'rgb(10, 20, 30)');
+  document.body.style.setProperty('--jp-border-color2', '#eee');
+});
+
+afterEach(() => {
+  document.body.removeAttribute('style');
+  document.body.removeAttribute('data-jp-theme-name');
+});
+
+describe('mountChart', () => {
+  it('draws the figure with the theme applied, without touching the input', () => {
+    const el = document.createElement('div');
+    const frozen = JSON.stringify(FIGURE);
+
+    const handle = mountChart(el, FIGURE);
+
+    expect(react).toHaveBeenCalledTimes(1);
+    const [root, data, layout, config] = react.mock.calls[0];
+    expect(root).toBe(el);
+    expect(data).toEqual(FIGURE.data);
+    expect(data).not.toBe(FIGURE.data); // plotly writes into what it draws
+    expect(layout.title).toEqual({ text: 'Duration per run' });
+    expect(layout.font.color).toBe('rgb(10, 20, 30)');
+    expect(layout.xaxis.gridcolor).toBe('#eee');
+    expect(layout.paper_bgcolor).toBe('rgba(0,0,0,0)');
+    expect(layout.uirevision).toBe('nsight-lab');
+    expect(config).toMatchObject({ displaylogo: false, responsive: true });
+    expect(JSON.stringify(FIGURE)).toBe(frozen);
+    expect(handle.figure).toBe(FIGURE);
+    // Names are handed to plotly as data: the element gets no markup from us.
+    expect(el.innerHTML).toBe('');
+    handle.dispose();
+  });
+
+  it('updates in place with Plotly.react', () => {
+    const el = document.createElement('div');
+    const handle = mountChart(el, FIGURE);
+    const next: IFigure = {
+      data: [{ type: 'scatter', x: [0, 1, 2], y: [3, 4, 5] }]
+    };
+
+    handle.update(next);
+
+    expect(react).toHaveBeenCalledTimes(2);
+    expect(react.mock.calls[1][0]).toBe(el);
+    expect(react.mock.calls[1][1]).toEqual(next.data);
+    expect(handle.figure).toBe(next);
+    expect(purge).not.toHaveBeenCalled();
+    handle.dispose();
+  });
+
+  it('redraws when the theme changes, and not after dispose', async () => {
+    const el = document.createElement('div');
+    const handle = mountChart(el, FIGURE);
+
+    document.body.style.setProperty(
+      '--jp-ui-font-color1',
+      'rgb(200, 200, 200)'
+    );
+    document.body.setAttribute('data-jp-theme-name', 'JupyterLab Dark');
+    await flushMutations();
+
+    expect(react).toHaveBeenCalledTimes(2);
+    expect(react.mock.calls[1][2].font.color).toBe('rgb(200, 200, 200)');
+
+    handle.dispose();
+    expect(purge).toHaveBeenCalledWith(el);
+    expect(handle.isDisposed).toBe(true);
+    document.body.setAttribute('data-jp-theme-name', 'JupyterLab Light');
+    await flushMutations();
+    handle.update(FIGURE);
+    expect(react).toHaveBeenCalledTimes(2);
+    handle.dispose();
+    expect(purge).toHaveBeenCalledTimes(1);
+  });
+
+  it('can ignore theme changes', async () => {
+    const el = document.createElement('div');
+    const handle = mountChart(el, FIGURE, { watchTheme: false });
+
+    document.body.setAttribute('data-jp-theme-name', 'JupyterLab Dark');
+    await flushMutations();
+
+    expect(react).toHaveBeenCalledTimes(1);
+    handle.dispose();
+  });
+
+  it('reports a failed draw on the console with the [nsight-lab] prefix', async () => {
+    const error = jest.spyOn(console, 'error').mockImplementation(() => {});
+    react.mockImplementationOnce(() => Promise.reject(new Error('bad trace')));
+
+    const handle = mountChart(document.createElement('div'), FIGURE);
+    await flushMutations();
+
+    expect(error).toHaveBeenCalledWith(
+      '[nsight-lab] a chart failed to draw:',
+      expect.any(Error)
+    );
+    error.mockRestore();
+    handle.dispose();
+  });
+});

@@ -1,0 +1,141 @@
+/**
+ * Canned server payloads for the frontend unit tests (keys as the server sends them).
+ */
+
+import {
+  ICompareResponse,
+  IRunRecord,
+  ISessionResponse,
+  ISessionSummary,
+  ISessionsResponse
+} from '../types';
+
+export const XSS = '<img src=x onerror=alert(1)>';
+
+export function session(
+  id: number,
+  overrides: Partial<ISessionSummary> = {}
+): ISessionSummary {
+  return {
+    id,
+    status: 'completed',
+    backend: 'cpu',
+    created_at: `2025-06-01T12:00:${`${id % 60}`.padStart(2, '0')}.000000+00:00`,
+    name: null,
+    notebook: `/home/user/work/nb${id}.ipynb`,
+    device: 'cpu',
+    host: 'host',
+    pid: 1,
+    backend_reason: 'requested',
+    options: {},
+    configs: [{}],
+    runs_planned: 10,
+    cell_source: 'pass',
+    notes: [],
+    error: null,
+    finished_at: null,
+    schema_version: 1,
+    run_count: 10,
+    ...overrides
+  };
+}
+
+export function run(
+  id: number,
+  sessionId: number,
+  overrides: Partial<IRunRecord> = {}
+): IRunRecord {
+  return {
+    id,
+    schema_version: 1,
+    session_id: sessionId,
+    config_index: 0,
+    config: {},
+    run_index: id - 1,
+    annotation: 'cell',
+    duration_ns: 1000 * id,
+    backend: 'cpu',
+    kernels: [],
+    metrics: {},
+    telemetry: {
+      sm_clock_mhz: null,
+      mem_clock_mhz: null,
+      temperature_c: null,
+      power_w: null,
+      clock_event_reasons: [],
+      throttled: false
+    },
+    thermal_wait_s: 0,
+    finished_at: '2025-06-01T12:00:00.000000+00:00',
+    ...overrides
+  };
+}
+
+/** A page of sessions `[offset, offset + limit)` out of `total`, newest first. */
+export function sessionsPage(
+  total: number,
+  offset: number,
+  limit: number
+): ISessionsResponse {
+  const sessions: ISessionSummary[] = [];
+  for (let i = offset; i < Math.min(total, offset + limit); i++) {
+    sessions.push(session(total - i));
+  }
+  return { schema_version: 1, total, sessions };
+}
+
+export function sessionResponse(
+  s: ISessionSummary,
+  runs: IRunRecord[]
+): ISessionResponse {
+  return {
+    schema_version: 1,
+    session: s,
+    runs,
+    figures: {
+      duration: {
+        data: [{ type: 'scatter', y: runs.map(r => r.duration_ns) }],
+        layout: {}
+      },
+      clocks: null,
+      roofline: null,
+      traffic: { data: [], layout: {} }
+    }
+  };
+}
+
+export function compareResponse(a: number, b: number): ICompareResponse {
+  return {
+    schema_version: 1,
+    a: session(a),
+    b: session(b),
+    rows: [
+      {
+        annotation: XSS,
+        metric: 'gpu__time_duration.sum',
+        config: { n: 512 },
+        mean_a: 100,
+        mean_b: 150,
+        ratio: 1.5,
+        ci_low: 1.4,
+        ci_high: 1.6,
+        n_a: 10,
+        n_b: 10,
+        significant: true
+      },
+      {
+        annotation: 'b',
+        metric: 'gpu__time_duration.sum',
+        config: { n: 512 },
+        mean_a: 100,
+        mean_b: 101,
+        ratio: 1.01,
+        ci_low: 0.95,
+        ci_high: 1.07,
+        n_a: 10,
+        n_b: 10,
+        significant: false
+      }
+    ]
+  };
+}

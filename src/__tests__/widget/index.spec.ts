@@ -1,0 +1,354 @@
+/**
+ * The inline widget's AFM render: progress, charts through mountChart, the summary
+ * table as text, the sidebar link, and cleanup. The model is a fake with the same
+ * get/on/off surface as anywidget's.
+ */
+import { IChartHandle, IFigure, mountChart } from '../../charts/mount';
+import widget, { OPEN_SESSION_EVENT, render } from '../../widget/index';
+import {
+  describeProgress,
+  formatCell,
+  formatSeconds,
+  progressFraction
+} from '../../widget/format';
+import type { IWidgetModel, IWidgetTraits } from '../../widget/types';
+
+jest.mock('../../charts/mount', () => ({
+  mountChart: jest.fn((el: HTMLElement, figure: IFigure): IChartHandle => {
+    const handle = {
+      element: el,
+      figure,
+      isDisposed: false,
+      update: jest.fn((next: IFigure) => {
+        handle.figure = next;
+      }),
+      dispose: jest.fn(() => {
+        handle.isDisposed = true;
+      })
+    };
+    return handle;
+  })
+}));
+
+const mount = mountChart as jest.Mock;
+
+class FakeModel implements IWidgetModel {
+  constructor(traits: Partial<IWidgetTraits> = {}) {
+    this.traits = { ...DEFAULTS, ...traits };
+  }
+
+  get<K extends keyof IWidgetTraits>(key: K): IWidgetTraits[K] {
+    return this.traits[key];
+  }
+
+  on(event: string, callback: () => void): void {
+    const set = this.handlers.get(event) ?? new Set();
+    set.add(callback);
+    this.handlers.set(event, set);
+  }
+
+  off(event?: string | null, callback?: (() => void) | null): void {
+    if (event && callback) {
+      this.handlers.get(event)?.delete(callback);
+    }
+  }
+
+  /** Set traits as a kernel update would, then fire backbone's events. */
+  set(changes: Partial<IWidgetTraits>): void {
+    Object.assign(this.traits, changes);
+    for (const key of Object.keys(changes)) {
+      this.fire(`change:${key}`);
+    }
+    this.fire('change');
+  }
+
+  listenerCount(): number {
+    let n = 0;
+    for (const set of this.handlers.values()) {
+      n += set.size;
+    }
+    return n;
+  }
+
+  private fire(event: string): void {
+    for (const callback of this.handlers.get(event) ?? []) {
+      callback();
+    }
+  }
+
+  private readonly traits: IWidgetTraits;
+  private readonly handlers = new Map<string, Set<() => void>>();
+}
+
+const DEFAULTS: IWidgetTraits = {
+  session_id: 12,
+  status: 'running',
+  configs_total: 2,
+  config_index: 0,
+  runs_done: 0,
+  runs_target: 10,
+  elapsed_s: 0,
+  eta_s: null,
+  message: '',
+  records: [],
+  figures: {},
+  summary: [],
+  sidebar_link: ''
+};
+
+function figure(points: number): IFigure {
+  return {
+    data: [{ type: 'scatter', x: [...Array(points).keys()], y: [] }],
+    layout: {}
+  };
+}
+
+function chartNames(el: HTMLElement): string[] {
+  return Array.from(
+    el.querySelectorAll<HTMLElement>('.jp-nsightLab-Widget-chart')
+  ).map(box => box.dataset.chart ?? '');
+}
+
+beforeEach(() => {
+  mount.mockClear();
+  delete document.body.dataset.nsightLabSidebar;
+});
+
+describe('format', () => {
+  it('formats seconds, progress and cells', () => {
+    expect(formatSeconds(1.234)).toBe('1.2 s');
+    expect(formatSeconds(125)).toBe('2 min 05 s');
+    expect(formatSeconds(3725)).toBe('1 h 02 min');
+    expect(formatSeconds(Number.NaN)).toBe('–');
+    expect(
+      progressFraction({ ...DEFAULTS, config_index: 1, runs_done: 5 })
+    ).toBeCloseTo(0.75);
+    expect(progressFraction({ ...DEFAULTS, status: 'completed' })).toBe(1);
+    expect(
+      describeProgress({
+        ...DEFAULTS,
+        config_index: 1,
+        runs_done: 5,
+        elapsed_s: 3,
+        eta_s: 1
+      })
+    ).toBe('config 2/2 · run 5/10 · elapsed 3.0 s · ETA 1.0 s');
+    expect(formatCell(1234.5678)).toBe('1235');
+    expect(formatCell(0.000123456)).toBe('0.0001235');
+    expect(formatCell(12)).toBe('12');
+    expect(formatCell(null)).toBe('');
+    expect(formatCell(true)).toBe('true');
+  });
+});
+
+describe('render', () => {
+  it('is the AFM default export', () => {
+    expect(widget.render).toBe(render);
+  });
+
+  it('shows the progress and advances it as traits change', () => {
+    const model = new FakeModel();
+    const el = document.createElement('div');
+    const cleanup = render({ model, el });
+
+    const bar = el.querySelector<HTMLElement>('[role="progressbar"]')!;
+    const fill = el.querySelector<HTMLElement>(
+      '.jp-nsightLab-Widget-progressFill'
+    )!;
+    const text = el.querySelector('.jp-nsightLab-Widget-progressText')!;
+    expect(bar.getAttribute('aria-valuenow')).toBe('0');
+    expect(el.querySelector('.jp-nsightLab-Widget-title')!.textContent).toBe(
+      'nsight-lab session 12'
+    );
+
+    model.set({ config_index: 1, runs_done: 5, elapsed_s: 3, eta_s: 1 });
+
+    expect(bar.getAttribute('aria-valuenow')).toBe('75');
+    expect(fill.style.width).toBe('75%');
+    expect(text.textContent).toBe(
+      'config 2/2 · run 5/10 · elapsed 3.0 s · ETA 1.0 s'
+    );
+
+    model.set({ status: 'completed', runs_done: 10, eta_s: null });
+    expect(fill.style.width).toBe('100%');
+    expect(el.querySelector('.jp-nsightLab-Widget-status')!.textContent).toBe(
+      'completed'
+    );
+    cleanup();
+  });
+
+  it('mounts each figure once, in chart order, and updates it in place', () => {
+    const model = new FakeModel({ figures: { duration: figure(1) } });
+    const el = document.createElement('div');
+    const cleanup = render({ model, el });
+    expect(mount).toHaveBeenCalledTimes(1);
+
+    model.set({ figures: { duration: figure(2), clocks: figure(2) } });
+    expect(mount).toHaveBeenCalledTimes(2);
+    const duration = mount.mock.results[0].value as IChartHandle;
+    expect(duration.update).toHaveBeenCalledWith(figure(2));
+
+    // The final state: roofline and traffic join; traffic arrives "first".
+    model.set({
+      figures: {
+        traffic: figure(3),
+        roofline: figure(3),
+        clocks: figure(2),
+        duration: figure(2)
+      }
+    });
+    expect(mount).toHaveBeenCalledTimes(4);
+    expect(chartNames(el)).toEqual([
+      'duration',
+      'clocks',
+      'roofline',
+      'traffic'
+    ]);
+    // An unchanged figure is not redrawn.
+    const clocks = mount.mock.results[1].value as IChartHandle;
+    expect(clocks.update).not.toHaveBeenCalled();
+
+    model.set({ figures: { duration: figure(2) } });
+    expect(chartNames(el)).toEqual(['duration']);
+    expect(
+      (mount.mock.results[3].value as IChartHandle).dispose
+    ).toHaveBeenCalled();
+    cleanup();
+  });
+
+  it('shows the summary table as text, never as markup', () => {
+    const model = new FakeModel();
+    const el = document.createElement('div');
+    const cleanup = render({ model, el });
+    const table = el.querySelector('table')!;
+    expect(table.hidden).toBe(true);
+
+    model.set({
+      summary: [
+        {
+          Annotation: '<img src=x onerror="alert(1)">',
+          Metric: 'gpu__time_duration.sum',
+          AvgValue: 1234.5678,
+          StableMeasurement: true
+        },
+        {
+          Annotation: 'fused',
+          Metric: 'tflops',
+          AvgValue: 0.5,
+          Unit: 'TFLOP/s'
+        }
+      ]
+    });
+
+    expect(table.hidden).toBe(false);
+    expect(el.querySelector('img')).toBeNull();
+    const headers = Array.from(table.querySelectorAll('th')).map(
+      th => th.textContent
+    );
+    expect(headers).toEqual([
+      'Annotation',
+      'Metric',
+      'AvgValue',
+      'StableMeasurement',
+      'Unit'
+    ]);
+    const cells = Array.from(table.querySelectorAll('tbody tr')).map(tr =>
+      Array.from(tr.querySelectorAll('td')).map(td => td.textContent)
+    );
+    expect(cells[0]).toEqual([
+      '<img src=x onerror="alert(1)">',
+      'gpu__time_duration.sum',
+      '1235',
+      'true',
+      ''
+    ]);
+    expect(cells[1]).toEqual(['fused', 'tflops', '0.5', '', 'TFLOP/s']);
+    cleanup();
+  });
+
+  it('shows messages as text', () => {
+    const model = new FakeModel({ message: 'note: <b>cpu</b> backend' });
+    const el = document.createElement('div');
+    const cleanup = render({ model, el });
+    const message = el.querySelector<HTMLElement>(
+      '.jp-nsightLab-Widget-message'
+    )!;
+    expect(message.textContent).toBe('note: <b>cpu</b> backend');
+    expect(message.querySelector('b')).toBeNull();
+    cleanup();
+  });
+
+  it('links to the sidebar only when it is present', () => {
+    const model = new FakeModel({ sidebar_link: '#nsight-lab/sessions/12' });
+    const el = document.createElement('div');
+    document.body.appendChild(el);
+    let cleanup = render({ model, el });
+    const link = () =>
+      el.querySelector<HTMLAnchorElement>('.jp-nsightLab-Widget-sidebarLink')!;
+    expect(link().hidden).toBe(true); // no lab extension (Colab, VS Code)
+    cleanup();
+
+    document.body.dataset.nsightLabSidebar = 'true';
+    cleanup = render({ model, el });
+    expect(link().hidden).toBe(false);
+    const opened = jest.fn();
+    document.body.addEventListener(OPEN_SESSION_EVENT, opened);
+    link().click();
+    expect(opened).toHaveBeenCalledTimes(1);
+    const event = opened.mock.calls[0][0] as CustomEvent;
+    expect(event.detail).toEqual({
+      session_id: 12,
+      link: '#nsight-lab/sessions/12'
+    });
+    document.body.removeEventListener(OPEN_SESSION_EVENT, opened);
+    cleanup();
+    el.remove();
+  });
+
+  it('cleans up: charts disposed, listeners removed, element emptied', () => {
+    const model = new FakeModel({
+      figures: { duration: figure(1), clocks: figure(1) }
+    });
+    const el = document.createElement('div');
+    const cleanup = render({ model, el });
+    expect(model.listenerCount()).toBeGreaterThan(0);
+
+    cleanup();
+
+    for (const result of mount.mock.results) {
+      expect((result.value as IChartHandle).dispose).toHaveBeenCalled();
+    }
+    expect(model.listenerCount()).toBe(0);
+    expect(el.childElementCount).toBe(0);
+    model.set({ runs_done: 3 }); // no error, nothing drawn
+    expect(el.childElementCount).toBe(0);
+  });
+
+  it('re-renders the final state from traits alone (reopened notebook)', () => {
+    const model = new FakeModel({
+      status: 'completed',
+      runs_done: 10,
+      config_index: 1,
+      figures: {
+        duration: figure(10),
+        clocks: figure(10),
+        roofline: figure(2),
+        traffic: figure(2)
+      },
+      summary: [{ Annotation: 'fused', AvgValue: 1 }]
+    });
+    const el = document.createElement('div');
+    const cleanup = render({ model, el });
+    expect(chartNames(el)).toEqual([
+      'duration',
+      'clocks',
+      'roofline',
+      'traffic'
+    ]);
+    expect(el.querySelectorAll('tbody tr')).toHaveLength(1);
+    expect(
+      el.querySelector('[role="progressbar"]')!.getAttribute('aria-valuenow')
+    ).toBe('100');
+    cleanup();
+  });
+});

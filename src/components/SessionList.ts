@@ -1,0 +1,237 @@
+/**
+ * The history list: every stored session, newest first, virtualised. Only the rows
+ * in view (plus a few) exist in the DOM; pages are read from the server as the user
+ * scrolls. Click selects one session; ctrl-, cmd- or shift-click adds a second one
+ * to compare.
+ */
+
+import { TranslationBundle } from '@jupyterlab/translation';
+import { Message } from '@lumino/messaging';
+import { Widget } from '@lumino/widgets';
+
+import { IRunsModel } from '../tokens';
+import { EMPTY_FILTERS, ISessionSummary } from '../types';
+import { h } from './dom';
+import { formatTime, sessionTitle } from './format';
+import { contentHeight, rowOffset, visibleRange } from './virtualList';
+
+/** The fixed height of one row, in pixels (style/base.css uses the same). */
+export const ROW_HEIGHT = 44;
+
+/** Rows rendered beyond each edge of the viewport. */
+export const OVERSCAN = 8;
+
+/** Fill a row element with a session's text. */
+export function renderSessionRow(
+  row: HTMLElement,
+  session: ISessionSummary | undefined,
+  index: number
+): void {
+  row.replaceChildren();
+  row.dataset.index = `${index}`;
+  if (!session) {
+    delete row.dataset.sessionId;
+    row.classList.add('jp-mod-placeholder');
+    row.appendChild(h('div', 'jp-nsightLab-SessionList-title', 'loading…'));
+    return;
+  }
+  row.classList.remove('jp-mod-placeholder');
+  row.dataset.sessionId = `${session.id}`;
+  const first = h('div', 'jp-nsightLab-SessionList-title');
+  first.append(
+    h('span', 'jp-nsightLab-SessionList-id', `#${session.id}`),
+    h('span', 'jp-nsightLab-SessionList-name', sessionTitle(session)),
+    h(
+      'span',
+      `jp-nsightLab-SessionList-status jp-nsightLab-status-${session.status}`,
+      session.status
+    )
+  );
+  const details = [
+    session.backend,
+    session.device ?? '',
+    formatTime(session.created_at),
+    `${session.run_count} runs`
+  ].filter(part => part !== '');
+  const second = h(
+    'div',
+    'jp-nsightLab-SessionList-details',
+    details.join(' · ')
+  );
+  row.title = session.notebook ?? '';
+  row.append(first, second);
+}
+
+/**
+ * The virtualised session list.
+ */
+export class SessionList extends Widget {
+  constructor(model: IRunsModel, trans: TranslationBundle) {
+    super();
+    this._model = model;
+    this._trans = trans;
+    this.addClass('jp-nsightLab-SessionList');
+    this._summary = h('div', 'jp-nsightLab-SessionList-summary');
+    this._scroller = h('div', 'jp-nsightLab-SessionList-scroller');
+    this._scroller.tabIndex = 0;
+    this._spacer = h('div', 'jp-nsightLab-SessionList-spacer');
+    this._scroller.appendChild(this._spacer);
+    this.node.append(this._summary, this._scroller);
+    this._scroller.addEventListener('scroll', () => this._schedule());
+    this._spacer.addEventListener('click', event => this._onClick(event));
+    if (typeof ResizeObserver !== 'undefined') {
+      this._resize = new ResizeObserver(() => this._schedule());
+      this._resize.observe(this._scroller);
+    }
+    model.sessionsChanged.connect(this._schedule, this);
+    model.selectionChanged.connect(this._schedule, this);
+    model.statusChanged.connect(this._schedule, this);
+  }
+
+  /** The scroll container (tests scroll it). */
+  get scroller(): HTMLElement {
+    return this._scroller;
+  }
+
+  /** Render now (tests; the widget itself renders on the next animation frame). */
+  render(): void {
+    const model = this._model;
+    const total = model.total ?? 0;
+    this._summary.textContent = this._summaryText();
+    this._summary.classList.toggle(
+      'jp-mod-error',
+      model.listError !== null && model.total === null
+    );
+    this.node.dataset.total = `${model.total ?? ''}`;
+    this._spacer.style.height = `${contentHeight(total, ROW_HEIGHT)}px`;
+
+    const range = visibleRange(
+      this._scroller.scrollTop,
+      this._scroller.clientHeight,
+      ROW_HEIGHT,
+      total,
+      OVERSCAN
+    );
+    model.ensureRange(range.start, range.end);
+    for (const [index, row] of this._rows) {
+      if (index < range.start || index >= range.end) {
+        row.remove();
+        this._rows.delete(index);
+      }
+    }
+    const selected = new Set(model.selection.ids);
+    let loaded = 0;
+    for (let index = range.start; index < range.end; index++) {
+      let row = this._rows.get(index);
+      if (!row) {
+        row = h('div', 'jp-nsightLab-SessionList-row');
+        row.setAttribute('role', 'option');
+        row.style.top = `${rowOffset(index, ROW_HEIGHT)}px`;
+        row.style.height = `${ROW_HEIGHT}px`;
+        this._rows.set(index, row);
+        this._spacer.appendChild(row);
+      }
+      const session = model.sessionAt(index);
+      if (session) {
+        loaded += 1;
+      }
+      // Rebuild a row only when what it shows changed, so a click is never split
+      // between two versions of the same row.
+      const key = session
+        ? `${session.id}|${session.status}|${session.run_count}|${session.name}`
+        : 'placeholder';
+      if (row.dataset.key !== key) {
+        renderSessionRow(row, session, index);
+        row.dataset.key = key;
+      }
+      row.classList.toggle(
+        'jp-mod-selected',
+        !!session && selected.has(session.id)
+      );
+      row.setAttribute(
+        'aria-selected',
+        session && selected.has(session.id) ? 'true' : 'false'
+      );
+    }
+    this.node.dataset.rendered = `${this._rows.size}`;
+    this.node.dataset.loaded = `${loaded}`;
+  }
+
+  dispose(): void {
+    if (this.isDisposed) {
+      return;
+    }
+    this._resize?.disconnect();
+    if (this._frame !== null) {
+      cancelAnimationFrame(this._frame);
+    }
+    super.dispose();
+  }
+
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    this._schedule();
+  }
+
+  private _summaryText(): string {
+    const model = this._model;
+    const trans = this._trans;
+    if (model.listError !== null && model.total === null) {
+      return model.listError;
+    }
+    if (model.total === null) {
+      return trans.__('Loading the stored profiles…');
+    }
+    if (model.total === 0) {
+      const filtered = (
+        Object.keys(EMPTY_FILTERS) as (keyof typeof EMPTY_FILTERS)[]
+      ).some(key => model.filters[key] !== '');
+      if (filtered) {
+        return trans.__('No stored profile matches these filters.');
+      }
+      if (model.status && !model.status.store_exists) {
+        return trans.__(
+          'No run store yet: the first %1 cell creates it at %2.',
+          '%%nsight',
+          model.status.store_path
+        );
+      }
+      return trans.__('No profiles stored yet. Run a %1 cell.', '%%nsight');
+    }
+    const count =
+      model.total === 1
+        ? trans.__('1 session')
+        : trans.__('%1 sessions', model.total.toLocaleString());
+    return `${count} · ${trans.__('click to open, ctrl/shift-click a second to compare')}`;
+  }
+
+  private _schedule(): void {
+    if (this._frame !== null || this.isDisposed) {
+      return;
+    }
+    this._frame = requestAnimationFrame(() => {
+      this._frame = null;
+      this.render();
+    });
+  }
+
+  private _onClick(event: MouseEvent): void {
+    const target = event.target as HTMLElement | null;
+    const row = target?.closest<HTMLElement>('.jp-nsightLab-SessionList-row');
+    const id = row?.dataset.sessionId;
+    if (!id) {
+      return;
+    }
+    const add = event.ctrlKey || event.metaKey || event.shiftKey;
+    void this._model.select(Number(id), add ? 'add' : 'single');
+  }
+
+  private _model: IRunsModel;
+  private _trans: TranslationBundle;
+  private _summary: HTMLDivElement;
+  private _scroller: HTMLDivElement;
+  private _spacer: HTMLDivElement;
+  private _rows = new Map<number, HTMLDivElement>();
+  private _frame: number | null = null;
+  private _resize: ResizeObserver | null = null;
+}

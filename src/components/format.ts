@@ -1,0 +1,76 @@
+/**
+ * Number, time and config formatting for the sidebar: words and units, no markup.
+ */
+
+import { ISessionInfo, JsonScalar } from '../types';
+
+/** A duration in nanoseconds, in the unit that reads best. */
+export function formatDuration(ns: number | null | undefined): string {
+  if (ns === null || ns === undefined || !Number.isFinite(ns)) {
+    return '–';
+  }
+  const abs = Math.abs(ns);
+  if (abs >= 1e9) {
+    return `${(ns / 1e9).toPrecision(4)} s`;
+  }
+  if (abs >= 1e6) {
+    return `${(ns / 1e6).toPrecision(4)} ms`;
+  }
+  if (abs >= 1e3) {
+    return `${(ns / 1e3).toPrecision(4)} µs`;
+  }
+  return `${ns.toPrecision(4)} ns`;
+}
+
+/** A plain number with 4 significant digits. */
+export function formatNumber(value: number | null | undefined): string {
+  if (value === null || value === undefined || !Number.isFinite(value)) {
+    return '–';
+  }
+  if (value !== 0 && (Math.abs(value) >= 1e6 || Math.abs(value) < 1e-3)) {
+    return value.toExponential(3);
+  }
+  return `${Number(value.toPrecision(4))}`;
+}
+
+/** An ISO-8601 UTC time in the browser's local time, to the second. */
+export function formatTime(iso: string | null | undefined): string {
+  if (!iso) {
+    return '–';
+  }
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) {
+    return iso;
+  }
+  const pad = (n: number): string => `${n}`.padStart(2, '0');
+  return (
+    `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ` +
+    `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`
+  );
+}
+
+/** A config as `n=512, dtype=fp16`; `–` when empty. */
+export function formatConfig(config: Record<string, JsonScalar>): string {
+  const parts = Object.entries(config).map(
+    ([key, value]) => `${key}=${String(value)}`
+  );
+  return parts.length > 0 ? parts.join(', ') : '–';
+}
+
+/** The last path segment of a notebook path. */
+export function baseName(path: string | null): string {
+  if (!path) {
+    return '';
+  }
+  const parts = path.replace(/\\/g, '/').split('/');
+  return parts[parts.length - 1] || path;
+}
+
+/** How a session is named in lists: its name, else its notebook, else `session N`. */
+export function sessionTitle(session: ISessionInfo): string {
+  if (session.name) {
+    return session.name;
+  }
+  const notebook = baseName(session.notebook);
+  return notebook ? notebook : `session ${session.id}`;
+}

@@ -1,0 +1,251 @@
+/**
+ * The inline widget (anywidget, AFM): progress, live charts and the summary table of
+ * one `%%nsight` session, in the cell output.
+ *
+ * Bundled by esbuild into `nsight_lab/static/widget.js`. All state lives in the
+ * model's traits, so a re-rendered output or a reopened notebook with saved widget
+ * state shows the same view. Text from the profile (annotation names, messages) is
+ * only ever set through `textContent`.
+ */
+import { IChartHandle, mountChart } from '../charts/mount';
+import { describeProgress, formatCell, progressFraction } from './format';
+import type {
+  IRenderProps,
+  ISummaryRow,
+  IWidgetModel,
+  IWidgetTraits
+} from './types';
+
+export type { IRenderProps, IWidgetModel, IWidgetTraits } from './types';
+
+/** Charts in the order they are shown; other names follow, sorted. */
+export const CHART_ORDER: readonly string[] = [
+  'duration',
+  'clocks',
+  'roofline',
+  'traffic'
+];
+
+/** Event dispatched (bubbling) when the user asks to open the session's sidebar. */
+export const OPEN_SESSION_EVENT = 'nsight-lab:open-session';
+
+/** `document.body` attribute the lab extension sets when its sidebar is present. */
+export const SIDEBAR_MARKER = 'nsightLabSidebar';
+
+const CLASS = 'jp-nsightLab-Widget';
+
+function element<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  className: string,
+  parent?: HTMLElement
+): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  node.className = className;
+  parent?.appendChild(node);
+  return node;
+}
+
+function chartNames(figures: IWidgetTraits['figures']): string[] {
+  const known = CHART_ORDER.filter(name => name in figures);
+  const others = Object.keys(figures)
+    .filter(name => !CHART_ORDER.includes(name))
+    .sort();
+  return [...known, ...others];
+}
+
+function sidebarPresent(): boolean {
+  return document.body.dataset[SIDEBAR_MARKER] === 'true';
+}
+
+/** Fill `table` with `rows` (columns: every key, in first-seen order). */
+export function renderTable(
+  table: HTMLTableElement,
+  rows: ISummaryRow[]
+): void {
+  table.replaceChildren();
+  if (rows.length === 0) {
+    table.hidden = true;
+    return;
+  }
+  table.hidden = false;
+  const columns: string[] = [];
+  for (const row of rows) {
+    for (const key of Object.keys(row)) {
+      if (!columns.includes(key)) {
+        columns.push(key);
+      }
+    }
+  }
+  const head = table.createTHead().insertRow();
+  for (const column of columns) {
+    const th = document.createElement('th');
+    th.textContent = column;
+    head.appendChild(th);
+  }
+  const body = table.createTBody();
+  for (const row of rows) {
+    const tr = body.insertRow();
+    for (const column of columns) {
+      const value = row[column] ?? null;
+      const td = tr.insertCell();
+      td.textContent = formatCell(value);
+      if (typeof value === 'number') {
+        td.classList.add(`${CLASS}-number`);
+      }
+    }
+  }
+}
+
+/** The widget view of one model in one element. */
+class WidgetView {
+  constructor(
+    private readonly model: IWidgetModel,
+    private readonly el: HTMLElement
+  ) {
+    el.classList.add(CLASS);
+    const header = element('div', `${CLASS}-header`, el);
+    this.title = element('span', `${CLASS}-title`, header);
+    this.status = element('span', `${CLASS}-status`, header);
+    this.link = element('a', `${CLASS}-sidebarLink`, header);
+    this.link.textContent = 'Open in the nsight-lab sidebar';
+    this.link.addEventListener('click', this.onLinkClick);
+    const progress = element('div', `${CLASS}-progress`, el);
+    this.bar = element('div', `${CLASS}-progressBar`, progress);
+    this.bar.setAttribute('role', 'progressbar');
+    this.bar.setAttribute('aria-valuemin', '0');
+    this.bar.setAttribute('aria-valuemax', '100');
+    this.fill = element('div', `${CLASS}-progressFill`, this.bar);
+    this.progressText = element('div', `${CLASS}-progressText`, progress);
+    this.message = element('div', `${CLASS}-message`, el);
+    this.charts = element('div', `${CLASS}-charts`, el);
+    this.table = element('table', `${CLASS}-summary`, el);
+  }
+
+  /** Draw everything and follow the model's changes. */
+  start(): void {
+    this.renderProgress();
+    this.renderFigures();
+    this.renderSummary();
+    this.model.on('change', this.renderProgress);
+    this.model.on('change:figures', this.renderFigures);
+    this.model.on('change:summary', this.renderSummary);
+  }
+
+  dispose(): void {
+    this.model.off('change', this.renderProgress);
+    this.model.off('change:figures', this.renderFigures);
+    this.model.off('change:summary', this.renderSummary);
+    this.link.removeEventListener('click', this.onLinkClick);
+    for (const handle of this.handles.values()) {
+      handle.dispose();
+    }
+    this.handles.clear();
+    this.el.replaceChildren();
+    this.el.classList.remove(CLASS);
+  }
+
+  private readonly renderProgress = (): void => {
+    const model = this.model;
+    const traits = {
+      status: model.get('status'),
+      configs_total: model.get('configs_total'),
+      config_index: model.get('config_index'),
+      runs_done: model.get('runs_done'),
+      runs_target: model.get('runs_target'),
+      elapsed_s: model.get('elapsed_s'),
+      eta_s: model.get('eta_s')
+    };
+    const sessionId = model.get('session_id');
+    this.title.textContent = `nsight-lab session ${sessionId}`;
+    this.status.textContent = traits.status;
+    this.status.dataset.status = traits.status;
+    const percent = Math.round(progressFraction(traits) * 100);
+    this.fill.style.width = `${percent}%`;
+    this.bar.setAttribute('aria-valuenow', String(percent));
+    this.bar.dataset.status = traits.status;
+    this.progressText.textContent = describeProgress(traits);
+    const message = model.get('message');
+    this.message.textContent = message;
+    this.message.hidden = !message;
+    const link = model.get('sidebar_link');
+    this.link.hidden = !link || !sidebarPresent();
+    this.link.href = link || '#';
+    this.link.dataset.sessionId = String(sessionId);
+  };
+
+  private readonly renderFigures = (): void => {
+    const figures = this.model.get('figures') ?? {};
+    const names = chartNames(figures);
+    for (const [name, handle] of this.handles) {
+      if (!names.includes(name)) {
+        handle.dispose();
+        handle.element.parentElement?.remove();
+        this.handles.delete(name);
+      }
+    }
+    for (const name of names) {
+      const figure = figures[name];
+      const handle = this.handles.get(name);
+      if (handle) {
+        if (JSON.stringify(handle.figure) !== JSON.stringify(figure)) {
+          handle.update(figure);
+        }
+        continue;
+      }
+      const box = element('div', `${CLASS}-chart`);
+      box.dataset.chart = name;
+      const plot = element('div', `${CLASS}-plot`, box);
+      this.charts.appendChild(box);
+      this.handles.set(name, mountChart(plot, figure));
+    }
+    // Keep the boxes in CHART_ORDER when a chart arrives after a later one.
+    for (const name of names) {
+      const box = this.handles.get(name)?.element.parentElement;
+      if (box) {
+        this.charts.appendChild(box);
+      }
+    }
+  };
+
+  private readonly renderSummary = (): void => {
+    renderTable(this.table, this.model.get('summary') ?? []);
+  };
+
+  private readonly onLinkClick = (event: MouseEvent): void => {
+    event.preventDefault();
+    this.el.dispatchEvent(
+      new CustomEvent(OPEN_SESSION_EVENT, {
+        bubbles: true,
+        composed: true,
+        detail: {
+          session_id: this.model.get('session_id'),
+          link: this.model.get('sidebar_link')
+        }
+      })
+    );
+  };
+
+  private readonly title: HTMLSpanElement;
+  private readonly status: HTMLSpanElement;
+  private readonly link: HTMLAnchorElement;
+  private readonly bar: HTMLDivElement;
+  private readonly fill: HTMLDivElement;
+  private readonly progressText: HTMLDivElement;
+  private readonly message: HTMLDivElement;
+  private readonly charts: HTMLDivElement;
+  private readonly table: HTMLTableElement;
+  private readonly handles = new Map<string, IChartHandle>();
+}
+
+/**
+ * AFM render: draw the session into `el`.
+ *
+ * @returns The cleanup anywidget calls when the view is removed.
+ */
+export function render({ model, el }: IRenderProps): () => void {
+  const view = new WidgetView(model, el);
+  view.start();
+  return () => view.dispose();
+}
+
+export default { render };

@@ -1,0 +1,212 @@
+"""WidgetView driven by the real runner on the cpu backend (no mocks)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from nsight_lab.backends.cpu import CpuTimerBackend
+from nsight_lab.live import MIN_UPDATE_INTERVAL_S, WidgetView, summary_rows
+from nsight_lab.options import parse_options
+from nsight_lab.plan import make_plan
+from nsight_lab.records import SessionInfo
+from nsight_lab.results import to_dataframe
+from nsight_lab.roofline import Peaks, place_records
+from nsight_lab.runner import Progress, Runner
+
+torch = pytest.importorskip("torch")
+
+CPU_PEAKS = Peaks(
+    device="test cpu",
+    flops_per_s={"fp32": 1e11},
+    dram_bytes_per_s=2e10,
+    source="hand-made for the test",
+)
+
+
+def _body(config):
+    n = int(config["n"])
+    a = torch.ones(n)
+    b = torch.ones(n)
+    c = torch.ones(n)
+    from nsight_lab.regions import annotate
+
+    with annotate("unfused <b>a+b*c</b>"):
+        a + b * c
+    with annotate("fused"):
+        torch.addcmul(a, b, c)
+
+
+def _profile(line, *, view_kwargs=None):
+    options = parse_options(line)
+    plan = make_plan(options, {"cpu": CpuTimerBackend().probe()})
+    view = WidgetView(session_id=7, show=False, **(view_kwargs or {}))
+    updates = []
+
+    def on_progress(progress):
+        updates.append(
+            (progress.config_index, progress.runs_done, len(progress.last_records))
+        )
+        view.update(progress)
+        # What the widget holds after each runner step, as a front end would see it.
+        widget = view.widget
+        snapshots.append(
+            {
+                "runs_done": widget.runs_done,
+                "config_index": widget.config_index,
+                "records": len(widget.records),
+                "figures": sorted(widget.figures),
+            }
+        )
+
+    snapshots = []
+    measurement = CpuTimerBackend().open(options)
+    sink_batches = []
+    from nsight_lab.workmodel import count_work
+
+    runner = Runner(
+        plan,
+        measurement,
+        7,
+        sink_batches.append,
+        on_progress=on_progress,
+        model_work=count_work,
+    )
+    try:
+        records = runner.run(_body)
+    finally:
+        measurement.close()
+    return options, plan, view, records, snapshots, updates
+
+
+def test_widget_follows_the_runner_and_finishes_with_every_chart(monkeypatch):
+    # Draw every update: the throttle is tested on its own below.
+    monkeypatch.setattr("nsight_lab.live.MIN_UPDATE_INTERVAL_S", 0.0)
+    options, _plan, view, records, snapshots, _ = _profile(
+        "--backend cpu --configs 256,1024 --runs 5 --warmup 1 --derive tflops"
+    )
+    widget = view.widget
+    # Progress: every measured run of both configs, two regions each.
+    assert len(records) == 2 * 5 * 2
+    assert widget.configs_total == 2
+    assert widget.runs_target == 5
+    assert widget.config_index == 1
+    assert widget.runs_done == 5
+    assert widget.status == "completed"
+    assert widget.eta_s is None
+    # The runs arrived one by one: the widget's record count grew with them.
+    counts = [s["records"] for s in snapshots]
+    assert counts == sorted(counts)
+    assert counts[-1] == 20
+    assert len(set(counts)) >= 5
+    assert {"duration", "clocks"} <= set(snapshots[-1]["figures"])
+    # Records are the wire shape, one per region per run.
+    assert {r["annotation"] for r in widget.records} == {
+        "unfused <b>a+b*c</b>",
+        "fused",
+    }
+    per_run = {(r["config_index"], r["run_index"]) for r in widget.records}
+    assert len(per_run) == 10
+    # Duration chart: one data trace per (region, config), each with its runs.
+    duration = widget.figures["duration"]
+    data = [t for t in duration["data"] if t.get("mode") == "lines+markers"]
+    assert len(data) == 4
+    assert all(len(t["x"]) == 5 for t in data)
+    clocks = widget.figures["clocks"]
+    assert len(clocks["data"][0]["x"]) == 10  # one point per run
+    # No roofline before the end.
+    assert "roofline" not in widget.figures
+
+    session = SessionInfo(id=7, status="completed", backend="cpu", created_at="now")
+    frame = to_dataframe(records, session, options.param_names, derive=options.derive)
+    placements = place_records(records, CPU_PEAKS)
+    assert placements
+    view.finish(frame, records, placements, CPU_PEAKS)
+    assert set(widget.figures) == {"duration", "clocks", "roofline", "traffic"}
+    assert widget.status == "completed"
+    rows = widget.summary
+    assert {r["Annotation"] for r in rows} == {"unfused <b>a+b*c</b>", "fused"}
+    assert {r["Metric"] for r in rows} >= {"gpu__time_duration.sum", "tflops"}
+    assert {r["n"] for r in rows} == {256, 1024}
+    assert all(r["NumRuns"] == 5 for r in rows)
+    assert list(rows[0])[:3] == ["Annotation", "Metric", "n"]
+    # The traits are JSON as they go over the wire (no NaN, no numpy scalars).
+    json.dumps(widget.summary, allow_nan=False)
+    json.dumps(widget.figures, allow_nan=False)
+    json.dumps(widget.records, allow_nan=False)
+
+
+def test_updates_are_throttled_but_no_record_is_lost():
+    view = WidgetView(show=False)
+    options = parse_options("--backend cpu --runs 50 --warmup 0")
+    plan = make_plan(options, {"cpu": CpuTimerBackend().probe()})
+    measurement = CpuTimerBackend().open(options)
+    drawn = []
+    view.widget.observe(lambda change: drawn.append(change["new"]), names="runs_done")
+    runner = Runner(plan, measurement, 1, lambda _batch: None, on_progress=view.update)
+    try:
+        runner.run(lambda _config: None)
+    finally:
+        measurement.close()
+    # 50 fast runs in far less than 50 * 0.1 s: most updates were skipped ...
+    assert len(drawn) < 50
+    # ... but the last one (completed) was drawn, and every record is kept.
+    assert view.widget.runs_done == 50
+    assert len(view.records) == 50
+    assert len(view.widget.records) == 50
+    assert pytest.approx(0.1) == MIN_UPDATE_INTERVAL_S
+
+
+def test_records_trait_is_capped_at_max_points(monkeypatch):
+    monkeypatch.setattr("nsight_lab.live.MIN_UPDATE_INTERVAL_S", 0.0)
+    _, _, view, records, _, _ = _profile(
+        "--backend cpu --configs 64 --runs 12 --warmup 0",
+        view_kwargs={"max_points": 10},
+    )
+    assert len(records) == 24
+    assert len(view.records) == 24
+    assert len(view.widget.records) == 10
+    assert view.widget.records[-1]["run_index"] == 11
+
+
+def test_update_accepts_force_like_progress_display():
+    view = WidgetView(show=False, header="session 3 on cpu")
+    progress = Progress(configs_total=3, runs_target=4, config_index=1, runs_done=2)
+    view.update(progress)
+    progress.runs_done = 3
+    progress.message = "waiting for the GPU to cool"
+    view.update(progress, force=True)  # within 0.1 s: drawn because forced
+    assert view.widget.runs_done == 3
+    assert view.widget.message == "session 3 on cpu\nwaiting for the GPU to cool"
+    assert view.widget.eta_s is not None
+    assert view.widget.eta_s >= 0
+
+
+def test_failed_session_keeps_its_runs_and_says_why():
+    view = WidgetView(show=False)
+    options = parse_options("--backend cpu --runs 5 --warmup 0")
+    plan = make_plan(options, {"cpu": CpuTimerBackend().probe()})
+    measurement = CpuTimerBackend().open(options)
+    calls = []
+
+    def body(_config):
+        calls.append(1)
+        if len(calls) == 3:
+            msg = "boom"
+            raise RuntimeError(msg)
+
+    runner = Runner(plan, measurement, 1, lambda _batch: None, on_progress=view.update)
+    with pytest.raises(RuntimeError):
+        runner.run(body)
+    measurement.close()
+    view.finish(None, runner.records, status="failed", message="RuntimeError: boom")
+    assert view.widget.status == "failed"
+    assert view.widget.summary == []
+    assert len(view.widget.records) == 2
+    assert "RuntimeError: boom" in view.widget.message
+    assert set(view.widget.figures) == {"duration", "clocks"}
+
+
+def test_summary_rows_of_an_empty_frame():
+    assert summary_rows(None) == []

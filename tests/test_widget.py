@@ -1,0 +1,258 @@
+"""NsightWidget: its traits, its MIME bundle, and a real kernel driven by nbclient."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import TYPE_CHECKING
+
+import nbformat
+import pytest
+
+from nsight_lab.widget import STATIC_DIR, NsightWidget
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+TRAITS = {
+    "session_id",
+    "status",
+    "configs_total",
+    "config_index",
+    "runs_done",
+    "runs_target",
+    "elapsed_s",
+    "eta_s",
+    "message",
+    "records",
+    "figures",
+    "summary",
+    "sidebar_link",
+}
+
+
+def _figure():
+    return {"data": [{"type": "scatter", "x": [0, 1], "y": [1, 2]}], "layout": {}}
+
+
+def test_synced_traits_are_exactly_the_widget_interface():
+    synced = set(NsightWidget.class_traits(sync=True))
+    own = synced - {
+        t for t in synced if t.startswith("_") or t in {"layout", "tabbable", "tooltip"}
+    }
+    assert own == TRAITS
+    widget = NsightWidget()
+    assert widget.status == "running"
+    assert widget.eta_s is None
+    with pytest.raises(Exception, match="status"):
+        widget.status = "exploded"
+
+
+def test_esm_and_css_are_the_built_bundle():
+    # Built by `jlpm build:widget` (also by `jlpm build` and the hatch build hook).
+    assert (STATIC_DIR / "widget.js").is_file()
+    assert (STATIC_DIR / "widget.css").is_file()
+    state = NsightWidget().get_state()  # what the front end receives
+    assert state["_esm"] == (STATIC_DIR / "widget.js").read_text(encoding="utf-8")
+    assert "export" in state["_esm"]
+    assert "jp-nsightLab-Widget" in state["_css"]
+
+
+def test_mimebundle_has_the_widget_view_and_the_static_fallback():
+    widget = NsightWidget(
+        session_id=4,
+        status="completed",
+        configs_total=1,
+        runs_done=3,
+        runs_target=3,
+        summary=[{"Annotation": "<script>alert(1)</script>", "AvgValue": 1.5}],
+    )
+    data, _ = widget._repr_mimebundle_()
+    assert data[WIDGET_VIEW]["model_id"] == widget.model_id
+    page = data["text/html"]
+    assert "nsight-lab session 4: completed" in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "<script>alert" not in page
+    assert "<script>alert" in data["text/plain"]  # plain text is not markup
+
+
+def test_static_fallback_is_cached_until_a_trait_changes():
+    widget = NsightWidget(session_id=1)
+    first = widget.static_fallback()
+    assert widget.static_fallback() is first
+    widget.runs_done = 2
+    assert widget.static_fallback() is not first
+    assert "run 2/0" in widget.static_fallback()["text/plain"]
+
+
+def test_running_fallback_has_no_charts_and_final_one_has_every_chart():
+    figures = {name: _figure() for name in ("traffic", "duration", "clocks")}
+    running = NsightWidget(figures=figures)
+    assert "<img" not in running.static_fallback()["text/html"]
+    done = NsightWidget(figures=figures, status="completed")
+    page = done.static_fallback()["text/html"]
+    charts = [part.split('"')[0] for part in page.split('data-chart="')[1:]]
+    assert charts in (["duration", "clocks", "traffic"], [])
+    if not charts:  # no kaleido/browser here: a note instead of the images
+        assert "static export needs kaleido" in page
+    assert "<script" not in page  # no script in the fallback: nothing from a CDN
+
+
+def test_static_fallback_says_why_when_png_export_fails(monkeypatch):
+    from nsight_lab import figures as figures_module
+
+    def no_png(*_args, **_kwargs):
+        msg = "no browser"
+        raise figures_module.StaticExportError(msg)
+
+    monkeypatch.setattr(figures_module, "write_png", no_png)
+    widget = NsightWidget(figures={"duration": _figure()}, status="failed")
+    page = widget.static_fallback()["text/html"]
+    assert "<img" not in page
+    assert "static export needs kaleido" in page
+    assert "<script" not in page  # no megabytes of plotly.js per cell, no CDN
+
+
+# -- a real kernel ---------------------------------------------------------------------
+NOTEBOOK_CELLS = [
+    """
+    import torch
+    from nsight_lab.backends.cpu import CpuTimerBackend
+    from nsight_lab.live import WidgetView
+    from nsight_lab.options import parse_options
+    from nsight_lab.plan import make_plan
+    from nsight_lab.records import SessionInfo
+    from nsight_lab.regions import annotate
+    from nsight_lab.results import to_dataframe
+    from nsight_lab.roofline import Peaks, place_records
+    from nsight_lab.runner import Runner
+    from nsight_lab.workmodel import count_work
+    """,
+    """
+    options = parse_options("--backend cpu --configs 128,512 --runs 4 --warmup 1")
+    plan = make_plan(options, {"cpu": CpuTimerBackend().probe()})
+    view = WidgetView(session_id=42, header="nsight-lab session 42: backend cpu")
+
+    def body(config):
+        x = torch.ones(int(config["n"]))
+        with annotate("scale <x2>"):
+            x * 2
+        with annotate("sum"):
+            x.sum()
+
+    measurement = CpuTimerBackend().open(options)
+    runner = Runner(plan, measurement, 42, lambda batch: None,
+                    on_progress=view.update, model_work=count_work)
+    records = runner.run(body)
+    measurement.close()
+    peaks = Peaks(device="cpu", flops_per_s={"fp32": 1e11},
+                  dram_bytes_per_s=2e10, source="test")
+    session = SessionInfo(id=42, status="completed", backend="cpu", created_at="x")
+    frame = to_dataframe(records, session, options.param_names)
+    view.finish(frame, records, place_records(records, peaks), peaks)
+    """,
+]
+
+
+@pytest.fixture(scope="module")
+def executed(tmp_path_factory):
+    pytest.importorskip("torch")
+    nbclient = pytest.importorskip("nbclient")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(textwrap.dedent(c)) for c in NOTEBOOK_CELLS]
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    home = tmp_path_factory.mktemp("home")
+    client = nbclient.NotebookClient(
+        nb,
+        timeout=300,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(home)}},
+        store_widget_state=True,
+    )
+    client.execute()
+    path = home / "executed.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+def _widget_state(nb):
+    states = nb.metadata["widgets"][WIDGET_STATE]["state"]
+    ours = [
+        s["state"]
+        for s in states.values()
+        if s["state"].get("_anywidget_id") == "nsight_lab.widget.NsightWidget"
+    ]
+    assert len(ours) == 1
+    return ours[0]
+
+
+def test_saved_widget_state_holds_the_final_result(executed: Path):
+    nb = nbformat.read(executed, as_version=4)
+    state = _widget_state(nb)
+    assert state["session_id"] == 42
+    assert state["status"] == "completed"
+    assert state["configs_total"] == 2
+    assert state["config_index"] == 1
+    assert state["runs_target"] == 4
+    assert state["runs_done"] == 4
+    assert state["eta_s"] is None
+    assert len(state["records"]) == 2 * 4 * 2
+    assert {r["annotation"] for r in state["records"]} == {"scale <x2>", "sum"}
+    assert set(state["figures"]) == {"duration", "clocks", "roofline", "traffic"}
+    duration = [
+        t for t in state["figures"]["duration"]["data"] if t["mode"] == "lines+markers"
+    ]
+    assert sorted(len(t["x"]) for t in duration) == [4, 4, 4, 4]
+    assert {r["Annotation"] for r in state["summary"]} == {"scale <x2>", "sum"}
+    assert {r["n"] for r in state["summary"]} == {128, 512}
+    # The output shows this widget, with the final static fallback next to it.
+    outputs = [o for c in nb.cells for o in c.get("outputs", [])]
+    views = [o for o in outputs if WIDGET_VIEW in o.get("data", {})]
+    assert len(views) == 1
+    assert "nsight-lab session 42: completed" in views[0]["data"]["text/html"]
+
+
+def _html(nb, config=None):
+    from nbconvert import HTMLExporter
+    from traitlets.config import Config
+
+    body, _ = HTMLExporter(config=Config(config or {})).from_notebook_node(nb)
+    return body
+
+
+def _has_fallback(body):
+    return (
+        "nsight-lab session 42: completed" in body
+        and "jp-nsightLab-Static-summary" in body
+        and "scale &lt;x2&gt;" in body
+        and (body.count('data-chart="') == 4 or "nsight-lab-chart-roofline" in body)
+    )
+
+
+def test_nbconvert_html_shows_the_static_fallback_without_widget_state(executed):
+    # JupyterLab saves no widget state by default (and GitHub renders none): the
+    # text/html of the widget's bundle is what nbconvert shows then.
+    nb = nbformat.read(executed, as_version=4)
+    del nb.metadata["widgets"]
+    assert _has_fallback(_html(nb))
+
+
+def test_nbconvert_html_with_widget_state(executed):
+    nb = nbformat.read(executed, as_version=4)
+    # With saved state, nbconvert embeds the widget (final traits) for its
+    # html-manager instead of the fallback ...
+    body = _html(nb)
+    assert WIDGET_STATE in body
+    assert '"status": "completed"' in body
+    # ... unless text/html is ranked first, as for a static export.
+    static = {
+        "NbConvertBase": {
+            "display_data_priority": ["text/html", "image/png", "text/plain"]
+        }
+    }
+    assert _has_fallback(_html(nb, static))

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from nsight_lab.peaks import known_peaks
 from nsight_lab.records import TIME_METRIC, record_to_json
 from nsight_lab.results import to_dataframe
 
@@ -69,6 +70,7 @@ def session_results(store: RunStore, session_id: int) -> pd.DataFrame:
         params,
         derive=derive,
         normalize_against=session.options.get("normalize_against"),
+        peaks=known_peaks(store, session.device, cpu=session.backend == "cpu"),
     )
 
 

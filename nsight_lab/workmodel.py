@@ -21,6 +21,10 @@ if TYPE_CHECKING:
 
 DTYPE_PREFIX = "model__flops_dtype_"
 """Modelled FLOPs split by dtype class (``model__flops_dtype_bf16``...)."""
+SOFTMAX = frozenset({"_softmax", "_log_softmax", "softmax", "log_softmax"})
+SOFTMAX_FLOPS_PER_ELEMENT = 5
+"""Row max, subtract, exp, row sum, divide: the algorithm's operations per element
+(Nsight Compute counts several times more, as exp expands into FMAs on the GPU)."""
 FMA_LIKE = frozenset({"addcmul", "addcdiv", "lerp", "fma"})
 REDUCTIONS = frozenset(
     {"sum", "mean", "amax", "amin", "max", "min", "prod", "norm", "linalg_vector_norm"}
@@ -105,6 +109,8 @@ def count_work(call: Callable[[], None]) -> WorkModel:
             elif torch.Tag.pointwise in func.tags and outputs:
                 per_element = 2 if name in FMA_LIKE else 1
                 flops = float(per_element * outputs[0].numel())
+            elif name in SOFTMAX and outputs:
+                flops = float(SOFTMAX_FLOPS_PER_ELEMENT * outputs[0].numel())
             elif name in REDUCTIONS and args and isinstance(args[0], torch.Tensor):
                 flops = float(args[0].numel())
             work["model__flops"] += flops

@@ -14,6 +14,7 @@ import { nsightLabIcon } from './icons';
 // eslint-disable-next-line jupyter/prefer-lazy-imports
 import { RunsModel } from './model';
 import { CommandIDs, PLUGIN_ID, SIDEBAR_SETTINGS_ID } from './tokens';
+import { OPEN_SESSION_EVENT, SIDEBAR_MARKER } from './widget/link';
 import { DEFAULT_SIDEBAR_SETTINGS, ISidebarSettings } from './types';
 // The sidebar is added to the shell at activation, so it is needed at once.
 // eslint-disable-next-line jupyter/prefer-lazy-imports
@@ -96,6 +97,18 @@ const plugin: JupyterFrontEndPlugin<void> = {
         app.shell.activateById(sidebar.id);
       }
     });
+    // Inline widgets link to their session here: mark the page so they show the link,
+    // and open the sidebar on that session when one is clicked.
+    document.body.dataset[SIDEBAR_MARKER] = 'true';
+    document.addEventListener(OPEN_SESSION_EVENT, event => {
+      const detail = (event as CustomEvent<{ session_id?: unknown }>).detail;
+      const id = Number(detail?.session_id);
+      if (Number.isInteger(id) && id > 0) {
+        app.shell.activateById(sidebar.id);
+        void model.select(id);
+      }
+    });
+
     if (palette) {
       palette.addItem({
         command: CommandIDs.openSidebar,

@@ -76,3 +76,17 @@ def test_a_cell_without_regions_is_one_region() -> None:
     work = count_work(lambda: x * 2)
     assert work["cell"]["model__bytes_read"] == 1000 * F32
     assert work["cell"]["model__flops"] == 1000
+
+
+def test_softmax_reads_and_writes_each_element_once() -> None:
+    rows, cols = 64, 128
+    s = torch.randn(rows, cols)
+
+    def cell() -> None:
+        with annotate("softmax"):
+            torch.softmax(s, dim=-1)
+
+    work = count_work(cell)["softmax"]
+    assert work["model__bytes_read"] == rows * cols * F32
+    assert work["model__bytes_written"] == rows * cols * F32
+    assert work["model__flops"] == 5 * rows * cols

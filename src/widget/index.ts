@@ -9,6 +9,7 @@
  */
 import { IChartHandle, mountChart } from '../charts/mount';
 import { describeProgress, formatCell, progressFraction } from './format';
+import { OPEN_SESSION_EVENT, SIDEBAR_MARKER } from './link';
 import type {
   IRenderProps,
   ISummaryRow,
@@ -26,11 +27,7 @@ export const CHART_ORDER: readonly string[] = [
   'traffic'
 ];
 
-/** Event dispatched (bubbling) when the user asks to open the session's sidebar. */
-export const OPEN_SESSION_EVENT = 'nsight-lab:open-session';
-
-/** `document.body` attribute the lab extension sets when its sidebar is present. */
-export const SIDEBAR_MARKER = 'nsightLabSidebar';
+export { OPEN_SESSION_EVENT, SIDEBAR_MARKER } from './link';
 
 const CLASS = 'jp-nsightLab-Widget';
 

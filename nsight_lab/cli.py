@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nsight_lab.errors import NsightLabError, OptionError
+from nsight_lab.store import SESSION_FILTERS
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -21,16 +22,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 EXIT_USAGE = 2
-FILTERS = (
-    "notebook",
-    "annotation",
-    "device",
-    "backend",
-    "status",
-    "since",
-    "until",
-    "text",
-)
+FILTERS = SESSION_FILTERS
 """``history`` filters, passed to ``RunStore.list_sessions`` as they are."""
 
 

@@ -44,6 +44,18 @@ __all__ = ["INTERRUPTED_ERROR", "RunStore"]
 
 logger = logging.getLogger(__name__)
 
+SESSION_FILTERS = (
+    "notebook",
+    "annotation",
+    "device",
+    "backend",
+    "status",
+    "since",
+    "until",
+    "text",
+)
+"""Keyword filters of ``RunStore.list_sessions`` and ``count_sessions``."""
+
 BUSY_TIMEOUT_S = 30.0
 INTERRUPTED_ERROR = (
     "kernel died or was killed while profiling; runs done so far are kept"

@@ -1,10 +1,34 @@
 /**
- * Configuration for Playwright using default from @jupyterlab/galata
+ * Configuration for Playwright using default from @jupyterlab/galata.
+ *
+ * Two JupyterLab servers, one per project:
+ * - `sidebar` (tests/sidebar.spec.ts): JupyterLab with the nsight-lab lab extension.
+ * - `widget-colab` (tests/magic-widget.spec.ts): the nsight-lab lab extension
+ *   disabled, as on Colab (JUPYTER_CONFIG_DIR=colab-config, whose
+ *   labconfig/page_config.json disables it); the inline anywidget only.
+ *
+ * The scale benchmark (tests/scale.spec.ts) has its own config,
+ * playwright.scale.config.js, and does not run here.
+ *
+ * NSIGHT_LAB_UI_PORT moves both servers (default 8888 and 8889).
  */
 const baseConfig = require('@jupyterlab/galata/lib/playwright-config');
 
+const LAB_PORT = Number(process.env.NSIGHT_LAB_UI_PORT || 8888);
+const COLAB_PORT = LAB_PORT + 1;
+
+function server(script, port) {
+  return {
+    command: `jlpm ${script} --port=${port}`,
+    url: `http://localhost:${port}/lab`,
+    timeout: 120 * 1000,
+    reuseExistingServer: !process.env.CI
+  };
+}
+
 module.exports = {
   ...baseConfig,
+  testIgnore: ['**/scale.spec.ts'],
   use: {
     ...baseConfig.use,
     // The browser comes from Debian's chromium package: Playwright's own browser
@@ -14,10 +38,17 @@ module.exports = {
     },
     video: 'off'
   },
-  webServer: {
-    command: 'jlpm start',
-    url: 'http://localhost:8888/lab',
-    timeout: 120 * 1000,
-    reuseExistingServer: !process.env.CI
-  }
+  projects: [
+    {
+      name: 'sidebar',
+      testMatch: 'sidebar.spec.ts',
+      use: { baseURL: `http://localhost:${LAB_PORT}` }
+    },
+    {
+      name: 'widget-colab',
+      testMatch: 'magic-widget.spec.ts',
+      use: { baseURL: `http://localhost:${COLAB_PORT}` }
+    }
+  ],
+  webServer: [server('start', LAB_PORT), server('start:colab', COLAB_PORT)]
 };

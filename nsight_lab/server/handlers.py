@@ -32,6 +32,7 @@ from nsight_lab.records import (
 )
 from nsight_lab.server.base import NsightLabHandler, parse_count
 from nsight_lab.server.compare import CONFIDENCE, METHOD, compare_runs
+from nsight_lab.store import SESSION_FILTERS
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -49,16 +50,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-FILTERS = (
-    "notebook",
-    "annotation",
-    "device",
-    "backend",
-    "status",
-    "since",
-    "until",
-    "text",
-)
+FILTERS = SESSION_FILTERS
 """Query arguments of ``GET sessions`` that filter; the store checks their values."""
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500

@@ -3,6 +3,10 @@
  * nsight-lab lab extension disabled, e.g. with a config dir whose
  * labconfig/page_config.json holds {"disabledExtensions": {"nsight-lab": true}}.
  *
+ * (`jlpm playwright test --project=widget-colab`: playwright.config.js serves it
+ * with JUPYTER_CONFIG_DIR=colab-config.) CPU roofs are measured first
+ * (`%nsight peaks --cpu`); `--derive gbps` has FLOPs/bytes modelled.
+ *
  * A `%%nsight --backend cpu` cell shows a progress bar that advances and a duration
  * chart that gains points while the cell runs, then the roofline and the traffic
  * charts and the summary table; the notebook saved (with widget state) and reopened
@@ -121,10 +125,19 @@ test('%%nsight shows live progress and charts in the cell output, and keeps them
   const hasLabExtension = await page.evaluate(() =>
     window.jupyterapp.hasPlugin('nsight-lab:plugin')
   );
+  // Run as on Colab: the playwright project `widget-colab` serves JupyterLab with
+  // the nsight-lab lab extension disabled (colab-config/labconfig/page_config.json).
+  expect(
+    hasLabExtension,
+    'run with the nsight-lab lab extension disabled (project widget-colab)'
+  ).toBe(false);
   await page.notebook.createNew('magic-widget.ipynb');
   await runCode(page, 0, '%load_ext nsight_lab');
-  await setSource(page, 1, CELL);
-  await page.notebook.selectCells(1);
+  // The cpu backend places regions under measured CPU roofs only (no datasheet):
+  // measure them first (cached in the store), or there is no roofline.
+  await runCode(page, 1, '%nsight peaks --cpu');
+  await setSource(page, 2, CELL);
+  await page.notebook.selectCells(2);
   await startActiveCell(page);
 
   const widget = page.locator(WIDGET);
@@ -191,7 +204,7 @@ test('%%nsight shows live progress and charts in the cell output, and keeps them
   await expect(widget.locator('.jp-nsightLab-Widget-sidebarLink')).toBeVisible({
     visible: hasLabExtension
   });
-  await page.notebook.waitForRun(1);
+  await page.notebook.waitForRun(2);
   await widget.screenshot({ path: resultPath('magic-widget-final.png') });
 
   // Save with widget state, stop the kernel, reopen: the final charts again.

@@ -273,8 +273,24 @@ def test_normalize_and_derive(ip: InteractiveShell) -> None:
     assert "StdDev" in frame["NormalizedColumns"].iloc[0]
     derived = frame[frame["Metric"] == "per_item"]
     assert len(derived) == 4
-    double = time_rows[time_rows["Annotation"] == "double"]
-    assert (double["AvgValue"] > 1.0).all()  # twice the work is slower than the base
+    double = time_rows[time_rows["Annotation"] == "double"].set_index("n")
+    with RunStore() as store:
+        runs = store.runs(int(frame["SessionId"].iloc[0]))
+    for n in (1000, 2000):
+
+        def mean(region: str, n: int = n) -> float:
+            return float(
+                np.mean(
+                    [
+                        r.duration_ns
+                        for r in runs
+                        if r.annotation == region and r.config["n"] == n
+                    ]
+                )
+            )
+
+        # Every value column is divided by the base region's mean of the same config.
+        assert double.loc[n, "AvgValue"] == pytest.approx(mean("double") / mean("base"))
 
 
 def test_target_rsd_stops_adding_runs(ip: InteractiveShell) -> None:

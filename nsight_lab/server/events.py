@@ -105,6 +105,31 @@ class StoreWatcher:
         self._running = running
         return events
 
+    def baseline(self) -> None:
+        """Take the store as it is now as the starting point, with no events.
+
+        What the first :meth:`poll` would learn, without building the events it
+        would drop: no per-session look-up, so a socket opens at once on a store of
+        10,000 sessions (the first poll looks up every session's last run).
+
+        Raises:
+            StoreError: The store exists but cannot be read.
+        """
+        self._reset()
+        store = self._handle.get()
+        if store is None:
+            return
+        seq = store.change_seq()
+        max_session, max_run = store.latest_change()
+        count = store.count_sessions()
+        running = frozenset(
+            s.id for s in store.list_sessions(status="running", limit=None)
+        )
+        self._seq = seq
+        self._max_session, self._max_run = max_session, max_run
+        self._count = count
+        self._running = running
+
     def _grown(
         self, store: RunStore, running: frozenset[int], max_session: int, max_run: int
     ) -> list[Event]:
@@ -160,7 +185,10 @@ class RunEventsSocket(WebSocketMixin, WebSocketHandler, JupyterHandler):
         handle: StoreHandle = self.settings[STORE_KEY]
         config: NsightLabConfig = self.settings[CONFIG_KEY]
         self._watcher = StoreWatcher(handle)
-        self._poll()  # the baseline: what exists now is not news
+        try:
+            self._watcher.baseline()  # what exists now is not news
+        except StoreError as exc:  # the first poll then compares with an empty store
+            self.log.warning("[nsight-lab] events: %s", exc)
         self._callback = PeriodicCallback(self._push, config.poll_interval_s * 1000.0)
         self._callback.start()
 

@@ -185,3 +185,34 @@ async def test_closing_the_socket_stops_its_poll(jp_ws_fetch, monkeypatch):
             break
         await asyncio.sleep(0.01)
     assert not started[0].is_running()
+
+
+@pytest.mark.usefixtures("filled")
+def test_baseline_matches_a_first_poll_without_per_session_lookups(
+    db_path, monkeypatch
+):
+    """The socket's baseline learns what a first poll would, with no events built."""
+    from nsight_lab.server._store import StoreHandle
+    from nsight_lab.store import RunStore
+
+    polled = events.StoreWatcher(StoreHandle(db_path))
+    polled.poll()
+    calls = []
+    monkeypatch.setattr(
+        RunStore, "last_run_id", lambda _self, sid=None: calls.append(sid) or 0
+    )
+    based = events.StoreWatcher(StoreHandle(db_path))
+    based.baseline()
+    assert calls == []
+    state = ("_seq", "_max_session", "_max_run", "_count", "_running")
+    assert [getattr(based, k) for k in state] == [getattr(polled, k) for k in state]
+    monkeypatch.undo()
+    assert based.poll() == []
+
+
+def test_baseline_without_a_store_is_empty(db_path):
+    from nsight_lab.server._store import StoreHandle
+
+    watcher = events.StoreWatcher(StoreHandle(db_path))
+    watcher.baseline()
+    assert watcher.poll() == []

@@ -388,12 +388,17 @@ export class RunsModel implements IRunsModel {
     this._listGate.request();
   }
 
+  /** The websocket's previous state: an open after 'reconnecting' is a reconnect. */
+  private _lastConnection: ConnectionState | null = null;
+
   private _onConnection(_: EventsConnection, state: ConnectionState): void {
-    if (state === 'open') {
-      // Whatever happened while disconnected: read it again.
+    if (state === 'open' && this._lastConnection === 'reconnecting') {
+      // Whatever happened while disconnected: read it again. (On the first open,
+      // start() is reading everything already.)
       this._listGate.request();
       void this._refreshLive();
     }
+    this._lastConnection = state;
     this._updatePolling();
     this._connectionChanged.emit(state);
   }

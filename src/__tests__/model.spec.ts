@@ -362,6 +362,23 @@ describe('RunsModel live', () => {
     model.dispose();
   });
 
+  it('does not read everything twice when the websocket first opens', async () => {
+    const calls = serve({
+      status: () => status,
+      sessions: () => sessionsPage(2, 0, PAGE_SIZE)
+    });
+    const { model, events } = makeModel();
+    await model.start();
+    const before = calls.length;
+
+    events.setState('connecting');
+    events.setState('open');
+    await settle();
+
+    expect(calls.length).toBe(before);
+    model.dispose();
+  });
+
   it('tells the connection state and reads everything again on reconnect', async () => {
     const calls = serve({
       status: () => status,

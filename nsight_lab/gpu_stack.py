@@ -19,42 +19,74 @@ import importlib.util
 import logging
 import os
 import re
-import shutil
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from nsight_lab.errors import BackendUnavailableError
+from nsight_lab._ncu_tools import (
+    CUDA_NCU_PATH,
+    NCU_ENV_VAR,
+    NCU_INSTALL_HINT,
+    NCU_VERSION_TIMEOUT_S,
+    NSIGHT_COMPUTE_ROOT,
+    NSIGHT_PYTHON_MIN_NCU,
+    find_ncu,
+    format_version,
+    ncu_version,
+    nsight_python_accepts,
+    parse_ncu_version,
+)
+from nsight_lab._nvml import (
+    DRIVER_HINT,
+    NVML_INSTALL_HINT,
+    NvmlDevice,
+    _describe,
+    nvml_devices,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
 logger = logging.getLogger(__name__)
 
-NSIGHT_PYTHON_MIN_NCU: tuple[int, ...] = (2026, 2, 1)
-"""The oldest Nsight Compute that nsight-python's in-process path accepts."""
+__all__ = [
+    "COUNTER_PERMISSION_HINT",
+    "CUDA_NCU_PATH",
+    "CUPTI_INSTALL_HINT",
+    "DRIVER_HINT",
+    "DRIVER_PARAMS_PATH",
+    "NCU_ENV_VAR",
+    "NCU_INSTALL_HINT",
+    "NCU_REPORT_INSTALL_HINT",
+    "NCU_VERSION_TIMEOUT_S",
+    "NSIGHT_COMPUTE_ROOT",
+    "NSIGHT_PYTHON_MIN_NCU",
+    "NVML_INSTALL_HINT",
+    "PROC_STATUS_PATH",
+    "NvmlDevice",
+    "StackStatus",
+    "counter_permission",
+    "cupti_status",
+    "find_libcupti",
+    "find_ncu",
+    "format_version",
+    "ncu_report_status",
+    "ncu_version",
+    "nsight_python_accepts",
+    "nsight_python_status",
+    "nvml_devices",
+    "package_version",
+    "parse_ncu_version",
+    "torch_cuda_status",
+]
 
-NCU_ENV_VAR = "NSIGHT_LAB_NCU"
-"""Environment variable naming the ``ncu`` executable to use (wins over ``PATH``)."""
-
-NCU_VERSION_TIMEOUT_S = 30.0
-
-NCU_INSTALL_HINT = (
-    "install Nsight Compute (it ships with the CUDA toolkit) and put ncu on PATH, "
-    f"or set {NCU_ENV_VAR}=/path/to/ncu"
-)
 NCU_REPORT_INSTALL_HINT = (
     "install it with: pip install nsight-lab[ncu] (or: pip install ncu-report)"
 )
 CUPTI_INSTALL_HINT = (
     "install it with: pip install nsight-lab[cupti] "
     "(or: pip install cupti-python nvidia-cuda-cupti)"
-)
-NVML_INSTALL_HINT = "install it with: pip install nvidia-ml-py"
-DRIVER_HINT = (
-    "is the NVIDIA driver installed and loaded? `nvidia-smi` should list the GPU"
 )
 COUNTER_PERMISSION_HINT = (
     "run as root, or allow all users to read GPU counters: add "
@@ -66,13 +98,7 @@ COUNTER_PERMISSION_HINT = (
 DRIVER_PARAMS_PATH = Path("/proc/driver/nvidia/params")
 PROC_STATUS_PATH = Path("/proc/self/status")
 
-# Where ncu is looked for after $NSIGHT_LAB_NCU and PATH (module constants so that
-# tests can point them at a temporary directory).
-CUDA_NCU_PATH = Path("/usr/local/cuda/bin/ncu")
-NSIGHT_COMPUTE_ROOT = Path("/opt/nvidia/nsight-compute")
-
 _CAP_SYS_ADMIN_BIT = 21
-_NCU_VERSION_RE = re.compile(r"^\s*Version\s+(\d+(?:\.\d+)+)", re.MULTILINE)
 _PROFILING_ADMIN_RE = re.compile(r"^\s*RmProfilingAdminOnly\s*:\s*(\d+)", re.MULTILINE)
 _CUPTI_WHEELS = (
     "nvidia-cuda-cupti",
@@ -103,43 +129,6 @@ class StackStatus:
         return f"{self.detail}; {self.hint}" if self.hint else self.detail
 
 
-@dataclass(frozen=True)
-class NvmlDevice:
-    """One GPU as NVML describes it.
-
-    Attributes:
-        index: NVML device index.
-        name: marketing name, e.g. ``"NVIDIA H200"``.
-        uuid: ``"GPU-…"`` identifier.
-        driver_version: kernel driver version, e.g. ``"580.159.04"``.
-        cuda_driver_version: newest CUDA the driver supports, e.g. ``"13.0"``.
-        memory_total_bytes: device memory.
-        max_sm_clock_mhz: maximum SM clock, ``None`` where NVML does not report it.
-        max_mem_clock_mhz: maximum memory clock, ``None`` where NVML does not report it.
-    """
-
-    index: int
-    name: str
-    uuid: str
-    driver_version: str
-    cuda_driver_version: str
-    memory_total_bytes: int
-    max_sm_clock_mhz: int | None
-    max_mem_clock_mhz: int | None
-
-
-def format_version(version: Sequence[int]) -> str:
-    """Write a version tuple as dotted text: ``(2025, 3, 1, 0)`` → ``"2025.3.1.0"``.
-
-    Args:
-        version: the version components.
-
-    Returns:
-        The dotted version string.
-    """
-    return ".".join(str(part) for part in version)
-
-
 def package_version(distribution: str) -> str | None:
     """Return the installed version of a distribution, or ``None`` if not installed.
 
@@ -155,134 +144,6 @@ def package_version(distribution: str) -> str | None:
         return importlib.metadata.version(distribution)
     except importlib.metadata.PackageNotFoundError:
         return None
-
-
-# --------------------------------------------------------------------------- ncu
-
-
-def find_ncu() -> Path | None:
-    """Locate the Nsight Compute CLI.
-
-    Looks at ``$NSIGHT_LAB_NCU`` (a file, or a directory holding ``ncu``), then ``ncu``
-    on ``PATH``, then ``$CUDA_HOME/bin/ncu``, then ``/usr/local/cuda/bin/ncu``, then the
-    newest ``/opt/nvidia/nsight-compute/<version>/ncu``. An override that points at no
-    executable is not silently replaced by another ncu: it yields ``None``.
-
-    Returns:
-        The path of an executable ``ncu``, or ``None``.
-    """
-    override = os.environ.get(NCU_ENV_VAR)
-    if override:
-        candidate = Path(override).expanduser()
-        if candidate.is_dir():
-            candidate /= "ncu"
-        if _is_executable(candidate):
-            return candidate
-        logger.warning(
-            "%s=%r is not an executable ncu; ignoring PATH", NCU_ENV_VAR, override
-        )
-        return None
-
-    on_path = shutil.which("ncu")
-    if on_path:
-        return Path(on_path)
-
-    candidates: list[Path] = []
-    cuda_home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
-    if cuda_home:
-        candidates.append(Path(cuda_home) / "bin" / "ncu")
-    candidates.append(CUDA_NCU_PATH)
-    candidates.extend(_nsight_compute_installs())
-    for candidate in candidates:
-        if _is_executable(candidate):
-            return candidate
-    return None
-
-
-def _nsight_compute_installs() -> list[Path]:
-    """``/opt/nvidia/nsight-compute/*/ncu``, newest version first."""
-    try:
-        dirs = [d for d in NSIGHT_COMPUTE_ROOT.iterdir() if d.is_dir()]
-    except OSError:
-        return []
-
-    def newest_first(directory: Path) -> tuple[int, ...]:
-        return tuple(int(part) for part in re.findall(r"\d+", directory.name))
-
-    return [d / "ncu" for d in sorted(dirs, key=newest_first, reverse=True)]
-
-
-def _is_executable(path: Path) -> bool:
-    return path.is_file() and os.access(path, os.X_OK)
-
-
-def parse_ncu_version(text: str) -> tuple[int, ...] | None:
-    """Parse the output of ``ncu --version``.
-
-    Args:
-        text: the output, whose last line reads like
-            ``Version 2025.3.1.0 (build 36398880) (public-release)``.
-
-    Returns:
-        The version as integers, e.g. ``(2025, 3, 1, 0)``, or ``None`` when the text
-        holds no version line.
-    """
-    match = _NCU_VERSION_RE.search(text)
-    if match is None:
-        return None
-    return tuple(int(part) for part in match.group(1).split("."))
-
-
-def ncu_version(
-    path: Path | str, *, timeout_s: float = NCU_VERSION_TIMEOUT_S
-) -> tuple[int, ...] | None:
-    """Run ``ncu --version`` and parse what it prints.
-
-    Args:
-        path: the ``ncu`` executable.
-        timeout_s: how long to wait for it.
-
-    Returns:
-        The version, or ``None`` when ncu could not be run, timed out, failed or
-        printed no version (the reason is logged at debug level).
-    """
-    try:
-        completed = subprocess.run(  # noqa: S603  (a path we found or were given)
-            [str(path), "--version"],
-            capture_output=True,
-            text=True,
-            timeout=timeout_s,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        logger.debug("could not run %s --version: %s", path, exc)
-        return None
-    if completed.returncode != 0:
-        logger.debug(
-            "%s --version exited with %d: %s",
-            path,
-            completed.returncode,
-            completed.stderr.strip(),
-        )
-        return None
-    version = parse_ncu_version(completed.stdout)
-    if version is None:
-        logger.debug(
-            "no version in the output of %s --version: %r", path, completed.stdout
-        )
-    return version
-
-
-def nsight_python_accepts(version: Sequence[int] | None) -> bool:
-    """Tell whether nsight-python's in-process path accepts this Nsight Compute.
-
-    Args:
-        version: the ncu version, or ``None`` when no ncu was found.
-
-    Returns:
-        ``True`` when ``version >= NSIGHT_PYTHON_MIN_NCU``.
-    """
-    return version is not None and tuple(version) >= NSIGHT_PYTHON_MIN_NCU
 
 
 def nsight_python_status(ncu_version: Sequence[int] | None) -> StackStatus:
@@ -423,77 +284,6 @@ def _is_admin(status_path: Path) -> bool:
 
 
 # ------------------------------------------------------------------------ NVML
-
-
-def nvml_devices() -> list[NvmlDevice]:
-    """List the GPUs NVML sees (``nvmlInit`` is called here, and only here).
-
-    Returns:
-        One :class:`NvmlDevice` per GPU, possibly none.
-
-    Raises:
-        BackendUnavailableError: nvidia-ml-py is not installed, or NVML could not be
-            loaded or queried; the original NVML error is chained as ``__cause__``.
-    """
-    try:
-        import pynvml
-    except ImportError as exc:
-        msg = f"nvidia-ml-py is not installed; {NVML_INSTALL_HINT}"
-        raise BackendUnavailableError(msg) from exc
-
-    try:
-        pynvml.nvmlInit()
-    except pynvml.NVMLError as exc:
-        msg = f"NVML could not be loaded: {DRIVER_HINT} ({_describe(exc)})"
-        raise BackendUnavailableError(msg) from exc
-    try:
-
-        def max_clock(handle: object, clock: int) -> int | None:
-            # MIG instances and some vGPUs do not report max clocks.
-            try:
-                return int(pynvml.nvmlDeviceGetMaxClockInfo(handle, clock))
-            except pynvml.NVMLError:
-                return None
-
-        driver = _text(pynvml.nvmlSystemGetDriverVersion())
-        cuda = _cuda_version_text(pynvml.nvmlSystemGetCudaDriverVersion())
-        devices = []
-        for index in range(pynvml.nvmlDeviceGetCount()):
-            handle = pynvml.nvmlDeviceGetHandleByIndex(index)
-            devices.append(
-                NvmlDevice(
-                    index=index,
-                    name=_text(pynvml.nvmlDeviceGetName(handle)),
-                    uuid=_text(pynvml.nvmlDeviceGetUUID(handle)),
-                    driver_version=driver,
-                    cuda_driver_version=cuda,
-                    memory_total_bytes=int(
-                        pynvml.nvmlDeviceGetMemoryInfo(handle).total
-                    ),
-                    max_sm_clock_mhz=max_clock(handle, pynvml.NVML_CLOCK_SM),
-                    max_mem_clock_mhz=max_clock(handle, pynvml.NVML_CLOCK_MEM),
-                )
-            )
-    except pynvml.NVMLError as exc:
-        msg = f"NVML failed while listing devices: {_describe(exc)}"
-        raise BackendUnavailableError(msg) from exc
-    finally:
-        try:
-            pynvml.nvmlShutdown()
-        except pynvml.NVMLError as exc:
-            logger.debug("nvmlShutdown failed: %s", exc)
-    return devices
-
-
-def _cuda_version_text(encoded: int) -> str:
-    """NVML's CUDA driver version ``13000`` → ``"13.0"``."""
-    return f"{encoded // 1000}.{encoded % 1000 // 10}"
-
-
-def _text(value: str | bytes) -> str:
-    return value.decode(errors="replace") if isinstance(value, bytes) else value
-
-
 # ----------------------------------------------------------------------- CUPTI
 
 
@@ -613,8 +403,3 @@ def torch_cuda_status() -> StackStatus:
         detail=f"torch {torch.__version__} (CUDA {built_cuda}), {devices}, "
         f"cuda:0 is {name}",
     )
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -37,34 +37,28 @@ no kernels in the regions); records of configs finished before it were already g
 from __future__ import annotations
 
 import contextlib
-import difflib
-import functools
 import json
 import logging
 import os
-import re
 import signal
 import subprocess
 import sys
 import tempfile
-from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from nsight_lab._child import (
-    CHILD_PREFIX,
-    NVTX_DOMAIN,
-    NVTX_MISSING,
-    PAYLOAD_SCHEMA_VERSION,
+from nsight_lab._child import NVTX_DOMAIN, PAYLOAD_SCHEMA_VERSION
+from nsight_lab._ncu_errors import (
+    QUERY_METRICS_TIMEOUT_S,
+    _no_rows_message,
+    _Outcome,
+    _raise_for_absent_metrics,
+    _raise_for_failure,
+    _take_line,
+    query_metrics,
 )
 from nsight_lab.errors import BackendUnavailableError, MeasurementError
-from nsight_lab.gpu_stack import (
-    COUNTER_PERMISSION_HINT,
-    NCU_INSTALL_HINT,
-    find_ncu,
-    format_version,
-    ncu_version,
-)
+from nsight_lab.gpu_stack import NCU_INSTALL_HINT, find_ncu
 from nsight_lab.ncu_report_reader import KernelRow, read_report
 from nsight_lab.paths import reports_dir
 from nsight_lab.records import TIME_METRIC, RunRecord
@@ -72,31 +66,26 @@ from nsight_lab.runner import CELL_REGION, Progress
 from nsight_lab.shipping import free_variables, ship
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Callable, Mapping
 
     from nsight_lab.options import CombineMode
     from nsight_lab.plan import Plan
     from nsight_lab.records import JsonScalar
+
+
+__all__ = [
+    "BACKEND_ID",
+    "NVTX_INCLUDE",
+    "QUERY_METRICS_TIMEOUT_S",
+    "query_metrics",
+    "run_isolated",
+]
 
 logger = logging.getLogger(__name__)
 
 BACKEND_ID = "ncu"
 NVTX_INCLUDE = f"regex:{NVTX_DOMAIN}@.+/"
 """ncu's NVTX filter: every push/pop range of our domain."""
-QUERY_METRICS_TIMEOUT_S = 120.0
-_TAIL_LINES = 200
-
-_PROF_KERNEL_RE = re.compile(r'^==PROF==\s+Profiling\s+"(?P<kernel>[^"]*)"')
-_CHILD_RUN_RE = re.compile(
-    rf"^{re.escape(CHILD_PREFIX)} config (?P<config>-?\d+) run (?P<run>-?\d+) done"
-)
-_CHILD_ERROR = f"{CHILD_PREFIX} error: "
-_CHILD_WARNING = f"{CHILD_PREFIX} warning: "
-_UNKNOWN_METRIC_RE = re.compile(
-    r"(?:failed to find metric|unknown metric|invalid metric)\s*:?\s*(?P<what>\S*)",
-    re.IGNORECASE,
-)
-_METRIC_NAME_RE = re.compile(r"^(?P<name>[A-Za-z0-9_]+__[A-Za-z0-9_.]+)\s")
 
 
 def run_isolated(  # noqa: PLR0913  (the run's collaborators, as Runner's)
@@ -260,18 +249,6 @@ def _write_payload(  # noqa: PLR0913  (one field each)
 # ------------------------------------------------------------------- running ncu
 
 
-class _Outcome:
-    """What one ncu run printed and how it ended."""
-
-    def __init__(self) -> None:
-        self.returncode = 0
-        self.tail: deque[str] = deque(maxlen=_TAIL_LINES)
-        self.errors: list[str] = []
-        self.child_error: str | None = None
-        self.child_warnings: list[str] = []
-        self.kernels = 0
-
-
 def _child_env() -> dict[str, str]:
     env = dict(os.environ)
     package_root = str(Path(__file__).resolve().parent.parent)
@@ -315,29 +292,6 @@ def _run_ncu(
     return outcome
 
 
-def _take_line(
-    line: str, outcome: _Outcome, progress: Progress, emit: Callable[[], None]
-) -> None:
-    if kernel := _PROF_KERNEL_RE.match(line):
-        outcome.kernels += 1
-        progress.message = (
-            f'config {progress.config_index + 1}: profiling "{kernel["kernel"]}" '
-            f"(kernel {outcome.kernels})"
-        )
-        emit()
-    elif run := _CHILD_RUN_RE.match(line):
-        if int(run["run"]) >= 0:
-            progress.runs_done += 1
-            progress.runs_done_total += 1
-            emit()
-    elif line.startswith(_CHILD_ERROR):
-        outcome.child_error = line.removeprefix(_CHILD_ERROR)
-    elif line.startswith(_CHILD_WARNING):
-        outcome.child_warnings.append(line.removeprefix(_CHILD_WARNING))
-    elif line.startswith("==ERROR=="):
-        outcome.errors.append(line.removeprefix("==ERROR==").strip())
-
-
 def _stop(process: subprocess.Popen[str]) -> None:
     """End ncu and the child it started (its own process group), then reap it."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -351,145 +305,6 @@ def _stop(process: subprocess.Popen[str]) -> None:
 
 
 # ------------------------------------------------------------------------ errors
-
-
-def _raise_for_failure(
-    outcome: _Outcome, ncu: Path, metrics: list[str], report: Path
-) -> None:
-    text = "\n".join(outcome.tail)
-    if "ERR_NVGPUCTRPERM" in text:
-        msg = (
-            "ncu may not read the GPU performance counters (ERR_NVGPUCTRPERM); "
-            f"{COUNTER_PERMISSION_HINT}"
-        )
-        raise BackendUnavailableError(msg)
-    unknown = [e for e in outcome.errors if _UNKNOWN_METRIC_RE.search(e)]
-    if unknown:
-        bad = _unknown_metrics(unknown, metrics)
-        raise MeasurementError(_unknown_metric_message(bad, ncu, metrics))
-    if outcome.child_error is not None:
-        msg = (
-            "the cell failed in the ncu child process: "
-            f"{outcome.child_error}; fix the cell, or run it with --backend events "
-            "to see the full traceback"
-        )
-        raise MeasurementError(msg)
-    if outcome.returncode != 0 and not report.exists():
-        detail = (
-            outcome.errors[-1]
-            if outcome.errors
-            else next((ln for ln in reversed(outcome.tail) if ln.strip()), "")
-        )
-        msg = (
-            f"ncu exited with status {outcome.returncode}"
-            f"{': ' + detail if detail else ''}; run `nsight-lab doctor`, and see the "
-            "nsight_lab.isolate debug log for ncu's full output"
-        )
-        raise MeasurementError(msg)
-
-
-def _raise_for_absent_metrics(
-    rows: list[KernelRow], config_index: int, ncu: Path, metrics: list[str]
-) -> None:
-    """Raise when a metric is in no kernel of the config's measured runs.
-
-    ncu refuses an unknown metric *without* a rollup suffix (``Failed to find
-    metric``) but silently leaves out an unknown one *with* a suffix (seen with
-    2025.3.1: ``dram__bytes_reed.sum`` ran and came back without values).
-    """
-    mine = [r for r in rows if r.config_index == config_index and r.run_index >= 0]
-    if not mine:
-        return
-    absent = [m for m in metrics if not any(m in r.metrics for r in mine)]
-    if absent:
-        raise MeasurementError(_unknown_metric_message(absent, ncu, metrics))
-
-
-def _no_rows_message(
-    config_index: int, config: dict[str, JsonScalar], outcome: _Outcome
-) -> str:
-    where = f"config {config_index} {config!r}" if config else f"config {config_index}"
-    msg = (
-        f"no kernels ran inside the annotated regions ({where}): ncu profiles only "
-        "CUDA kernels launched inside nsight_lab.annotate regions (or the whole cell "
-        "when it marks none); check that the cell runs work on the GPU "
-        "(tensors on device='cuda')"
-    )
-    if any(NVTX_MISSING in w for w in outcome.child_warnings):
-        msg += (
-            f"; {NVTX_MISSING} ({sys.executable}), so no region was marked: "
-            "install it with: pip install nvtx"
-        )
-    return msg
-
-
-def _unknown_metric_message(bad: list[str], ncu: Path, metrics: list[str]) -> str:
-    version = ncu_version(ncu)
-    found = f"ncu {format_version(version)}" if version else "this ncu"
-    known = query_metrics(str(ncu))
-    parts: list[str] = []
-    newer = False
-    for metric in bad:
-        base, dot, suffix = metric.partition(".")
-        close = difflib.get_close_matches(base, known, n=3, cutoff=0.6)
-        if close:
-            hint = " or ".join(repr(c + dot + suffix) for c in close)
-            parts.append(f"{metric!r} (did you mean {hint}?)")
-        else:
-            newer = True
-            parts.append(repr(metric))
-    what = ", ".join(parts) if parts else "one of " + ", ".join(map(repr, metrics))
-    msg = f"--metrics: {found} at {ncu} does not know (or did not collect) {what}"
-    if newer:
-        msg += (
-            f"; it may be newer than {found}: install a newer Nsight Compute, "
-            "or pick another metric"
-        )
-    return msg + "; list the metrics with: ncu --query-metrics"
-
-
-def _unknown_metrics(errors: Iterable[str], metrics: list[str]) -> list[str]:
-    """The requested metrics the ncu errors name (by full name or base name)."""
-    bad: list[str] = []
-    for error in errors:
-        text = error.replace("\\.", ".")
-        match = _UNKNOWN_METRIC_RE.search(text)
-        what = match["what"] if match else ""
-        what = what.removeprefix("regex:").lstrip("^")
-        for metric in metrics:
-            base = metric.partition(".")[0]
-            if metric in bad:
-                continue
-            if what.startswith(metric) or re.match(rf"{re.escape(base)}(?![\w])", what):
-                bad.append(metric)
-    return bad
-
-
-@functools.cache
-def query_metrics(ncu: str) -> tuple[str, ...]:
-    """Return the metric base names ``ncu --query-metrics`` lists (cached per ncu).
-
-    Args:
-        ncu: Path of the ncu executable.
-
-    Returns:
-        The names (``dram__bytes_read``, ...), or ``()`` when ncu cannot list them
-        (for example, without a GPU).
-    """
-    try:
-        completed = subprocess.run(  # noqa: S603  (our ncu, no shell)
-            [ncu, "--query-metrics"],
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=QUERY_METRICS_TIMEOUT_S,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        logger.debug("ncu --query-metrics failed: %s", exc)
-        return ()
-    names = (_METRIC_NAME_RE.match(line) for line in completed.stdout.splitlines())
-    return tuple(dict.fromkeys(m["name"] for m in names if m))
 
 
 # ----------------------------------------------------------------------- records

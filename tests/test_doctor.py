@@ -9,7 +9,7 @@ from typing import get_args
 
 import pytest
 
-from nsight_lab import doctor, gpu_stack
+from nsight_lab import _ncu_tools, doctor, gpu_stack
 from nsight_lab.doctor import Check, checks_to_json, format_checks, run_checks
 from nsight_lab.errors import BackendUnavailableError
 
@@ -149,8 +149,8 @@ def test_ncu_check_missing_says_how_to_install(tmp_path, monkeypatch):
     monkeypatch.delenv("CUDA_HOME", raising=False)
     monkeypatch.delenv("CUDA_PATH", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))
-    monkeypatch.setattr(gpu_stack, "CUDA_NCU_PATH", tmp_path / "ncu")
-    monkeypatch.setattr(gpu_stack, "NSIGHT_COMPUTE_ROOT", tmp_path / "opt")
+    monkeypatch.setattr(_ncu_tools, "CUDA_NCU_PATH", tmp_path / "ncu")
+    monkeypatch.setattr(_ncu_tools, "NSIGHT_COMPUTE_ROOT", tmp_path / "opt")
 
     check = by_name(run_checks())["ncu"]
 

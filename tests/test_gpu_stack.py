@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from nsight_lab import gpu_stack
+from nsight_lab import _ncu_tools, _nvml, gpu_stack
 from nsight_lab.errors import BackendUnavailableError
 
 NCU_2025_OUTPUT = """\
@@ -86,8 +86,8 @@ def no_ncu(monkeypatch, tmp_path):
     empty = tmp_path / "empty-bin"
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
-    monkeypatch.setattr(gpu_stack, "CUDA_NCU_PATH", tmp_path / "no-cuda" / "ncu")
-    monkeypatch.setattr(gpu_stack, "NSIGHT_COMPUTE_ROOT", tmp_path / "no-opt")
+    monkeypatch.setattr(_ncu_tools, "CUDA_NCU_PATH", tmp_path / "no-cuda" / "ncu")
+    monkeypatch.setattr(_ncu_tools, "NSIGHT_COMPUTE_ROOT", tmp_path / "no-opt")
     return tmp_path
 
 
@@ -189,7 +189,7 @@ def test_find_ncu_falls_back_to_cuda_home(no_ncu, monkeypatch):
 
 def test_find_ncu_falls_back_to_usr_local_cuda(no_ncu, monkeypatch):
     ncu = stand_in_ncu(no_ncu / "usr-local-cuda" / "bin")
-    monkeypatch.setattr(gpu_stack, "CUDA_NCU_PATH", ncu)
+    monkeypatch.setattr(_ncu_tools, "CUDA_NCU_PATH", ncu)
     assert gpu_stack.find_ncu() == ncu
 
 
@@ -198,7 +198,7 @@ def test_find_ncu_takes_newest_opt_install(no_ncu, monkeypatch):
     for version in ("2025.3.1", "2025.10.0", "2024.1.1"):
         stand_in_ncu(root / version)
     (root / "2026.1.0").mkdir()  # an install without ncu is skipped
-    monkeypatch.setattr(gpu_stack, "NSIGHT_COMPUTE_ROOT", root)
+    monkeypatch.setattr(_ncu_tools, "NSIGHT_COMPUTE_ROOT", root)
 
     assert gpu_stack.find_ncu() == root / "2025.10.0" / "ncu"
 
@@ -207,7 +207,7 @@ def test_find_ncu_skips_non_executable(no_ncu, monkeypatch):
     not_executable = no_ncu / "usr-local-cuda" / "bin" / "ncu"
     not_executable.parent.mkdir(parents=True)
     not_executable.write_text("not a program", encoding="utf-8")
-    monkeypatch.setattr(gpu_stack, "CUDA_NCU_PATH", not_executable)
+    monkeypatch.setattr(_ncu_tools, "CUDA_NCU_PATH", not_executable)
     assert gpu_stack.find_ncu() is None
 
 
@@ -397,7 +397,7 @@ def test_nvml_devices_on_a_gpu():
 
 @pytest.mark.parametrize(("encoded", "text"), [(13000, "13.0"), (12040, "12.4")])
 def test_cuda_driver_version_text(encoded, text):
-    assert gpu_stack._cuda_version_text(encoded) == text  # noqa: SLF001
+    assert _nvml._cuda_version_text(encoded) == text  # noqa: SLF001
 
 
 # ------------------------------------------------------- CUPTI, ncu_report, torch

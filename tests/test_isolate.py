@@ -13,7 +13,7 @@ import textwrap
 
 import pytest
 
-from nsight_lab import gpu_stack
+from nsight_lab import _ncu_tools, gpu_stack
 from nsight_lab.backends.base import Availability
 from nsight_lab.backends.ncu import NcuBackend
 from nsight_lab.errors import BackendUnavailableError, MeasurementError, RegionError
@@ -191,8 +191,8 @@ def test_no_ncu(user_ns, tmp_path, monkeypatch):
     monkeypatch.delenv("CUDA_HOME", raising=False)
     monkeypatch.delenv("CUDA_PATH", raising=False)
     monkeypatch.setenv("PATH", str(empty))
-    monkeypatch.setattr(gpu_stack, "CUDA_NCU_PATH", empty / "ncu")
-    monkeypatch.setattr(gpu_stack, "NSIGHT_COMPUTE_ROOT", empty / "nsight-compute")
+    monkeypatch.setattr(_ncu_tools, "CUDA_NCU_PATH", empty / "ncu")
+    monkeypatch.setattr(_ncu_tools, "NSIGHT_COMPUTE_ROOT", empty / "nsight-compute")
     with pytest.raises(BackendUnavailableError) as err:
         run_isolated(plan_for("--runs 1"), "y = 1", user_ns, 1, lambda _: None)
     assert "no ncu (Nsight Compute CLI) was found" in str(err.value)
@@ -340,8 +340,8 @@ def test_probe_with_and_without_ncu(monkeypatch, tmp_path):
     assert "needs Nsight Compute >= 2026.2.1" in found.reason
 
     monkeypatch.setenv("PATH", str(tmp_path))
-    monkeypatch.setattr(gpu_stack, "CUDA_NCU_PATH", tmp_path / "ncu")
-    monkeypatch.setattr(gpu_stack, "NSIGHT_COMPUTE_ROOT", tmp_path / "none")
+    monkeypatch.setattr(_ncu_tools, "CUDA_NCU_PATH", tmp_path / "ncu")
+    monkeypatch.setattr(_ncu_tools, "NSIGHT_COMPUTE_ROOT", tmp_path / "none")
     monkeypatch.delenv("CUDA_HOME", raising=False)
     missing = NcuBackend().probe()
     assert not missing.ok

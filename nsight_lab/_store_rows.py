@@ -1,0 +1,164 @@
+"""Row conversion and session-filter SQL of the run store (:mod:`nsight_lab.store`).
+
+The column lists, ``sqlite3`` rows to and from :class:`~nsight_lab.records.RunRecord`
+and :class:`~nsight_lab.records.SessionInfo`, and the ``WHERE`` clause of
+``RunStore.list_sessions`` / ``count_sessions``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import TYPE_CHECKING, Any
+
+from nsight_lab.errors import OptionError
+from nsight_lab.records import SESSION_STATUSES, RunRecord, SessionInfo, Telemetry
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+_SESSION_COLUMNS = (
+    "id, name, notebook, device, host, pid, backend, backend_reason, options_json,"
+    " configs_json, runs_planned, cell_source, notes_json, status, error, created_at,"
+    " finished_at, schema_version"
+)
+_RUN_COLUMNS = (
+    "id, session_id, config_index, config_json, run_index, annotation, duration_ns,"
+    " backend, kernels_json, metrics_json, sm_clock_mhz, mem_clock_mhz, temperature_c,"
+    " power_w, clock_event_reasons_json, throttled, thermal_wait_s, finished_at"
+)
+
+
+def _session_from_row(row: Sequence[Any]) -> SessionInfo:
+    (sid, name, notebook, device, host, pid, backend, backend_reason, options_json,
+     configs_json, runs_planned, cell_source, notes_json, status, error, created_at,
+     finished_at, schema_version) = row  # fmt: skip
+    return SessionInfo(
+        id=int(sid),
+        status=status,
+        backend=backend,
+        created_at=created_at,
+        name=name,
+        notebook=notebook,
+        device=device,
+        host=host,
+        pid=pid,
+        backend_reason=backend_reason,
+        options=json.loads(options_json),
+        configs=json.loads(configs_json),
+        runs_planned=int(runs_planned),
+        cell_source=cell_source,
+        notes=json.loads(notes_json),
+        error=error,
+        finished_at=finished_at,
+        schema_version=int(schema_version),
+    )
+
+
+def _run_to_row(r: RunRecord) -> tuple[Any, ...]:
+    t = r.telemetry
+    return (
+        r.session_id, r.config_index, json.dumps(dict(r.config), default=str),
+        r.run_index, r.annotation, r.duration_ns, r.backend,
+        json.dumps(list(r.kernels)), json.dumps(dict(r.metrics)), t.sm_clock_mhz,
+        t.mem_clock_mhz, t.temperature_c, t.power_w,
+        json.dumps(list(t.clock_event_reasons)), int(t.throttled), r.thermal_wait_s,
+        r.finished_at,
+    )  # fmt: skip
+
+
+def _run_from_row(row: Sequence[Any]) -> RunRecord:
+    (_, sid, config_index, config_json, run_index, annotation, duration_ns, backend,
+     kernels_json, metrics_json, sm_clock, mem_clock, temperature, power, reasons_json,
+     throttled, thermal_wait_s, finished_at) = row  # fmt: skip
+    return RunRecord(
+        session_id=int(sid),
+        config_index=int(config_index),
+        config=json.loads(config_json),
+        run_index=int(run_index),
+        annotation=annotation,
+        # SQLite stores NaN as NULL.
+        duration_ns=float("nan") if duration_ns is None else float(duration_ns),
+        backend=backend,
+        kernels=tuple(json.loads(kernels_json)),
+        metrics=json.loads(metrics_json),
+        telemetry=Telemetry(
+            sm_clock_mhz=sm_clock,
+            mem_clock_mhz=mem_clock,
+            temperature_c=temperature,
+            power_w=power,
+            clock_event_reasons=tuple(json.loads(reasons_json)),
+            throttled=bool(throttled),
+        ),
+        thermal_wait_s=float(thermal_wait_s),
+        finished_at=finished_at,
+    )
+
+
+def _session_filter(  # noqa: PLR0913
+    *,
+    notebook: str | None,
+    annotation: str | None,
+    device: str | None,
+    backend: str | None,
+    status: str | None,
+    since: str | None,
+    until: str | None,
+    text: str | None,
+) -> tuple[str, list[Any]]:
+    """Return the ``WHERE`` clause (or ``""``) and its parameters for the filters."""
+    if status is not None and status not in SESSION_STATUSES:
+        msg = (
+            f"invalid status filter {status!r}; "
+            f"expected one of {', '.join(map(repr, SESSION_STATUSES))}"
+        )
+        raise OptionError(msg)
+    clauses: list[str] = []
+    params: list[Any] = []
+    for column, value in (
+        ("notebook", notebook), ("device", device), ("backend", backend),
+        ("status", status),
+    ):  # fmt: skip
+        if value is not None:
+            clauses.append(f"{column} = ?")
+            params.append(value)
+    if annotation is not None:
+        clauses.append(
+            "id IN (SELECT session_id FROM session_annotations WHERE annotation = ?)"
+        )
+        params.append(annotation)
+    if since is not None:
+        clauses.append("created_at >= ?")
+        params.append(_iso_utc(since, "since"))
+    if until is not None:
+        clauses.append("created_at < ?")
+        params.append(_iso_utc(until, "until"))
+    if text:
+        pattern = (
+            "%"
+            + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            + "%"
+        )
+        clauses.append(
+            "(" + " OR ".join(
+                f"{c} LIKE ? ESCAPE '\\'"
+                for c in ("name", "notebook", "cell_source", "annotations")
+            ) + ")"
+        )  # fmt: skip
+        params.extend([pattern] * 4)
+    return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
+
+
+def _iso_utc(value: str, name: str) -> str:
+    """Return ``value`` as the store's timestamp format (ISO-8601 UTC, microseconds)."""
+    try:
+        when = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError as exc:
+        msg = (
+            f"invalid {name} time {value!r}; expected an ISO-8601 date or time, "
+            "e.g. '2025-06-01' or '2025-06-01T12:00:00+00:00'"
+        )
+        raise OptionError(msg) from exc
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.timezone.utc)
+    return when.astimezone(dt.timezone.utc).isoformat(timespec="microseconds")

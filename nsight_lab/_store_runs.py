@@ -1,0 +1,186 @@
+"""The run methods of :class:`~nsight_lab.store.RunStore` (a mixin).
+
+Add runs, read them back, and the cheap change counters pollers use. ``RunStore``
+provides the connection (``_read``, ``_write``) and the error helpers.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from nsight_lab._store_rows import _RUN_COLUMNS, _run_from_row, _run_to_row
+from nsight_lab.errors import NotFoundError
+
+if TYPE_CHECKING:
+    import contextlib
+    import sqlite3
+    from collections.abc import Sequence
+    from pathlib import Path
+
+    from nsight_lab.records import RunRecord
+
+
+class _RunQueries:
+    """Run methods of :class:`~nsight_lab.store.RunStore`."""
+
+    if TYPE_CHECKING:  # provided by RunStore
+        path: Path
+
+        def _read(
+            self, action: str
+        ) -> contextlib.AbstractContextManager[sqlite3.Connection]: ...
+
+        def _write(
+            self, action: str
+        ) -> contextlib.AbstractContextManager[sqlite3.Connection]: ...
+
+        def _not_found(self, session_id: int) -> NotFoundError: ...
+
+    def add_runs(self, records: Sequence[RunRecord]) -> list[int]:
+        """Store runs in one short transaction, committed before this returns.
+
+        Also keeps each session's run count and region names up to date in the same
+        transaction.
+
+        Args:
+            records: The runs, in order; they may belong to several sessions.
+
+        Returns:
+            The new run ids, in the order of ``records``.
+
+        Raises:
+            NotFoundError: A record names a session that is not in the store; nothing
+                of the batch is stored.
+            StoreError: The store is closed or the write failed.
+        """
+        if not records:
+            return []
+        rows = [_run_to_row(r) for r in records]
+        per_session: dict[int, set[str]] = {}
+        counts: dict[int, int] = {}
+        for r in records:
+            per_session.setdefault(r.session_id, set()).add(r.annotation)
+            counts[r.session_id] = counts.get(r.session_id, 0) + 1
+        ids: list[int] = []
+        with self._write("add runs") as conn:
+            for sid in per_session:
+                if conn.execute(
+                    "SELECT 1 FROM sessions WHERE id = ?", (sid,)
+                ).fetchone():
+                    continue
+                msg = (
+                    f"cannot add runs to session {sid!r}: no such session in the run "
+                    f"store {str(self.path)!r}; create it with create_session() first"
+                )
+                raise NotFoundError(msg)
+            for row in rows:
+                cur = conn.execute(
+                    f"INSERT INTO runs ({_RUN_COLUMNS.partition(', ')[2]}) VALUES"  # noqa: S608  (constant SQL)
+                    " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    row,
+                )
+                ids.append(int(cur.lastrowid or 0))
+            for sid, names in per_session.items():
+                new = sum(
+                    conn.execute(
+                        "INSERT OR IGNORE INTO session_annotations VALUES (?, ?)",
+                        (sid, name),
+                    ).rowcount
+                    for name in sorted(names)
+                )
+                annotations_sql = (
+                    ", annotations = (SELECT group_concat(annotation, char(10)) FROM"
+                    " (SELECT annotation FROM session_annotations"
+                    " WHERE session_id = :sid ORDER BY annotation))"
+                    if new
+                    else ""
+                )
+                conn.execute(
+                    "UPDATE sessions SET run_count = run_count + :added"  # noqa: S608  (constant SQL)
+                    f"{annotations_sql} WHERE id = :sid",
+                    {"sid": sid, "added": counts[sid]},
+                )
+        return ids
+
+    def runs_with_ids(
+        self, session_id: int, *, after_id: int = 0, limit: int | None = None
+    ) -> list[tuple[int, RunRecord]]:
+        """Return ``(run id, record)`` pairs of a session with ids above ``after_id``.
+
+        Args:
+            session_id: The session.
+            after_id: Only runs with a larger id (a poller's last seen id).
+            limit: At most this many runs; ``None`` for all.
+
+        Returns:
+            The pairs, ordered by run id (the order they were stored in).
+
+        Raises:
+            NotFoundError: No session has that id.
+            StoreError: The store is closed or unreadable.
+        """
+        with self._read("read runs") as conn:
+            rows = conn.execute(
+                f"SELECT {_RUN_COLUMNS} FROM runs WHERE session_id = ? AND id > ?"  # noqa: S608  (constant SQL)
+                " ORDER BY id LIMIT ?",
+                (session_id, after_id, -1 if limit is None else limit),
+            ).fetchall()
+            if (
+                not rows
+                and not conn.execute(
+                    "SELECT 1 FROM sessions WHERE id = ?", (session_id,)
+                ).fetchone()
+            ):
+                raise self._not_found(session_id)
+        return [(int(row[0]), _run_from_row(row)) for row in rows]
+
+    def runs(
+        self, session_id: int, *, after_id: int = 0, limit: int | None = None
+    ) -> list[RunRecord]:
+        """Return a session's runs with ids above ``after_id``, in the order stored.
+
+        Raises:
+            NotFoundError: No session has that id.
+            StoreError: The store is closed or unreadable.
+        """
+        pairs = self.runs_with_ids(session_id, after_id=after_id, limit=limit)
+        return [record for _, record in pairs]
+
+    def last_run_id(self, session_id: int | None = None) -> int:
+        """Return the largest run id (of one session, or of all); 0 when none.
+
+        Raises:
+            StoreError: The store is closed or unreadable.
+        """
+        with self._read("read the last run id") as conn:
+            if session_id is None:
+                row = conn.execute("SELECT max(id) FROM runs").fetchone()
+            else:
+                row = conn.execute(
+                    "SELECT max(id) FROM runs WHERE session_id = ?", (session_id,)
+                ).fetchone()
+        return int(row[0] or 0)
+
+    def latest_change(self) -> tuple[int, int]:
+        """Return ``(largest session id, largest run id)``, each 0 when none.
+
+        Two cheap index lookups, for pollers that push new sessions and runs.
+
+        Raises:
+            StoreError: The store is closed or unreadable.
+        """
+        with self._read("read the latest change") as conn:
+            row = conn.execute(
+                "SELECT (SELECT max(id) FROM sessions), (SELECT max(id) FROM runs)"
+            ).fetchone()
+        return int(row[0] or 0), int(row[1] or 0)
+
+    def change_seq(self) -> int:
+        """Return a counter that every write bumps (statuses, notes and deletes too).
+
+        Raises:
+            StoreError: The store is closed or unreadable.
+        """
+        with self._read("read the change counter") as conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'change_seq'")
+            return int(row.fetchone()[0])

@@ -1,0 +1,278 @@
+"""The session methods of :class:`~nsight_lab.store.RunStore` (a mixin).
+
+Create, read, annotate, finish, delete, list and count sessions. ``RunStore``
+provides the connection (``_read``, ``_write``) and the error helpers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import TYPE_CHECKING, Any
+
+from nsight_lab._liveness import _pid_token
+from nsight_lab._store_rows import _SESSION_COLUMNS, _session_filter, _session_from_row
+from nsight_lab.errors import OptionError
+from nsight_lab.records import SCHEMA_VERSION, SESSION_STATUSES, utc_now
+
+if TYPE_CHECKING:
+    import contextlib
+    import sqlite3
+    from collections.abc import Mapping, Sequence
+    from pathlib import Path
+
+    from nsight_lab.errors import NotFoundError
+    from nsight_lab.records import SessionInfo, SessionStatus
+
+_FINAL_STATUSES = tuple(s for s in SESSION_STATUSES if s != "running")
+
+
+class _SessionQueries:
+    """Session methods of :class:`~nsight_lab.store.RunStore`."""
+
+    if TYPE_CHECKING:  # provided by RunStore
+        path: Path
+        _host: str
+
+        def _read(
+            self, action: str
+        ) -> contextlib.AbstractContextManager[sqlite3.Connection]: ...
+
+        def _write(
+            self, action: str
+        ) -> contextlib.AbstractContextManager[sqlite3.Connection]: ...
+
+        def _not_found(self, session_id: int) -> NotFoundError: ...
+
+    def create_session(  # noqa: PLR0913  (one keyword per SessionInfo field)
+        self,
+        *,
+        backend: str,
+        backend_reason: str = "",
+        name: str | None = None,
+        notebook: str | None = None,
+        device: str | None = None,
+        host: str | None = None,
+        pid: int | None = None,
+        options: Mapping[str, Any] | None = None,
+        configs: Sequence[Mapping[str, Any]] | None = None,
+        runs_planned: int = 0,
+        cell_source: str = "",
+        notes: Sequence[str] | None = None,
+    ) -> SessionInfo:
+        """Create a session with status ``"running"`` and commit it at once.
+
+        Args:
+            backend: The backend id that measures the session.
+            backend_reason: Why that backend was chosen (``auto``).
+            name: A user label (``--name``).
+            notebook: The notebook path, where known.
+            device: The device name, e.g. ``"NVIDIA H200"``.
+            host: The writer's host; default ``socket.gethostname()``.
+            pid: The writer's process id; default ``os.getpid()``. Together with
+                ``host`` it lets :meth:`mark_interrupted` tell a dead writer.
+            options: The profile options, as JSON-able values.
+            configs: The configs, one dict of parameter values each.
+            runs_planned: Runs per config the plan asks for.
+            cell_source: The profiled cell's source.
+            notes: Notes to show with the session (e.g. the backend's caveats).
+
+        Returns:
+            The stored session.
+
+        Raises:
+            StoreError: The store is closed or the write failed.
+        """
+        host = self._host if host is None else host
+        pid = os.getpid() if pid is None else pid
+        token = _pid_token(pid) if host == self._host else None
+        row = (
+            name, notebook, device, host, pid, token, backend, backend_reason,
+            json.dumps(dict(options or {}), default=str),
+            json.dumps([dict(c) for c in configs or ()], default=str),
+            runs_planned, cell_source, json.dumps(list(notes or ())), "running",
+            utc_now(), SCHEMA_VERSION,
+        )  # fmt: skip
+        with self._write("create a session") as conn:
+            cur = conn.execute(
+                "INSERT INTO sessions (name, notebook, device, host, pid, pid_token,"
+                " backend, backend_reason, options_json, configs_json, runs_planned,"
+                " cell_source, notes_json, status, created_at, schema_version)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                row,
+            )
+            session_id = int(cur.lastrowid or 0)
+        return self.get_session(session_id)
+
+    def get_session(self, session_id: int) -> SessionInfo:
+        """Return one session.
+
+        Raises:
+            NotFoundError: No session has that id.
+            StoreError: The store is closed or unreadable.
+        """
+        with self._read("read a session") as conn:
+            row = conn.execute(
+                f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?",  # noqa: S608
+                (session_id,),
+            ).fetchone()
+        if row is None:
+            raise self._not_found(session_id)
+        return _session_from_row(row)
+
+    def add_note(self, session_id: int, note: str) -> None:
+        """Append a note to a session.
+
+        Raises:
+            NotFoundError: No session has that id.
+            StoreError: The store is closed or the write failed.
+        """
+        with self._write("add a note") as conn:
+            row = conn.execute(
+                "SELECT notes_json FROM sessions WHERE id = ?", (session_id,)
+            ).fetchone()
+            if row is None:
+                raise self._not_found(session_id)
+            notes = [*json.loads(row[0]), note]
+            conn.execute(
+                "UPDATE sessions SET notes_json = ? WHERE id = ?",
+                (json.dumps(notes), session_id),
+            )
+
+    def finish_session(
+        self, session_id: int, status: SessionStatus, error: str | None = None
+    ) -> None:
+        """Set a session's final status (and error) and its ``finished_at``.
+
+        Args:
+            session_id: The session.
+            status: ``"completed"``, ``"failed"`` or ``"interrupted"``.
+            error: What went wrong, for a failed or interrupted session.
+
+        Raises:
+            OptionError: ``status`` is not a final status.
+            NotFoundError: No session has that id.
+            StoreError: The store is closed or the write failed.
+        """
+        if status not in _FINAL_STATUSES:
+            msg = (
+                f"cannot finish session {session_id} with status {status!r}; "
+                f"expected one of {', '.join(map(repr, _FINAL_STATUSES))}"
+            )
+            raise OptionError(msg)
+        with self._write("finish a session") as conn:
+            cur = conn.execute(
+                "UPDATE sessions SET status = ?, error = ?, finished_at = ?"
+                " WHERE id = ?",
+                (status, error, utc_now(), session_id),
+            )
+            if cur.rowcount == 0:
+                raise self._not_found(session_id)
+
+    def delete_session(self, session_id: int) -> None:
+        """Delete a session and all its runs.
+
+        Raises:
+            NotFoundError: No session has that id.
+            StoreError: The store is closed or the write failed.
+        """
+        with self._write("delete a session") as conn:
+            cur = conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+            if cur.rowcount == 0:
+                raise self._not_found(session_id)
+
+    def list_sessions(  # noqa: PLR0913  (one keyword per filter)
+        self,
+        *,
+        notebook: str | None = None,
+        annotation: str | None = None,
+        device: str | None = None,
+        backend: str | None = None,
+        status: SessionStatus | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        text: str | None = None,
+        limit: int | None = 50,
+        offset: int = 0,
+    ) -> list[SessionInfo]:
+        """Return sessions newest first, filtered and paged. Never reads ``runs``.
+
+        Args:
+            notebook: Only sessions of this notebook path.
+            annotation: Only sessions with a region of exactly this name.
+            device: Only sessions on this device name.
+            backend: Only sessions measured by this backend id.
+            status: Only sessions with this status.
+            since: Only sessions created at or after this ISO-8601 time (naive = UTC).
+            until: Only sessions created before this ISO-8601 time (naive = UTC).
+            text: Case-insensitive substring of name, notebook, cell source or a region.
+            limit: At most this many sessions; ``None`` for all.
+            offset: Skip this many matching sessions first.
+
+        Returns:
+            The matching sessions, newest first.
+
+        Raises:
+            OptionError: A filter value is malformed (time, status, limit or offset).
+            StoreError: The store is closed or unreadable.
+        """
+        where, params = _session_filter(
+            notebook=notebook, annotation=annotation, device=device, backend=backend,
+            status=status, since=since, until=until, text=text,
+        )  # fmt: skip
+        if limit is not None and limit < 0:
+            msg = f"invalid limit {limit!r}; expected a count >= 0 or None for all"
+            raise OptionError(msg)
+        if offset < 0:
+            msg = f"invalid offset {offset!r}; expected a count >= 0"
+            raise OptionError(msg)
+        sql = (
+            f"SELECT {_SESSION_COLUMNS} FROM sessions{where}"  # noqa: S608  (constant SQL)
+            " ORDER BY id DESC LIMIT ? OFFSET ?"
+        )
+        with self._read("list sessions") as conn:
+            rows = conn.execute(sql, (*params, -1 if limit is None else limit, offset))
+            return [_session_from_row(r) for r in rows.fetchall()]
+
+    def count_sessions(  # noqa: PLR0913  (same filters as list_sessions)
+        self,
+        *,
+        notebook: str | None = None,
+        annotation: str | None = None,
+        device: str | None = None,
+        backend: str | None = None,
+        status: SessionStatus | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        text: str | None = None,
+    ) -> int:
+        """Return how many sessions :meth:`list_sessions` would match without paging.
+
+        Raises:
+            OptionError: A filter value is malformed.
+            StoreError: The store is closed or unreadable.
+        """
+        where, params = _session_filter(
+            notebook=notebook, annotation=annotation, device=device, backend=backend,
+            status=status, since=since, until=until, text=text,
+        )  # fmt: skip
+        with self._read("count sessions") as conn:
+            row = conn.execute(f"SELECT count(*) FROM sessions{where}", params)  # noqa: S608  (constant SQL)
+            return int(row.fetchone()[0])
+
+    def run_counts(self, session_ids: Sequence[int]) -> dict[int, int]:
+        """Return the number of stored runs of each known session (cheap: no scan).
+
+        Raises:
+            StoreError: The store is closed or unreadable.
+        """
+        ids = list(dict.fromkeys(session_ids))
+        if not ids:
+            return {}
+        marks = ", ".join("?" * len(ids))
+        with self._read("count runs") as conn:
+            rows = conn.execute(
+                f"SELECT id, run_count FROM sessions WHERE id IN ({marks})",  # noqa: S608
+                ids,
+            ).fetchall()
+        return {int(i): int(n) for i, n in rows}

@@ -28,6 +28,9 @@ from pathlib import Path
 from typing import Any
 
 SAMPLE_S = 0.002
+BOUND_MS = 100.0
+BOUND_RUNS = 1000
+"""The README's promise: a run is committed within 100 ms or 1,000 runs."""
 
 
 def _body(backend: str) -> str:
@@ -100,7 +103,8 @@ def lag_run(ip: Any, db: Path, backend: str, runs: int) -> dict[str, Any]:  # no
         "p99_lag_ms": sorted(lags_ms)[int(0.99 * (len(lags_ms) - 1))] if lags_ms else 0,
         "max_lag_runs": max(lag_runs, default=0),
         "bound_holds": all(
-            ms <= 100.0 or n <= 1000 for ms, n in zip(lags_ms, lag_runs, strict=True)
+            ms <= BOUND_MS or n <= BOUND_RUNS
+            for ms, n in zip(lags_ms, lag_runs, strict=True)
         ),
     }
 
@@ -152,7 +156,7 @@ def main() -> None:
     args.out_dir.mkdir(parents=True, exist_ok=True)
     out = args.out_dir / f"store_lag_{args.backend}.json"
     out.write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps(result, indent=2))  # noqa: T201
+    print(json.dumps(result, indent=2))
 
 
 if __name__ == "__main__":

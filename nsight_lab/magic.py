@@ -64,6 +64,8 @@ USAGE = (
     "... or S seconds passed per config (default 10 with --target-rsd)\n"
     "  --name LABEL             a label for the session in the history\n"
     "  --out VAR                also store the results DataFrame in VAR\n"
+    "  --max-configs N          "
+    "allow a grid of up to N configs (default 10,000)\n"
     "  --isolate                run the cell in a child process (ncu backend)\n"
     "  --quiet                  no progress display and no table output\n"
     "%nsight doctor | history [N] | show ID | peaks [--cpu] [--refresh] | help"
@@ -118,7 +120,7 @@ class NsightMagics(Magics):
                 return self._line(line)
             return self._cell(line, cell)
         except NsightLabError as exc:
-            raise UsageError(str(exc)) from None
+            raise UsageError(_one_line(str(exc))) from None
 
     # -- line magic -------------------------------------------------------------------
     def _line(self, line: str) -> Any:  # noqa: ANN401
@@ -230,7 +232,7 @@ class NsightMagics(Magics):
     # -- cell magic -------------------------------------------------------------------
     def _cell(self, line: str, cell: str) -> pd.DataFrame | None:
         from nsight_lab.backends import get_backend, probe_all
-        from nsight_lab.options import parse_options
+        from nsight_lab.options import check_bindings, parse_options
         from nsight_lab.plan import make_plan
         from nsight_lab.runner import Runner
         from nsight_lab.store import RunStore
@@ -241,6 +243,8 @@ class NsightMagics(Magics):
         shell = self.shell
         assert shell is not None  # noqa: S101  (a registered magic always has a shell)
         options = parse_options(line)
+        check_bindings(options, shell.user_ns)
+        _check_cell_text(cell)
         functions = _derive_functions(options.derive, shell.user_ns)
         plan = make_plan(options, probe_all())
         source = shell.transform_cell(cell)
@@ -406,6 +410,40 @@ class NsightMagics(Magics):
             placed = place_session(records, peaks) if peaks else []
             display.finish(frame, records, placed, peaks)
         return frame
+
+
+MAX_MESSAGE_CHARS = 300
+"""Longest error message the magic shows (the options already quote values short)."""
+
+
+def _one_line(message: str) -> str:
+    """The message as one printable line of at most :data:`MAX_MESSAGE_CHARS`.
+
+    A safety net for messages built from user text: newlines become spaces, control
+    characters and lone surrogates are escaped, and an over-long message is cut.
+    """
+    text = " ".join(message.split())
+    if not text.isprintable():
+        text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    if len(text) > MAX_MESSAGE_CHARS:
+        text = text[: MAX_MESSAGE_CHARS - 3] + "..."
+    return text
+
+
+def _check_cell_text(cell: str) -> None:
+    """Refuse a cell the store cannot keep (its source is stored as UTF-8 text).
+
+    Raises:
+        OptionError: The cell holds a lone surrogate; says on which line.
+    """
+    for number, text in enumerate(cell.splitlines(), start=1):
+        bad = next((c for c in text if 0xD800 <= ord(c) <= 0xDFFF), None)  # noqa: PLR2004
+        if bad is not None:
+            msg = (
+                f"%%nsight: line {number} of the cell holds a lone surrogate "
+                f"(U+{ord(bad):04X}), which cannot be stored as text; remove it"
+            )
+            raise OptionError(msg)
 
 
 def _derive_functions(

@@ -46,8 +46,11 @@ def make_plan(options: ProfileOptions, probes: Mapping[str, Availability]) -> Pl
     Raises:
         BackendUnavailableError: The requested backend (or every candidate for
             ``auto``) cannot run here; the message says why and what to do.
-        OptionError: The options ask for something no backend here provides.
+        OptionError: The options ask for something no backend here provides, or the
+            config grid is larger than ``--max-configs`` (checked before it is laid
+            out: a grid of 12 parameters x 100 values would not fit in memory).
     """
+    options.check_grid()
     extra = options.extra_metrics
     if options.isolate and options.backend not in {"auto", "ncu"}:
         msg = (

@@ -145,3 +145,137 @@ def test_random_option_strings_parse_or_fail_in_one_line(tokens: list[str]) -> N
         assert opts.runs >= 1
         assert opts.warmup >= 0
         assert opts.metrics[0] == TIME_METRIC
+
+
+def _grid(params: int, values: int) -> str:
+    vals = ",".join(str(v) for v in range(values))
+    return " ".join(f"--param p{i}={vals}" for i in range(params))
+
+
+def test_a_huge_grid_is_refused_before_it_is_laid_out() -> None:
+    with pytest.raises(OptionError) as info:
+        parse_options(_grid(12, 100))  # 10^24 configs
+    message = str(info.value)
+    assert "10^24" in message
+    assert "--max-configs" in message
+
+
+def test_max_configs_raises_the_grid_limit() -> None:
+    line = "--configs 1,2,3 --param m=" + ",".join(str(v) for v in range(5000))
+    with pytest.raises(OptionError, match="15,000 configs"):
+        parse_options(line)
+    opts = parse_options(line + " --max-configs 20000")
+    assert opts.max_configs == 20_000
+    assert opts.grid_size() == 15_000
+    assert len(opts.configs()) == 15_000
+    with pytest.raises(OptionError, match="above --max-configs 10"):
+        parse_options("--configs 1,2,3,4 --param m=1,2,3 --max-configs 10")
+    with pytest.raises(OptionError, match="--max-configs"):
+        parse_options("--max-configs 10000001")
+
+
+@pytest.mark.parametrize("digits", [30, 4301, 60_000])
+def test_huge_numbers_are_refused_with_a_short_message(digits: int) -> None:
+    for option in ("--runs", "--warmup", "--max-configs", "--configs"):
+        with pytest.raises(OptionError) as info:
+            parse_options(f"{option} {'9' * digits}")
+        message = str(info.value)
+        assert option in message
+        assert len(message) <= 200, message
+
+
+def test_long_values_are_echoed_truncated() -> None:
+    for line in (
+        "--backend " + "x" * 10_000,
+        "--runs " + "x" * 10_000,
+        "--out " + "x" * 10_000,
+        "--name " + "x" * 10_000,
+        "--" + "x" * 10_000,
+        "'" + "x" * 10_000,
+        "--configs 1 " + "x" * 100_000,
+    ):
+        with pytest.raises(OptionError) as info:
+            parse_options(line)
+        assert len(str(info.value)) <= 200, str(info.value)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "--param __builtins__=1",
+        "--param print=1",
+        "--param len=1,2",
+        "--param get_ipython=1",
+        "--param In=1",
+        "--param Out=1",
+        "--param exit=1",
+        "--param quit=1",
+        "--param _=1",
+        "--param __=1",
+        "--param _i2=1",
+        "--param _7=1",
+        "--param __name__=1",
+        "--out get_ipython",
+        "--out print",
+        "--out __builtins__",
+        "--out _",
+    ],
+)
+def test_names_that_shadow_builtins_or_ipython_are_refused(line: str) -> None:
+    with pytest.raises(OptionError) as info:
+        parse_options(line)
+    message = str(info.value)
+    assert message.startswith(line.split(maxsplit=1)[0])
+    assert "choose another name" in message
+
+
+def test_n_and_plain_names_still_bind() -> None:
+    assert parse_options("--param n=1,2").param_names == ("n",)
+    assert parse_options("--configs 1 --param x_=2 --out res").out == "res"
+
+
+def test_bindings_may_not_replace_the_notebooks_callables() -> None:
+    import math as a_module
+
+    from nsight_lab.options import check_bindings
+
+    def my_function() -> None:
+        pass
+
+    namespace = {"f": my_function, "m": a_module, "plain": 3, "n": 5}
+    check_bindings(parse_options("--param plain=1 --configs 1 --out res"), namespace)
+    for line, option in (
+        ("--param f=1", "--param f"),
+        ("--out f", "--out"),
+        ("--param m=1", "--param m"),
+    ):
+        with pytest.raises(OptionError, match=option):
+            check_bindings(parse_options(line), namespace)
+    with pytest.raises(OptionError, match="--configs"):
+        check_bindings(parse_options("--configs 1"), {"n": my_function})
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "--name '\ud800'",
+        "--name \udfff",
+        "--configs 1,\ud800",
+        "--param x=a\udc80",
+        "--name 'a\x00b'",
+        "--name '\x1b[31mred'",
+        "--configs '1,\x07'",
+        "--normalize-against 'a\x9bb'",
+        "--name 'left\u202eright'",
+        "--name 'a\tb'",
+        "--metrics \ud800",
+        "--backend \x1b",
+    ],
+)
+def test_control_characters_and_lone_surrogates_are_refused(line: str) -> None:
+    with pytest.raises(OptionError) as info:
+        parse_options(line)
+    message = str(info.value)
+    assert message.startswith(line.split(maxsplit=1)[0])
+    assert message.isprintable()
+    message.encode("utf-8")  # no lone surrogate left in the message itself

@@ -62,3 +62,16 @@ def test_probe_table_on_this_machine_names_every_backend() -> None:
     assert set(table) == {"cpu", "events", "cupti", "ncu"}
     assert table["cpu"].ok
     assert table["ncu"].reason
+
+
+def test_a_grid_above_the_limit_is_refused_before_it_is_laid_out() -> None:
+    from dataclasses import replace
+
+    opts = replace(
+        parse_options("--configs 1,2"),
+        params=tuple((f"p{i}", tuple(range(100))) for i in range(12)),
+    )  # 10^24 configs, past the parser's own check
+    with pytest.raises(OptionError, match="--max-configs"):
+        make_plan(opts, GPU)
+    plan = make_plan(parse_options("--configs 1,2 --param m=1,2,3"), GPU)
+    assert len(plan.configs) == 6

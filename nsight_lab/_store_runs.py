@@ -6,18 +6,59 @@ provides the connection (``_read``, ``_write``) and the error helpers.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import functools
+import sqlite3
+from typing import TYPE_CHECKING, Any
 
 from nsight_lab._store_rows import _RUN_COLUMNS, _run_from_row, _run_to_row
 from nsight_lab.errors import NotFoundError
 
 if TYPE_CHECKING:
     import contextlib
-    import sqlite3
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
     from pathlib import Path
 
     from nsight_lab.records import RunRecord
+
+
+_RUN_FIELDS = _RUN_COLUMNS.partition(", ")[2]
+_ROW_MARKS = f"({', '.join('?' * (_RUN_FIELDS.count(',') + 1))})"
+_MAX_ROWS_PER_INSERT = 500
+
+
+@functools.cache
+def _insert_runs_sql(n: int) -> str:
+    """``INSERT INTO runs`` of ``n`` rows in one statement."""
+    return f"INSERT INTO runs ({_RUN_FIELDS}) VALUES {', '.join([_ROW_MARKS] * n)}"  # noqa: S608  (constant SQL)
+
+
+def _insert_runs(conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> int:
+    """Insert ``rows`` with as few statements as SQLite's variable limit allows.
+
+    Python's sqlite3 releases the GIL around every statement step, and taking it back
+    from a busy profiling thread can take a whole switch interval (5 ms): per-row
+    INSERTs (or ``executemany``, which steps once per row) in the writer thread made
+    a 500-run batch take seconds while a fast cell ran. One multi-row statement per
+    chunk steps once.
+
+    Returns:
+        The id of the last row inserted.
+    """
+    width = _ROW_MARKS.count("?")
+    per = max(1, min(_MAX_ROWS_PER_INSERT, _variable_limit(conn) // width))
+    last = 0
+    for start in range(0, len(rows), per):
+        chunk = rows[start : start + per]
+        cur = conn.execute(_insert_runs_sql(len(chunk)), [v for r in chunk for v in r])
+        last = int(cur.lastrowid or 0)
+    return last
+
+
+def _variable_limit(conn: sqlite3.Connection) -> int:
+    getlimit = getattr(conn, "getlimit", None)  # Python >= 3.11
+    if getlimit is None:
+        return 999  # SQLite's default before 3.32
+    return int(getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER))  # type: ignore[attr-defined, unused-ignore]
 
 
 class _RunQueries:
@@ -38,6 +79,9 @@ class _RunQueries:
 
     def add_runs(self, records: Sequence[RunRecord]) -> list[int]:
         """Store runs in one short transaction, committed before this returns.
+
+        The rows go in through multi-row INSERT statements (see ``_insert_runs``):
+        per-row statements cost a fast profile loop dearly.
 
         Also keeps each session's run count and region names up to date in the same
         transaction.
@@ -61,46 +105,55 @@ class _RunQueries:
         for r in records:
             per_session.setdefault(r.session_id, set()).add(r.annotation)
             counts[r.session_id] = counts.get(r.session_id, 0) + 1
-        ids: list[int] = []
+        pairs = [(sid, name) for sid, names in per_session.items() for name in names]
+        # Few statements: each one costs the writer thread a GIL hand-back (see
+        # _insert_runs), so the session's existence is left to the foreign key.
         with self._write("add runs") as conn:
-            for sid in per_session:
-                if conn.execute(
-                    "SELECT 1 FROM sessions WHERE id = ?", (sid,)
-                ).fetchone():
-                    continue
-                msg = (
-                    f"cannot add runs to session {sid!r}: no such session in the run "
-                    f"store {str(self.path)!r}; create it with create_session() first"
-                )
-                raise NotFoundError(msg)
-            for row in rows:
-                cur = conn.execute(
-                    f"INSERT INTO runs ({_RUN_COLUMNS.partition(', ')[2]}) VALUES"  # noqa: S608  (constant SQL)
-                    " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    row,
-                )
-                ids.append(int(cur.lastrowid or 0))
-            for sid, names in per_session.items():
-                new = sum(
-                    conn.execute(
-                        "INSERT OR IGNORE INTO session_annotations VALUES (?, ?)",
-                        (sid, name),
-                    ).rowcount
-                    for name in sorted(names)
-                )
+            try:
+                last = _insert_runs(conn, rows)
+            except sqlite3.IntegrityError as exc:
+                raise self._missing_session(conn, per_session) or exc from None
+            # One transaction under the write lock: SQLite hands out consecutive
+            # AUTOINCREMENT ids, in row order.
+            ids = list(range(last - len(rows) + 1, last + 1))
+            per = max(1, min(_MAX_ROWS_PER_INSERT, _variable_limit(conn) // 2))
+            added = sum(
+                conn.execute(
+                    "INSERT OR IGNORE INTO session_annotations VALUES"  # noqa: S608  (constant SQL)
+                    f" {', '.join(['(?, ?)'] * len(chunk))}",
+                    [v for pair in chunk for v in pair],
+                ).rowcount
+                for chunk in (pairs[i : i + per] for i in range(0, len(pairs), per))
+            )
+            for sid, count in counts.items():
                 annotations_sql = (
                     ", annotations = (SELECT group_concat(annotation, char(10)) FROM"
                     " (SELECT annotation FROM session_annotations"
                     " WHERE session_id = :sid ORDER BY annotation))"
-                    if new
+                    if added
                     else ""
                 )
                 conn.execute(
                     "UPDATE sessions SET run_count = run_count + :added"  # noqa: S608  (constant SQL)
                     f"{annotations_sql} WHERE id = :sid",
-                    {"sid": sid, "added": counts[sid]},
+                    {"sid": sid, "added": count},
                 )
         return ids
+
+    def _missing_session(
+        self, conn: sqlite3.Connection, sessions: Iterable[int]
+    ) -> NotFoundError | None:
+        """The error for the first of ``sessions`` not in the store, if any is not."""
+        for sid in sessions:
+            if not conn.execute(
+                "SELECT 1 FROM sessions WHERE id = ?", (sid,)
+            ).fetchone():
+                msg = (
+                    f"cannot add runs to session {sid!r}: no such session in the run "
+                    f"store {str(self.path)!r}; create it with create_session() first"
+                )
+                return NotFoundError(msg)
+        return None
 
     def runs_with_ids(
         self, session_id: int, *, after_id: int = 0, limit: int | None = None
@@ -184,3 +237,35 @@ class _RunQueries:
         with self._read("read the change counter") as conn:
             row = conn.execute("SELECT value FROM meta WHERE key = 'change_seq'")
             return int(row.fetchone()[0])
+
+    def runs_tail(
+        self, session_id: int, *, after_id: int = 0, limit: int
+    ) -> list[tuple[int, RunRecord]]:
+        """Return the last ``limit`` ``(run id, record)`` pairs after ``after_id``.
+
+        Args:
+            session_id: The session.
+            after_id: Only runs with a larger id.
+            limit: At most this many runs, the newest.
+
+        Returns:
+            The pairs, ordered by run id.
+
+        Raises:
+            NotFoundError: No session has that id.
+            StoreError: The store is closed or unreadable.
+        """
+        with self._read("read runs") as conn:
+            rows = conn.execute(
+                f"SELECT {_RUN_COLUMNS} FROM runs WHERE session_id = ? AND id > ?"  # noqa: S608  (constant SQL)
+                " ORDER BY id DESC LIMIT ?",
+                (session_id, after_id, limit),
+            ).fetchall()
+            if (
+                not rows
+                and not conn.execute(
+                    "SELECT 1 FROM sessions WHERE id = ?", (session_id,)
+                ).fetchone()
+            ):
+                raise self._not_found(session_id)
+        return [(int(row[0]), _run_from_row(row)) for row in reversed(rows)]

@@ -1,16 +1,26 @@
-"""Write run records to the store from a background thread.
+"""Write run records to the store from a background thread, within a stated bound.
 
 A SQLite commit costs 50-100 us; doing it on the profiling thread would leave the GPU
-idle between short runs. The profile loop hands batches to :class:`StoreWriter`, whose
-thread commits what arrives within 20 ms in one transaction, so a run is in the
-store a few tens of milliseconds after it finishes. ``close()`` drains the queue, so a
-cell that raises or is interrupted still stores every run it finished.
+idle between short runs. The profile loop hands each finished run to
+:class:`StoreWriter`, whose thread commits them in batches, one transaction each, so
+that the store never lags the measurement by more than :data:`LAG_BOUND_S` (100 ms) or
+:data:`LAG_BOUND_ROWS` (1,000 runs), whichever comes first:
+
+- a batch is committed at most :data:`MAX_DELAY_S` after its first record arrived (the
+  rest of the 100 ms is headroom for the commit itself and a busy CPU);
+- it is committed as soon as it holds :data:`BATCH_ROWS` records, however fast they
+  arrive (a fast producer does not keep a batch open);
+- ``put`` blocks while :data:`MAX_PENDING_ROWS` records are queued or being written:
+  when the disk cannot keep up the measuring loop waits, rather than a queue growing
+  without bound and a kill losing all of it.
+
+``close()`` drains the queue, so a cell that raises or is interrupted still stores
+every run it finished.
 """
 
 from __future__ import annotations
 
 import contextlib
-import queue
 import threading
 import time
 from typing import TYPE_CHECKING
@@ -18,17 +28,26 @@ from typing import TYPE_CHECKING
 from typing_extensions import Self
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from types import TracebackType
 
     from nsight_lab.records import RunRecord
     from nsight_lab.store import RunStore
 
-_STOP = None
-COALESCE_S = 0.02
-"""After the first waiting batch, collect for this long before one commit.
+LAG_BOUND_S = 0.1
+"""The promise: a run is in the store at most this long after it was handed over."""
+LAG_BOUND_ROWS = 1_000
+"""The promise: at most this many handed-over records are ever uncommitted."""
+MAX_DELAY_S = 0.03
+"""Commit a batch at most this long after its first record arrived."""
+BATCH_ROWS = 500
+"""Commit as soon as a batch holds this many records.
 
-Batching spares the GIL and the disk.
+Half of :data:`MAX_PENDING_ROWS`, so the producer fills the next batch while this one
+is written instead of waiting for it.
 """
+MAX_PENDING_ROWS = LAG_BOUND_ROWS
+"""``put`` blocks while this many records are queued or being written."""
 
 
 class StoreWriter:
@@ -37,27 +56,60 @@ class StoreWriter:
     def __init__(self, store: RunStore) -> None:
         """Start the writer thread for ``store``."""
         self._store = store
-        self._queue: queue.SimpleQueue[list[RunRecord] | None] = queue.SimpleQueue()
+        self._cond = threading.Condition()
+        self._queue: list[RunRecord] = []
+        self._first_at = 0.0
+        """When the oldest queued record arrived (monotonic seconds)."""
+        self._writing = 0
+        """Records taken by the thread and not yet committed."""
+        self._stopping = False
         self._error: BaseException | None = None
         self._thread = threading.Thread(
             target=self._loop, name="nsight-lab-writer", daemon=True
         )
         self._thread.start()
 
-    def put(self, records: list[RunRecord]) -> None:
-        """Queue ``records`` for writing.
+    @property
+    def failed(self) -> BaseException | None:
+        """The error that stopped the writer, if a write failed."""
+        return self._error
+
+    def put(self, records: Sequence[RunRecord]) -> None:
+        """Queue ``records`` for writing; wait while the writer is too far behind.
+
+        A batch larger than :data:`MAX_PENDING_ROWS` is accepted once nothing else is
+        pending (it is written in several transactions).
 
         Raises:
             StoreError: An earlier write failed (the profile should stop).
         """
         self._raise_pending()
-        self._queue.put(list(records))
+        if not records:
+            return
+        with self._cond:
+            while (
+                self._error is None
+                and self._thread.is_alive()
+                and len(self._queue) + self._writing > 0
+                and len(self._queue) + self._writing + len(records) > MAX_PENDING_ROWS
+            ):
+                self._cond.wait()
+            was_empty = not self._queue
+            if was_empty:
+                self._first_at = time.monotonic()
+            self._queue.extend(records)
+            # Wake the thread when it must start a deadline or write a full batch;
+            # in between, appending costs no wake-up.
+            if was_empty or len(self._queue) >= BATCH_ROWS:
+                self._cond.notify_all()
+        self._raise_pending()
 
     def close(self) -> None:
         """Write everything queued, stop the thread, and re-raise a write failure."""
-        if self._thread.is_alive():
-            self._queue.put(_STOP)
-            self._thread.join()
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+        self._thread.join()
         self._raise_pending()
 
     def __enter__(self) -> Self:
@@ -78,30 +130,42 @@ class StoreWriter:
             self.close()
 
     def _raise_pending(self) -> None:
+        # Sticky: after a failed write the thread has stopped, and every later put()
+        # must say so rather than queue records nobody will write.
         if self._error is not None:
-            error, self._error = self._error, None
-            raise error
+            raise self._error
+
+    def _take(self) -> list[RunRecord] | None:
+        """Wait until a batch is due; take it. ``None`` when stopped and drained."""
+        with self._cond:
+            while True:
+                if self._queue:
+                    due = self._first_at + MAX_DELAY_S
+                    now = time.monotonic()
+                    if self._stopping or len(self._queue) >= BATCH_ROWS or now >= due:
+                        batch = self._queue[:BATCH_ROWS]
+                        del self._queue[:BATCH_ROWS]
+                        # What stays behind has been waiting since before this batch was
+                        # taken: keep the older arrival time so it is not held longer.
+                        self._writing = len(batch)
+                        return batch
+                    self._cond.wait(due - now)
+                elif self._stopping:
+                    return None
+                else:
+                    self._cond.wait()
 
     def _loop(self) -> None:
-        stop = False
-        while not stop:
-            batch = self._queue.get()
-            if batch is _STOP:
-                break
-            pending = list(batch)
-            deadline = time.monotonic() + COALESCE_S
-            while True:  # coalesce what arrives shortly after into one transaction
-                try:
-                    more = self._queue.get(
-                        timeout=max(0.0, deadline - time.monotonic())
-                    )
-                except queue.Empty:
-                    break
-                if more is _STOP:
-                    stop = True
-                    break
-                pending.extend(more)
+        while (batch := self._take()) is not None:
             try:
-                self._store.add_runs(pending)
+                self._store.add_runs(batch)
             except BaseException as exc:  # noqa: BLE001  (handed to the profiling thread)
                 self._error = exc
+                with self._cond:  # a failed store takes nothing more; unblock put()
+                    self._queue.clear()
+                    self._writing = 0
+                    self._cond.notify_all()
+                return
+            with self._cond:
+                self._writing = 0
+                self._cond.notify_all()

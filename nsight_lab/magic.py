@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 
 from nsight_lab.errors import NsightLabError, OptionError
 from nsight_lab.regions import annotate
@@ -112,15 +112,37 @@ class NsightMagics(Magics):
         super().__init__(shell)
         self.last_session_id: int | None = None
 
+    @no_var_expand  # done in _expand: IPython's is quadratic in the line's length
     @line_cell_magic
     def nsight(self, line: str, cell: str | None = None) -> Any:  # noqa: ANN401
         """Profile the cell, or run a ``%nsight`` command."""
         try:
+            line = self._expand(line)
             if cell is None:
                 return self._line(line)
             return self._cell(line, cell)
         except NsightLabError as exc:
             raise UsageError(_one_line(str(exc))) from None
+
+    def _expand(self, line: str) -> str:
+        """Expand ``$name`` and ``{expr}`` as IPython does, in lines of modest length.
+
+        IPython's expansion takes seconds on a line of 30,000 characters (its pattern
+        is quadratic); longer lines are taken as written (the options refuse them).
+        """
+        shell = self.shell
+        if (
+            shell is None
+            or len(line) > MAX_EXPANDED_CHARS
+            or ("$" not in line and "{" not in line)
+        ):
+            return line
+        depth = 0
+        frame: types.FrameType | None = sys._getframe(1)  # noqa: SLF001
+        while frame is not None and frame.f_code.co_name not in _MAGIC_RUNNERS:
+            frame, depth = frame.f_back, depth + 1
+        # var_expand looks ``depth + 1`` frames above itself: the runner's caller.
+        return str(shell.var_expand(line, depth + 2 if frame is not None else 0))
 
     # -- line magic -------------------------------------------------------------------
     def _line(self, line: str) -> Any:  # noqa: ANN401
@@ -414,6 +436,9 @@ class NsightMagics(Magics):
 
 MAX_MESSAGE_CHARS = 300
 """Longest error message the magic shows (the options already quote values short)."""
+MAX_EXPANDED_CHARS = 4_096
+"""Longest magic line whose ``$name``/``{expr}`` are expanded (see ``_expand``)."""
+_MAGIC_RUNNERS = frozenset({"run_cell_magic", "run_line_magic"})
 
 
 def _one_line(message: str) -> str:

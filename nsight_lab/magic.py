@@ -8,6 +8,7 @@ unchanged after the runs finished so far are stored and the session is marked.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import socket
@@ -352,10 +353,15 @@ class NsightMagics(Magics):
         notes: list[str],
         execute: Callable[[int, Sink, ProgressHook | None], list[RunRecord]],
     ) -> pd.DataFrame:
-        """Create the session, run ``execute`` with a store writer, build results."""
+        """Create the session, run ``execute`` with a store writer, build results.
+
+        Nothing measured is deleted: a failure after runs finished leaves the session
+        ``failed`` with its runs, and the error names it; only a bad option found
+        before any run finished leaves nothing behind.
+        """
         from nsight_lab.live import WidgetView
         from nsight_lab.peaks import known_peaks
-        from nsight_lab.results import to_dataframe
+        from nsight_lab.results import DeriveFailures, to_dataframe
         from nsight_lab.roofline import place_session
         from nsight_lab.writer import StoreWriter
 
@@ -401,6 +407,7 @@ class NsightMagics(Magics):
             if display is not None:
                 display.finish(None, done, status=status, message=message)
 
+        derive_failures = DeriveFailures()
         try:
             with writer:
                 records = execute(session.id, sink, display.update if display else None)
@@ -412,26 +419,67 @@ class NsightMagics(Magics):
                 functions=functions,
                 normalize_against=options.normalize_against,
                 peaks=peaks,
+                derive_failures=derive_failures,
             )
-        except KeyboardInterrupt:
-            store.finish_session(
-                session.id, "interrupted", "stopped by KeyboardInterrupt"
-            )
-            end("interrupted", "stopped by KeyboardInterrupt")
-            raise
-        except OptionError:
-            store.delete_session(session.id)  # a bad option found late: leave nothing
-            raise
         except BaseException as exc:
-            error = f"{type(exc).__name__}: {exc}"
-            store.finish_session(session.id, "failed", error)
-            end("failed", error)
+            status, message, instead = _record_failure(store, session.id, exc, done)
+            end(status, message)
+            if instead is not None:
+                raise instead from exc
             raise
         store.finish_session(session.id, "completed")
+        if derive_failures:
+            # The durations stand; each failing derive function and config gets one
+            # line, in the session's notes and under the cell.
+            frame.attrs["notes"] = derive_failures.notes()
+            for note in frame.attrs["notes"]:
+                store.add_note(session.id, note)
+                print(f"nsight-lab session {session.id}: {note}", file=sys.stderr)  # noqa: T201
         if display is not None:
             placed = place_session(records, peaks) if peaks else []
             display.finish(frame, records, placed, peaks)
         return frame
+
+
+def _record_failure(
+    store: RunStore, session_id: int, exc: BaseException, done: list[RunRecord]
+) -> tuple[SessionStatus, str, BaseException | None]:
+    """Record how a profile ended early; nothing measured is deleted.
+
+    Ctrl-C leaves the session ``interrupted``. Any other failure after runs finished
+    (the cell, a region rule, an empty ``annotate()`` name, ``--normalize-against``)
+    leaves it ``failed`` with the reason and its runs; only a bad option found before
+    any run finished leaves nothing behind.
+
+    Returns:
+        The status and message to show, and the error to raise instead of ``exc``
+        (ours, saying the session was kept), if any.
+    """
+    if isinstance(exc, KeyboardInterrupt):
+        message = "stopped by KeyboardInterrupt"
+        store.finish_session(session_id, "interrupted", message)
+        return "interrupted", message, None
+    runs = len({(r.config_index, r.run_index) for r in done})
+    if isinstance(exc, OptionError) and not runs:
+        store.delete_session(session_id)
+        return "failed", str(exc), None
+    error = f"{type(exc).__name__}: {exc}"
+    with contextlib.suppress(NsightLabError):  # a broken store: raise exc itself
+        store.finish_session(session_id, "failed", error)
+    kept = (
+        f"session {session_id} kept with its {runs} run{'' if runs == 1 else 's'}: "
+        f"%nsight show {session_id}"
+    )
+    if isinstance(exc, NsightLabError):  # shown as one line: say it there
+        suffix = f" ({kept})"
+        budget = MAX_MESSAGE_CHARS - len(suffix)  # shorten the reason, not the news
+        reason = " ".join(str(exc).split())
+        if len(reason) > budget:
+            reason = reason[: budget - 3] + "..."
+        return "failed", error, type(exc)(reason + suffix)
+    if isinstance(exc, Exception) and hasattr(exc, "add_note"):  # Python 3.11+
+        exc.add_note(f"nsight-lab: {kept} (marked failed)")
+    return "failed", error, None
 
 
 MAX_MESSAGE_CHARS = 300

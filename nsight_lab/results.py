@@ -58,10 +58,62 @@ It should return a number or a dict of named numbers; being user code, it is che
 """
 
 
+class DeriveFailures:
+    """Where user ``--derive`` functions failed: their value is NaN there.
+
+    A function that raises or returns a non-number for one run must not cost the
+    profile: the durations stand, the derived value of that run is NaN, and one note
+    per function and config (the first failure) says why.
+    """
+
+    MAX_NOTES_PER_FUNCTION = 3
+    """Notes listed per function; further failing configs are only counted."""
+
+    def __init__(self) -> None:
+        """Start with no failures."""
+        self._first: dict[tuple[str, int], str] = {}
+        self._runs: dict[tuple[str, int], int] = {}
+
+    def add(self, name: str, record: RunRecord, reason: str) -> None:
+        """Count one failed call of ``name`` on ``record``; keep the first reason."""
+        key = (name, record.config_index)
+        if key not in self._first:
+            config = ", ".join(f"{k}={v!r}" for k, v in record.config.items())
+            self._first[key] = f"{name}(duration_ns{', ' if config else ''}{config})"
+            self._first[key] += f" {reason}"
+        self._runs[key] = self._runs.get(key, 0) + 1
+
+    def __bool__(self) -> bool:
+        """Whether any call failed."""
+        return bool(self._first)
+
+    def notes(self) -> list[str]:
+        """One line per failing function and config, at most a few per function."""
+        shown: dict[str, int] = {}
+        hidden: dict[str, int] = {}
+        lines: list[str] = []
+        for (name, ci), first in self._first.items():
+            if shown.get(name, 0) >= self.MAX_NOTES_PER_FUNCTION:
+                hidden[name] = hidden.get(name, 0) + 1
+                continue
+            shown[name] = shown.get(name, 0) + 1
+            runs = self._runs[(name, ci)]
+            lines.append(
+                f"--derive {name}: {first} ({runs} run{'s' if runs != 1 else ''} of "
+                f"config {ci}); its value is NaN there"
+            )
+        lines.extend(
+            f"--derive {name}: also failed for {n} more config{'s' if n != 1 else ''}"
+            for name, n in hidden.items()
+        )
+        return lines
+
+
 def derived_values(
     record: RunRecord,
     names: Sequence[str],
     functions: Mapping[str, UserDerive],
+    failures: DeriveFailures | None = None,
 ) -> dict[str, tuple[float, str]]:
     """Compute ``--derive`` metrics of one record: name -> (value, unit).
 
@@ -69,8 +121,16 @@ def derived_values(
     any other name is a user function called as ``f(duration_ns, **config)`` returning
     a number or a dict of named numbers.
 
+    Args:
+        record: The run.
+        names: ``--derive`` names.
+        functions: User derive functions by name.
+        failures: Collects user functions' failures, whose value becomes NaN; without
+            it a failure raises.
+
     Raises:
-        OptionError: A user function raised or returned something that is not a number.
+        OptionError: A user function raised or returned something that is not a
+            number, and ``failures`` is ``None``.
     """
     out: dict[str, tuple[float, str]] = {}
     ns = record.duration_ns
@@ -84,25 +144,39 @@ def derived_values(
             ) + record.metrics.get(f"{MODEL_PREFIX}bytes_written", math.nan)
             out["gbps"] = (moved / ns if ns > 0 else math.nan, "GB/s")
         else:
-            func = functions[name]
-            try:
-                value = func(ns, **record.config)
-            except Exception as exc:
-                msg = (
-                    f"--derive {name}: {name}(duration_ns, **config) raised "
-                    f"{type(exc).__name__}: {exc}"
-                )
-                raise OptionError(msg) from exc
-            items = value.items() if isinstance(value, Mapping) else [(name, value)]
-            for key, val in items:
-                if not isinstance(val, int | float | np.number):
-                    msg = (
-                        f"--derive {name}: returned {val!r}; "
-                        "return a number or a dict of numbers"
-                    )
-                    raise OptionError(msg)
-                out[str(key)] = (float(val), "")
+            values, reason = _call_derive(name, functions[name], ns, record.config)
+            if reason is None:
+                out.update((key, (val, "")) for key, val in values.items())
+            elif failures is None:
+                msg = f"--derive {name}: {name}(duration_ns, **config) {reason}"
+                raise OptionError(msg)
+            else:
+                failures.add(name, record, reason)
+                out[name] = (math.nan, "")
     return out
+
+
+def _call_derive(
+    name: str, func: UserDerive, duration_ns: float, config: Mapping[str, JsonScalar]
+) -> tuple[dict[str, float], str | None]:
+    """Call a user derive function: its named values, or why it failed."""
+    try:
+        value = func(duration_ns, **config)
+    except Exception as exc:  # noqa: BLE001  (user code; reported, not propagated)
+        return {}, _short(f"raised {type(exc).__name__}: {exc}")
+    items = value.items() if isinstance(value, Mapping) else [(name, value)]
+    values: dict[str, float] = {}
+    for key, val in items:
+        if not isinstance(val, int | float | np.number):
+            return {}, _short(f"returned {val!r}; return a number or a dict of numbers")
+        values[str(key)] = float(val)
+    return values, None
+
+
+def _short(text: str, limit: int = 160) -> str:
+    """One line of at most ``limit`` characters (user text can be anything)."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
 def to_dataframe(  # noqa: PLR0913  (the --derive/--normalize ones are keyword-only)
@@ -114,6 +188,7 @@ def to_dataframe(  # noqa: PLR0913  (the --derive/--normalize ones are keyword-o
     functions: Mapping[str, UserDerive] | None = None,
     normalize_against: str | None = None,
     peaks: Peaks | None = None,
+    derive_failures: DeriveFailures | None = None,
 ) -> pd.DataFrame:
     """Aggregate per-run records into the results DataFrame.
 
@@ -126,13 +201,15 @@ def to_dataframe(  # noqa: PLR0913  (the --derive/--normalize ones are keyword-o
         normalize_against: Annotation whose values divide the others', per config
             and metric.
         peaks: The device's roofs; with them, time rows gain the roofline columns.
+        derive_failures: Collects user derive functions' failures (their values become
+            NaN); without it such a failure raises.
 
     Returns:
         One row per (annotation, metric, config), in the order regions first ran.
 
     Raises:
         OptionError: ``normalize_against`` is not an annotation of the records, or a
-            derive function failed.
+            derive function failed and ``derive_failures`` is ``None``.
     """
     series: dict[tuple[str, str, int], list[float]] = defaultdict(list)
     units: dict[str, str] = {TIME_METRIC: "ns"}
@@ -146,7 +223,7 @@ def to_dataframe(  # noqa: PLR0913  (the --derive/--normalize ones are keyword-o
             if not metric.startswith(MODEL_PREFIX):
                 series[(record.annotation, metric, record.config_index)].append(value)
         for metric, (value, unit) in derived_values(
-            record, derive, functions or {}
+            record, derive, functions or {}, derive_failures
         ).items():
             series[(record.annotation, metric, record.config_index)].append(value)
             units[metric] = unit

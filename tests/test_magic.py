@@ -226,7 +226,6 @@ def test_region_rules_give_a_clear_error(
         "--derive not_defined_anywhere",
         "--metrics dram__bytes_read.sum --backend cpu",
         "--isolate",
-        "--normalize-against missing --runs 2",
         "--frobnicate",
     ],
 )

@@ -149,16 +149,40 @@ def _session_filter(  # noqa: PLR0913
     return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
 
 
+_MAX_TIME_CHARS = 64
+"""Longer time texts are refused before parsing (no ISO-8601 time is that long)."""
+_UTC_MIN = dt.datetime.min.replace(tzinfo=dt.timezone.utc)
+_UTC_MAX = dt.datetime.max.replace(tzinfo=dt.timezone.utc)
+
+
 def _iso_utc(value: str, name: str) -> str:
-    """Return ``value`` as the store's timestamp format (ISO-8601 UTC, microseconds)."""
+    """Return ``value`` as the store's timestamp format (ISO-8601 UTC, microseconds).
+
+    A time whose UTC equivalent lies beyond the years 1 to 9999 (e.g.
+    ``9999-12-31T23:59:59-05:00``) is clamped to the first or last representable
+    microsecond, so a filter at the ends of the range still means what it says.
+
+    Raises:
+        OptionError: ``value`` is not an ISO-8601 date or time (one line).
+    """
+    text = value.strip()
     try:
-        when = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        if len(text) > _MAX_TIME_CHARS:
+            raise ValueError(text)  # noqa: TRY301  (one message for every bad time)
+        when = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError as exc:
+        cut = len(value) > _MAX_TIME_CHARS
+        shown = value[:_MAX_TIME_CHARS] + "…" if cut else value
         msg = (
-            f"invalid {name} time {value!r}; expected an ISO-8601 date or time, "
+            f"invalid {name} time {shown!r}; expected an ISO-8601 date or time, "
             "e.g. '2025-06-01' or '2025-06-01T12:00:00+00:00'"
         )
         raise OptionError(msg) from exc
     if when.tzinfo is None:
         when = when.replace(tzinfo=dt.timezone.utc)
-    return when.astimezone(dt.timezone.utc).isoformat(timespec="microseconds")
+    try:
+        utc = when.astimezone(dt.timezone.utc)
+    except OverflowError:  # beyond year 1 or 9999 once in UTC: clamp to that end
+        offset = when.utcoffset() or dt.timedelta(0)
+        utc = _UTC_MAX if offset < dt.timedelta(0) else _UTC_MIN
+    return utc.isoformat(timespec="microseconds")

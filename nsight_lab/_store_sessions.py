@@ -10,9 +10,9 @@ import json
 import os
 from typing import TYPE_CHECKING, Any
 
-from nsight_lab._liveness import _pid_token
+from nsight_lab._liveness import _pid_token, _writer_alive
 from nsight_lab._store_rows import _SESSION_COLUMNS, _session_filter, _session_from_row
-from nsight_lab.errors import OptionError
+from nsight_lab.errors import OptionError, StoreError
 from nsight_lab.records import SCHEMA_VERSION, SESSION_STATUSES, utc_now
 
 if TYPE_CHECKING:
@@ -25,6 +25,10 @@ if TYPE_CHECKING:
     from nsight_lab.records import SessionInfo, SessionStatus
 
 _FINAL_STATUSES = tuple(s for s in SESSION_STATUSES if s != "running")
+
+
+class SessionRunningError(StoreError):
+    """A session still being written (its writer process is alive) was to be deleted."""
 
 
 class _SessionQueries:
@@ -180,6 +184,38 @@ class _SessionQueries:
             cur = conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
             if cur.rowcount == 0:
                 raise self._not_found(session_id)
+
+    def delete_stopped_session(self, session_id: int) -> None:
+        """Delete a session and its runs unless its writer is still writing it.
+
+        A ``running`` session whose writer process (on this host) is gone is deleted
+        like a finished one; one whose writer is alive, or runs on another host, is
+        refused: deleting it would pull the rows from under the kernel's cell.
+
+        Raises:
+            SessionRunningError: The session is running and its writer is (or may
+                be) alive.
+            NotFoundError: No session has that id.
+            StoreError: The store is closed or the write failed.
+        """
+        with self._write("delete a session") as conn:
+            row = conn.execute(
+                "SELECT status, host, pid, pid_token FROM sessions WHERE id = ?",
+                (session_id,),
+            ).fetchone()
+            if row is None:
+                raise self._not_found(session_id)
+            status, host, pid, token = row
+            if status == "running" and (
+                host != self._host or _writer_alive(pid, token)
+            ):
+                where = "" if host == self._host else f" on host {host!r}"
+                msg = (
+                    f"session {session_id} is still running (writer pid {pid}{where}); "
+                    "stop the cell first, then delete it"
+                )
+                raise SessionRunningError(msg)
+            conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
 
     def list_sessions(  # noqa: PLR0913  (one keyword per filter)
         self,

@@ -15,28 +15,29 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import socket
 import sqlite3
 import threading
+import urllib.parse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nsight_lab import _migrations
 from nsight_lab._liveness import _writer_alive
 from nsight_lab._store_runs import _RunQueries
-from nsight_lab._store_sessions import _SessionQueries
+from nsight_lab._store_sessions import SessionRunningError, _SessionQueries
 from nsight_lab.errors import NotFoundError, StoreError
 from nsight_lab.paths import db_path
 from nsight_lab.records import utc_now
 
 if TYPE_CHECKING:
-    import os
     from collections.abc import Iterator
     from types import TracebackType
 
     from typing_extensions import Self
 
-__all__ = ["INTERRUPTED_ERROR", "RunStore"]
+__all__ = ["INTERRUPTED_ERROR", "RunStore", "SessionRunningError"]
 
 logger = logging.getLogger(__name__)
 
@@ -62,7 +63,11 @@ _HISTORY_HINT = "list sessions with: nsight-lab history"
 class RunStore(_SessionQueries, _RunQueries):
     """Sessions and their per-run records in one SQLite file.
 
-    One connection, shared by threads under a lock. Use it as a context manager or call
+    Writes go through one connection under a lock; reads use a connection per
+    thread (SQLite connections are not to be shared by concurrent threads), so a
+    long read or write never blocks a read in another thread. A store whose
+    file or directory is not writable is opened read-only (writes then raise
+    :class:`StoreError`). Use it as a context manager or call
     :meth:`close`. Opening a store creates it (and its directory), upgrades an older
     schema and marks sessions whose writer process has died as interrupted.
 
@@ -74,12 +79,42 @@ class RunStore(_SessionQueries, _RunQueries):
             or was written by a newer nsight-lab.
     """
 
-    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
-        """Open (create, upgrade) the store at ``path``; see the class docstring."""
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        read_only: bool | None = None,
+    ) -> None:
+        """Open (create, upgrade) the store at ``path``; see the class docstring.
+
+        Args:
+            path: The SQLite file; default :func:`nsight_lab.paths.db_path`.
+            read_only: ``True`` opens an existing store for reading only; ``None``
+                (default) does so when the file exists but it or its directory is
+                not writable (a read-only mount, another user's store); ``False``
+                always opens it for writing.
+        """
         self.path = Path(db_path() if path is None else path)
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
         self._host = socket.gethostname()
+        self._memory = str(self.path) == _IN_MEMORY
+        self._local = threading.local()
+        self._readers: list[sqlite3.Connection] = []
+        self._uri: str | None = None
+        if read_only is None:
+            read_only = not self._memory and _unwritable(self.path)
+        self.read_only = read_only
+        if read_only:
+            self._open_read_only()
+        else:
+            self._open_read_write()
+        try:
+            self.mark_interrupted()
+        except StoreError as exc:  # e.g. a read-only store: reading still works
+            logger.warning("[nsight-lab] %s", exc)
+
+    def _open_read_write(self) -> None:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -114,20 +149,83 @@ class RunStore(_SessionQueries, _RunQueries):
             if isinstance(exc, sqlite3.OperationalError):  # locked, read-only, I/O
                 error = self._store_error("open the store", exc)
                 raise error from exc
-            msg = (
-                f"{str(self.path)!r} is not a readable nsight-lab run store ({exc}); "
-                "move the file aside and nsight-lab will create a new store there, "
-                "or set NSIGHT_LAB_HOME to another directory"
-            )
-            raise StoreError(msg) from exc
+            raise self._not_a_store(exc) from exc
         except BaseException:
             conn.close()
             self._conn = None
             raise
+
+    def _open_read_only(self) -> None:
+        """Open an existing store for reading: ``mode=ro``, else ``immutable=1``.
+
+        A WAL database opened read-only still needs its ``-shm`` and ``-wal`` files;
+        where they cannot be created (a read-only directory) the file is opened as
+        immutable: no locks, no WAL, the snapshot the file holds.
+        """
+        if not self.path.is_file():
+            msg = (
+                f"cannot open the run store {str(self.path)!r} read-only: no such "
+                "file; profile a cell with %%nsight first, or set NSIGHT_LAB_HOME"
+            )
+            raise StoreError(msg)
+        base = "file:" + urllib.parse.quote(str(self.path.resolve()))
+        error: sqlite3.Error | None = None
+        for query in ("?mode=ro", "?mode=ro&immutable=1"):
+            try:
+                conn = self._connect_uri(base + query)
+            except sqlite3.Error as exc:
+                error = exc
+                continue
+            try:
+                version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+                conn.execute("SELECT count(*) FROM sessions").fetchone()
+            except sqlite3.OperationalError as exc:
+                conn.close()
+                error = exc
+                if "no such table" in str(exc):
+                    raise self._not_a_store(exc) from exc
+                continue
+            except sqlite3.Error as exc:
+                conn.close()
+                raise self._not_a_store(exc) from exc
+            if version != _migrations.latest_version():
+                conn.close()
+                msg = (
+                    f"the read-only run store {str(self.path)!r} has schema version "
+                    f"{version}, not {_migrations.latest_version()}, and cannot be "
+                    "upgraded in place; open it with the nsight-lab that wrote it, "
+                    "or copy it to a writable directory"
+                )
+                raise StoreError(msg)
+            self._uri = base + query
+            self._conn = conn
+            return
+        assert error is not None  # noqa: S101  (the loop ran at least once)
+        action = "open the store read-only"
+        raise self._store_error(action, error) from error
+
+    def _connect_uri(self, uri: str) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            uri,
+            uri=True,
+            timeout=BUSY_TIMEOUT_S,
+            isolation_level=None,
+            check_same_thread=False,
+        )
         try:
-            self.mark_interrupted()
-        except StoreError as exc:  # e.g. a read-only store: reading still works
-            logger.warning("[nsight-lab] %s", exc)
+            conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        except sqlite3.Error:
+            conn.close()
+            raise
+        return conn
+
+    def _not_a_store(self, exc: sqlite3.Error) -> StoreError:
+        msg = (
+            f"{str(self.path)!r} is not a readable nsight-lab run store ({exc}); "
+            "move the file aside and nsight-lab will create a new store there, "
+            "or set NSIGHT_LAB_HOME to another directory"
+        )
+        return StoreError(msg)
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -141,6 +239,10 @@ class RunStore(_SessionQueries, _RunQueries):
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+            for reader in self._readers:
+                with contextlib.suppress(sqlite3.Error):
+                    reader.close()
+            self._readers.clear()
 
     def __enter__(self) -> Self:
         """Return the store itself."""
@@ -175,6 +277,8 @@ class RunStore(_SessionQueries, _RunQueries):
         Raises:
             StoreError: The store is closed or the write failed.
         """
+        if self.read_only:
+            return []
         with self._read("find running sessions") as conn:
             rows = conn.execute(
                 "SELECT id, pid, pid_token FROM sessions"
@@ -276,8 +380,55 @@ class RunStore(_SessionQueries, _RunQueries):
             raise StoreError(msg)
         return self._conn
 
+    def _reader(self) -> sqlite3.Connection | None:
+        """Return this thread's own read connection, or ``None`` to use the shared one.
+
+        An in-memory store reads on its one shared connection under the lock; on a
+        file every thread gets a read connection of its own (the shared one only
+        writes), so a long read or write in one thread never holds up a read in
+        another (WAL readers do not wait for writers).
+
+        Raises:
+            StoreError: The store is closed, or the connection cannot be opened.
+        """
+        self._connection()  # closed stores raise
+        if self._memory:
+            return None
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None:
+            return conn
+        try:
+            if self._uri is not None:
+                conn = self._connect_uri(self._uri)
+            else:
+                conn = sqlite3.connect(
+                    self.path,
+                    timeout=BUSY_TIMEOUT_S,
+                    isolation_level=None,
+                    check_same_thread=False,
+                )
+                conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+                conn.execute("PRAGMA foreign_keys = ON")
+        except sqlite3.Error as exc:
+            action = "open a read connection"
+            raise self._store_error(action, exc) from exc
+        with self._lock:
+            if self._conn is None:  # closed meanwhile
+                conn.close()
+                self._connection()
+            self._readers.append(conn)
+        self._local.conn = conn
+        return conn
+
     @contextlib.contextmanager
     def _read(self, action: str) -> Iterator[sqlite3.Connection]:
+        own = self._reader()
+        if own is not None:
+            try:
+                yield own
+            except sqlite3.Error as exc:
+                raise self._store_error(action, exc) from exc
+            return
         with self._lock:
             conn = self._connection()
             try:
@@ -287,6 +438,12 @@ class RunStore(_SessionQueries, _RunQueries):
 
     @contextlib.contextmanager
     def _write(self, action: str) -> Iterator[sqlite3.Connection]:
+        if self.read_only:
+            msg = (
+                f"cannot {action}: the run store {str(self.path)!r} is open read-only "
+                "(the file or its directory is not writable); reading still works"
+            )
+            raise StoreError(msg)
         with self._lock:
             conn = self._connection()
             try:
@@ -324,3 +481,17 @@ class RunStore(_SessionQueries, _RunQueries):
             f"{_HISTORY_HINT}"
         )
         return NotFoundError(msg)
+
+
+_IN_MEMORY = ":memory:"
+
+
+def _unwritable(path: Path) -> bool:
+    """Tell whether an existing store file, or its directory, cannot be written.
+
+    ``os.access`` answers for the real user; on a read-only filesystem it refuses
+    even root (``EROFS``).
+    """
+    if not path.is_file():
+        return False
+    return not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK | os.X_OK))

@@ -516,7 +516,9 @@ def test_list_query_never_reads_runs_and_is_fast(db: Path, store: RunStore) -> N
             batch = []
     store.add_runs(batch)
     statements: list[str] = []
-    store._conn.set_trace_callback(statements.append)  # type: ignore[union-attr]  # noqa: SLF001
+    reader = store._reader()  # noqa: SLF001  (this thread's read connection)
+    assert reader is not None
+    reader.set_trace_callback(statements.append)
     filter_sets: list[dict[str, Any]] = [
         {},
         {"notebook": "nb3"},
@@ -532,7 +534,7 @@ def test_list_query_never_reads_runs_and_is_fast(db: Path, store: RunStore) -> N
         assert elapsed < 0.1, (filters, elapsed)
         assert page
         store.count_sessions(**filters)
-    store._conn.set_trace_callback(None)  # type: ignore[union-attr]  # noqa: SLF001
+    reader.set_trace_callback(None)
     conn = raw(db)
     queries = [q for q in statements if "FROM sessions" in q and q.startswith("SELECT")]
     assert len(queries) == 2 * len(filter_sets)

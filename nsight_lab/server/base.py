@@ -2,32 +2,49 @@
 
 Errors are mapped in one place (:meth:`NsightLabHandler.write_error`):
 :class:`~nsight_lab.errors.OptionError` is 400,
-:class:`~nsight_lab.errors.NotFoundError` 404 and any other
+:class:`~nsight_lab.errors.NotFoundError` 404,
+:class:`~nsight_lab.store.SessionRunningError` 409 and any other
 :class:`~nsight_lab.errors.StoreError` 500, each with the body
 ``{"message": <one line>, "error": <class name>}``.
+
+Store reads and writes of more than a few rows run in a worker thread
+(:meth:`NsightLabHandler.blocking`); numbers from the request are bounded in length
+before they are converted (:func:`parse_count`).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from jupyter_server.base.handlers import APIHandler
+from tornado.ioloop import IOLoop
 
+from nsight_lab._store_sessions import SessionRunningError
 from nsight_lab.errors import NotFoundError, OptionError, StoreError
 from nsight_lab.records import SCHEMA_VERSION
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from types import TracebackType
 
     from nsight_lab.server._store import StoreHandle
     from nsight_lab.server.config import NsightLabConfig
     from nsight_lab.store import RunStore
 
-__all__ = ["CONFIG_KEY", "STORE_KEY", "NsightLabHandler", "dumps"]
+__all__ = [
+    "CONFIG_KEY",
+    "STORE_KEY",
+    "NsightLabHandler",
+    "dumps",
+    "parse_count",
+    "session_store",
+]
+
+_T = TypeVar("_T")
 
 CONFIG_KEY = "nsight_lab_config"
 """``web_app.settings`` key of the :class:`NsightLabConfig` read at load time."""
@@ -37,10 +54,13 @@ STORE_KEY = "nsight_lab_store"
 _STATUS_BY_ERROR: tuple[tuple[type[Exception], int], ...] = (
     (OptionError, 400),
     (NotFoundError, 404),  # before StoreError: NotFoundError derives from it
+    (SessionRunningError, 409),
     (StoreError, 500),
 )
 _COUNT = re.compile(r"[0-9]+")
 _SQLITE_INT_MAX = 2**63 - 1
+_SHOWN_CHARS = 40
+"""Longer request values are cut to this many characters in error messages."""
 
 
 def dumps(payload: dict[str, Any]) -> str:
@@ -92,16 +112,37 @@ class NsightLabHandler(APIHandler):
             NotFoundError: No store file yet, or no such session in it.
             StoreError: The file exists but cannot be read.
         """
-        store = self.store_handle.get()
-        if store is None:
-            msg = (
-                f"no session with id {session_id!r}: the run store "
-                f"{str(self.store_handle.path)!r} does not exist yet; "
-                "profile a cell with %%nsight first"
-            )
-            raise NotFoundError(msg)
-        store.get_session(session_id)
-        return store
+        return session_store(self.store_handle, session_id, self.missing_store_message)
+
+    def missing_store_message(self, session_id: int) -> str:
+        """The 404 message for a session id while the store file does not exist."""
+        return (
+            f"no session with id {session_id!r}: the run store "
+            f"{str(self.store_handle.path)!r} does not exist yet; "
+            "profile a cell with %%nsight first"
+        )
+
+    async def blocking(self, function: Callable[..., _T], *args: Any) -> _T:  # noqa: ANN401  (any arguments)
+        """Run ``function(*args)`` in a worker thread, off the event loop.
+
+        Errors it raises propagate to the handler (and :meth:`write_error`).
+        """
+        loop = IOLoop.current()
+        return await loop.run_in_executor(None, functools.partial(function, *args))
+
+    @staticmethod
+    def encode_reply(build: Callable[[], dict[str, Any]]) -> str:
+        """Call ``build`` and return its payload plus ``schema_version`` as JSON.
+
+        Meant to run in a worker thread with :meth:`blocking`, so that neither the
+        reading nor the encoding of a large payload holds up the event loop.
+        """
+        return dumps({"schema_version": SCHEMA_VERSION, **build()})
+
+    def reply_json(self, body: str) -> None:
+        """Finish with JSON text built by :meth:`encode_reply`."""
+        self.set_header("Content-Type", "application/json")
+        self.finish(body)
 
     def reply(self, payload: dict[str, Any]) -> None:
         """Finish with ``payload`` plus ``schema_version`` as strict JSON."""
@@ -131,7 +172,7 @@ class NsightLabHandler(APIHandler):
             return choices[0]
         if raw not in choices:
             msg = (
-                f"invalid {name} {raw!r}; expected one of "
+                f"invalid {name} {_shown(raw)!r}; expected one of "
                 f"{', '.join(map(repr, choices))}"
             )
             raise OptionError(msg)
@@ -145,7 +186,7 @@ class NsightLabHandler(APIHandler):
         """
         raw = (self.get_query_argument(name, None) or "0").lower()
         if raw not in {"0", "1", "true", "false"}:
-            msg = f"invalid {name} {raw!r}; expected 1 or 0 (true or false)"
+            msg = f"invalid {name} {_shown(raw)!r}; expected 1 or 0 (true or false)"
             raise OptionError(msg)
         return raw in {"1", "true"}
 
@@ -190,10 +231,43 @@ def parse_count(raw: str, name: str, *, maximum: int = _SQLITE_INT_MAX) -> int:
         OptionError: ``raw`` is not a whole number in range.
     """
     text = raw.strip()
-    if _COUNT.fullmatch(text) is None or int(text) > maximum:
-        msg = f"invalid {name} {raw!r}; expected a whole number from 0 to {maximum}"
+    # The length is checked before int(): Python refuses to convert texts of over
+    # 4,300 digits (and converting them is quadratic).
+    if (
+        _COUNT.fullmatch(text) is None
+        or len(text.lstrip("0")) > len(str(maximum))
+        or int(text) > maximum
+    ):
+        msg = (
+            f"invalid {name} {_shown(raw)!r}; "
+            f"expected a whole number from 0 to {maximum}"
+        )
         raise OptionError(msg)
     return int(text)
+
+
+def session_store(
+    handle: StoreHandle, session_id: int, missing: Callable[[int], str]
+) -> RunStore:
+    """Return the run store of ``handle`` after checking it holds ``session_id``.
+
+    Thread-safe: called in worker threads by the handlers.
+
+    Raises:
+        NotFoundError: No store file yet (``missing(session_id)`` says so), or no
+            such session in it.
+        StoreError: The file exists but cannot be read.
+    """
+    store = handle.get()
+    if store is None:
+        raise NotFoundError(missing(session_id))
+    store.get_session(session_id)
+    return store
+
+
+def _shown(raw: str) -> str:
+    """``raw`` cut to :data:`_SHOWN_CHARS` characters for a one-line message."""
+    return raw if len(raw) <= _SHOWN_CHARS else raw[:_SHOWN_CHARS] + "…"
 
 
 def _status_for(exc: BaseException | None) -> int | None:

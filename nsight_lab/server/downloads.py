@@ -108,6 +108,7 @@ class ReportHandler(NsightLabHandler):
 def _export(store: RunStore, session_id: int, what: str, fmt: str) -> bytes:
     """Return the session's table as CSV or Parquet bytes (runs in a worker thread)."""
     from nsight_lab import history  # pandas: loaded on the first export only
+    from nsight_lab.safetext import frame_to_csv
 
     frame: pd.DataFrame = (
         history.runs_frame(store, [session_id])
@@ -115,7 +116,8 @@ def _export(store: RunStore, session_id: int, what: str, fmt: str) -> bytes:
         else history.session_results(store, session_id)
     )
     if fmt == "csv":
-        return frame.to_csv(index=False).encode()
+        # Text cells a spreadsheet would run as formulas (=, +, -, @...) get a "'".
+        return frame_to_csv(frame).encode("utf-8", "backslashreplace")
     buffer = io.BytesIO()
     frame.to_parquet(buffer, index=False)
     return buffer.getvalue()

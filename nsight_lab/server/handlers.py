@@ -4,8 +4,13 @@ Routes (below ``<base_url>/nsight-lab/api/``; ids match ``\d+`` in the route):
 
 - ``GET status``: version, store path, whether it exists.
 - ``GET sessions``: filtered, paged list, newest first.
-- ``GET sessions/<id>``: one session and its runs (``after_id``, ``figures``).
-- ``DELETE sessions/<id>``: the session, its runs and its kept reports.
+- ``GET sessions/<id>``: one session and a page of its runs (``after_id``,
+  ``limit``, ``tail``, ``figures``).
+- ``DELETE sessions/<id>``: the session, its runs and its kept reports (409 while
+  its writer is still running it).
+
+Every handler that reads more than a few rows does it in a worker thread
+(``run_in_executor``), so no request holds up another.
 - ``GET compare?a=<id>&b=<id>``: ratios b/a with 95% intervals.
 
 Downloads (export, ``.ncu-rep``) live in :mod:`nsight_lab.server.downloads`.
@@ -13,25 +18,29 @@ Downloads (export, ``.ncu-rep``) live in :mod:`nsight_lab.server.downloads`.
 
 from __future__ import annotations
 
-import importlib
 import logging
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import tornado.web
-from tornado.ioloop import IOLoop
 
 import nsight_lab
 from nsight_lab.errors import OptionError
 from nsight_lab.records import (
+    SCHEMA_VERSION,
     RunRecord,
     SessionInfo,
     record_to_json,
     session_to_json,
 )
-from nsight_lab.server.base import NsightLabHandler, parse_count
-from nsight_lab.server.compare import CONFIDENCE, METHOD, compare_runs
+from nsight_lab.server._worker import (
+    compare_json,
+    in_worker,
+    page_json_of,
+    session_figures_json,
+)
+from nsight_lab.server.base import NsightLabHandler, dumps, parse_count, session_store
 from nsight_lab.store import SESSION_FILTERS
 
 if TYPE_CHECKING:
@@ -41,7 +50,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FILTERS",
+    "MAX_FIGURE_POINTS",
     "MAX_LIMIT",
+    "MAX_RUN_LIMIT",
     "CompareHandler",
     "SessionHandler",
     "SessionsHandler",
@@ -54,6 +65,16 @@ FILTERS = SESSION_FILTERS
 """Query arguments of ``GET sessions`` that filter; the store checks their values."""
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
+DEFAULT_RUN_LIMIT = 5_000
+"""Runs per page of ``GET sessions/<id>`` unless ``limit`` says otherwise."""
+MAX_RUN_LIMIT = 20_000
+"""The most runs one ``GET sessions/<id>`` answers (``limit`` or ``tail``)."""
+THREAD_RUNS = 500
+"""Pages of up to this many runs are built in a server thread; larger ones in a child
+process (building thousands of records would make the garbage collector hold up the
+event loop; see :mod:`nsight_lab.server._worker`)."""
+MAX_FIGURE_POINTS = 2_000
+"""The most points of one per-run trace in the figures a session is served with."""
 
 
 class StatusHandler(NsightLabHandler):
@@ -76,13 +97,14 @@ class SessionsHandler(NsightLabHandler):
     """``GET sessions``: the sessions, filtered and paged, newest first."""
 
     @tornado.web.authenticated
-    def get(self) -> None:
+    async def get(self) -> None:
         """Answer ``{"schema_version", "total", "sessions"}``.
 
         Query arguments: the :data:`FILTERS` (``since``/``until`` ISO-8601, naive =
-        UTC; ``status`` one of the session statuses; ``text`` a substring of name,
-        notebook, cell source or a region), ``limit`` (default 50, at most 500) and
-        ``offset``. ``total`` counts every match; each session carries ``run_count``.
+        UTC, clamped to the years 1-9999; ``status`` one of the session statuses;
+        ``text`` a substring of name, notebook, cell source or a region), ``limit``
+        (default 50, at most 500) and ``offset``. ``total`` counts every match; each
+        session carries ``run_count``. Read in a worker thread.
 
         Raises:
             OptionError: A filter, ``limit`` or ``offset`` is malformed (400).
@@ -93,16 +115,19 @@ class SessionsHandler(NsightLabHandler):
         }
         limit = self.count_argument("limit", DEFAULT_LIMIT, maximum=MAX_LIMIT)
         offset = self.count_argument("offset", 0)
-        store = self.any_store()
-        total = store.count_sessions(**filters)
-        sessions = store.list_sessions(**filters, limit=limit, offset=offset)
-        counts = store.run_counts([s.id for s in sessions])
-        self.reply(
-            {
+        handle = self.store_handle
+
+        def read() -> dict[str, Any]:
+            store = handle.get_or_empty()
+            total = store.count_sessions(**filters)
+            sessions = store.list_sessions(**filters, limit=limit, offset=offset)
+            counts = store.run_counts([s.id for s in sessions])
+            return {
                 "total": total,
                 "sessions": [_session_json(s, counts.get(s.id, 0)) for s in sessions],
             }
-        )
+
+        self.reply_json(await self.blocking(self.encode_reply, read))
 
 
 class SessionHandler(NsightLabHandler):
@@ -110,54 +135,90 @@ class SessionHandler(NsightLabHandler):
 
     @tornado.web.authenticated
     async def get(self, session_id: str) -> None:
-        """Answer ``{"schema_version", "session", "runs", "last_run_id"}``.
+        """Answer one page of a session's runs, and its figures when asked.
 
-        Each run is :func:`~nsight_lab.records.record_to_json` plus its store ``id``.
-        ``?after_id=N`` returns only runs stored after run ``N`` (for live updates);
-        ``last_run_id`` is the largest id returned (or ``after_id``). ``?figures=1``
-        adds ``"figures"``: the session's charts built from all its runs.
+        The body is ``{"schema_version", "session", "runs", "last_run_id",
+        "next_after_id", "has_more"}``. Each run is
+        :func:`~nsight_lab.records.record_to_json` plus its store ``id``, in id order.
+
+        Query arguments:
+
+        - ``after_id=N``: only runs stored after run ``N`` (paging, live updates);
+        - ``limit=N``: at most ``N`` runs (default 5,000, at most 20,000); when more
+          follow, ``has_more`` is true: ask again with ``after_id=next_after_id``;
+        - ``tail=N``: instead of the first page, the last ``N`` runs after
+          ``after_id`` (at most 20,000; ``has_more`` is then false);
+        - ``figures=1``: adds ``"figures"``, the session's charts built from all its
+          runs (statistics over every run, at most 2,000 points per trace).
+
+        ``last_run_id`` and ``next_after_id`` are the largest id returned (or
+        ``after_id``). Everything is read and encoded in a worker thread, so a large
+        session never holds up other requests.
 
         Raises:
-            OptionError: ``after_id`` or ``figures`` is malformed (400).
+            OptionError: An argument is malformed (400).
             NotFoundError: No such session (404).
             StoreError: The store cannot be read (500).
         """
         sid = _session_id(session_id)
         after_id = self.count_argument("after_id", 0)
+        limit = self.count_argument("limit", DEFAULT_RUN_LIMIT, maximum=MAX_RUN_LIMIT)
+        tail = self.count_argument("tail", -1, maximum=MAX_RUN_LIMIT)
+        if tail >= 0 and self.get_query_argument("limit", None):
+            msg = "pass either limit (first runs) or tail (last runs), not both"
+            raise OptionError(msg)
         with_figures = self.flag_argument("figures")
-        store = self.session_store(sid)
-        session = store.get_session(sid)
-        pairs = store.runs_with_ids(sid, after_id=after_id)
-        count = store.run_counts([sid]).get(sid, 0)
-        payload: dict[str, Any] = {
-            "session": _session_json(session, count),
-            "runs": [{**record_to_json(r), "id": run_id} for run_id, r in pairs],
-            "last_run_id": pairs[-1][0] if pairs else after_id,
-        }
-        if with_figures:
-            records = (
-                [r for _, r in pairs] if after_id == 0 else store.runs(sid)
-            )  # figures always show the whole session
-            loop = IOLoop.current()
-            payload["figures"] = await loop.run_in_executor(
-                None, _session_figures, records, session, store
-            )
-        self.reply(payload)
+        handle = self.store_handle
+        missing = self.missing_store_message
+
+        wanted = tail if tail >= 0 else limit
+
+        def small_page() -> tuple[RunStore, str | None]:
+            """The page when it is small (read here), else ``None`` (for a child)."""
+            store = session_store(handle, sid, missing)
+            count = store.count_runs_after(sid, after_id=after_id, limit=wanted)
+            if min(count, wanted) > THREAD_RUNS:
+                return store, None
+            return store, session_page_json(store, sid, after_id, limit, tail)
+
+        store, body = await self.blocking(small_page)
+        if body is None:  # thousands of runs: built in a child process
+            body = await in_worker(
+                page_json_of, str(store.path), store.read_only, sid, after_id, limit,
+                tail,
+            )  # fmt: skip
+        if with_figures:  # built in a child process: see nsight_lab.server._worker
+            figures = await in_worker(
+                session_figures_json, str(store.path), store.read_only, sid,
+                MAX_FIGURE_POINTS,
+            )  # fmt: skip
+            body = f'{body[:-1]}, "figures": {figures}}}'
+        self.reply_json(body)
 
     @tornado.web.authenticated
-    def delete(self, session_id: str) -> None:
+    async def delete(self, session_id: str) -> None:
         """Delete the session, its runs and its kept reports; answer 204.
 
+        A session still being written by a live process is refused (409): stop the
+        cell first. A ``running`` session whose writer is gone is deleted.
+
         Raises:
+            SessionRunningError: The session is running and its writer is alive (409).
             NotFoundError: No such session (404).
             StoreError: The store cannot be written (500).
         """
         sid = _session_id(session_id)
-        store = self.session_store(sid)
-        store.delete_session(sid)
+        handle = self.store_handle
+        missing = self.missing_store_message
         reports = Path(self.nsight_config.reports_dir) / f"session_{sid}"
-        if reports.is_dir() and not reports.is_symlink():
-            shutil.rmtree(reports, ignore_errors=True)
+
+        def delete() -> None:
+            store = session_store(handle, sid, missing)
+            store.delete_stopped_session(sid)
+            if reports.is_dir() and not reports.is_symlink():
+                shutil.rmtree(reports, ignore_errors=True)
+
+        await self.blocking(delete)
         self.set_status(204)
         self.finish()
 
@@ -166,14 +227,15 @@ class CompareHandler(NsightLabHandler):
     """``GET compare?a=<id>&b=<id>``: session b relative to session a."""
 
     @tornado.web.authenticated
-    def get(self) -> None:
+    async def get(self) -> None:
         """Answer ``{"schema_version", "a", "b", "method", "confidence", "rows"}``.
 
         One row per (annotation, metric, config) in both sessions, configs matched by
         equal dicts: ``annotation, metric, config, config_index_a, config_index_b,
         n_a, n_b, mean_a, mean_b, std_a, std_b, ratio`` (``mean_b / mean_a``),
         ``ci_low, ci_high, df, significant``; see
-        :mod:`nsight_lab.server.compare` for the interval.
+        :mod:`nsight_lab.server.compare` for the interval. Computed in a worker
+        thread.
 
         Raises:
             OptionError: ``a`` or ``b`` is missing or malformed (400).
@@ -188,20 +250,51 @@ class CompareHandler(NsightLabHandler):
                 raise OptionError(msg)
             ids.append(parse_count(raw, name))
         a, b = ids
-        store = self.session_store(a)
-        self.session_store(b)
-        sessions = [store.get_session(a), store.get_session(b)]
-        counts = store.run_counts(ids)
-        rows = compare_runs(store.runs(a), store.runs(b))
-        self.reply(
-            {
-                "a": _session_json(sessions[0], counts.get(a, 0)),
-                "b": _session_json(sessions[1], counts.get(b, 0)),
-                "method": METHOD,
-                "confidence": CONFIDENCE,
-                "rows": [row.to_json() for row in rows],
-            }
-        )
+        handle = self.store_handle
+        missing = self.missing_store_message
+
+        def check() -> RunStore:
+            store = session_store(handle, a, missing)
+            session_store(handle, b, missing)
+            return store
+
+        store = await self.blocking(check)
+        body = await in_worker(compare_json, str(store.path), store.read_only, a, b)
+        self.reply_json(body)
+
+
+def session_page_json(
+    store: RunStore, session_id: int, after_id: int, limit: int, tail: int
+) -> str:
+    """Return the ``GET sessions/<id>`` body without figures, as JSON text.
+
+    ``tail >= 0`` asks for the last ``tail`` runs after ``after_id``, else the first
+    ``limit``.
+
+    Raises:
+        NotFoundError: No such session.
+        StoreError: The store cannot be read.
+    """
+    session = store.get_session(session_id)
+    if tail >= 0:
+        pairs = store.runs_tail(session_id, after_id=after_id, limit=tail)
+        has_more = False
+    else:
+        pairs = store.runs_with_ids(session_id, after_id=after_id, limit=limit + 1)
+        has_more = len(pairs) > limit
+        del pairs[limit:]
+    count = store.run_counts([session_id]).get(session_id, 0)
+    last = pairs[-1][0] if pairs else after_id
+    return dumps(
+        {
+            "schema_version": SCHEMA_VERSION,
+            "session": _session_json(session, count),
+            "runs": [{**record_to_json(r), "id": run_id} for run_id, r in pairs],
+            "last_run_id": last,
+            "next_after_id": last,
+            "has_more": has_more,
+        }
+    )
 
 
 def _session_id(raw: str) -> int:
@@ -214,31 +307,67 @@ def _session_json(session: SessionInfo, run_count: int) -> dict[str, Any]:
 
 
 def _session_figures(
-    records: Sequence[RunRecord], session: SessionInfo, store: RunStore | None = None
+    records: Sequence[RunRecord],
+    session: SessionInfo,
+    store: RunStore | None = None,
+    *,
+    max_points: int = MAX_FIGURE_POINTS,
 ) -> dict[str, Any]:
     """Return the session's figures as plotly JSON by chart name (runs in a thread).
 
-    Built by :func:`nsight_lab.figures.figures_to_json` (the one chart
-    implementation): ``duration`` and ``clocks`` always, ``roofline`` and ``traffic``
-    where the device's roofs are known (datasheet table, else peaks measured earlier
-    and cached in ``store``) and regions have FLOP and byte figures. Imported lazily,
-    so the server loads plotly only once a client asks for figures; answers ``{}``
-    while that module or function is missing.
+    Built with :mod:`nsight_lab.figures` (the one chart implementation):
+    ``duration`` and ``clocks`` always, ``roofline`` and ``traffic`` where the
+    device's roofs are known (datasheet table, else peaks measured earlier and cached
+    in ``store``) and regions have FLOP and byte figures. Every statistic (the CI95
+    band, the roofline placement) uses all ``records``; each per-run trace is thinned
+    evenly to at most ``max_points`` points (x keeps the runs' true positions), so a
+    200,000-run session answers in a bounded size. Imported lazily, so the server
+    loads plotly only once a client asks for figures.
     """
-    # TODO(lead): keep in step with figures.py while its API settles.  # noqa: FIX002, TD003
-    try:
-        figures = importlib.import_module("nsight_lab.figures")
-    except ModuleNotFoundError as exc:
-        if exc.name != "nsight_lab.figures":
-            raise
-        return {}
-    build = getattr(figures, "figures_to_json", None)
-    if build is None:
-        return {}
+    from nsight_lab import figures
+
     peaks = None
     if store is not None and session.device:
         from nsight_lab.peaks import known_peaks
 
         peaks = known_peaks(store, session.device, cpu=session.backend == "cpu")
-    built: dict[str, Any] = build(list(records), peaks)
+    out: dict[str, Any] = {
+        "duration": figures.figure_json(figures.duration_figure(records, max_points)),
+        "clocks": _clocks_json(records, max_points),
+    }
+    if peaks is not None:
+        from nsight_lab.roofline import place_session
+
+        placements = place_session(records, peaks)
+        if placements:
+            out["roofline"] = figures.figure_json(
+                figures.roofline_figure(placements, peaks)
+            )
+            out["traffic"] = figures.figure_json(figures.traffic_figure(placements))
+    return out
+
+
+def _clocks_json(records: Sequence[RunRecord], max_points: int) -> dict[str, Any]:
+    """The clocks figure of at most ``max_points`` runs, at their true x positions."""
+    from nsight_lab import figures
+
+    runs: dict[tuple[int, int], RunRecord] = {}
+    for record in records:  # one point per run: its first region (as clocks_figure)
+        runs.setdefault((record.config_index, record.run_index), record)
+    ordered = list(runs.values())
+    keep = _thin(len(ordered), max_points)
+    built = figures.figure_json(figures.clocks_figure([ordered[k] for k in keep]))
+    if len(keep) < len(ordered):
+        for trace in built.get("data", []):
+            trace["x"] = keep
     return built
+
+
+def _thin(n: int, max_points: int) -> list[int]:
+    """At most ``max_points`` indices of ``range(n)``, evenly spread, first and last."""
+    if n <= max_points:
+        return list(range(n))
+    if max_points < 2:  # noqa: PLR2004
+        return [n - 1] if max_points == 1 else []
+    step = (n - 1) / (max_points - 1)
+    return sorted({round(i * step) for i in range(max_points)})

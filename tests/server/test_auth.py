@@ -62,6 +62,7 @@ def store_with_a_session(db_path):
     with RunStore(db_path) as store:
         a = store.create_session(backend="cpu").id
         b = store.create_session(backend="cpu").id
+        store.finish_session(a, "completed")  # a running session is not deleted (409)
     assert (a, b) == (1, 2)
     return db_path
 

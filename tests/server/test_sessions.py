@@ -167,7 +167,10 @@ async def test_session_has_its_runs_with_ids(jp_fetch, filled):
 
     # Then
     assert code == 200
-    assert set(payload) == {"schema_version", "session", "runs", "last_run_id"}
+    assert set(payload) == {
+        "schema_version", "session", "runs", "last_run_id", "next_after_id", "has_more",
+    }  # fmt: skip
+    assert payload["has_more"] is False
     assert payload["session"]["id"] == filled.base
     assert payload["session"]["run_count"] == 11
     runs = payload["runs"]

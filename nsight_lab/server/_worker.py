@@ -1,0 +1,172 @@
+"""Work too heavy for a thread of the server: figures and comparisons of big sessions.
+
+Building the figures of a 200,000-run session creates about a million Python objects;
+in a worker *thread* the garbage collector's passes over them hold the GIL for up to
+a third of a second each, and every other request of the Jupyter server waits. So
+this work runs in a small pool of child processes (``spawn``: the server's threads
+are never forked), which open the store themselves and send back JSON text.
+
+The pool starts on the first such request (about a second, once) and is shut down
+when the server exits.
+"""
+
+from __future__ import annotations
+
+import functools
+import multiprocessing
+import threading
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from tornado.ioloop import IOLoop
+
+from nsight_lab.errors import StoreError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+__all__ = [
+    "compare_json",
+    "in_worker",
+    "page_json_of",
+    "session_figures_json",
+    "shutdown",
+]
+
+WORKERS = 2
+"""Child processes at most; more figure requests than this wait their turn."""
+
+_T = TypeVar("_T")
+_lock = threading.Lock()
+_pool: ProcessPoolExecutor | None = None
+
+
+def _executor() -> ProcessPoolExecutor:
+    global _pool  # noqa: PLW0603  (one pool per server process)
+    with _lock:
+        if _pool is None:
+            _pool = ProcessPoolExecutor(
+                max_workers=WORKERS,
+                mp_context=multiprocessing.get_context("spawn"),
+            )
+        return _pool
+
+
+async def in_worker(function: Callable[..., _T], *args: Any) -> _T:  # noqa: ANN401  (any arguments)
+    """Run the module-level ``function(*args)`` in a child process.
+
+    Its nsight-lab errors (``OptionError``, ``NotFoundError``, ``StoreError``)
+    propagate as raised.
+
+    Raises:
+        StoreError: The child process died (the pool is started afresh next time).
+    """
+    pool = _executor()
+    call = functools.partial(function, *args)
+    try:
+        # Submitted from a thread: starting a child process (the first time) and
+        # pickling take milliseconds that the event loop must not wait for.
+        return await IOLoop.current().run_in_executor(
+            None, lambda: pool.submit(call).result()
+        )
+    except BrokenProcessPool as exc:
+        _discard(pool)
+        msg = (
+            "the nsight-lab worker process of the Jupyter server died (out of "
+            "memory?); retry, and see the server log"
+        )
+        raise StoreError(msg) from exc
+
+
+def _discard(pool: ProcessPoolExecutor) -> None:
+    global _pool  # noqa: PLW0603
+    with _lock:
+        if _pool is pool:
+            _pool = None
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
+def shutdown() -> None:
+    """Stop the child processes, if any were started. Idempotent."""
+    global _pool
+    with _lock:
+        pool, _pool = _pool, None
+    if pool is not None:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+# -- what the children run -----------------------------------------------------------
+
+
+def session_figures_json(
+    path: str,
+    read_only: bool,  # noqa: FBT001
+    session_id: int,
+    max_points: int,
+) -> str:
+    """Return the figures of a session as JSON text (runs in a child process).
+
+    Raises:
+        NotFoundError: No such session.
+        StoreError: The store cannot be read.
+    """
+    from nsight_lab.server.base import dumps
+    from nsight_lab.server.handlers import _session_figures
+    from nsight_lab.store import RunStore
+
+    with RunStore(path, read_only=read_only) as store:
+        session = store.get_session(session_id)
+        figures = _session_figures(
+            store.runs(session_id), session, store, max_points=max_points
+        )
+    return dumps(figures)
+
+
+def page_json_of(  # noqa: PLR0913, PLR0917  (pickled positional arguments)
+    path: str,
+    read_only: bool,  # noqa: FBT001
+    session_id: int,
+    after_id: int,
+    limit: int,
+    tail: int,
+) -> str:
+    """Return one page of a session's runs as JSON text (runs in a child process).
+
+    Raises:
+        NotFoundError: No such session.
+        StoreError: The store cannot be read.
+    """
+    from nsight_lab.server.handlers import session_page_json
+    from nsight_lab.store import RunStore
+
+    with RunStore(path, read_only=read_only) as store:
+        return session_page_json(store, session_id, after_id, limit, tail)
+
+
+def compare_json(path: str, read_only: bool, a: int, b: int) -> str:  # noqa: FBT001
+    """Return the ``GET compare`` body of sessions ``a`` and ``b`` as JSON text.
+
+    Raises:
+        NotFoundError: Either session is unknown.
+        StoreError: The store cannot be read.
+    """
+    from nsight_lab.records import SCHEMA_VERSION
+    from nsight_lab.server.base import dumps
+    from nsight_lab.server.compare import CONFIDENCE, METHOD, compare_runs
+    from nsight_lab.server.handlers import _session_json
+    from nsight_lab.store import RunStore
+
+    with RunStore(path, read_only=read_only) as store:
+        sessions = [store.get_session(a), store.get_session(b)]
+        counts = store.run_counts([a, b])
+        rows = compare_runs(store.runs(a), store.runs(b))
+    payload: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "a": _session_json(sessions[0], counts.get(a, 0)),
+        "b": _session_json(sessions[1], counts.get(b, 0)),
+        "method": METHOD,
+        "confidence": CONFIDENCE,
+        "rows": [row.to_json() for row in rows],
+    }
+    return dumps(payload)

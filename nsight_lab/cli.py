@@ -1,19 +1,27 @@
 """The ``nsight-lab`` command: doctor, history, show and export, over the same store.
 
-Errors the user can fix print one line on stderr and exit with status 2.
+Errors the user can fix (a bad argument, an unreadable store, an unknown session)
+print one line on stderr and exit with status 2. Text from the store is printed with
+its control characters escaped (:func:`nsight_lab.safetext.for_terminal`); CSV cells
+that a spreadsheet would run as formulas are neutralised. A reader that stops early
+(``nsight-lab show 3 | head -1``) ends the command quietly with status 141, as
+standard tools killed by ``SIGPIPE`` do.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from nsight_lab.errors import NsightLabError, OptionError
+from nsight_lab.safetext import for_terminal, frame_for_terminal, frame_to_csv
 from nsight_lab.store import SESSION_FILTERS
 
 if TYPE_CHECKING:
@@ -22,12 +30,51 @@ if TYPE_CHECKING:
     import pandas as pd
 
 EXIT_USAGE = 2
+EXIT_BROKEN_PIPE = 128 + 13
+"""Status when the reader closed the pipe (as a process killed by ``SIGPIPE``)."""
+MAX_ERROR_CHARS = 300
+_MAX_ID = 2**63 - 1
+"""Largest id or count the store can hold (SQLite's INTEGER)."""
+_ECHO_CHARS = 40
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors raised as one-line :class:`OptionError` s."""
+
+    def error(self, message: str) -> NoReturn:
+        """Raise ``message`` (argparse would print usage and exit).
+
+        Raises:
+            OptionError: Always; :func:`main` prints it as one line.
+        """
+        command = self.prog.removeprefix("nsight-lab").strip()
+        where = f"{command}: " if command else ""
+        msg = f"{where}{message} (see {self.prog} --help)"
+        raise OptionError(msg)
+
+
+def _whole(minimum: int) -> Callable[[str], int]:
+    """An argparse type: a whole number in ``[minimum, 2**63 - 1]``."""
+
+    def parse(text: str) -> int:
+        digits = text.strip()
+        if re.fullmatch(r"[+-]?[0-9]{1,19}", digits, re.ASCII):  # before int()
+            value = int(digits)
+            if minimum <= value <= _MAX_ID:
+                return value
+        shown = repr(text[:_ECHO_CHARS]) + ("..." if len(text) > _ECHO_CHARS else "")
+        msg = f"expected a whole number from {minimum} to {_MAX_ID}, got {shown}"
+        raise argparse.ArgumentTypeError(msg)
+
+    return parse
+
+
 FILTERS = SESSION_FILTERS
 """``history`` filters, passed to ``RunStore.list_sessions`` as they are."""
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="nsight-lab",
         description="GPU profiling in the notebook: check the stack, read the store.",
     )
@@ -36,14 +83,14 @@ def _parser() -> argparse.ArgumentParser:
     doctor.add_argument("--json", action="store_true", help="print JSON")
 
     history = sub.add_parser("history", help="list profile sessions, newest first")
-    history.add_argument("--limit", type=int, default=20)
-    history.add_argument("--offset", type=int, default=0)
+    history.add_argument("--limit", type=_whole(0), default=20)
+    history.add_argument("--offset", type=_whole(0), default=0)
     for name in FILTERS:
         history.add_argument(f"--{name}")
     history.add_argument("--json", action="store_true", help="print JSON")
 
     show = sub.add_parser("show", help="the results table of one session")
-    show.add_argument("session_id", type=int)
+    show.add_argument("session_id", type=_whole(1))
     show.add_argument(
         "--runs", action="store_true", help="every run instead of the summary"
     )
@@ -52,7 +99,7 @@ def _parser() -> argparse.ArgumentParser:
     export = sub.add_parser(
         "export", help="write sessions' runs (or results) to a file"
     )
-    export.add_argument("session_ids", type=int, nargs="+")
+    export.add_argument("session_ids", type=_whole(1), nargs="+")
     export.add_argument("--format", choices=("csv", "parquet"), default="csv")
     export.add_argument("--what", choices=("runs", "results"), default="runs")
     export.add_argument(
@@ -62,12 +109,14 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _print_frame(frame: pd.DataFrame, *, as_json: bool) -> None:
+    """Print a table of stored data; its text cannot drive the terminal."""
     if as_json:
-        print(frame.to_json(orient="records", indent=1))  # noqa: T201
+        # force_ascii: every control, bidi and non-ASCII character is a \u escape.
+        print(frame.to_json(orient="records", indent=1, force_ascii=True))  # noqa: T201
     elif frame.empty:
         print("(nothing)")  # noqa: T201
     else:
-        print(frame.to_string(index=False))  # noqa: T201
+        print(frame_for_terminal(frame).to_string(index=False))  # noqa: T201
 
 
 def _write_atomically(path: Path, write: Callable[[str], object]) -> None:
@@ -137,23 +186,59 @@ def run(argv: Sequence[str]) -> int:
             raise OptionError(msg)
         _write_atomically(args.output, lambda tmp: frame.to_parquet(tmp, index=False))
     elif args.output is None:
-        frame.to_csv(sys.stdout, index=False)
+        if sys.stdout.isatty():  # shown, not saved: the terminal must not run it
+            frame = frame_for_terminal(frame)
+        frame_to_csv(frame, sys.stdout)
     else:
-        _write_atomically(args.output, lambda tmp: frame.to_csv(tmp, index=False))
+        _write_atomically(args.output, lambda tmp: frame_to_csv(frame, tmp))
     return 0
+
+
+def _error(message: str) -> int:
+    """Print ``message`` as one terminal-safe line on stderr; return status 2."""
+    line = for_terminal(" ".join(message.split()))
+    if len(line) > MAX_ERROR_CHARS:
+        line = line[: MAX_ERROR_CHARS - 3] + "..."
+    with contextlib.suppress(OSError):  # stderr gone too: the status still says it
+        print(f"nsight-lab: {line}", file=sys.stderr)  # noqa: T201
+    return EXIT_USAGE
+
+
+def _stdout_gone() -> int:
+    """The reader closed stdout: send what is left to /dev/null and exit quietly.
+
+    Without this, Python's final flush of ``sys.stdout`` would print a second
+    ``BrokenPipeError`` at exit.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass  # stdout has no file descriptor (captured): nothing will flush there
+    finally:
+        os.close(devnull)
+    return EXIT_BROKEN_PIPE
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``nsight-lab`` command."""
     try:
-        return run(sys.argv[1:] if argv is None else argv)
-    except NsightLabError as exc:
-        print(f"nsight-lab: {exc}", file=sys.stderr)  # noqa: T201
-        return EXIT_USAGE
+        status = run(sys.argv[1:] if argv is None else argv)
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+    except BrokenPipeError:
+        return _stdout_gone()
     except ImportError as exc:
-        hint = "install it with: pip install pyarrow"
-        print(f"nsight-lab: {exc}; {hint}", file=sys.stderr)  # noqa: T201
-        return EXIT_USAGE
+        return _error(f"{exc}; install it with: pip install pyarrow")
+    except (NsightLabError, ValueError, OverflowError, OSError) as exc:
+        # NsightLabError: ours, already one line. ValueError/OverflowError: a value
+        # the store rejected; OSError: a file that could not be written or read.
+        text = (
+            str(exc)
+            if isinstance(exc, NsightLabError)
+            else f"{type(exc).__name__}: {exc}"
+        )
+        return _error(text)
+    return status
 
 
 if __name__ == "__main__":

@@ -204,3 +204,56 @@ async def test_path_traversal_is_refused(raw_fetch, path, codes):
     # Then: refused, and nothing outside reports/ was read
     assert response.code in codes
     assert b"SECRET" not in (response.body or b"")
+
+
+# -- spreadsheet formulas ------------------------------------------------------------
+
+
+@pytest.fixture
+def hostile(db_path):
+    from nsight_lab.store import RunStore
+
+    from .conftest import series
+
+    with RunStore(db_path) as store:
+        session = store.create_session(
+            backend="cpu", name="=cmd|' /C calc'!A0", configs=[{"n": 1}],
+            options={"params": {"n": [1]}},
+        )  # fmt: skip
+        for annotation in ('=HYPERLINK("http://x")', "+A1", "-2+3", "@A1", "\tt", "ok"):
+            store.add_runs(
+                series(
+                    session.id,
+                    annotation,
+                    [-1.5, 2.0],
+                    config_index=0,
+                    config={"n": 1},
+                )
+            )
+        store.finish_session(session.id, "completed")
+        return session.id
+
+
+@pytest.mark.parametrize("what", ["runs", "results"])
+async def test_csv_export_neutralises_spreadsheet_formulas(jp_fetch, hostile, what):
+    # When
+    response = await export(jp_fetch, hostile, format="csv", what=what)
+
+    # Then: every text cell a spreadsheet would run starts with "'"; numbers stay
+    assert response.code == 200
+    text = response.body.decode()
+    assert '"\'=HYPERLINK(""http://x"")"' in text
+    frame = pd.read_csv(io.BytesIO(response.body), keep_default_na=False)
+    column = "annotation" if what == "runs" else "Annotation"
+    cells = set(frame[column])
+    assert cells == {'\'=HYPERLINK("http://x")', "'+A1", "'-2+3", "'@A1", "'\tt", "ok"}
+    numbers = frame["duration_ns" if what == "runs" else "MinValue"]
+    assert numbers.dtype.kind == "f"
+    assert -1.5 in set(numbers)
+
+
+async def test_parquet_export_keeps_the_text_as_stored(jp_fetch, hostile):
+    response = await export(jp_fetch, hostile, format="parquet", what="runs")
+    assert response.code == 200
+    frame = read_table(response.body, "parquet")
+    assert '=HYPERLINK("http://x")' in set(frame["annotation"])

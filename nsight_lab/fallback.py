@@ -4,7 +4,10 @@ nbconvert, GitHub and other viewers that render no widgets show the ``text/html`
 the widget's MIME bundle instead. It holds the session's progress line, the summary
 table and the same figures the widget draws, as inline PNG images (through
 :func:`nsight_lab.figures.write_png`); where PNG export is unavailable, a note says
-what is missing. Every text from the profile is HTML-escaped.
+what is missing. Every text from the profile is HTML-escaped, with control
+characters made visible (:func:`nsight_lab.figures.printable`). No exception escapes:
+a chart that cannot be drawn becomes a note, and :func:`failure_bundle` is the page
+when anything else fails.
 """
 
 from __future__ import annotations
@@ -22,7 +25,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
 
-__all__ = ["CHART_ORDER", "describe_progress", "static_bundle", "summary_text"]
+__all__ = [
+    "CHART_ORDER",
+    "describe_progress",
+    "failure_bundle",
+    "static_bundle",
+    "static_text",
+    "summary_text",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +48,45 @@ _CSS = (
     ".jp-nsightLab-Static img{max-width:100%;height:auto}"
     "</style>"
 )
+
+
+def _escape(value: object) -> str:
+    """``value`` as HTML text: markup escaped, control characters made visible."""
+    from nsight_lab.figures import printable
+
+    return html.escape(printable(value))
+
+
+def _plain(value: object) -> str:
+    """``value`` as plain text, control characters made visible (newlines kept)."""
+    from nsight_lab.figures import printable
+
+    return printable(value)
+
+
+def _first_line(exc: BaseException, limit: int = 200) -> str:
+    text = str(exc).strip()
+    line = text.splitlines()[0] if text else type(exc).__name__
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def failure_bundle(session_id: int, status: str, exc: BaseException) -> dict[str, str]:
+    """The static view when building it failed: one line saying so.
+
+    Raises:
+        Nothing.
+    """
+    title = f"nsight-lab session {session_id}: {status}"
+    note = f"no static view of this session here: {type(exc).__name__}: " + (
+        _first_line(exc)
+    )
+    return {
+        "text/plain": _plain(f"{title}\n{note}"),
+        "text/html": (
+            f'<div class="jp-nsightLab-Static"><p><b>{_escape(title)}</b><br>'
+            f"<i>{_escape(note)}</i></p></div>"
+        ),
+    }
 
 
 def _seconds(value: float) -> str:
@@ -87,7 +136,7 @@ def _summary_html(rows: Sequence[Mapping[str, Any]]) -> str:
     if not rows:
         return ""
     columns = _columns(rows)
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
+    head = "".join(f"<th>{_escape(c)}</th>" for c in columns)
     body = []
     for row in rows:
         tds = []
@@ -95,7 +144,7 @@ def _summary_html(rows: Sequence[Mapping[str, Any]]) -> str:
             value = row.get(column)
             numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
             attr = ' class="num"' if numeric else ""
-            tds.append(f"<td{attr}>{html.escape(_cell(value))}</td>")
+            tds.append(f"<td{attr}>{_escape(_cell(value))}</td>")
         body.append(f"<tr>{''.join(tds)}</tr>")
     return (
         '<table class="jp-nsightLab-Static-summary">'
@@ -141,27 +190,66 @@ def _one_browser() -> Iterator[None]:
 
 
 def _charts_png(figures: Mapping[str, Any], names: Sequence[str]) -> list[str] | None:
-    """Each figure as an ``<img>`` with an inline PNG; None when export fails."""
+    """Each figure as an ``<img>`` with an inline PNG; None when export is unavailable.
+
+    A chart that fails on its own (a figure plotly.js or kaleido rejects) is a note
+    in its place; the other charts are still drawn.
+    """
     import plotly.graph_objects as go
 
     from nsight_lab.figures import StaticExportError, write_png
 
     out = []
+    drawn = 0
     with tempfile.TemporaryDirectory(prefix="nsight-lab-") as tmp, _one_browser():
         for name in names:
             path = Path(tmp) / f"{name}.png"
             try:
                 write_png(go.Figure(figures[name]), path)
+                data = base64.b64encode(path.read_bytes()).decode("ascii")
             except StaticExportError as exc:
-                logger.info("[nsight-lab] static charts as inline plotly.js: %s", exc)
-                return None
-            data = base64.b64encode(path.read_bytes()).decode("ascii")
+                if exc.unavailable and drawn == 0:
+                    logger.info("[nsight-lab] no static charts: %s", exc)
+                    return None
+                out.append(_chart_note(name, exc))
+                continue
+            except Exception as exc:  # noqa: BLE001  (any failure: a note instead)
+                out.append(_chart_note(name, exc))
+                continue
+            drawn += 1
             out.append(
-                f'<img alt="{html.escape(name)} chart" '
-                f'data-chart="{html.escape(name)}" '
+                f'<img alt="{_escape(name)} chart" '
+                f'data-chart="{_escape(name)}" '
                 f'src="data:image/png;base64,{data}">'
             )
     return out
+
+
+def _chart_note(name: str, exc: BaseException) -> str:
+    logger.info("[nsight-lab] chart %r not saved as an image: %r", name, exc)
+    return (
+        f'<p data-chart-note="{_escape(name)}"><i>{_escape(name)} chart not saved as '
+        f"an image: {_escape(_first_line(exc))}</i></p>"
+    )
+
+
+def static_text(
+    *,
+    session_id: int,
+    status: str,
+    progress: Mapping[str, float],
+    message: str,
+    summary: Sequence[Mapping[str, Any]],
+) -> str:
+    """Return the ``text/plain`` view of a widget's state (as :func:`static_bundle`).
+
+    Raises:
+        Nothing.
+    """
+    title = f"nsight-lab session {session_id}: {status}"
+    line = describe_progress(progress)
+    parts = (title, line, message, summary_text(summary))
+    return _plain("\n".join(part for part in parts if part))
 
 
 def static_bundle(  # noqa: PLR0913  (the widget's traits, keyword-only)
@@ -191,19 +279,25 @@ def static_bundle(  # noqa: PLR0913  (the widget's traits, keyword-only)
         The MIME bundle entries.
 
     Raises:
-        Nothing: charts that cannot be exported as PNG are replaced by a note.
+        Exception: Only what building the page itself raises (the widget catches
+            it and shows :func:`failure_bundle`); a chart that cannot be exported as
+            PNG, for whatever reason, is replaced by a note.
     """
     title = f"nsight-lab session {session_id}: {status}"
     line = describe_progress(progress)
-    plain = "\n".join(
-        part for part in (title, line, message, summary_text(summary)) if part
+    plain = static_text(
+        session_id=session_id,
+        status=status,
+        progress=progress,
+        message=message,
+        summary=summary,
     )
     parts = [
         _CSS,
-        f"<p><b>{html.escape(title)}</b><br><code>{html.escape(line)}</code></p>",
+        f"<p><b>{_escape(title)}</b><br><code>{_escape(line)}</code></p>",
     ]
     if message:
-        parts.append(f"<pre>{html.escape(message)}</pre>")
+        parts.append(f"<pre>{_escape(message)}</pre>")
     parts.append(_summary_html(summary))
     if status != "running" and figures:
         names = _ordered(figures)

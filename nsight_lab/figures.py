@@ -18,6 +18,7 @@ import html
 import importlib.util
 import json
 import math
+import re
 from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,12 +45,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PALETTE",
+    "LiveFigures",
     "StaticExportError",
     "ci95_band",
     "clocks_figure",
     "duration_figure",
     "figure_json",
     "figures_to_json",
+    "printable",
     "roofline_figure",
     "traffic_figure",
     "write_html",
@@ -80,10 +83,53 @@ ROOF_DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 class StaticExportError(NsightLabError, RuntimeError):
     """A figure could not be written as a static image; the message says what to do."""
 
+    def __init__(self, message: str, *, unavailable: bool = True) -> None:
+        """Say why; ``unavailable``: kaleido or a browser is missing or broken.
+
+        False when this one figure was rejected (plotly.js or kaleido raised on
+        it) while static export works otherwise.
+        """
+        super().__init__(message)
+        self.unavailable = unavailable
+
+
+_INVISIBLE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069"
+    "\ufeff\ud800-\udfff]"
+)
+"""Control, bidi and zero-width characters and lone surrogates: never shown raw."""
+
+
+def _visible(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"  # noqa: PLR2004
+
+
+def printable(value: object) -> str:
+    r"""``str(value)`` with control characters and lone surrogates made visible.
+
+    ``"a\x00b"`` becomes ``"a\\x00b"`` (a backslash escape, as ``repr`` writes it):
+    such characters break browsers' and kaleido's renderers, cannot be encoded as
+    UTF-8 (lone surrogates), or reorder the text around them (bidi controls). Tabs
+    and newlines are kept.
+
+    Raises:
+        Nothing.
+    """
+    return _INVISIBLE.sub(_visible, str(value))
+
 
 def _text(value: object) -> str:
-    """``value`` as plotly text: markup characters escaped so they show literally."""
-    return html.escape(str(value), quote=False)
+    """``value`` as plotly text: markup escaped, control characters made visible."""
+    return html.escape(printable(value), quote=False)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _meta_text(value: str) -> str:
+    """An annotation kept as data: lone surrogates (not UTF-8) made visible."""
+    return _SURROGATE.sub(_visible, value)
 
 
 def _config_label(config: Mapping[str, JsonScalar]) -> str:
@@ -159,19 +205,108 @@ def _decimate(n: int, max_points: int | None) -> list[int]:
     return sorted({round(i) for i in np.linspace(0, n - 1, max(max_points, 2))})
 
 
+def _scatter(**properties: Any) -> go.Scatter:  # noqa: ANN401
+    """A scatter trace, not validated by plotly (7x faster on long per-run arrays).
+
+    For the per-run traces only, whose properties are built here with known names
+    and types; :func:`figure_json` writes them as they are.
+    """
+    return go.Scatter(**properties, _validate=False)
+
+
+def _duration_layout() -> go.Layout:
+    return _layout(
+        "Duration per run",
+        xaxis={"title": {"text": "run"}},
+        yaxis={"title": {"text": "duration (µs)"}, "rangemode": "tozero"},
+    )
+
+
+def _point_style(record: RunRecord, label: str) -> tuple[int, str, list[str]]:
+    """Marker size, marker symbol and customdata of one run's point."""
+    throttled = record.telemetry.throttled
+    return (
+        (10 if throttled else 6),
+        ("x" if throttled else "circle"),
+        [
+            label,
+            _throttle_text(record),
+        ],
+    )
+
+
+def _duration_traces(  # noqa: PLR0913  (one group's data, keyword-only)
+    i: int,
+    *,
+    label: str,
+    meta: dict[str, Any],
+    band: tuple[list[int], list[float], list[float]],
+    points: tuple[list[int], list[float]],
+    styles: Sequence[tuple[int, str, list[str]]],
+) -> list[go.Scatter]:
+    """The lower band edge, the upper band edge (filled down to it) and the runs."""
+    colour = PALETTE[i % len(PALETTE)]
+    band_x, low, high = band
+    edge = {
+        "line": {"width": 0},
+        "mode": "lines",
+        "hoverinfo": "skip",
+        "legendgroup": f"g{i}",
+        "showlegend": False,
+        "meta": meta,
+    }
+    return [
+        _scatter(x=band_x, y=low, name=f"{label} CI95 low", **edge),
+        _scatter(
+            x=band_x,
+            y=high,
+            name=f"{label} CI95",
+            fill="tonexty",
+            fillcolor=_rgba(colour, 0.2),
+            **edge,
+        ),
+        _scatter(
+            x=points[0],
+            y=points[1],
+            name=label,
+            mode="lines+markers",
+            line={"color": colour, "width": 1},
+            marker={
+                "color": colour,
+                "size": [size for size, _, _ in styles],
+                "symbol": [symbol for _, symbol, _ in styles],
+            },
+            customdata=[custom for _, _, custom in styles],
+            hovertemplate=(
+                "%{customdata[0]}<br>run %{x}: %{y:.3f} µs"
+                "<br>%{customdata[1]}<extra></extra>"
+            ),
+            legendgroup=f"g{i}",
+            meta=meta,
+        ),
+    ]
+
+
 def duration_figure(
-    records: Sequence[RunRecord], max_points: int | None = None
+    records: Sequence[RunRecord],
+    max_points: int | None = None,
+    *,
+    with_config: bool | None = None,
 ) -> go.Figure:
     """Duration per run, per (annotation, config), with a running CI95 band.
 
-    Two traces per (annotation, config), band first: the filled 95% confidence band of
-    the mean over the runs so far, and the durations (µs) by run index. Throttled runs
-    get an ``x`` marker and their reasons in the hover.
+    Three traces per (annotation, config): the lower and the upper edge of the 95%
+    confidence band of the mean over the runs so far (the upper one filled down to
+    the lower), then the durations (µs) by run index. Throttled runs get an ``x``
+    marker and their reasons in the hover. :class:`LiveFigures` appends to the same
+    traces run by run.
 
     Args:
         records: Run records of one session.
         max_points: At most this many points per trace (evenly thinned, band computed
             over every run); all when None.
+        with_config: Label traces with their config; by default when the records
+            hold more than one config.
 
     Returns:
         The figure.
@@ -180,70 +315,56 @@ def duration_figure(
         Nothing.
     """
     groups = _groups(records)
-    with_config = len({ci for _, ci in groups}) > 1
-    fig = go.Figure(
-        layout=_layout(
-            "Duration per run",
-            xaxis={"title": {"text": "run"}},
-            yaxis={"title": {"text": "duration (µs)"}, "rangemode": "tozero"},
-        )
-    )
+    if with_config is None:
+        with_config = len({ci for _, ci in groups}) > 1
+    fig = go.Figure(layout=_duration_layout(), _validate=False)
     for i, ((annotation, ci), group) in enumerate(groups.items()):
-        colour = PALETTE[i % len(PALETTE)]
         label = _text(_label(annotation, group[0].config, with_config))
-        meta = {"annotation": annotation, "config_index": ci}
+        meta = {"annotation": _meta_text(annotation), "config_index": ci}
         x = [r.run_index for r in group]
         y = [r.duration_ns / 1e3 for r in group]
         low, high = ci95_band(y)
         keep = _decimate(len(x), max_points)
         band = [k for k in keep if k >= 1]
-        fig.add_trace(
-            go.Scatter(
-                x=[x[k] for k in band] + [x[k] for k in reversed(band)],
-                y=[high[k] for k in band] + [low[k] for k in reversed(band)],
-                name=f"{label} CI95",
-                fill="toself",
-                fillcolor=_rgba(colour, 0.2),
-                line={"width": 0},
-                mode="lines",
-                hoverinfo="skip",
-                legendgroup=f"g{i}",
-                showlegend=False,
+        fig.add_traces(
+            _duration_traces(
+                i,
+                label=label,
                 meta=meta,
-            )
-        )
-        fig.add_trace(
-            go.Scatter(
-                x=[x[k] for k in keep],
-                y=[y[k] for k in keep],
-                name=label,
-                mode="lines+markers",
-                line={"color": colour, "width": 1},
-                marker={
-                    "color": colour,
-                    "size": [10 if group[k].telemetry.throttled else 6 for k in keep],
-                    "symbol": [
-                        "x" if group[k].telemetry.throttled else "circle" for k in keep
-                    ],
-                },
-                customdata=[[label, _throttle_text(group[k])] for k in keep],
-                hovertemplate=(
-                    "%{customdata[0]}<br>run %{x}: %{y:.3f} µs"
-                    "<br>%{customdata[1]}<extra></extra>"
+                band=(
+                    [x[k] for k in band],
+                    [low[k] for k in band],
+                    [high[k] for k in band],
                 ),
-                legendgroup=f"g{i}",
-                meta=meta,
+                points=([x[k] for k in keep], [y[k] for k in keep]),
+                styles=[_point_style(group[k], label) for k in keep],
             )
         )
     return fig
 
 
-def clocks_figure(records: Sequence[RunRecord]) -> go.Figure:
+def _clock_custom(record: RunRecord, with_config: bool) -> list[str]:  # noqa: FBT001
+    place = (
+        f"{_config_label(record.config)}, run {record.run_index}"
+        if with_config and record.config
+        else f"run {record.run_index}"
+    )
+    return [_text(place), _throttle_text(record)]
+
+
+def _clock_values(record: RunRecord) -> tuple[float | None, float | None]:
+    return record.telemetry.sm_clock_mhz, record.telemetry.temperature_c
+
+
+def clocks_figure(
+    records: Sequence[RunRecord], *, with_config: bool | None = None
+) -> go.Figure:
     """SM clock (MHz, left axis) and temperature (°C, right axis) per run.
 
     Runs are numbered in the order they ran over all configs; telemetry is per run, so
     each run's first region gives it. Throttled runs get an ``x`` marker and their
     reasons in the hover. Missing readings (the CPU backend) leave gaps.
+    ``with_config`` adds the config to the hover (by default with several configs).
 
     Raises:
         Nothing.
@@ -252,20 +373,11 @@ def clocks_figure(records: Sequence[RunRecord]) -> go.Figure:
     for record in records:
         runs.setdefault((record.config_index, record.run_index), record)
     ordered = list(runs.values())
-    with_config = len({r.config_index for r in ordered}) > 1
+    if with_config is None:
+        with_config = len({r.config_index for r in ordered}) > 1
     x = list(range(len(ordered)))
     symbols = ["x" if r.telemetry.throttled else "circle" for r in ordered]
-    custom = [
-        [
-            _text(
-                f"{_config_label(r.config)}, run {r.run_index}"
-                if with_config and r.config
-                else f"run {r.run_index}"
-            ),
-            _throttle_text(r),
-        ]
-        for r in ordered
-    ]
+    custom = [_clock_custom(r, with_config) for r in ordered]
     fig = go.Figure(
         layout=_layout(
             "SM clock and temperature per run",
@@ -277,19 +389,21 @@ def clocks_figure(records: Sequence[RunRecord]) -> go.Figure:
                 "side": "right",
                 "showgrid": False,
             },
-        )
+        ),
+        _validate=False,
     )
+    values = [_clock_values(r) for r in ordered]
     series = (
-        ("SM clock", [r.telemetry.sm_clock_mhz for r in ordered], "y", "MHz"),
-        ("temperature", [r.telemetry.temperature_c for r in ordered], "y2", "°C"),
+        ("SM clock", [v[0] for v in values], "y", "MHz"),
+        ("temperature", [v[1] for v in values], "y2", "°C"),
     )
-    for (name, values, axis, unit), colour in zip(
+    for (name, ys, axis, unit), colour in zip(
         series, (PALETTE[0], PALETTE[3]), strict=True
     ):
         fig.add_trace(
-            go.Scatter(
+            _scatter(
                 x=x,
-                y=values,
+                y=ys,
                 name=name,
                 yaxis=axis,
                 mode="lines+markers",
@@ -303,6 +417,256 @@ def clocks_figure(records: Sequence[RunRecord]) -> go.Figure:
             )
         )
     return fig
+
+
+_T975: dict[int, float] = {}
+
+
+def _t975(dof: int) -> float:
+    """Student's t 97.5% quantile for ``dof`` degrees of freedom (cached)."""
+    value = _T975.get(dof)
+    if value is None:
+        value = _T975[dof] = float(_scipy_stats.t.ppf(0.975, dof))
+    return value
+
+
+class _Group:
+    """One (annotation, config) of the live duration figure: its traces and sums."""
+
+    __slots__ = ("first", "index", "label", "n", "s1", "s2")
+
+    def __init__(self, index: int, label: str) -> None:
+        self.index = index  # trace index of its lower band edge (then upper, points)
+        self.label = label
+        self.first = 0.0
+        self.n = 0
+        self.s1 = 0.0
+        self.s2 = 0.0
+
+    def add(self, value: float) -> tuple[float, float] | None:
+        """Take one duration; return the band after it (None for the first run)."""
+        if self.n == 0:
+            self.first = value
+        shifted = value - self.first
+        self.n += 1
+        self.s1 += shifted
+        self.s2 += shifted * shifted
+        n = self.n
+        if n < 2:  # noqa: PLR2004
+            return None
+        mean = self.first + self.s1 / n
+        var = max(self.s2 - self.s1 * self.s1 / n, 0.0) / (n - 1)
+        half = _t975(n - 1) * math.sqrt(var / n)
+        return mean - half, mean + half
+
+
+def _extend_op(
+    indices: list[int], columns: dict[str, list[list[Any]]]
+) -> dict[str, Any]:
+    return {"indices": indices, "data": columns}
+
+
+class LiveFigures:
+    """The duration and clocks figures, built run by run while a profile runs.
+
+    The figures are those of :func:`duration_figure` and :func:`clocks_figure` (the
+    same traces, labels and band), kept as JSON dicts. :meth:`add` appends new runs
+    in time proportional to them (never rebuilding from every record) and returns
+    the change as *appends*, what ``Plotly.extendTraces`` and ``Plotly.addTraces``
+    take in the widget's front end. With ``max_points`` each trace keeps its latest
+    points only, as ``extendTraces``'s ``maxPoints`` does.
+    """
+
+    def __init__(self, *, with_config: bool, max_points: int | None = None) -> None:
+        """Start with empty figures.
+
+        Args:
+            with_config: Label traces with their config (more than one config).
+            max_points: Points kept per trace (the latest); all when None.
+        """
+        self.with_config = with_config
+        self.max_points = max_points
+        self.figures: dict[str, dict[str, Any]] = {
+            "duration": figure_json(go.Figure(layout=_duration_layout())),
+            "clocks": figure_json(clocks_figure([], with_config=with_config)),
+        }
+        self.figures["duration"]["data"] = []
+        self.points = 0
+        """Points appended so far, over every trace."""
+        self._groups: dict[tuple[str, int], _Group] = {}
+        self._runs: set[tuple[int, int]] = set()
+
+    def add(self, records: Sequence[RunRecord]) -> dict[str, dict[str, Any]]:
+        """Append ``records`` (in the order they ran); return the appends per chart.
+
+        Each chart's entry has ``traces`` (new traces, to add before extending) and
+        ``extend`` (a list of ``{"indices": [...], "data": {path: [[...], ...]}}``,
+        each one ``extendTraces`` call), and ``max_points``. Charts with nothing new
+        are left out.
+
+        Raises:
+            Nothing.
+        """
+        out: dict[str, dict[str, Any]] = {}
+        if not records:
+            return out
+        duration = self._add_durations(records)
+        if duration is not None:
+            out["duration"] = duration
+        clocks = self._add_clocks(records)
+        if clocks is not None:
+            out["clocks"] = clocks
+        return out
+
+    # -- internals --------------------------------------------------------------------
+    def _add_durations(self, records: Sequence[RunRecord]) -> dict[str, Any] | None:
+        figure = self.figures["duration"]
+        new_traces: list[dict[str, Any]] = []
+        points: dict[int, dict[str, list[Any]]] = {}
+        band: dict[int, tuple[list[int], list[float | None], list[float | None]]] = {}
+        for record in records:
+            key = (record.annotation, record.config_index)
+            group = self._groups.get(key)
+            if group is None:
+                label = _text(
+                    _label(record.annotation, record.config, self.with_config)
+                )
+                meta = {
+                    "annotation": _meta_text(record.annotation),
+                    "config_index": record.config_index,
+                }
+                traces = _duration_traces(
+                    len(self._groups),
+                    label=label,
+                    meta=meta,
+                    band=([], [], []),
+                    points=([], []),
+                    styles=[],
+                )
+                group = _Group(len(figure["data"]) + len(new_traces), label)
+                self._groups[key] = group
+                # As figure_json writes them (JSON-safe: names, numbers, lists).
+                new_traces.extend(
+                    json.loads(json.dumps(t.to_plotly_json())) for t in traces
+                )
+            value = record.duration_ns / 1e3
+            size, symbol, custom = _point_style(record, group.label)
+            column = points.setdefault(
+                group.index + 2,
+                {
+                    "x": [],
+                    "y": [],
+                    "marker.size": [],
+                    "marker.symbol": [],
+                    "customdata": [],
+                },
+            )
+            column["x"].append(record.run_index)
+            column["y"].append(value)
+            column["marker.size"].append(size)
+            column["marker.symbol"].append(symbol)
+            column["customdata"].append(custom)
+            edges = group.add(value)
+            if edges is not None:
+                xs, lows, highs = band.setdefault(group.index, ([], [], []))
+                xs.append(record.run_index)
+                lows.append(_finite(edges[0]))
+                highs.append(_finite(edges[1]))
+        extend = []
+        if points:
+            indices = list(points)
+            extend.append(
+                _extend_op(
+                    indices,
+                    {
+                        path: [points[i][path] for i in indices]
+                        for path in (
+                            "x",
+                            "y",
+                            "marker.size",
+                            "marker.symbol",
+                            "customdata",
+                        )
+                    },
+                )
+            )
+        if band:
+            indices = []
+            xs_out: list[list[Any]] = []
+            ys_out: list[list[Any]] = []
+            for i, (xs, lows, highs) in band.items():
+                indices += [i, i + 1]
+                xs_out += [xs, xs]
+                ys_out += [lows, highs]
+            extend.append(_extend_op(indices, {"x": xs_out, "y": ys_out}))
+        return self._apply("duration", new_traces, extend)
+
+    def _add_clocks(self, records: Sequence[RunRecord]) -> dict[str, Any] | None:
+        xs: list[int] = []
+        sm: list[float | None] = []
+        temp: list[float | None] = []
+        symbols: list[str] = []
+        custom: list[list[str]] = []
+        for record in records:
+            run = (record.config_index, record.run_index)
+            if run in self._runs:
+                continue
+            xs.append(len(self._runs))
+            self._runs.add(run)
+            clock, temperature = _clock_values(record)
+            sm.append(_finite(clock))
+            temp.append(_finite(temperature))
+            symbols.append("x" if record.telemetry.throttled else "circle")
+            custom.append(_clock_custom(record, self.with_config))
+        if not xs:
+            return None
+        op = _extend_op(
+            [0, 1],
+            {
+                "x": [xs, list(xs)],
+                "y": [sm, temp],
+                "marker.symbol": [symbols, list(symbols)],
+                "customdata": [custom, list(custom)],
+            },
+        )
+        return self._apply("clocks", [], [op])
+
+    def _apply(
+        self, name: str, traces: list[dict[str, Any]], extend: list[dict[str, Any]]
+    ) -> dict[str, Any] | None:
+        """Apply the appends to the figure kept here; return them (None if none)."""
+        if not traces and not extend:
+            return None
+        data = self.figures[name]["data"]
+        data.extend(json.loads(json.dumps(traces)))
+        for op in extend:
+            for k, index in enumerate(op["indices"]):
+                for path, columns in op["data"].items():
+                    target = _array(data[index], path)
+                    target.extend(columns[k])
+                    self.points += len(columns[k]) if path == "x" else 0
+                    if self.max_points is not None and len(target) > self.max_points:
+                        del target[: len(target) - self.max_points]
+        return {"traces": traces, "extend": extend, "max_points": self.max_points}
+
+
+def _array(trace: dict[str, Any], path: str) -> list[Any]:
+    """The list at the dotted ``path`` of a trace dict, created if missing."""
+    *parents, leaf = path.split(".")
+    node = trace
+    for part in parents:
+        node = node.setdefault(part, {})
+    value = node.get(leaf)
+    if not isinstance(value, list):
+        value = node[leaf] = []
+    return value
+
+
+def _finite(value: float | None) -> float | None:
+    """JSON-safe number: NaN and infinities as None (as :func:`figure_json` does)."""
+    if value is None or not math.isfinite(value):
+        return None
+    return float(value)
 
 
 def _source(p: Placement) -> str:
@@ -572,6 +936,11 @@ def write_html(fig: go.Figure, path: str | os.PathLike[str]) -> Path:
     return out
 
 
+def _figure_rejected(exc: BaseException) -> bool:
+    """Whether kaleido ran and plotly.js rejected the figure (a KaleidoError)."""
+    return type(exc).__name__ == "KaleidoError"
+
+
 def write_png(  # noqa: PLR0913  (the image options are keyword-only)
     fig: go.Figure,
     path: str | os.PathLike[str],
@@ -597,7 +966,7 @@ def write_png(  # noqa: PLR0913  (the image options are keyword-only)
 
     Raises:
         StaticExportError: kaleido or a Chrome/Chromium browser is missing, or the
-            export failed.
+            export failed (for any reason: no other exception escapes).
     """
     out = Path(path)
     image = go.Figure(fig)
@@ -605,7 +974,11 @@ def write_png(  # noqa: PLR0913  (the image options are keyword-only)
         image.update_layout(paper_bgcolor=background, plot_bgcolor=background)
     try:
         png = image.to_image(format="png", width=width, height=height, scale=scale)
-    except (RuntimeError, ValueError, OSError) as exc:
+    except Exception as exc:  # kaleido's own errors derive from Exception only
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+        if _figure_rejected(exc):
+            msg = f"cannot write {str(out)!r} as PNG: {type(exc).__name__}: {first}"
+            raise StaticExportError(msg, unavailable=False) from exc
         if importlib.util.find_spec("kaleido") is None:
             hint = "install kaleido with: pip install 'kaleido>=1'"
         else:
@@ -613,7 +986,6 @@ def write_png(  # noqa: PLR0913  (the image options are keyword-only)
                 "kaleido needs Chrome or Chromium: install one (e.g. apt-get install "
                 "chromium) or set BROWSER_PATH to its executable"
             )
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
         msg = f"cannot write {str(out)!r} as PNG: {first}; {hint}"
         raise StaticExportError(msg) from exc
     out.write_bytes(png)

@@ -1,27 +1,34 @@
-"""Drive the inline widget from a running profile.
+"""Drive the inline widget from a running profile, on a fixed budget.
 
 :class:`WidgetView` has the interface of :class:`nsight_lab.progress.ProgressDisplay`
 (``update(progress, *, force=False)``), so the magic hands its ``update`` to the
-runner as ``on_progress``. It accumulates the runner's records, recomputes the duration
-and clock figures (at most every 0.1 s) and, in :meth:`WidgetView.finish`, adds the
-summary table, the roofline and the byte-traffic chart. The figures come from
-:mod:`nsight_lab.figures`, the one chart implementation.
+runner as ``on_progress``. While runs arrive it appends them to the duration and
+clock figures (:class:`nsight_lab.figures.LiveFigures`: the new points only, sent as
+the widget's ``append`` trait, never a rebuild from every record), at most
+:data:`MAX_UPDATES_PER_S` times a second and only while the time spent in updates
+stays within :data:`UPDATE_BUDGET` of the wall time since the view was created
+(measured: :attr:`WidgetView.update_s`). :meth:`WidgetView.finish` builds every
+figure once from all records, with the summary table, the roofline and the
+byte-traffic chart. The figures come from :mod:`nsight_lab.figures`, the one chart
+implementation.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from typing import TYPE_CHECKING, Any, cast
 
 from nsight_lab.figures import (
+    LiveFigures,
     clocks_figure,
     duration_figure,
     figure_json,
+    printable,
     roofline_figure,
     traffic_figure,
 )
-from nsight_lab.records import record_to_json
 from nsight_lab.widget import NsightWidget
 
 if TYPE_CHECKING:
@@ -34,12 +41,25 @@ if TYPE_CHECKING:
     from nsight_lab.roofline import Peaks, Placement
     from nsight_lab.runner import Progress
 
-__all__ = ["MAX_POINTS", "MIN_UPDATE_INTERVAL_S", "SUMMARY_COLUMNS", "WidgetView"]
+__all__ = [
+    "MAX_POINTS",
+    "MAX_UPDATES_PER_S",
+    "MIN_UPDATE_INTERVAL_S",
+    "SUMMARY_COLUMNS",
+    "UPDATE_BUDGET",
+    "WidgetView",
+]
 
-MIN_UPDATE_INTERVAL_S = 0.1
-"""At most ten trait updates a second while runs arrive."""
+MAX_UPDATES_PER_S = 10
+"""At most this many widget updates a second while runs arrive."""
+MIN_UPDATE_INTERVAL_S = 1 / MAX_UPDATES_PER_S
+"""Seconds from the end of one update to the start of the next, at least."""
+UPDATE_BUDGET = 0.05
+"""Share of the wall time that live updates may take (measured, all of them)."""
 MAX_POINTS = 2000
-"""Records kept in the ``records`` trait, and points per duration trace."""
+"""Points per trace: the latest ones while running, evenly thinned at the end."""
+CHECKPOINT_MIN_POINTS = 256
+"""Points appended before the first re-send of the whole live figures."""
 SUMMARY_COLUMNS = (
     "Annotation",
     "Metric",
@@ -64,7 +84,9 @@ def _json_value(value: Any) -> str | int | float | bool | None:  # noqa: ANN401
         return None
     if hasattr(value, "item"):  # numpy scalars
         value = value.item()
-    if isinstance(value, bool | int | str):
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, bool | int):
         return value
     if isinstance(value, float):
         return value if math.isfinite(value) else None
@@ -96,9 +118,15 @@ def summary_rows(frame: pd.DataFrame | None) -> list[dict[str, Any]]:
 
 
 class WidgetView:
-    """Shows one profile session in an :class:`NsightWidget` in the cell output."""
+    """Shows one profile session in an :class:`NsightWidget` in the cell output.
 
-    def __init__(
+    Attributes:
+        update_s: Seconds spent in :meth:`update` so far (every call, drawn or not).
+        drawn: Updates that reached the widget.
+        records: Every record taken so far, once each.
+    """
+
+    def __init__(  # noqa: PLR0913  (keyword-only settings)
         self,
         *,
         session_id: int = 0,
@@ -106,56 +134,74 @@ class WidgetView:
         sidebar_link: str = "",
         max_points: int = MAX_POINTS,
         show: bool = True,
+        budget: float = UPDATE_BUDGET,
     ) -> None:
         """Create the widget (displayed on the first update when ``show``).
+
+        The wall-time budget counts from here: create the view just before the runs.
 
         Args:
             session_id: The store's session id.
             header: Text shown above the progress (backend, device, notes).
             sidebar_link: The session's link in the lab extension's sidebar, if any.
-            max_points: Records kept in the widget, and points per duration trace.
+            max_points: Points per trace (the latest while running).
             show: Display the widget in the cell output (False in tests).
+            budget: Share of the wall time live updates may take.
         """
         self.widget = NsightWidget(session_id=session_id, sidebar_link=sidebar_link)
         self.header = header
         self.max_points = max_points
+        self.budget = budget
         self.records: list[RunRecord] = []
+        self.update_s = 0.0
+        self.drawn = 0
+        # Built here, before the runs: the first figure imports plotly (a one-off).
+        self.live = LiveFigures(with_config=False, max_points=max_points or None)
+        self._pending: list[RunRecord] = []
         self._keys: set[tuple[int, int, str]] = set()
         self._show = show
         self._handle: DisplayHandle | None = None
+        self._started = time.perf_counter()
         self._last = -math.inf
+        self._last_cost = 0.0
+        self._seq = 0
+        self._synced_points = 0
         self.widget.message = header
+
+    @property
+    def wall_s(self) -> float:
+        """Seconds since the view was created."""
+        return time.perf_counter() - self._started
 
     # -- progress ---------------------------------------------------------------------
     def update(self, progress: Progress, *, force: bool = False) -> None:
-        """Take ``progress``; redraw at most every 0.1 s unless ``force`` or done.
+        """Take ``progress``; show it when the rate and the time budget allow.
 
         Records arrive in ``progress.last_records``; each is kept once, even when
-        an update is not drawn.
+        an update is not drawn, and drawn with a later one. An update is drawn at
+        most every :data:`MIN_UPDATE_INTERVAL_S` and only when the time spent in
+        updates, with this one's expected cost (the last one's), stays within
+        ``budget`` of the wall time; a forced update and the last one (the session
+        ended) are always drawn.
         """
-        self._add(progress.last_records)
-        now = time.monotonic()
-        done = progress.status != "running"
-        if not (force or done) and now - self._last < MIN_UPDATE_INTERVAL_S:
-            return
-        self._last = now
-        figures = dict(self.widget.figures)
-        if self.records:
-            figures.update(self._live_figures())
-        message = "\n".join(m for m in (self.header, progress.message) if m)
-        with self.widget.hold_sync():
-            self.widget.configs_total = progress.configs_total
-            self.widget.config_index = progress.config_index
-            self.widget.runs_done = progress.runs_done
-            self.widget.runs_target = progress.runs_target
-            self.widget.elapsed_s = progress.elapsed_s
-            self.widget.eta_s = None if done else _eta_s(progress)
-            self.widget.message = message
-            self.widget.records = [record_to_json(r) for r in self._kept()]
-            self.widget.figures = figures
-            if done:
-                self.widget.status = cast("SessionStatus", progress.status)
-        self._display()
+        start = time.perf_counter()
+        try:
+            self._add(progress.last_records)
+            done = progress.status != "running"
+            if not (done or force):
+                if start - self._last < MIN_UPDATE_INTERVAL_S:
+                    return
+                allowed = self.budget * (start - self._started)
+                # Expected cost: the last draw's, or the mean if that is more.
+                expected = max(self._last_cost, self.update_s / max(self.drawn, 1))
+                if self.drawn and self.update_s + expected > allowed:
+                    return
+            self._draw(progress, done=done)
+        finally:
+            end = time.perf_counter()
+            self.update_s += end - start
+        self._last = end
+        self._last_cost = end - start
 
     def finish(  # noqa: PLR0913  (the session's results, keyword-only after records)
         self,
@@ -167,7 +213,7 @@ class WidgetView:
         status: SessionStatus = "completed",
         message: str = "",
     ) -> None:
-        """Show the final state: every figure and the summary table.
+        """Show the final state: the summary table and every figure, built once.
 
         Args:
             frame: The results DataFrame (None when the session failed before one).
@@ -180,9 +226,13 @@ class WidgetView:
         self.records = []
         self._keys = set()
         self._add(records)
+        self._pending = []
         figures: dict[str, dict[str, Any]] = {}
         if self.records:
-            figures.update(self._live_figures())
+            figures["duration"] = figure_json(
+                duration_figure(self.records, self.max_points or None)
+            )
+            figures["clocks"] = figure_json(clocks_figure(self.records))
         if placements and peaks is not None:
             figures["roofline"] = figure_json(roofline_figure(placements, peaks))
         if placements:
@@ -193,9 +243,11 @@ class WidgetView:
                 self.widget.runs_done = len(
                     {(r.config_index, r.run_index) for r in self.records}
                 )
-            self.widget.message = "\n".join(m for m in (self.header, message) if m)
-            self.widget.records = [record_to_json(r) for r in self._kept()]
+            self.widget.message = printable(
+                "\n".join(m for m in (self.header, message) if m)
+            )
             self.widget.figures = figures
+            self.widget.figures_seq = self._seq  # every append is in these
             self.widget.summary = summary_rows(frame)
             self.widget.status = status
         self._display(refresh=True)
@@ -207,15 +259,51 @@ class WidgetView:
             if key not in self._keys:
                 self._keys.add(key)
                 self.records.append(record)
+                self._pending.append(record)
 
-    def _kept(self) -> list[RunRecord]:
-        return self.records[-self.max_points :] if self.max_points else []
+    def _draw(self, progress: Progress, *, done: bool) -> None:
+        """Send the progress and, while running, the new points to the widget."""
+        charts: dict[str, dict[str, Any]] = {}
+        if self._pending and not done:  # the end: finish() draws every figure
+            if not self.live.points:
+                self.live.with_config = progress.configs_total > 1
+            charts = self.live.add(self._pending)
+            self._pending = []
+            if charts:
+                self._seq += 1
+        message = "\n".join(m for m in (self.header, progress.message) if m)
+        with self.widget.hold_sync():
+            self.widget.configs_total = progress.configs_total
+            self.widget.config_index = progress.config_index
+            self.widget.runs_done = progress.runs_done
+            self.widget.runs_target = progress.runs_target
+            self.widget.elapsed_s = progress.elapsed_s
+            self.widget.eta_s = None if done else _eta_s(progress)
+            self.widget.message = printable(message)
+            if charts:
+                self._send(charts, self.live)
+            if done:
+                self.widget.status = cast("SessionStatus", progress.status)
+        self.drawn += 1
+        self._display()
 
-    def _live_figures(self) -> dict[str, dict[str, Any]]:
-        return {
-            "duration": figure_json(duration_figure(self.records, self.max_points)),
-            "clocks": figure_json(clocks_figure(self.records)),
-        }
+    def _send(self, charts: dict[str, dict[str, Any]], live: LiveFigures) -> None:
+        """Send the appends, or the whole live figures once appends have doubled them.
+
+        Re-sending the figures when the points appended since the last re-send reach
+        the points it held keeps the total cost linear in the points, and lets a view
+        rendered late (it missed earlier appends) catch up.
+        """
+        fresh = live.points - self._synced_points
+        if fresh >= max(self._synced_points, CHECKPOINT_MIN_POINTS) or (
+            not self.widget.figures
+        ):
+            # A copy: the trait must not share the lists that later appends extend.
+            self.widget.figures = json.loads(json.dumps(live.figures))
+            self.widget.figures_seq = self._seq
+            self._synced_points = live.points
+        else:
+            self.widget.append = {"seq": self._seq, "charts": charts}
 
     def _display(self, *, refresh: bool = False) -> None:
         """Show the widget once; ``refresh`` re-sends its bundle (static fallback)."""

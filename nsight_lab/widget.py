@@ -66,10 +66,17 @@ class NsightWidget(anywidget.AnyWidget):
     eta_s = traitlets.Float(None, allow_none=True).tag(sync=True)
     """Estimated seconds left; None while unknown."""
     message = traitlets.Unicode("").tag(sync=True)
-    records = traitlets.List(traitlets.Dict()).tag(sync=True)
-    """Run records as ``records.record_to_json`` dicts: the latest, up to a cap."""
     figures = traitlets.Dict().tag(sync=True)
     """Chart name -> plotly figure JSON (``figures.figure_json``)."""
+    figures_seq = traitlets.Int(0).tag(sync=True)
+    """How many of the live appends ``figures`` already holds."""
+    append = traitlets.Dict().tag(sync=True)
+    """The latest live append: ``{"seq": n, "charts": name -> appends}``.
+
+    Appends are :meth:`nsight_lab.figures.LiveFigures.add`'s: new traces and points
+    the front end adds with ``Plotly.addTraces`` / ``Plotly.extendTraces`` to the
+    figures it has (those of ``figures``, then appends ``figures_seq + 1``, ...).
+    """
     summary = traitlets.List(traitlets.Dict()).tag(sync=True)
     """Rows of the final summary table: column -> value."""
     sidebar_link = traitlets.Unicode("").tag(sync=True)
@@ -102,29 +109,28 @@ class NsightWidget(anywidget.AnyWidget):
     def static_fallback(self) -> dict[str, str]:
         """Return the ``text/plain`` and ``text/html`` views of the current state.
 
-        The HTML is self-contained (summary table, charts as inline PNG, or inline
-        plotly.js where PNG export is unavailable) and is cached until a trait changes.
+        The HTML is self-contained (summary table, charts as inline PNG, or a note
+        where PNG export is unavailable) and is cached until a trait changes.
 
         Raises:
-            Nothing: a chart that cannot be exported is left out with a note.
+            Nothing: a chart that cannot be exported is left out with a note, and
+            any other failure gives a short note instead of the page.
         """
         if self._fallback is None:
-            from nsight_lab.fallback import static_bundle
+            from nsight_lab.fallback import failure_bundle, static_bundle
 
-            self._fallback = static_bundle(
-                session_id=self.session_id,
-                status=self.status,
-                progress={
-                    "configs_total": self.configs_total,
-                    "config_index": self.config_index,
-                    "runs_done": self.runs_done,
-                    "runs_target": self.runs_target,
-                    "elapsed_s": self.elapsed_s,
-                },
-                message=self.message,
-                figures=self.figures,
-                summary=self.summary,
-            )
+            try:
+                self._fallback = static_bundle(
+                    session_id=self.session_id,
+                    status=self.status,
+                    progress=self._progress(),
+                    message=self.message,
+                    figures=self.figures,
+                    summary=self.summary,
+                )
+            except Exception as exc:  # noqa: BLE001  (a display must never raise)
+                logger.warning("[nsight-lab] static fallback failed: %r", exc)
+                self._fallback = failure_bundle(self.session_id, self.status, exc)
         return self._fallback
 
     def _repr_mimebundle_(
@@ -135,4 +141,58 @@ class NsightWidget(anywidget.AnyWidget):
         if bundle is None:
             return None
         data, metadata = bundle
-        return {**data, **self.static_fallback()}, metadata
+        include = kwargs.get("include") or _active_types()
+        exclude = kwargs.get("exclude") or ()
+        wanted = [
+            mime
+            for mime in ("text/plain", "text/html")
+            if (include is None or mime in include) and mime not in exclude
+        ]
+        if "text/html" in wanted:
+            return {**data, **self.static_fallback()}, metadata
+        if wanted:  # a terminal: the text only, no charts drawn as images for nothing
+            return {**data, "text/plain": self.static_text()}, metadata
+        return data, metadata
+
+    def static_text(self) -> str:
+        """Return the ``text/plain`` view of the current state (no chart export).
+
+        Raises:
+            Nothing.
+        """
+        if self._fallback is not None:
+            return str(self._fallback["text/plain"])
+        from nsight_lab.fallback import static_text
+
+        return static_text(
+            session_id=self.session_id,
+            status=self.status,
+            progress=self._progress(),
+            message=self.message,
+            summary=self.summary,
+        )
+
+    def _progress(self) -> dict[str, float]:
+        return {
+            "configs_total": self.configs_total,
+            "config_index": self.config_index,
+            "runs_done": self.runs_done,
+            "runs_target": self.runs_target,
+            "elapsed_s": self.elapsed_s,
+        }
+
+
+def _active_types() -> list[str] | None:
+    """The MIME types the running IPython computes (None outside IPython).
+
+    A terminal IPython shows ``text/plain`` only (its formatters for other types are
+    off); a Jupyter kernel computes ``text/html`` as well.
+    """
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    shell = get_ipython()
+    formatter = getattr(shell, "display_formatter", None)
+    types = getattr(formatter, "active_types", None)
+    return list(types) if isinstance(types, list) else None

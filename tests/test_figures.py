@@ -11,12 +11,14 @@ from scipy import stats as sp
 from nsight_lab.counters import DRAM_READ, DRAM_WRITE
 from nsight_lab.figures import (
     PALETTE,
+    LiveFigures,
     StaticExportError,
     ci95_band,
     clocks_figure,
     duration_figure,
     figure_json,
     figures_to_json,
+    printable,
     roofline_figure,
     traffic_figure,
     write_html,
@@ -117,16 +119,18 @@ def test_ci95_band_is_stable_for_large_offsets():
 def test_duration_figure_traces_band_and_throttle_marks():
     fig = duration_figure(_records())
     data = fig.to_plotly_json()["data"]
-    assert len(data) == 4  # (band, points) per region
-    band, points = data[2], data[3]
+    assert len(data) == 6  # (band low, band high, points) per region
+    lower, upper, points = data[3], data[4], data[5]
     assert points["name"] == "addcmul"
-    assert band["fill"] == "toself"
-    assert band["showlegend"] is False
+    assert "fill" not in lower
+    assert upper["fill"] == "tonexty"  # filled down to the lower edge just before
+    assert lower["showlegend"] is upper["showlegend"] is False
     assert list(points["x"]) == list(range(6))
     assert list(points["y"]) == pytest.approx(DURATIONS)
     low, high = ci95_band(DURATIONS)
-    assert list(band["y"]) == pytest.approx(high[1:] + low[1:][::-1])
-    assert list(band["x"]) == [1, 2, 3, 4, 5, 5, 4, 3, 2, 1]
+    assert list(lower["y"]) == pytest.approx(low[1:])
+    assert list(upper["y"]) == pytest.approx(high[1:])
+    assert list(lower["x"]) == list(upper["x"]) == [1, 2, 3, 4, 5]
     assert list(points["marker"]["symbol"]) == ["circle"] * 3 + ["x"] + ["circle"] * 2
     assert points["customdata"][3][1] == "throttled: hw thermal slowdown"
     assert points["customdata"][0][1] == ""
@@ -144,7 +148,7 @@ def test_duration_figure_labels_configs_and_thins_points():
         "&lt;img src=x onerror=alert(1)&gt; [n=2048]",
         "addcmul [n=2048]",
     ]
-    assert list(fig.data[1].x) == [0, 2, 5]  # first and last run kept
+    assert list(fig.data[2].x) == [0, 2, 5]  # first and last run kept
 
 
 def test_clocks_figure_two_axes_in_run_order():
@@ -328,3 +332,85 @@ def test_write_png_failure_is_one_clear_error(tmp_path, monkeypatch):
     with pytest.raises(StaticExportError, match=r"cannot write .* as PNG: Kaleido"):
         write_png(duration_figure(_records()), tmp_path / "x.png")
     assert not (tmp_path / "x.png").exists()
+
+
+# -- live figures: appended run by run, equal to the figures built at once ------------
+def _apply_like_plotly(figure, appends):
+    """What the widget's front end does with LiveFigures.add's appends."""
+    figure["data"].extend(appends["traces"])
+    for op in appends["extend"]:
+        for k, index in enumerate(op["indices"]):
+            for path, columns in op["data"].items():
+                node = figure["data"][index]
+                *parents, leaf = path.split(".")
+                for part in parents:
+                    node = node.setdefault(part, {})
+                node[leaf] = (node.get(leaf) or []) + columns[k]
+                if appends["max_points"] is not None:
+                    node[leaf] = node[leaf][-appends["max_points"] :]
+
+
+def test_live_figures_appended_run_by_run_equal_the_full_figures():
+    records = _records(configs=(0, 1))
+    live = LiveFigures(with_config=True)
+    front = json.loads(json.dumps(live.figures))  # the widget's first draw
+    for k in range(0, len(records), 3):  # batches of 3 records, as runs finish
+        appends = live.add(records[k : k + 3])
+        json.dumps(appends, allow_nan=False)  # goes over the wire as it is
+        for name, change in appends.items():
+            _apply_like_plotly(front[name], change)
+    full = {
+        "duration": figure_json(duration_figure(records)),
+        "clocks": figure_json(clocks_figure(records)),
+    }
+    for name in ("duration", "clocks"):
+        for got in (live.figures[name], front[name]):
+            assert got["layout"] == full[name]["layout"]
+            assert len(got["data"]) == len(full[name]["data"])
+            for trace, want in zip(got["data"], full[name]["data"], strict=True):
+                assert set(trace) == set(want)
+                for key in want:
+                    if key == "y":
+                        assert trace[key] == pytest.approx(want[key], nan_ok=True)
+                    else:
+                        assert trace[key] == want[key], (name, key)
+    assert live.points == sum(len(t["x"]) for f in full.values() for t in f["data"])
+    assert live.add([]) == {}
+    # A record seen again (same run) adds no clock point.
+    assert "clocks" not in live.add(records[-1:])
+
+
+def test_live_figures_keep_the_latest_points_per_trace():
+    records = [r for r in _records() if r.annotation == "addcmul"]
+    live = LiveFigures(with_config=False, max_points=4)
+    for record in records:
+        appends = live.add([record])
+        assert appends["duration"]["max_points"] == 4
+    points = live.figures["duration"]["data"][2]
+    assert points["x"] == [2, 3, 4, 5]
+    assert points["marker"]["symbol"] == ["circle", "x", "circle", "circle"]
+    assert live.figures["clocks"]["data"][0]["x"] == [2, 3, 4, 5]
+
+
+def test_control_characters_and_lone_surrogates_are_made_visible():
+    assert printable("a\x00b\u202e\ud800\tc") == "a\\x00b\\u202e\\ud800\tc"
+    bad = "a\x00b<script>\ud800"
+    records = [
+        RunRecord(
+            session_id=1,
+            config_index=0,
+            config={},
+            run_index=run,
+            annotation=bad,
+            duration_ns=1e3 + run,
+            backend="cpu",
+        )
+        for run in range(3)
+    ]
+    figure = figure_json(duration_figure(records))
+    text = json.dumps(figure, ensure_ascii=False)
+    text.encode("utf-8")  # no lone surrogate left: it can go over the wire
+    names = [t["name"] for t in figure["data"]]
+    assert not any("\x00" in n or "<script>" in n for n in names)
+    assert figure["data"][2]["name"] == "a\\x00b&lt;script&gt;\\ud800"
+    assert figure["data"][2]["meta"]["annotation"] == "a\x00b<script>\\ud800"

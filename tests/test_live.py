@@ -55,7 +55,8 @@ def _profile(line, *, view_kwargs=None):
             {
                 "runs_done": widget.runs_done,
                 "config_index": widget.config_index,
-                "records": len(widget.records),
+                "records": len(view.records),
+                "append": widget.append.get("seq", 0),
                 "figures": sorted(widget.figures),
             }
         )
@@ -101,19 +102,17 @@ def test_widget_follows_the_runner_and_finishes_with_every_chart(monkeypatch):
     assert counts[-1] == 20
     assert len(set(counts)) >= 5
     assert {"duration", "clocks"} <= set(snapshots[-1]["figures"])
-    # Records are the wire shape, one per region per run.
-    assert {r["annotation"] for r in widget.records} == {
-        "unfused <b>a+b*c</b>",
-        "fused",
-    }
-    per_run = {(r["config_index"], r["run_index"]) for r in widget.records}
-    assert len(per_run) == 10
-    # Duration chart: one data trace per (region, config), each with its runs.
-    duration = widget.figures["duration"]
+    # The live figures grew by appends (only the new points each time) ...
+    seqs = [s["append"] for s in snapshots]
+    assert seqs == sorted(seqs)
+    assert seqs[-1] >= 2
+    # ... and hold every run: one data trace per (region, config), each with its runs.
+    duration = view.live.figures["duration"]
     data = [t for t in duration["data"] if t.get("mode") == "lines+markers"]
+    assert {t["meta"]["annotation"] for t in data} == {"unfused <b>a+b*c</b>", "fused"}
     assert len(data) == 4
     assert all(len(t["x"]) == 5 for t in data)
-    clocks = widget.figures["clocks"]
+    clocks = view.live.figures["clocks"]
     assert len(clocks["data"][0]["x"]) == 10  # one point per run
     # No roofline before the end.
     assert "roofline" not in widget.figures
@@ -134,7 +133,13 @@ def test_widget_follows_the_runner_and_finishes_with_every_chart(monkeypatch):
     # The traits are JSON as they go over the wire (no NaN, no numpy scalars).
     json.dumps(widget.summary, allow_nan=False)
     json.dumps(widget.figures, allow_nan=False)
-    json.dumps(widget.records, allow_nan=False)
+    json.dumps(widget.append, allow_nan=False)
+    # The final figures, built once from every record, hold every run.
+    final = [
+        t for t in widget.figures["duration"]["data"] if t["mode"] == "lines+markers"
+    ]
+    assert sorted(len(t["x"]) for t in final) == [5, 5, 5, 5]
+    assert widget.figures_seq >= widget.append["seq"]  # every append is in them
 
 
 def test_updates_are_throttled_but_no_record_is_lost():
@@ -154,20 +159,29 @@ def test_updates_are_throttled_but_no_record_is_lost():
     # ... but the last one (completed) was drawn, and every record is kept.
     assert view.widget.runs_done == 50
     assert len(view.records) == 50
-    assert len(view.widget.records) == 50
     assert pytest.approx(0.1) == MIN_UPDATE_INTERVAL_S
 
 
-def test_records_trait_is_capped_at_max_points(monkeypatch):
+def test_live_traces_keep_the_latest_max_points(monkeypatch):
     monkeypatch.setattr("nsight_lab.live.MIN_UPDATE_INTERVAL_S", 0.0)
     _, _, view, records, _, _ = _profile(
         "--backend cpu --configs 64 --runs 12 --warmup 0",
-        view_kwargs={"max_points": 10},
+        view_kwargs={"max_points": 10, "budget": 1.0},
     )
     assert len(records) == 24
     assert len(view.records) == 24
-    assert len(view.widget.records) == 10
-    assert view.widget.records[-1]["run_index"] == 11
+    data = view.live.figures["duration"]["data"]
+    points = [t for t in data if t["mode"] == "lines+markers"]
+    assert len(points) == 2
+    for trace in points:  # the latest runs appended, 10 at most
+        last = trace["x"][-1]
+        assert trace["x"] == list(range(max(last - 9, 0), last + 1))
+    view.finish(None, records)  # the final figure: all runs, evenly thinned to 10
+    final = view.widget.figures["duration"]["data"]
+    for trace in (t for t in final if t["mode"] == "lines+markers"):
+        assert len(trace["x"]) == 10
+        assert trace["x"][0] == 0
+        assert trace["x"][-1] == 11
 
 
 def test_update_accepts_force_like_progress_display():
@@ -203,7 +217,7 @@ def test_failed_session_keeps_its_runs_and_says_why():
     view.finish(None, runner.records, status="failed", message="RuntimeError: boom")
     assert view.widget.status == "failed"
     assert view.widget.summary == []
-    assert len(view.widget.records) == 2
+    assert len(view.records) == 2
     assert "RuntimeError: boom" in view.widget.message
     assert set(view.widget.figures) == {"duration", "clocks"}
 

@@ -22,8 +22,9 @@ TRAITS = {
     "elapsed_s",
     "eta_s",
     "message",
-    "records",
     "figures",
+    "figures_seq",
+    "append",
     "summary",
     "sidebar_link",
 }
@@ -109,6 +110,53 @@ def test_static_fallback_says_why_when_png_export_fails(monkeypatch):
     assert "<img" not in page
     assert "static export needs kaleido" in page
     assert "<script" not in page  # no megabytes of plotly.js per cell, no CDN
+
+
+def test_a_chart_that_fails_to_export_is_a_note_and_the_others_are_drawn(monkeypatch):
+    from nsight_lab import figures as figures_module
+
+    class KaleidoError(Exception):  # kaleido's own, derived from Exception only
+        pass
+
+    def picky_png(fig, path, **_kwargs):
+        if "bad" in str(fig.layout.title.text):
+            msg = "Error 525: plotly.js error"
+            raise KaleidoError(msg)
+        path.write_bytes(b"\x89PNG fake")
+
+    monkeypatch.setattr(figures_module, "write_png", picky_png)
+    bad = {"data": [], "layout": {"title": {"text": "bad <b>"}}}
+    widget = NsightWidget(
+        figures={"duration": _figure(), "clocks": bad}, status="completed"
+    )
+    page = widget.static_fallback()["text/html"]
+    assert page.count("<img") == 1
+    assert 'data-chart-note="clocks"' in page
+    assert "clocks chart not saved as an image" in page
+
+
+def test_any_failure_of_the_static_view_is_a_note_not_an_exception(monkeypatch):
+    from nsight_lab import fallback
+
+    def broken(**_kwargs):
+        msg = "a\x00b <script>"
+        raise ValueError(msg)
+
+    monkeypatch.setattr(fallback, "static_bundle", broken)
+    widget = NsightWidget(session_id=9, status="completed")
+    data, _ = widget._repr_mimebundle_()
+    assert WIDGET_VIEW in data
+    assert "no static view of this session here: ValueError" in data["text/plain"]
+    assert "\x00" not in data["text/html"]
+    assert "<script>" not in data["text/html"]
+    assert "&lt;script&gt;" in data["text/html"]
+
+
+def test_text_only_when_the_shell_shows_text_only():
+    widget = NsightWidget(session_id=3, status="completed", figures={"d": _figure()})
+    data, _ = widget._repr_mimebundle_(include=["text/plain"])
+    assert data["text/plain"].startswith("nsight-lab session 3: completed")
+    assert widget._fallback is None  # noqa: SLF001  (no charts exported for a terminal)
 
 
 # -- a real kernel ---------------------------------------------------------------------
@@ -198,8 +246,7 @@ def test_saved_widget_state_holds_the_final_result(executed: Path):
     assert state["runs_target"] == 4
     assert state["runs_done"] == 4
     assert state["eta_s"] is None
-    assert len(state["records"]) == 2 * 4 * 2
-    assert {r["annotation"] for r in state["records"]} == {"scale <x2>", "sum"}
+    assert "records" not in state  # the per-record trait is gone: nothing read it
     assert set(state["figures"]) == {"duration", "clocks", "roofline", "traffic"}
     duration = [
         t for t in state["figures"]["duration"]["data"] if t["mode"] == "lines+markers"

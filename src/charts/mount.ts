@@ -19,6 +19,64 @@ export interface IFigure {
   layout?: Layout;
 }
 
+/** One `Plotly.extendTraces` call: per path, one array of new values per trace. */
+export interface IExtend {
+  indices: number[];
+  data: Record<string, unknown[][]>;
+}
+
+/**
+ * New points for a drawn figure (`figures.LiveFigures.add` in Python): traces to
+ * add first, then points to append, each trace keeping its latest `max_points`.
+ */
+export interface IChartAppend {
+  traces: Trace[];
+  extend: IExtend[];
+  max_points: number | null;
+}
+
+/** Append `change` to `figure` in place (what the chart then shows). */
+export function appendToFigure(figure: IFigure, change: IChartAppend): void {
+  const data = figure.data;
+  for (const trace of change.traces) {
+    data.push(JSON.parse(JSON.stringify(trace)) as Trace);
+  }
+  for (const op of change.extend) {
+    op.indices.forEach((index, k) => {
+      const trace = data[index];
+      if (!trace) {
+        return;
+      }
+      for (const [path, columns] of Object.entries(op.data)) {
+        const target = arrayAt(trace, path);
+        target.push(...(columns[k] ?? []));
+        const max = change.max_points;
+        if (max !== null && target.length > max) {
+          target.splice(0, target.length - max);
+        }
+      }
+    });
+  }
+}
+
+/** The array at the dotted `path` of a trace, created if missing. */
+function arrayAt(trace: Trace, path: string): unknown[] {
+  const parts = path.split('.');
+  const leaf = parts.pop() as string;
+  let node: Record<string, unknown> = trace;
+  for (const part of parts) {
+    const next = node[part];
+    if (typeof next !== 'object' || next === null || Array.isArray(next)) {
+      node[part] = {};
+    }
+    node = node[part] as Record<string, unknown>;
+  }
+  if (!Array.isArray(node[leaf])) {
+    node[leaf] = [];
+  }
+  return node[leaf] as unknown[];
+}
+
 /** How a chart is mounted. */
 export interface IMountOptions {
   /** Re-apply the theme when the host's theme changes (default true). */
@@ -37,6 +95,8 @@ export interface IChartHandle {
   readonly figure: IFigure;
   /** Draw `figure` in place (plotly diffs it against the current one). */
   update(figure: IFigure): void;
+  /** Add new traces and points without redrawing the rest (`extendTraces`). */
+  append(change: IChartAppend): void;
   /** Remove the chart and stop watching the theme and the element's size. */
   dispose(): void;
   /** Whether `dispose` was called. */
@@ -46,6 +106,27 @@ export interface IChartHandle {
 /** A deep copy: plotly writes into the objects it draws (ranges, uids). */
 function copyFigure(figure: IFigure): IFigure {
   return JSON.parse(JSON.stringify(figure)) as IFigure;
+}
+
+/** Apply `change` to the drawn chart with plotly's own append calls. */
+async function appendToPlot(
+  el: HTMLElement,
+  change: IChartAppend
+): Promise<void> {
+  if (change.traces.length > 0) {
+    await Plotly.addTraces(
+      el,
+      change.traces.map(trace => JSON.parse(JSON.stringify(trace)) as Trace)
+    );
+  }
+  for (const op of change.extend) {
+    await Plotly.extendTraces(
+      el,
+      op.data,
+      op.indices,
+      change.max_points ?? undefined
+    );
+  }
 }
 
 /**
@@ -59,6 +140,7 @@ export function mountChart(
   options: IMountOptions = {}
 ): IChartHandle {
   let current = figure;
+  let owned = false; // whether `current` is our copy, safe to append to
   let disposed = false;
   const config = {
     responsive: true,
@@ -106,7 +188,24 @@ export function mountChart(
     },
     update(next: IFigure): void {
       current = next;
+      owned = false;
       draw();
+    },
+    append(change: IChartAppend): void {
+      if (disposed) {
+        return;
+      }
+      // Appended to a copy (once per figure): the caller's figure stays as it
+      // was, and later redraws (theme, resize) keep the points.
+      if (!owned) {
+        current = copyFigure(current);
+        owned = true;
+      }
+      appendToFigure(current, change);
+      appendToPlot(el, change).catch((reason: unknown) => {
+        console.error('[nsight-lab] a chart failed to update:', reason);
+        draw();
+      });
     },
     dispose(): void {
       if (disposed) {

@@ -1,6 +1,6 @@
 /**
  * The part of plotly.js that nsight-lab uses, typed by hand: `plotly.js-basic-dist-min` (scatter and bar traces only: all the figures need)
- * ships no types and `src/charts/mount.ts` needs only these three entry points.
+ * ships no types and `src/charts/mount.ts` needs only these entry points.
  */
 declare module 'plotly.js-basic-dist-min' {
   export interface IPlotlyConfig {
@@ -18,6 +18,16 @@ declare module 'plotly.js-basic-dist-min' {
       config?: IPlotlyConfig
     ): Promise<HTMLElement>;
     purge(root: HTMLElement): HTMLElement;
+    addTraces(
+      root: HTMLElement,
+      traces: ReadonlyArray<Record<string, unknown>>
+    ): Promise<HTMLElement>;
+    extendTraces(
+      root: HTMLElement,
+      update: Record<string, unknown[][]>,
+      indices: number[],
+      maxPoints?: number
+    ): Promise<HTMLElement>;
     Plots: {
       resize(root: HTMLElement): Promise<void> | void;
     };

@@ -125,12 +125,14 @@ class WidgetView {
     this.renderSummary();
     this.model.on('change', this.renderProgress);
     this.model.on('change:figures', this.renderFigures);
+    this.model.on('change:append', this.renderAppend);
     this.model.on('change:summary', this.renderSummary);
   }
 
   dispose(): void {
     this.model.off('change', this.renderProgress);
     this.model.off('change:figures', this.renderFigures);
+    this.model.off('change:append', this.renderAppend);
     this.model.off('change:summary', this.renderSummary);
     this.link.removeEventListener('click', this.onLinkClick);
     for (const handle of this.handles.values()) {
@@ -172,6 +174,7 @@ class WidgetView {
 
   private readonly renderFigures = (): void => {
     const figures = this.model.get('figures') ?? {};
+    this.appended = this.model.get('figures_seq') ?? 0;
     const names = chartNames(figures);
     for (const [name, handle] of this.handles) {
       if (!names.includes(name)) {
@@ -204,6 +207,18 @@ class WidgetView {
     }
   };
 
+  /** Add the latest live points to the charts drawn (those it has not yet). */
+  private readonly renderAppend = (): void => {
+    const append = this.model.get('append');
+    if (!append || !('seq' in append) || append.seq <= this.appended) {
+      return; // nothing new, or already in the figures drawn
+    }
+    this.appended = append.seq;
+    for (const [name, change] of Object.entries(append.charts)) {
+      this.handles.get(name)?.append(change);
+    }
+  };
+
   private readonly renderSummary = (): void => {
     renderTable(this.table, this.model.get('summary') ?? []);
   };
@@ -232,6 +247,8 @@ class WidgetView {
   private readonly charts: HTMLDivElement;
   private readonly table: HTMLTableElement;
   private readonly handles = new Map<string, IChartHandle>();
+  /** The last live append the charts hold (`figures_seq` or a later one). */
+  private appended = 0;
 }
 
 /**

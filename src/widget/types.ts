@@ -2,7 +2,7 @@
  * The inline widget's model, mirroring the synced traits of
  * `nsight_lab/widget.py::NsightWidget` (keys identical, snake_case).
  */
-import type { IFigure } from '../charts/mount';
+import type { IChartAppend, IFigure } from '../charts/mount';
 
 /** Where a profile session stands. */
 export type WidgetStatus = 'running' | 'completed' | 'failed' | 'interrupted';
@@ -13,6 +13,12 @@ export type SummaryValue = string | number | boolean | null;
 /** One row of the summary table: column name -> value. */
 export interface ISummaryRow {
   [column: string]: SummaryValue;
+}
+
+/** New points for the live charts: append `seq` (1, 2, ...), chart name -> change. */
+export interface IFigureAppend {
+  seq: number;
+  charts: Record<string, IChartAppend>;
 }
 
 /** The synced traits of `NsightWidget`. */
@@ -27,10 +33,12 @@ export interface IWidgetTraits {
   /** Seconds left, estimated; null while unknown. */
   eta_s: number | null;
   message: string;
-  /** Run records as JSON (`records.record_to_json`), the latest ones when capped. */
-  records: Record<string, unknown>[];
   /** Chart name (`duration`, `clocks`, `roofline`, `traffic`) -> figure JSON. */
   figures: Record<string, IFigure>;
+  /** How many live appends `figures` already holds. */
+  figures_seq: number;
+  /** The latest live append (empty before the first). */
+  append: IFigureAppend | Record<string, never>;
   summary: ISummaryRow[];
   /** Set when the session can be opened in the nsight-lab sidebar. */
   sidebar_link: string;

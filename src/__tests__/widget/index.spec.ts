@@ -22,6 +22,7 @@ jest.mock('../../charts/mount', () => ({
       update: jest.fn((next: IFigure) => {
         handle.figure = next;
       }),
+      append: jest.fn(),
       dispose: jest.fn(() => {
         handle.isDisposed = true;
       })
@@ -90,8 +91,9 @@ const DEFAULTS: IWidgetTraits = {
   elapsed_s: 0,
   eta_s: null,
   message: '',
-  records: [],
   figures: {},
+  figures_seq: 0,
+  append: {},
   summary: [],
   sidebar_link: ''
 };
@@ -214,6 +216,34 @@ describe('render', () => {
       (mount.mock.results[3].value as IChartHandle).dispose
     ).toHaveBeenCalled();
     cleanup();
+  });
+
+  it('appends live points once each, after the figures they extend', () => {
+    const model = new FakeModel({ figures: { duration: figure(2) } });
+    const el = document.createElement('div');
+    render({ model, el });
+    const handle = mount.mock.results[0].value as IChartHandle;
+    const append = handle.append as jest.Mock;
+    const change = {
+      traces: [],
+      extend: [{ indices: [0], data: { x: [[2]], y: [[5]] } }],
+      max_points: 2000
+    };
+    model.set({
+      append: { seq: 1, charts: { duration: change, gone: change } }
+    });
+    expect(append).toHaveBeenCalledTimes(1); // no chart "gone": nothing to extend
+    expect(append).toHaveBeenLastCalledWith(change);
+    model.set({ message: 'still running' }); // any other change: not applied again
+    model.set({ append: { seq: 1, charts: { duration: change } } });
+    expect(append).toHaveBeenCalledTimes(1);
+    // The whole figures re-sent with appends 1-3 in them: append 3 is not re-applied.
+    model.set({ figures: { duration: figure(4) }, figures_seq: 3 });
+    expect(handle.update).toHaveBeenCalledTimes(1);
+    model.set({ append: { seq: 3, charts: { duration: change } } });
+    expect(append).toHaveBeenCalledTimes(1);
+    model.set({ append: { seq: 4, charts: { duration: change } } });
+    expect(append).toHaveBeenCalledTimes(2);
   });
 
   it('shows the summary table as text, never as markup', () => {

@@ -1,0 +1,107 @@
+/**
+ * Live appends (`figures.LiveFigures.add` in Python): applied to the figure a chart
+ * keeps, and to the drawn chart through plotly's addTraces/extendTraces.
+ */
+import Plotly from 'plotly.js-basic-dist-min';
+
+import {
+  appendToFigure,
+  IChartAppend,
+  IFigure,
+  mountChart
+} from '../../charts/mount';
+
+jest.mock('plotly.js-basic-dist-min', () => ({
+  __esModule: true,
+  default: {
+    react: jest.fn(() => Promise.resolve()),
+    addTraces: jest.fn(() => Promise.resolve()),
+    extendTraces: jest.fn(() => Promise.resolve()),
+    purge: jest.fn(),
+    Plots: { resize: jest.fn() }
+  }
+}));
+
+const react = Plotly.react as jest.Mock;
+const addTraces = Plotly.addTraces as jest.Mock;
+const extendTraces = Plotly.extendTraces as jest.Mock;
+
+function figure(): IFigure {
+  return {
+    data: [
+      { type: 'scatter', x: [0], y: [1], marker: { size: [6], color: '#000' } }
+    ],
+    layout: {}
+  };
+}
+
+const CHANGE: IChartAppend = {
+  traces: [{ type: 'scatter', name: 'new', x: [], y: [] }],
+  extend: [
+    {
+      indices: [0, 1],
+      data: {
+        x: [[1, 2], [0]],
+        y: [[2, 3], [7]],
+        'marker.size': [[6, 10], [6]]
+      }
+    }
+  ],
+  max_points: 2
+};
+
+function flush(): Promise<void> {
+  return new Promise(resolve => setTimeout(resolve, 0));
+}
+
+describe('appendToFigure', () => {
+  it('adds traces, then appends points, keeping the latest max_points', () => {
+    const fig = figure();
+    appendToFigure(fig, CHANGE);
+    expect(fig.data).toHaveLength(2);
+    expect(fig.data[0].x).toEqual([1, 2]);
+    expect(fig.data[0].y).toEqual([2, 3]);
+    expect(fig.data[0].marker).toEqual({ size: [6, 10], color: '#000' });
+    expect(fig.data[1]).toEqual({
+      type: 'scatter',
+      name: 'new',
+      x: [0],
+      y: [7],
+      marker: { size: [6] }
+    });
+    expect(CHANGE.traces[0].x).toEqual([]); // the change itself is left as it was
+  });
+});
+
+describe('mountChart append', () => {
+  beforeEach(() => {
+    react.mockClear();
+    addTraces.mockClear();
+    extendTraces.mockClear();
+  });
+
+  it('extends the drawn chart and keeps the points in its figure', async () => {
+    const el = document.createElement('div');
+    const original = figure();
+    const handle = mountChart(el, original, { watchTheme: false });
+    handle.append(CHANGE);
+    await flush();
+    expect(addTraces).toHaveBeenCalledTimes(1);
+    expect(addTraces.mock.calls[0][1]).toEqual(CHANGE.traces);
+    expect(extendTraces).toHaveBeenCalledWith(
+      el,
+      CHANGE.extend[0].data,
+      [0, 1],
+      2
+    );
+    expect(react).toHaveBeenCalledTimes(1); // no redraw of what was there
+    expect(handle.figure.data[0].x).toEqual([1, 2]);
+    expect(original.data[0].x).toEqual([0]); // the model's figure is not changed
+    handle.update(figure()); // a new figure: appends start from it
+    expect(handle.figure.data).toHaveLength(1);
+    handle.dispose();
+    handle.append(CHANGE); // disposed: nothing
+    await flush();
+    expect(addTraces).toHaveBeenCalledTimes(1);
+  });
+});

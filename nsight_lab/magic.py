@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
+import re
 import socket
 import sys
 import types
@@ -164,8 +165,8 @@ class NsightMagics(Magics):
         if command == "peaks":
             return self._peaks(words[1:])
         msg = (
-            f"unknown %nsight command {command!r}; "
-            "expected doctor, history, show or help"
+            f"unknown %nsight command {_shown(command)}; "
+            "expected doctor, history, show, peaks or help"
         )
         raise OptionError(msg)
 
@@ -175,13 +176,14 @@ class NsightMagics(Magics):
 
         limit = 20
         if args:
-            if len(args) > 1 or not args[0].isdigit() or int(args[0]) < 1:
+            given = _whole(args[0]) if len(args) == 1 else None
+            if given is None or given < 1:
                 msg = (
                     "%nsight history: expected a positive number of sessions, "
-                    f"got {' '.join(args)!r}"
+                    f"got {_shown(' '.join(args))}"
                 )
                 raise OptionError(msg)
-            limit = int(args[0])
+            limit = given
         with RunStore() as store:
             store.mark_interrupted()
             return sessions_frame(store, store.list_sessions(limit=limit))
@@ -243,14 +245,15 @@ class NsightMagics(Magics):
         from nsight_lab.history import session_results
         from nsight_lab.store import RunStore
 
-        if len(args) != 1 or not args[0].isdigit():
+        session_id = _whole(args[0]) if len(args) == 1 else None
+        if session_id is None or session_id < 1:
             msg = (
                 "%nsight show: expected one session id (see %nsight history), "
-                f"got {' '.join(args)!r}"
+                f"got {_shown(' '.join(args))}"
             )
             raise OptionError(msg)
         with RunStore() as store:
-            return session_results(store, int(args[0]))
+            return session_results(store, session_id)
 
     # -- cell magic -------------------------------------------------------------------
     def _cell(self, line: str, cell: str) -> pd.DataFrame | None:
@@ -501,6 +504,24 @@ def _one_line(message: str) -> str:
     if len(text) > MAX_MESSAGE_CHARS:
         text = text[: MAX_MESSAGE_CHARS - 3] + "..."
     return text
+
+
+def _whole(text: str) -> int | None:
+    """``text`` as a whole number an SQLite INTEGER holds, else ``None``.
+
+    ASCII digits only (``str.isdigit`` accepts ``'²'``, which ``int`` refuses), and
+    checked before ``int()`` (which refuses more than 4,300 digits).
+    """
+    if not re.fullmatch(r"[0-9]{1,18}", text, re.ASCII):
+        return None
+    return int(text)
+
+
+def _shown(text: str) -> str:
+    """``text`` quoted for a one-line message: ``repr``, cut to 80 characters."""
+    from nsight_lab.options import shown
+
+    return shown(text)
 
 
 def _check_cell_text(cell: str) -> None:

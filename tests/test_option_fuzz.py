@@ -297,3 +297,28 @@ def test_the_fuzzing_covers_the_named_attacks(shell: InteractiveShell) -> None:
         "--configs 1,2 --param m=1,2 --out fuzz_res --quiet",
     ):
         check_line(shell, line, quiet=True)
+
+
+@settings(_FUZZ, max_examples=100)
+@given(
+    st.sampled_from(["history", "show", "nope", ""]),
+    st.lists(
+        st.one_of(_VALUES, _HUGE, _UNICODE, st.sampled_from(["\u00b2", "\u0661", "1"])),
+        max_size=2,
+    ),
+)
+def test_line_magic_arguments(
+    shell: InteractiveShell, command: str, args: list[str]
+) -> None:
+    """``%nsight history N`` / ``show ID``: one line for any argument, never a trace."""
+    from IPython.core.error import UsageError
+
+    before_ns = _namespace_snapshot(shell)
+    result = shell.run_cell(f"%nsight {command} {' '.join(args)}".rstrip())
+    error = result.error_in_exec
+    if error is not None:
+        assert isinstance(error, UsageError), repr(error)
+        assert "\n" not in str(error)
+        assert len(str(error)) <= MAX_MESSAGE_CHARS
+    assert result.error_before_exec is None
+    assert _namespace_snapshot(shell) == before_ns

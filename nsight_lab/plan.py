@@ -73,7 +73,7 @@ def make_plan(options: ProfileOptions, probes: Mapping[str, Availability]) -> Pl
         reason = f"requested with --backend {backend}"
     if extra and backend != "ncu":
         msg = (
-            f"--metrics {','.join(extra)} needs the ncu backend (hardware counters); "
+            f"--metrics {_listed(extra)} needs the ncu backend (hardware counters); "
             f"the {backend} backend measures only gpu__time_duration.sum"
         )
         raise OptionError(msg)
@@ -99,10 +99,10 @@ def _choose(
 
     if extra:
         if ok("ncu"):
-            return "ncu", f"metrics {', '.join(extra)} need hardware counters"
+            return "ncu", f"metrics {_listed(extra, ', ')} need hardware counters"
         why = probes["ncu"].reason if "ncu" in probes else "not probed"
         msg = (
-            f"--metrics {','.join(extra)} need the ncu backend, "
+            f"--metrics {_listed(extra)} need the ncu backend, "
             f"which is unavailable: {why}"
         )
         raise BackendUnavailableError(msg)
@@ -113,3 +113,9 @@ def _choose(
         )
     why = probes["events"].reason if "events" in probes else "events backend not probed"
     return "cpu", f"no GPU timing available ({why}): host wall-clock timing"
+
+
+def _listed(names: tuple[str, ...], sep: str = ",", limit: int = 80) -> str:
+    """``names`` joined for a one-line message, cut after ``limit`` characters."""
+    text = sep.join(names)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(names)} metrics)"

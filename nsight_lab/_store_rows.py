@@ -108,8 +108,10 @@ def _session_filter(  # noqa: PLR0913
 ) -> tuple[str, list[Any]]:
     """Return the ``WHERE`` clause (or ``""``) and its parameters for the filters."""
     if status is not None and status not in SESSION_STATUSES:
+        cut = len(status) > _MAX_TIME_CHARS
+        shown = status[:_MAX_TIME_CHARS] + "…" if cut else status
         msg = (
-            f"invalid status filter {status!r}; "
+            f"invalid status filter {shown!r}; "
             f"expected one of {', '.join(map(repr, SESSION_STATUSES))}"
         )
         raise OptionError(msg)

@@ -712,3 +712,200 @@ def test_cache_get_put(db: Path, store: RunStore) -> None:
     with pytest.raises(StoreError, match="cannot cache a value under 'bad'"):
         store.cache_put("bad", object())
     assert store.cache_get("bad") is None
+
+
+# -- read-only stores ----------------------------------------------------------------
+
+
+def _filled_store(db: Path) -> int:
+    with RunStore(db) as s:
+        sid = s.create_session(backend="cpu", name="kept").id
+        s.add_runs([record(sid, i) for i in range(3)])
+        s.finish_session(sid, "completed")
+    return sid
+
+
+def _check_read_only(s: RunStore, sid: int) -> None:
+    assert s.read_only
+    assert [x.id for x in s.list_sessions()] == [sid]
+    assert len(s.runs(sid)) == 3
+    with pytest.raises(StoreError) as info:
+        s.create_session(backend="cpu")
+    message = str(info.value)
+    assert "read-only" in message
+    assert "\n" not in message
+    with pytest.raises(StoreError, match="read-only"):
+        s.delete_session(sid)
+
+
+def test_read_only_store_reads_and_refuses_writes(db: Path) -> None:
+    sid = _filled_store(db)
+    with RunStore(db, read_only=True) as s:
+        _check_read_only(s, sid)
+        # reads from another thread use their own (read-only) connection
+        out: list[int] = []
+        thread = threading.Thread(target=lambda: out.append(len(s.runs(sid))))
+        thread.start()
+        thread.join()
+        assert out == [3]
+    with RunStore(db) as s:  # untouched
+        assert s.get_session(sid).name == "kept"
+
+
+def test_unwritable_store_is_opened_read_only(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given: os.access says the directory is not writable (as on a read-only mount,
+    # where it refuses root too; chmod does not stop root)
+    sid = _filled_store(db)
+    real = os.access
+
+    def access(path: Any, mode: int, **kw: Any) -> bool:
+        return False if mode & os.W_OK else real(path, mode, **kw)
+
+    monkeypatch.setattr(store_module.os, "access", access)
+
+    # When / Then
+    with RunStore(db) as s:
+        _check_read_only(s, sid)
+
+
+def test_read_only_falls_back_to_immutable(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given: mode=ro cannot be opened (its -shm cannot be created)
+    sid = _filled_store(db)
+    real = RunStore._connect_uri  # noqa: SLF001
+    tried: list[str] = []
+
+    def connect(self: RunStore, uri: str) -> sqlite3.Connection:
+        tried.append(uri)
+        if "immutable=1" not in uri:
+            msg = "unable to open database file"
+            raise sqlite3.OperationalError(msg)
+        return real(self, uri)
+
+    monkeypatch.setattr(RunStore, "_connect_uri", connect)
+
+    # When / Then
+    with RunStore(db, read_only=True) as s:
+        _check_read_only(s, sid)
+    assert tried[0].endswith("?mode=ro")
+    assert tried[1].endswith("?mode=ro&immutable=1")
+
+
+_READER = """
+import json, os, sys
+from nsight_lab.store import RunStore
+if os.geteuid() == 0:  # chmod does not stop root: read as nobody
+    os.setgid(65534)
+    os.setuid(65534)
+with RunStore(sys.argv[1]) as s:
+    out = {"read_only": s.read_only, "uri": s._uri,
+           "ids": [x.id for x in s.list_sessions()], "runs": len(s.runs(1))}
+    try:
+        s.create_session(backend="cpu")
+    except Exception as exc:
+        out["write_error"] = str(exc)
+print(json.dumps(out))
+"""
+
+
+def test_store_in_a_read_only_directory_is_readable() -> None:
+    # Given: a closed store (no -wal, no -shm) in a directory nobody may write; as
+    # root the reader drops to the user nobody (chmod does not stop root)
+    if os.geteuid() == 0 and not hasattr(os, "setuid"):
+        pytest.skip("cannot drop root privileges here to make chmod count")
+    import json
+    import tempfile
+
+    home = Path(tempfile.mkdtemp(prefix="nsight-lab-ro-"))
+    home.chmod(0o755)  # nobody must reach it (pytest's tmp_path is private)
+    db = home / "store.sqlite"
+    try:
+        sid = _filled_store(db)
+        assert sid == 1
+        assert sorted(p.name for p in home.iterdir()) == ["store.sqlite"]
+        db.chmod(0o444)
+        home.chmod(0o555)
+
+        # When
+        done = subprocess.run(  # noqa: S603
+            [sys.executable, "-c", _READER, str(db)],
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+
+        # Then: read through the immutable fallback; writes refused in one line
+        assert done.returncode == 0, done.stderr
+        out = json.loads(done.stdout)
+        assert out["read_only"] is True
+        assert out["uri"].endswith("immutable=1")
+        assert out["ids"] == [sid]
+        assert out["runs"] == 3
+        assert "read-only" in out["write_error"]
+        assert "\n" not in out["write_error"]
+    finally:
+        home.chmod(0o755)
+        db.chmod(0o644)
+        for path in home.iterdir():
+            path.unlink()
+        home.rmdir()
+
+
+def test_read_only_store_without_the_file_is_one_line_error(tmp_path: Path) -> None:
+    with pytest.raises(StoreError) as info:
+        RunStore(tmp_path / "none.sqlite", read_only=True)
+    assert "no such file" in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+# -- dates at the ends of the range --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("since", "until", "expected"),
+    [
+        ("9999-12-31T23:59:59-05:00", None, 0),
+        ("0001-01-01T00:00:00+05:00", None, 1),
+        (None, "9999-12-31T23:59:59-05:00", 1),
+        (None, "0001-01-01T00:00:00+05:00", 0),
+        ("9999-12-31T23:59:59.999999", None, 0),
+    ],
+)
+def test_dates_at_the_ends_of_the_range_are_clamped(
+    store: RunStore, since: str | None, until: str | None, expected: int
+) -> None:
+    store.create_session(backend="cpu")
+    assert store.count_sessions(since=since, until=until) == expected
+
+
+def test_cli_history_since_the_end_of_time_is_no_traceback(
+    db: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from nsight_lab.cli import main
+
+    monkeypatch.setenv("NSIGHT_LAB_HOME", str(db.parent))
+    _filled_store(db.parent / "store.sqlite")
+    assert main(["history", "--since", "9999-12-31T23:59:59-05:00", "--json"]) == 0
+    assert main(["history", "--since", "0001-01-01T00:00:00+05:00", "--json"]) == 0
+    code = main(["history", "--since", "x" * 10_000])
+    err = capsys.readouterr().err
+    assert code != 0
+    assert "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+    assert len(err) < 400
+
+
+def test_delete_stopped_session_refuses_a_live_writer(store: RunStore) -> None:
+    from nsight_lab.store import SessionRunningError
+
+    live = store.create_session(backend="cpu").id  # this process: alive
+    dead = store.create_session(backend="cpu", pid=2**22 + 12345).id
+    with pytest.raises(SessionRunningError) as info:
+        store.delete_stopped_session(live)
+    assert str(info.value).startswith(f"session {live} is still running")
+    store.delete_stopped_session(dead)
+    with pytest.raises(NotFoundError):
+        store.get_session(dead)
+    store.finish_session(live, "completed")
+    store.delete_stopped_session(live)

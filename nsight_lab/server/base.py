@@ -236,14 +236,14 @@ def parse_count(raw: str, name: str, *, maximum: int = _SQLITE_INT_MAX) -> int:
     if (
         _COUNT.fullmatch(text) is None
         or len(text.lstrip("0")) > len(str(maximum))
-        or int(text) > maximum
+        or int(text.lstrip("0") or "0") > maximum
     ):
         msg = (
             f"invalid {name} {_shown(raw)!r}; "
             f"expected a whole number from 0 to {maximum}"
         )
         raise OptionError(msg)
-    return int(text)
+    return int(text.lstrip("0") or "0")
 
 
 def session_store(

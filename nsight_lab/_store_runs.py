@@ -269,3 +269,22 @@ class _RunQueries:
             ):
                 raise self._not_found(session_id)
         return [(int(row[0]), _run_from_row(row)) for row in reversed(rows)]
+
+    def count_runs_after(
+        self, session_id: int, *, after_id: int = 0, limit: int | None = None
+    ) -> int:
+        """Return how many runs of a session have ids above ``after_id``.
+
+        Counted in SQLite alone (no row reaches Python); with ``limit``, counting
+        stops there, so asking "more than N?" costs N index steps at most.
+
+        Raises:
+            StoreError: The store is closed or unreadable.
+        """
+        with self._read("count runs") as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM runs"
+                " WHERE session_id = ? AND id > ? LIMIT ?)",
+                (session_id, after_id, -1 if limit is None else limit),
+            ).fetchone()
+        return int(row[0])

@@ -38,6 +38,91 @@ export const PAGE_SIZE = 50;
 /** How many of the newest sessions are looked at to find the live one. */
 export const LIVE_CANDIDATES = 20;
 
+/** Runs asked for per page of `GET sessions/{id}` (the server allows 20,000). */
+export const RUN_PAGE_SIZE = 5000;
+
+/** Pages read in one refresh at most; the rest comes with the next refresh. */
+export const MAX_RUN_PAGES = 20;
+
+/** What {@link fetchSessionRuns} read: the newest runs and the server's figures. */
+export interface IRunsRead {
+  response: ISessionResponse;
+  /** The runs read (at most `keep`, the newest), in store order. */
+  runs: IRunRecord[];
+  /** The largest run id read: where the next refresh starts. */
+  lastRunId: number;
+}
+
+/**
+ * Read the runs of a session stored after `afterId`, page by page, keeping only the
+ * newest `keep`; the figures (built on the server from every run) come with the
+ * last page when `figures` is set.
+ *
+ * From the start of a session (`afterId` 0), only its last `keep` runs are asked
+ * for (`tail`): a 200,000-run session is not sent whole to show 2,000 of them.
+ * After that, pages of {@link RUN_PAGE_SIZE} are read while the server says
+ * `has_more` (at most {@link MAX_RUN_PAGES} per call).
+ */
+export async function fetchSessionRuns(
+  serverSettings: ServerConnection.ISettings,
+  sessionId: number,
+  afterId: number,
+  keep: number,
+  figures: boolean
+): Promise<IRunsRead> {
+  const path = `sessions/${sessionId}`;
+  if (afterId <= 0) {
+    const response = await requestAPI<ISessionResponse>(
+      withQuery(path, {
+        after_id: 0,
+        tail: Math.max(keep, 0),
+        figures: figures ? 1 : undefined
+      }),
+      serverSettings
+    );
+    return {
+      response,
+      runs: keepLast(response.runs, keep),
+      lastRunId: lastId(response.runs, 0)
+    };
+  }
+  let runs: IRunRecord[] = [];
+  let after = afterId;
+  let figuresStale = false;
+  for (let page = 0; ; page++) {
+    const response = await requestAPI<ISessionResponse>(
+      withQuery(path, {
+        after_id: after,
+        limit: RUN_PAGE_SIZE,
+        figures: figures && page === 0 ? 1 : undefined
+      }),
+      serverSettings
+    );
+    runs = keepLast([...runs, ...response.runs], keep);
+    after = Math.max(
+      after,
+      response.next_after_id ?? lastId(response.runs, after)
+    );
+    const done =
+      !response.has_more ||
+      page + 1 >= MAX_RUN_PAGES ||
+      response.runs.length === 0;
+    if (!done) {
+      // The figures came with the first page: build them again once at the end.
+      figuresStale = figures;
+      continue;
+    }
+    if (!figuresStale) {
+      return { response, runs, lastRunId: after };
+    }
+    const withFigures = await requestAPI<ISessionResponse>(
+      withQuery(path, { after_id: after, limit: 0, figures: 1 }),
+      serverSettings
+    );
+    return { response: withFigures, runs, lastRunId: after };
+  }
+}
+
 /**
  * Whether a session's notebook path (absolute, from the kernel) is the notebook at
  * `currentPath` (relative to the server root, from the frontend).
@@ -498,25 +583,26 @@ export class RunsModel implements IRunsModel {
     }
     const eventAt = this._pendingEventAt;
     this._pendingEventAt = null;
-    const response = await requestAPI<ISessionResponse>(
-      withQuery(`sessions/${session.id}`, {
-        after_id: live.lastRunId,
-        figures: 1
-      }),
-      this._serverSettings
+    const read = await fetchSessionRuns(
+      this._serverSettings,
+      session.id,
+      live.lastRunId,
+      this._settings.maxPoints,
+      true
     );
+    const response = read.response;
     if (this._live.session?.id !== session.id) {
       return;
     }
     const runs = keepLast(
-      [...this._live.runs, ...response.runs],
+      [...this._live.runs, ...read.runs],
       this._settings.maxPoints
     );
     this._live = {
       session: response.session,
       runs,
       figures: response.figures ?? this._live.figures,
-      lastRunId: lastId(response.runs, this._live.lastRunId),
+      lastRunId: Math.max(read.lastRunId, this._live.lastRunId),
       eventAt,
       updatedAt: performance.now()
     };
@@ -535,17 +621,19 @@ export class RunsModel implements IRunsModel {
         const previous = this._selection.detail;
         const after =
           incremental && previous?.session.id === id ? previous.lastRunId : 0;
-        const response = await requestAPI<ISessionResponse>(
-          withQuery(`sessions/${id}`, { after_id: after, figures: 1 }),
-          this._serverSettings
+        const read = await fetchSessionRuns(
+          this._serverSettings,
+          id,
+          after,
+          this._settings.maxPoints,
+          true
         );
+        const response = read.response;
         if (!sameIds(this._selection.ids, ids)) {
           return;
         }
         const runs = keepLast(
-          after > 0 && previous
-            ? [...previous.runs, ...response.runs]
-            : response.runs,
+          after > 0 && previous ? [...previous.runs, ...read.runs] : read.runs,
           this._settings.maxPoints
         );
         this._selection = {
@@ -556,7 +644,7 @@ export class RunsModel implements IRunsModel {
             session: response.session,
             runs,
             figures: response.figures ?? previous?.figures ?? {},
-            lastRunId: lastId(response.runs, after)
+            lastRunId: Math.max(read.lastRunId, after)
           }
         };
       } else {

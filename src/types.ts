@@ -124,13 +124,28 @@ export interface IPlotlyFigure {
 /** The four figures of a session; a missing or `null` one has no data to draw. */
 export type ISessionFigures = Partial<Record<ChartKind, IPlotlyFigure | null>>;
 
-/** `GET sessions/{id}?after_id=N&figures=1`. */
+/**
+ * `GET sessions/{id}?after_id=N&limit=N|tail=N&figures=1`: one page of runs.
+ *
+ * A page holds at most `limit` runs (server default 5,000, at most 20,000); while
+ * `has_more` is true, the next page is `after_id=next_after_id`. `tail=N` asks for
+ * the last N runs after `after_id` instead (then `has_more` is false).
+ */
 export interface ISessionResponse {
   schema_version: number;
   session: ISessionSummary;
   /** Runs with an id above `after_id`, in store order. */
   runs: IRunRecord[];
-  /** Present when asked for with `figures=1`; built from every run of the session. */
+  /** The largest run id returned, or `after_id` when none. */
+  last_run_id: number;
+  /** Where the next page starts (`after_id` of the next request). */
+  next_after_id: number;
+  /** Whether runs after this page exist. */
+  has_more: boolean;
+  /**
+   * Present when asked for with `figures=1`: built on the server from every run of
+   * the session, each trace thinned to at most 2,000 points.
+   */
   figures?: ISessionFigures;
 }
 

@@ -86,12 +86,17 @@ export function sessionsPage(
 
 export function sessionResponse(
   s: ISessionSummary,
-  runs: IRunRecord[]
+  runs: IRunRecord[],
+  page: { after?: number; hasMore?: boolean } = {}
 ): ISessionResponse {
+  const last = runs.reduce((max, r) => Math.max(max, r.id), page.after ?? 0);
   return {
     schema_version: 1,
     session: s,
     runs,
+    last_run_id: last,
+    next_after_id: last,
+    has_more: page.hasMore ?? false,
     figures: {
       duration: {
         data: [{ type: 'scatter', y: runs.map(r => r.duration_ns) }],

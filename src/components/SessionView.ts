@@ -34,6 +34,17 @@ export function saveDownload(download: IDownload): void {
 }
 
 /** The facts of a session as label/value pairs. */
+/**
+ * What the run table leaves out: the sidebar reads only the newest runs of a large
+ * session (its charts are built on the server from every run).
+ */
+export function tableNote(shown: number, stored: number): string | null {
+  if (shown >= stored) {
+    return null;
+  }
+  return `The table lists the newest ${shown} of ${stored} runs; the charts use every run.`;
+}
+
 export function sessionFacts(session: ISessionSummary): [string, string][] {
   const facts: [string, string][] = [
     ['Status', session.status],
@@ -101,7 +112,11 @@ export class SessionView extends Widget {
     this._notes.replaceChildren(
       ...session.notes.map(note => h('li', undefined, note))
     );
-    this._table.replaceChildren(runTable(detail.runs));
+    const note = tableNote(detail.runs.length, session.run_count);
+    this._table.replaceChildren(
+      ...(note ? [h('p', 'jp-nsightLab-SessionView-tableNote', note)] : []),
+      runTable(detail.runs)
+    );
     for (const kind of chartOrder(this._model.settings.defaultChart)) {
       const chart = this._chart(kind);
       this._charts.appendChild(chart.node);

@@ -16,6 +16,7 @@ describe('ChartView', () => {
       element: document.createElement('div'),
       figure: { data: [] },
       update: jest.fn(),
+      append: jest.fn(),
       dispose: jest.fn(),
       isDisposed: false
     };

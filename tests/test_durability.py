@@ -28,7 +28,7 @@ from nsight_lab.store import RunStore
 from nsight_lab.writer import LAG_BOUND_ROWS, LAG_BOUND_S
 
 ROOT = Path(__file__).resolve().parents[1]
-RUNS = 100_000
+RUNS = 1_000_000
 ENTRY = struct.Struct("dq")
 """One log entry: ``time.monotonic()`` at the end of a run, and the runs finished."""
 
@@ -212,8 +212,9 @@ def test_kill_9_loses_at_most_the_stated_bound(tmp_path: Path) -> None:
         assert k.stored <= k.finished or k.status == "completed", line
         if k.finished < RUNS:
             assert k.status == "interrupted", line
-        else:  # the cell had ended: everything is in
-            assert (k.status, k.stored) == ("completed", RUNS), line
+        else:  # the runs had ended (the kill may still beat the session's end)
+            assert k.stored == RUNS, line
+            assert k.status in {"completed", "interrupted"}, line
         assert k.stored >= k.finished_before - LAG_BOUND_ROWS, line
     # The cell was as fast as the promise is about (the median, as 2 busy CI cores
     # can slow one kernel's start).

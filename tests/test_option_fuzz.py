@@ -170,6 +170,15 @@ def check_line(ip: InteractiveShell, line: str, *, quiet: bool) -> None:
     result = ip.run_cell(f"%%nsight {run}\n{CELL}")
     assert result.error_before_exec is None, repr(result.error_before_exec)
     error = result.error_in_exec
+    if isinstance(error, SyntaxError) and len(f"x{run}x".splitlines()) > 1:
+        # A vertical tab, form feed, U+2028 ... ends the line for IPython
+        # (str.splitlines), so the rest of the "option line" is the cell body, and
+        # a body that does not compile is Python's SyntaxError, as in any cell;
+        # it fails before a session exists.
+        _event("line split by IPython")
+        with RunStore() as store:
+            assert (store.count_sessions(), store.latest_change()) == before
+        return
     if error is not None:
         assert isinstance(error, UsageError), repr(error)
         message = str(error)

@@ -12,6 +12,8 @@ from nsight_lab.widget import STATIC_DIR, NsightWidget
 
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+ALL_VIEWS = [WIDGET_VIEW, "text/plain", "text/html"]
+"""What a notebook front end shows (the test session's shell is a terminal one)."""
 TRAITS = {
     "session_id",
     "status",
@@ -66,7 +68,7 @@ def test_mimebundle_has_the_widget_view_and_the_static_fallback():
         runs_target=3,
         summary=[{"Annotation": "<script>alert(1)</script>", "AvgValue": 1.5}],
     )
-    data, _ = widget._repr_mimebundle_()
+    data, _ = widget._repr_mimebundle_(include=ALL_VIEWS)
     assert data[WIDGET_VIEW]["model_id"] == widget.model_id
     page = data["text/html"]
     assert "nsight-lab session 4: completed" in page
@@ -144,7 +146,7 @@ def test_any_failure_of_the_static_view_is_a_note_not_an_exception(monkeypatch):
 
     monkeypatch.setattr(fallback, "static_bundle", broken)
     widget = NsightWidget(session_id=9, status="completed")
-    data, _ = widget._repr_mimebundle_()
+    data, _ = widget._repr_mimebundle_(include=ALL_VIEWS)
     assert WIDGET_VIEW in data
     assert "no static view of this session here: ValueError" in data["text/plain"]
     assert "\x00" not in data["text/html"]

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from nsight_lab.figures import roofline_figure, traffic_figure, write_png
-from nsight_lab.roofline import Peaks, Placement
+from nsight_lab.roofline.placement import Peaks, Placement
 
 
 def main(path: Path) -> None:

@@ -54,7 +54,7 @@ def template_records(home: Path, runs: int) -> list:
     os.environ["NSIGHT_LAB_HOME"] = str(home)
     from IPython.testing.globalipapp import start_ipython
 
-    from nsight_lab.store import RunStore
+    from nsight_lab.store.run_store import RunStore
 
     shell = start_ipython()
     assert shell is not None  # noqa: S101  (start_ipython always returns a shell)
@@ -74,7 +74,7 @@ def template_records(home: Path, runs: int) -> list:
 def build_store(home: Path, sessions: int, runs_per_session: int, batch: int) -> dict:
     """Fill ``home``'s store; returns how long each part took."""
     from nsight_lab.records import Telemetry
-    from nsight_lab.store import RunStore
+    from nsight_lab.store.run_store import RunStore
 
     t0 = time.perf_counter()
     session, records = template_records(home, runs_per_session // 2)

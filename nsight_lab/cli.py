@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from nsight_lab.errors import NsightLabError, OptionError
 from nsight_lab.safetext import for_terminal, frame_for_terminal, frame_to_csv
-from nsight_lab.store import SESSION_FILTERS
+from nsight_lab.store.run_store import SESSION_FILTERS
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -152,7 +152,7 @@ def run(argv: Sequence[str]) -> int:
         return 0
 
     from nsight_lab.history import runs_frame, session_results, sessions_frame
-    from nsight_lab.store import RunStore
+    from nsight_lab.store.run_store import RunStore
 
     with RunStore() as store:
         if args.command == "history":

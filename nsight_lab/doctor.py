@@ -1,6 +1,6 @@
 """``nsight-lab doctor`` / ``%nsight doctor``: which parts of the GPU stack work here.
 
-:func:`run_checks` asks :mod:`nsight_lab.gpu_stack` one question per topic (GPU,
+:func:`run_checks` asks :mod:`nsight_lab.gpu.stack` one question per topic (GPU,
 driver, NVML, torch, ncu, ncu_report, nsight-python, counter permission, CUPTI) and
 turns each answer into a :class:`Check` with what to do. It never raises: a probe that
 fails unexpectedly becomes an ``"error"`` check naming the exception.
@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from nsight_lab import gpu_stack
+from nsight_lab.gpu import stack as gpu_stack
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

@@ -29,7 +29,7 @@ import plotly.io as pio
 from scipy import stats as _scipy_stats
 
 from nsight_lab.errors import NsightLabError
-from nsight_lab.roofline import (
+from nsight_lab.roofline.placement import (
     DEFAULT_DTYPE,
     place_records,
     place_session,
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from nsight_lab.records import JsonScalar, RunRecord
-    from nsight_lab.roofline import Peaks, Placement
+    from nsight_lab.roofline.placement import Peaks, Placement
 
 __all__ = [
     "PALETTE",

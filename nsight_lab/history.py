@@ -9,15 +9,15 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from nsight_lab.peaks import known_peaks
 from nsight_lab.records import TIME_METRIC, record_to_json
 from nsight_lab.results import to_dataframe
+from nsight_lab.roofline.peaks import known_peaks
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from nsight_lab.records import SessionInfo
-    from nsight_lab.store import RunStore
+    from nsight_lab.store.run_store import RunStore
 
 HISTORY_COLUMNS = (
     "id",

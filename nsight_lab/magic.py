@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from nsight_lab.records import JsonScalar, RunRecord, SessionStatus
     from nsight_lab.results import UserDerive
     from nsight_lab.runner import Progress
-    from nsight_lab.store import RunStore
+    from nsight_lab.store.run_store import RunStore
 
     Sink = Callable[[list[RunRecord]], None]
     ProgressHook = Callable[[Progress], None]
@@ -172,7 +172,7 @@ class NsightMagics(Magics):
 
     def _history(self, args: list[str]) -> pd.DataFrame:
         from nsight_lab.history import sessions_frame
-        from nsight_lab.store import RunStore
+        from nsight_lab.store.run_store import RunStore
 
         limit = 20
         if args:
@@ -192,9 +192,9 @@ class NsightMagics(Magics):
         """Measure (once per device; cached in the store) and show attainable peaks."""
         import pandas as pd
 
-        from nsight_lab.peaks import cached_peaks, device_name
-        from nsight_lab.roofline import Peaks, peaks_for
-        from nsight_lab.store import RunStore
+        from nsight_lab.roofline.peaks import cached_peaks, device_name
+        from nsight_lab.roofline.placement import Peaks, peaks_for
+        from nsight_lab.store.run_store import RunStore
 
         unknown = [a for a in args if a not in {"--cpu", "--refresh"}]
         if unknown:
@@ -243,7 +243,7 @@ class NsightMagics(Magics):
 
     def _show(self, args: list[str]) -> pd.DataFrame:
         from nsight_lab.history import session_results
-        from nsight_lab.store import RunStore
+        from nsight_lab.store.run_store import RunStore
 
         session_id = _whole(args[0]) if len(args) == 1 else None
         if session_id is None or session_id < 1:
@@ -261,7 +261,7 @@ class NsightMagics(Magics):
         from nsight_lab.options import check_bindings, parse_options
         from nsight_lab.plan import make_plan
         from nsight_lab.runner import Runner
-        from nsight_lab.store import RunStore
+        from nsight_lab.store.run_store import RunStore
 
         if line.strip() in {"--help", "-h"}:
             print(USAGE)  # noqa: T201
@@ -279,8 +279,9 @@ class NsightMagics(Magics):
         _install_nsight_module()
 
         if plan.backend == "ncu":
-            # Isolated: the cell runs in a child Python under ncu (nsight_lab.isolate).
-            from nsight_lab.isolate import run_isolated
+            # Isolated: the cell runs in a child Python under ncu
+            # (nsight_lab.backends.ncu.isolate).
+            from nsight_lab.backends.ncu.isolate import run_isolated
 
             def isolated(
                 session_id: int, sink: Sink, progress: ProgressHook | None
@@ -307,7 +308,7 @@ class NsightMagics(Magics):
             if plan.model_work or (
                 options.warmup >= 1 and importlib.util.find_spec("torch") is not None
             ):
-                from nsight_lab.workmodel import count_work
+                from nsight_lab.roofline.workmodel import count_work
 
                 model = count_work
 
@@ -362,11 +363,11 @@ class NsightMagics(Magics):
         ``failed`` with its runs, and the error names it; only a bad option found
         before any run finished leaves nothing behind.
         """
-        from nsight_lab.live import WidgetView
-        from nsight_lab.peaks import known_peaks
         from nsight_lab.results import DeriveFailures, to_dataframe
-        from nsight_lab.roofline import place_session
-        from nsight_lab.writer import StoreWriter
+        from nsight_lab.roofline.peaks import known_peaks
+        from nsight_lab.roofline.placement import place_session
+        from nsight_lab.store.writer import StoreWriter
+        from nsight_lab.views.live import WidgetView
 
         shell = self.shell
         assert shell is not None  # noqa: S101
@@ -568,7 +569,7 @@ def _derive_functions(
 
 def _gpu_name() -> str | None:
     """The first GPU's name through NVML (the isolated path has no CUDA context)."""
-    from nsight_lab.gpu_stack import nvml_devices
+    from nsight_lab.gpu.stack import nvml_devices
 
     try:
         devices = nvml_devices()

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from nsight_lab.counters import ROOFLINE_METRICS
 from nsight_lab.errors import BackendUnavailableError, OptionError
+from nsight_lab.roofline.counters import ROOFLINE_METRICS
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

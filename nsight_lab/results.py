@@ -28,12 +28,12 @@ import pandas as pd
 
 from nsight_lab.errors import OptionError
 from nsight_lab.records import TIME_METRIC, RunRecord
-from nsight_lab.roofline import place_session
+from nsight_lab.roofline.placement import place_session
 from nsight_lab.stats import geomean, summarize
 
 if TYPE_CHECKING:
     from nsight_lab.records import JsonScalar, SessionInfo
-    from nsight_lab.roofline import Peaks
+    from nsight_lab.roofline.placement import Peaks
 
 MODEL_PREFIX = "model__"
 """Per-region quantities from the work model (FLOPs, bytes).

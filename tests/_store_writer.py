@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from nsight_lab.records import RunRecord, Telemetry
-from nsight_lab.store import RunStore
+from nsight_lab.store.run_store import RunStore
 
 
 def _record(session_id: int, run_index: int, annotation: str) -> RunRecord:

@@ -65,7 +65,7 @@ FAKE_NCU = Path(__file__).parent / "fixtures" / "fake_ncu.py"
 @pytest.fixture
 def fake_ncu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Install the stand-in ``ncu`` (tests/fixtures/fake_ncu.py) on PATH; return it."""
-    from nsight_lab import gpu_stack
+    from nsight_lab.gpu import stack as gpu_stack
 
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()

@@ -12,7 +12,7 @@ import pytest
 
 from nsight_lab.cli import main
 from nsight_lab.records import RunRecord, Telemetry
-from nsight_lab.store import RunStore
+from nsight_lab.store.run_store import RunStore
 
 if TYPE_CHECKING:
     from pathlib import Path

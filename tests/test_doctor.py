@@ -9,9 +9,11 @@ from typing import get_args
 
 import pytest
 
-from nsight_lab import _ncu_tools, doctor, gpu_stack
+from nsight_lab import doctor
+from nsight_lab.backends.ncu import tools as _ncu_tools
 from nsight_lab.doctor import Check, checks_to_json, format_checks, run_checks
 from nsight_lab.errors import BackendUnavailableError
+from nsight_lab.gpu import stack as gpu_stack
 
 TOPICS = [
     "GPU",

@@ -24,8 +24,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from nsight_lab.store import RunStore
-from nsight_lab.writer import LAG_BOUND_ROWS, LAG_BOUND_S
+from nsight_lab.store.run_store import RunStore
+from nsight_lab.store.writer import LAG_BOUND_ROWS, LAG_BOUND_S
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = 1_000_000
@@ -41,7 +41,8 @@ _write(_fd, _pack(_now(), _n))
 ZYGOTE = """
 import os, signal, struct, sys, time
 import IPython.testing.globalipapp
-import nsight_lab.magic, nsight_lab.results, nsight_lab.runner, nsight_lab.store
+import nsight_lab.magic, nsight_lab.results, nsight_lab.runner
+import nsight_lab.store.run_store
 try:
     import torch  # what the cell's backend probe imports: import it once, here
 except ImportError:

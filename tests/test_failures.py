@@ -7,7 +7,7 @@ import textwrap
 from typing import TYPE_CHECKING
 
 from nsight_lab.records import TIME_METRIC
-from nsight_lab.store import RunStore
+from nsight_lab.store.run_store import RunStore
 
 if TYPE_CHECKING:
     import pytest

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 from scipy import stats as sp
 
-from nsight_lab.counters import DRAM_READ, DRAM_WRITE
 from nsight_lab.figures import (
     PALETTE,
     LiveFigures,
@@ -25,7 +24,8 @@ from nsight_lab.figures import (
     write_png,
 )
 from nsight_lab.records import RunRecord, Telemetry
-from nsight_lab.roofline import peaks_for, place, place_records
+from nsight_lab.roofline.counters import DRAM_READ, DRAM_WRITE
+from nsight_lab.roofline.placement import peaks_for, place, place_records
 
 EVIL = "<img src=x onerror=alert(1)>"
 FFMA = "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"

@@ -1,4 +1,4 @@
-"""Tests of nsight_lab.gpu_stack: real files, real subprocesses, real imports.
+"""Tests of nsight_lab.gpu.stack: real files, real subprocesses, real imports.
 
 The machine these run on usually has no GPU, no driver and no ncu; stand-ins are real
 executables and real files in a temporary directory, so the code paths run for real.
@@ -14,8 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from nsight_lab import _ncu_tools, _nvml, gpu_stack
+from nsight_lab.backends.ncu import tools as _ncu_tools
 from nsight_lab.errors import BackendUnavailableError
+from nsight_lab.gpu import nvml as _nvml
+from nsight_lab.gpu import stack as gpu_stack
 
 NCU_2025_OUTPUT = """\
 NVIDIA (R) Nsight Compute Command Line Profiler
@@ -472,7 +474,7 @@ def test_stack_status_message_joins_detail_and_hint():
 
 def test_import_loads_no_gpu_package():
     code = (
-        "import sys, nsight_lab.gpu_stack, nsight_lab.doctor\n"
+        "import sys, nsight_lab.gpu.stack, nsight_lab.doctor\n"
         "heavy = ('pynvml', 'torch', 'cupti', 'ncu_report', 'nsight')\n"
         "print(','.join(m for m in heavy if m in sys.modules))\n"
     )

@@ -13,12 +13,13 @@ import textwrap
 
 import pytest
 
-from nsight_lab import _ncu_tools, gpu_stack
 from nsight_lab.backends.base import Availability
-from nsight_lab.backends.ncu import NcuBackend
+from nsight_lab.backends.ncu import tools as _ncu_tools
+from nsight_lab.backends.ncu.isolate import run_isolated
+from nsight_lab.backends.ncu.probe import NcuBackend
+from nsight_lab.backends.ncu.report import parse_range_name, read_report
 from nsight_lab.errors import BackendUnavailableError, MeasurementError, RegionError
-from nsight_lab.isolate import run_isolated
-from nsight_lab.ncu_report_reader import parse_range_name, read_report
+from nsight_lab.gpu import stack as gpu_stack
 from nsight_lab.options import parse_options
 from nsight_lab.plan import Plan, make_plan
 from nsight_lab.records import TIME_METRIC
@@ -133,7 +134,7 @@ def test_end_to_end_two_configs_two_regions_three_runs(user_ns, tmp_path):
     assert argv[argv.index("--clock-control") + 1] == "none"
     assert argv[argv.index("--target-processes") + 1] == "all"
     assert argv[argv.index("-o") + 1] == str(reports / "config_1")
-    assert argv[-3:-1] == ["-m", "nsight_lab._child"]
+    assert argv[-3:-1] == ["-m", "nsight_lab.backends.ncu.child"]
 
 
 @pytest.mark.parametrize(
@@ -331,8 +332,10 @@ def test_stand_in_report_reader(tmp_path):
 
 def test_probe_with_and_without_ncu(monkeypatch, tmp_path):
     ok_report = gpu_stack.StackStatus(ok=True, detail="ncu_report test")
-    monkeypatch.setattr("nsight_lab.backends.ncu.ncu_report_status", lambda: ok_report)
-    monkeypatch.setattr("nsight_lab.backends.ncu.nvtx_installed", lambda: True)
+    monkeypatch.setattr(
+        "nsight_lab.backends.ncu.probe.ncu_report_status", lambda: ok_report
+    )
+    monkeypatch.setattr("nsight_lab.backends.ncu.probe.nvtx_installed", lambda: True)
     found = NcuBackend().probe()
     assert found.ok
     assert "2025.3.1.0" in found.reason

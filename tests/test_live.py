@@ -7,13 +7,13 @@ import json
 import pytest
 
 from nsight_lab.backends.cpu import CpuTimerBackend
-from nsight_lab.live import MIN_UPDATE_INTERVAL_S, WidgetView, summary_rows
 from nsight_lab.options import parse_options
 from nsight_lab.plan import make_plan
 from nsight_lab.records import SessionInfo
 from nsight_lab.results import to_dataframe
-from nsight_lab.roofline import Peaks, place_records
+from nsight_lab.roofline.placement import Peaks, place_records
 from nsight_lab.runner import Progress, Runner
+from nsight_lab.views.live import MIN_UPDATE_INTERVAL_S, WidgetView, summary_rows
 
 torch = pytest.importorskip("torch")
 
@@ -64,7 +64,7 @@ def _profile(line, *, view_kwargs=None):
     snapshots = []
     measurement = CpuTimerBackend().open(options)
     sink_batches = []
-    from nsight_lab.workmodel import count_work
+    from nsight_lab.roofline.workmodel import count_work
 
     runner = Runner(
         plan,
@@ -83,7 +83,7 @@ def _profile(line, *, view_kwargs=None):
 
 def test_widget_follows_the_runner_and_finishes_with_every_chart(monkeypatch):
     # Draw every update: the throttle is tested on its own below.
-    monkeypatch.setattr("nsight_lab.live.MIN_UPDATE_INTERVAL_S", 0.0)
+    monkeypatch.setattr("nsight_lab.views.live.MIN_UPDATE_INTERVAL_S", 0.0)
     options, _plan, view, records, snapshots, _ = _profile(
         "--backend cpu --configs 256,1024 --runs 5 --warmup 1 --derive tflops"
     )
@@ -163,7 +163,7 @@ def test_updates_are_throttled_but_no_record_is_lost():
 
 
 def test_live_traces_keep_the_latest_max_points(monkeypatch):
-    monkeypatch.setattr("nsight_lab.live.MIN_UPDATE_INTERVAL_S", 0.0)
+    monkeypatch.setattr("nsight_lab.views.live.MIN_UPDATE_INTERVAL_S", 0.0)
     _, _, view, records, _, _ = _profile(
         "--backend cpu --configs 64 --runs 12 --warmup 0",
         view_kwargs={"max_points": 10, "budget": 1.0},

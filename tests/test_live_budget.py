@@ -11,8 +11,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, ClassVar
 
-from nsight_lab import live
-from nsight_lab.live import UPDATE_BUDGET
+from nsight_lab.views import live
+from nsight_lab.views.live import UPDATE_BUDGET
 
 if TYPE_CHECKING:
     import pytest

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from nsight_lab.records import TIME_METRIC
-from nsight_lab.store import RunStore
+from nsight_lab.store.run_store import RunStore
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
@@ -115,7 +115,7 @@ def test_runs_are_visible_run_by_run_while_the_cell_runs(ip: InteractiveShell) -
         ip,
         """\
         %%nsight --backend cpu --runs 5 --warmup 0 --quiet --out live
-        from nsight_lab.store import RunStore
+        from nsight_lab.store.run_store import RunStore
         import nsight
         import time
         # a second connection, opened inside the running cell

@@ -30,7 +30,7 @@ from hypothesis.errors import InvalidArgument
 
 from nsight_lab.errors import OptionError
 from nsight_lab.options import KNOWN_OPTIONS, _tokens, check_bindings, parse_options
-from nsight_lab.store import RunStore
+from nsight_lab.store.run_store import RunStore
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -8,15 +8,15 @@ import pytest
 
 from nsight_lab.errors import MeasurementError
 from nsight_lab.paths import db_path
-from nsight_lab.peaks import (
+from nsight_lab.roofline.peaks import (
     cached_peaks,
     device_name,
     measure_peaks,
     peaks_from_json,
     peaks_to_json,
 )
-from nsight_lab.roofline import Peaks, peaks_for
-from nsight_lab.store import RunStore
+from nsight_lab.roofline.placement import Peaks, peaks_for
+from nsight_lab.store.run_store import RunStore
 
 pytest.importorskip("torch")
 

@@ -4,9 +4,9 @@ import math
 
 import pytest
 
-from nsight_lab.counters import DRAM_READ, DRAM_WRITE
 from nsight_lab.records import RunRecord
-from nsight_lab.roofline import (
+from nsight_lab.roofline.counters import DRAM_READ, DRAM_WRITE
+from nsight_lab.roofline.placement import (
     DTYPE_CLASSES,
     PEAKS_TABLE,
     Peaks,
@@ -311,7 +311,7 @@ def test_traffic_comparison_over_zero():
 
 
 def test_measured_dtype_follows_the_counters() -> None:
-    from nsight_lab.counters import measured_dtype
+    from nsight_lab.roofline.counters import measured_dtype
 
     assert measured_dtype({}) is None
     bf16 = {

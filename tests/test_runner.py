@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 from typing import TYPE_CHECKING
 
-from nsight_lab.store import RunStore
+from nsight_lab.store.run_store import RunStore
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell

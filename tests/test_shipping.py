@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from nsight_lab.shipping import ShippingError, free_variables, ship, unship
+from nsight_lab.backends.ncu.shipping import ShippingError, free_variables, ship, unship
 
 torch = pytest.importorskip("torch")
 
@@ -115,7 +115,7 @@ def test_shipped_notebook_code_rebuilds_in_another_process(tmp_path):
     script = textwrap.dedent(
         f"""
         from pathlib import Path
-        from nsight_lab.shipping import unship
+        from nsight_lab.backends.ncu.shipping import unship
         ns = unship(Path({str(blob)!r}).read_bytes())
         print(ns["triple"](5), ns["t"].tolist(), ns["t"].requires_grad, ns["math"].pi)
         """

@@ -1,4 +1,4 @@
-"""Tests of nsight_lab.store against real SQLite files (no mocks of sqlite)."""
+"""Tests of nsight_lab.store.run_store against real SQLite files (no mocks)."""
 
 from __future__ import annotations
 
@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
-from nsight_lab import _migrations
-from nsight_lab import store as store_module
 from nsight_lab.errors import NotFoundError, OptionError, StoreError
 from nsight_lab.records import SCHEMA_VERSION, RunRecord, Telemetry, utc_now
-from nsight_lab.store import INTERRUPTED_ERROR, RunStore
+from nsight_lab.store import migrations as _migrations
+from nsight_lab.store import run_store as store_module
+from nsight_lab.store.run_store import INTERRUPTED_ERROR, RunStore
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -796,7 +796,7 @@ def test_read_only_falls_back_to_immutable(
 
 _READER = """
 import json, os, sys
-from nsight_lab.store import RunStore
+from nsight_lab.store.run_store import RunStore
 if os.geteuid() == 0:  # chmod does not stop root: read as nobody
     os.setgid(65534)
     os.setuid(65534)
@@ -897,7 +897,7 @@ def test_cli_history_since_the_end_of_time_is_no_traceback(
 
 
 def test_delete_stopped_session_refuses_a_live_writer(store: RunStore) -> None:
-    from nsight_lab.store import SessionRunningError
+    from nsight_lab.store.run_store import SessionRunningError
 
     live = store.create_session(backend="cpu").id  # this process: alive
     dead = store.create_session(backend="cpu", pid=2**22 + 12345).id

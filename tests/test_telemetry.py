@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from nsight_lab.telemetry import ThermalGuard, decode_reasons, is_throttled
+from nsight_lab.gpu.telemetry import ThermalGuard, decode_reasons, is_throttled
 
 
 def test_decode_reasons_in_words() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from nsight_lab.widget import STATIC_DIR, NsightWidget
+from nsight_lab.views.widget import STATIC_DIR, NsightWidget
 
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -138,7 +138,7 @@ def test_a_chart_that_fails_to_export_is_a_note_and_the_others_are_drawn(monkeyp
 
 
 def test_any_failure_of_the_static_view_is_a_note_not_an_exception(monkeypatch):
-    from nsight_lab import fallback
+    from nsight_lab.views import fallback
 
     def broken(**_kwargs):
         msg = "a\x00b <script>"
@@ -166,15 +166,15 @@ NOTEBOOK_CELLS = [
     """
     import torch
     from nsight_lab.backends.cpu import CpuTimerBackend
-    from nsight_lab.live import WidgetView
+    from nsight_lab.views.live import WidgetView
     from nsight_lab.options import parse_options
     from nsight_lab.plan import make_plan
     from nsight_lab.records import SessionInfo
     from nsight_lab.regions import annotate
     from nsight_lab.results import to_dataframe
-    from nsight_lab.roofline import Peaks, place_records
+    from nsight_lab.roofline.placement import Peaks, place_records
     from nsight_lab.runner import Runner
-    from nsight_lab.workmodel import count_work
+    from nsight_lab.roofline.workmodel import count_work
     """,
     """
     options = parse_options("--backend cpu --configs 128,512 --runs 4 --warmup 1")
@@ -232,7 +232,7 @@ def _widget_state(nb):
     ours = [
         s["state"]
         for s in states.values()
-        if s["state"].get("_anywidget_id") == "nsight_lab.widget.NsightWidget"
+        if s["state"].get("_anywidget_id") == "nsight_lab.views.widget.NsightWidget"
     ]
     assert len(ours) == 1
     return ours[0]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from nsight_lab.regions import annotate
-from nsight_lab.workmodel import count_work
+from nsight_lab.roofline.workmodel import count_work
 
 torch = pytest.importorskip("torch")
 

@@ -1,23 +1,21 @@
-"""Tests of nsight_lab.writer: the store's lag behind the measurement is bounded."""
+"""Tests of nsight_lab.store.writer: the store's lag is bounded."""
 
 from __future__ import annotations
 
-import bisect
-import gc
+import json
+import subprocess
+import sys
 import threading
 import time
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 import pytest
 
-from nsight_lab import writer as writer_module
 from nsight_lab.errors import StoreError
 from nsight_lab.records import RunRecord, Telemetry
-from nsight_lab.store import RunStore
-from nsight_lab.writer import LAG_BOUND_ROWS, LAG_BOUND_S, StoreWriter
-
-if TYPE_CHECKING:
-    from pathlib import Path
+from nsight_lab.store import writer as writer_module
+from nsight_lab.store.run_store import RunStore
+from nsight_lab.store.writer import LAG_BOUND_ROWS, LAG_BOUND_S, StoreWriter
 
 
 def _record(session_id: int, run_index: int) -> RunRecord:
@@ -34,70 +32,14 @@ def _record(session_id: int, run_index: int) -> RunRecord:
 
 
 def _lag_violations(db: Path, pace_s: float) -> tuple[list[str], str]:
-    """Profile-like producer for 1 s; return the polls that broke the bound.
-
-    Returns:
-        One line per poll at which the committed count was short of what was due,
-        and a summary of the run count and the worst lag seen.
-    """
-    store = RunStore(db)
-    sid = store.create_session(backend="cpu").id
-    handed_at: list[float] = []  # handed_at[i]: when run i's put() returned
-    stop = threading.Event()
-    polls: list[tuple[float, int]] = []
-
-    def poll() -> None:
-        with RunStore(db) as reader:
-            while not stop.is_set():
-                t = time.monotonic()
-                polls.append((t, reader.run_counts([sid]).get(sid, 0)))
-                time.sleep(0.005)
-
-    poller = threading.Thread(target=poll)
-    poller.start()
-    # A full garbage collection of the pytest process freezes every thread, producer
-    # included, for about 100 ms: a pause of the measurement, not a lag of the writer.
-    gc.disable()
-    try:
-        with StoreWriter(store) as writer:
-            deadline = time.monotonic() + 1.0
-            i = 0
-            while (now := time.monotonic()) < deadline:
-                writer.put([_record(sid, i)])
-                handed_at.append(time.monotonic())
-                i += 1
-                while time.monotonic() < now + pace_s:  # busy, as a fast cell is
-                    pass
-            total = i
-        end = time.monotonic()
-    finally:
-        gc.enable()
-        stop.set()
-        poller.join()
-    assert store.run_counts([sid]) == {sid: total}  # close() drained everything
-    store.close()
-    assert total > LAG_BOUND_ROWS, total  # enough runs to span several batches
-    assert len(polls) > 20
-
-    late: list[str] = []
-    worst_rows = 0
-    worst_s = 0.0
-    for t, committed in polls:
-        if t > end:
-            break
-        handed = bisect.bisect_right(handed_at, t)
-        due = max(
-            bisect.bisect_right(handed_at, t - LAG_BOUND_S), handed - LAG_BOUND_ROWS
-        )
-        if committed < due:
-            late.append(
-                f"at +{t - handed_at[0]:.3f} s: {committed} committed, {handed} "
-                f"handed over, {due} due"
-            )
-        worst_rows = max(worst_rows, handed - committed)
-        if committed < handed:  # the oldest uncommitted run's age
-            worst_s = max(worst_s, t - handed_at[committed])
-    return late, f"{total} runs; worst lag {worst_rows} runs, {worst_s * 1e3:.0f} ms"
+    """Run tests/_writer_lag.py in a fresh process; its late polls and summary."""
+    done = subprocess.run(  # noqa: S603  (our own script, with this Python)
+        [sys.executable, str(Path(__file__).with_name("_writer_lag.py")), str(db),
+         str(pace_s)],
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    return result["late"], result["summary"]
 
 
 @pytest.mark.parametrize("pace_s", [0.0, 0.00025], ids=["flat-out", "4000-per-s"])

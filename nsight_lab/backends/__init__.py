@@ -44,7 +44,7 @@ def get_backend(backend_id: str) -> Backend:
 
         return CuptiBackend()
     if backend_id == "ncu":
-        from nsight_lab.backends.ncu import NcuBackend
+        from nsight_lab.backends.ncu.probe import NcuBackend
 
         return NcuBackend()
     msg = f"no backend {backend_id!r} in this version; expected one of {IMPLEMENTED}"

@@ -22,8 +22,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from nsight_lab.backends._gpu import GpuContext, require_cuda
 from nsight_lab.backends.base import Availability, RunKey, RunTiming
+from nsight_lab.backends.gpu import GpuContext, require_cuda
 from nsight_lab.errors import BackendUnavailableError
 from nsight_lab.records import Telemetry
 

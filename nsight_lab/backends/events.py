@@ -27,8 +27,8 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from nsight_lab.backends._gpu import GpuContext
 from nsight_lab.backends.base import Availability, RunKey, RunTiming
+from nsight_lab.backends.gpu import GpuContext
 from nsight_lab.errors import BackendUnavailableError
 from nsight_lab.records import Telemetry
 

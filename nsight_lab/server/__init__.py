@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 
 from jupyter_server.utils import url_path_join
 
-from nsight_lab.server._store import StoreHandle
 from nsight_lab.server.base import CONFIG_KEY, STORE_KEY
 from nsight_lab.server.config import NsightLabConfig
 from nsight_lab.server.downloads import ExportHandler, ReportHandler
@@ -31,6 +30,7 @@ from nsight_lab.server.handlers import (
     SessionsHandler,
     StatusHandler,
 )
+from nsight_lab.server.store_handle import StoreHandle
 
 if TYPE_CHECKING:
     from tornado.web import Application

@@ -113,7 +113,7 @@ def session_figures_json(
     """
     from nsight_lab.server.base import dumps
     from nsight_lab.server.handlers import _session_figures
-    from nsight_lab.store import RunStore
+    from nsight_lab.store.run_store import RunStore
 
     with RunStore(path, read_only=read_only) as store:
         session = store.get_session(session_id)
@@ -138,7 +138,7 @@ def page_json_of(  # noqa: PLR0913, PLR0917  (pickled positional arguments)
         StoreError: The store cannot be read.
     """
     from nsight_lab.server.handlers import session_page_json
-    from nsight_lab.store import RunStore
+    from nsight_lab.store.run_store import RunStore
 
     with RunStore(path, read_only=read_only) as store:
         return session_page_json(store, session_id, after_id, limit, tail)
@@ -151,11 +151,11 @@ def compare_json(path: str, read_only: bool, a: int, b: int) -> str:  # noqa: FB
         NotFoundError: Either session is unknown.
         StoreError: The store cannot be read.
     """
+    from nsight_lab.compare import CONFIDENCE, METHOD, compare_runs
     from nsight_lab.records import SCHEMA_VERSION
     from nsight_lab.server.base import dumps
-    from nsight_lab.server.compare import CONFIDENCE, METHOD, compare_runs
     from nsight_lab.server.handlers import _session_json
-    from nsight_lab.store import RunStore
+    from nsight_lab.store.run_store import RunStore
 
     with RunStore(path, read_only=read_only) as store:
         sessions = [store.get_session(a), store.get_session(b)]

@@ -3,7 +3,7 @@
 Errors are mapped in one place (:meth:`NsightLabHandler.write_error`):
 :class:`~nsight_lab.errors.OptionError` is 400,
 :class:`~nsight_lab.errors.NotFoundError` 404,
-:class:`~nsight_lab.store.SessionRunningError` 409 and any other
+:class:`~nsight_lab.store.run_store.SessionRunningError` 409 and any other
 :class:`~nsight_lab.errors.StoreError` 500, each with the body
 ``{"message": <one line>, "error": <class name>}``.
 
@@ -23,17 +23,17 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from jupyter_server.base.handlers import APIHandler
 from tornado.ioloop import IOLoop
 
-from nsight_lab._store_sessions import SessionRunningError
 from nsight_lab.errors import NotFoundError, OptionError, StoreError
 from nsight_lab.records import SCHEMA_VERSION
+from nsight_lab.store.sessions import SessionRunningError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from types import TracebackType
 
-    from nsight_lab.server._store import StoreHandle
     from nsight_lab.server.config import NsightLabConfig
-    from nsight_lab.store import RunStore
+    from nsight_lab.server.store_handle import StoreHandle
+    from nsight_lab.store.run_store import RunStore
 
 __all__ = [
     "CONFIG_KEY",

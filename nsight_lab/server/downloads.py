@@ -25,7 +25,7 @@ from nsight_lab.server.base import NsightLabHandler, parse_count
 if TYPE_CHECKING:
     import pandas as pd
 
-    from nsight_lab.store import RunStore
+    from nsight_lab.store.run_store import RunStore
 
 __all__ = ["EXPORT_FORMATS", "EXPORT_WHAT", "ExportHandler", "ReportHandler"]
 

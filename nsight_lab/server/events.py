@@ -34,9 +34,9 @@ from nsight_lab.server.base import CONFIG_KEY, STORE_KEY
 if TYPE_CHECKING:
     from collections.abc import Set as AbstractSet
 
-    from nsight_lab.server._store import StoreHandle
     from nsight_lab.server.config import NsightLabConfig
-    from nsight_lab.store import RunStore
+    from nsight_lab.server.store_handle import StoreHandle
+    from nsight_lab.store.run_store import RunStore
 
 __all__ = ["RunEventsSocket", "StoreWatcher"]
 

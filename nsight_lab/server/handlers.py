@@ -41,12 +41,12 @@ from nsight_lab.server._worker import (
     session_figures_json,
 )
 from nsight_lab.server.base import NsightLabHandler, dumps, parse_count, session_store
-from nsight_lab.store import SESSION_FILTERS
+from nsight_lab.store.run_store import SESSION_FILTERS
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from nsight_lab.store import RunStore
+    from nsight_lab.store.run_store import RunStore
 
 __all__ = [
     "FILTERS",
@@ -234,7 +234,7 @@ class CompareHandler(NsightLabHandler):
         equal dicts: ``annotation, metric, config, config_index_a, config_index_b,
         n_a, n_b, mean_a, mean_b, std_a, std_b, ratio`` (``mean_b / mean_a``),
         ``ci_low, ci_high, df, significant``; see
-        :mod:`nsight_lab.server.compare` for the interval. Computed in a worker
+        :mod:`nsight_lab.compare` for the interval. Computed in a worker
         thread.
 
         Raises:
@@ -328,7 +328,7 @@ def _session_figures(
 
     peaks = None
     if store is not None and session.device:
-        from nsight_lab.peaks import known_peaks
+        from nsight_lab.roofline.peaks import known_peaks
 
         peaks = known_peaks(store, session.device, cpu=session.backend == "cpu")
     out: dict[str, Any] = {
@@ -336,7 +336,7 @@ def _session_figures(
         "clocks": _clocks_json(records, max_points),
     }
     if peaks is not None:
-        from nsight_lab.roofline import place_session
+        from nsight_lab.roofline.placement import place_session
 
         placements = place_session(records, peaks)
         if placements:

@@ -1,6 +1,6 @@
 /**
  * The inline widget's model, mirroring the synced traits of
- * `nsight_lab/widget.py::NsightWidget` (keys identical, snake_case).
+ * `nsight_lab/views/widget.py::NsightWidget` (keys identical, snake_case).
  */
 import type { IChartAppend, IFigure } from '../charts/mount';
 

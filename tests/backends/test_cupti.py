@@ -19,7 +19,7 @@ from nsight_lab.backends.cupti import (
     combine_kernels,
 )
 from nsight_lab.options import parse_options
-from nsight_lab.store import RunStore
+from nsight_lab.store.run_store import RunStore
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell

@@ -10,7 +10,7 @@ import pytest
 
 from nsight_lab.backends.base import RunKey
 from nsight_lab.options import parse_options
-from nsight_lab.store import RunStore
+from nsight_lab.store.run_store import RunStore
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
@@ -97,7 +97,7 @@ def test_runs_stream_before_the_profile_ends() -> None:
 
 
 def test_telemetry_is_read_per_run() -> None:
-    from nsight_lab.telemetry import GpuMonitor
+    from nsight_lab.gpu.telemetry import GpuMonitor
 
     monitor = GpuMonitor.open()
     t = monitor.read()
@@ -150,7 +150,7 @@ def _clocks_while_busy(monitor: Any, work: Any, seconds: float = 1.0) -> list[fl
 def test_locked_clock_holds_and_reset_restores_boost() -> None:
     import torch
 
-    from nsight_lab.telemetry import GpuMonitor
+    from nsight_lab.gpu.telemetry import GpuMonitor
 
     a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
     work = lambda: a @ a  # noqa: E731

@@ -13,10 +13,10 @@ import textwrap
 import pytest
 
 from nsight_lab.backends.base import Availability
-from nsight_lab.counters import DRAM_READ, DRAM_WRITE
-from nsight_lab.gpu_stack import find_ncu, ncu_report_status
+from nsight_lab.gpu.stack import find_ncu, ncu_report_status
 from nsight_lab.options import parse_options
 from nsight_lab.plan import make_plan
+from nsight_lab.roofline.counters import DRAM_READ, DRAM_WRITE
 
 pytestmark = pytest.mark.gpu
 
@@ -37,7 +37,7 @@ def _ncu_stack():
 
 
 def run(line, cell, user_ns, tmp_path):
-    from nsight_lab.isolate import run_isolated
+    from nsight_lab.backends.ncu.isolate import run_isolated
 
     options = parse_options(line)
     plan = make_plan(options, {"ncu": Availability(ok=True, reason="test")})

@@ -16,7 +16,7 @@ import sys
 import time
 
 from nsight_lab.records import RunRecord
-from nsight_lab.store import RunStore
+from nsight_lab.store.run_store import RunStore
 
 
 def _run(store: RunStore, session_id: int) -> int:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from nsight_lab.records import RunRecord, Telemetry
-from nsight_lab.store import RunStore
+from nsight_lab.store.run_store import RunStore
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -6,7 +6,7 @@ import pytest
 import tornado.httpclient
 from tornado.routing import Router
 
-from nsight_lab.store import RunStore
+from nsight_lab.store.run_store import RunStore
 
 # (method, path below <base_url>/nsight-lab/api/): every verb of every route.
 REQUESTS = [

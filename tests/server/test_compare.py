@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from nsight_lab.compare import compare_runs, ratio_ci
 from nsight_lab.records import TIME_METRIC, RunRecord
-from nsight_lab.server.compare import compare_runs, ratio_ci
 
 
 def by_hand(a, b):

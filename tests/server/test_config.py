@@ -5,7 +5,7 @@ import json
 import pytest
 
 from nsight_lab.server.config import NsightLabConfig
-from nsight_lab.store import RunStore
+from nsight_lab.store.run_store import RunStore
 
 
 @pytest.fixture

@@ -211,7 +211,7 @@ async def test_path_traversal_is_refused(raw_fetch, path, codes):
 
 @pytest.fixture
 def hostile(db_path):
-    from nsight_lab.store import RunStore
+    from nsight_lab.store.run_store import RunStore
 
     from .conftest import series
 

@@ -192,8 +192,8 @@ def test_baseline_matches_a_first_poll_without_per_session_lookups(
     db_path, monkeypatch
 ):
     """The socket's baseline learns what a first poll would, with no events built."""
-    from nsight_lab.server._store import StoreHandle
-    from nsight_lab.store import RunStore
+    from nsight_lab.server.store_handle import StoreHandle
+    from nsight_lab.store.run_store import RunStore
 
     polled = events.StoreWatcher(StoreHandle(db_path))
     polled.poll()
@@ -211,7 +211,7 @@ def test_baseline_matches_a_first_poll_without_per_session_lookups(
 
 
 def test_baseline_without_a_store_is_empty(db_path):
-    from nsight_lab.server._store import StoreHandle
+    from nsight_lab.server.store_handle import StoreHandle
 
     watcher = events.StoreWatcher(StoreHandle(db_path))
     watcher.baseline()

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from nsight_lab._store_rows import _RUN_COLUMNS, _run_to_row
 from nsight_lab.server.handlers import MAX_FIGURE_POINTS, MAX_RUN_LIMIT
-from nsight_lab.store import RunStore
+from nsight_lab.store.rows import _RUN_COLUMNS, _run_to_row
+from nsight_lab.store.run_store import RunStore
 
 from .conftest import make_record
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from nsight_lab import store as store_module
+from nsight_lab.store import run_store as store_module
 
 
 @pytest.fixture

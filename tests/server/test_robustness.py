@@ -23,7 +23,7 @@ import tornado.websocket
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nsight_lab.store import RunStore
+from nsight_lab.store.run_store import RunStore
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -178,7 +178,7 @@ async def test_huge_numbers_are_one_line_400s(raw_fetch, filled, path, value):
 _HOLDER = textwrap.dedent(
     """
     import sys, time
-    from nsight_lab.store import RunStore
+    from nsight_lab.store.run_store import RunStore
     with RunStore(sys.argv[1]) as store:
         print(store.create_session(backend="cpu", name="held").id, flush=True)
     time.sleep(120)

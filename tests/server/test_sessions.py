@@ -5,7 +5,7 @@ import json
 import pytest
 
 from nsight_lab.records import SCHEMA_VERSION
-from nsight_lab.store import RunStore
+from nsight_lab.store.run_store import RunStore
 
 
 async def get_json(jp_fetch, *parts, **params):

@@ -2,7 +2,8 @@
 
 A session records its writer's pid and, on Linux, a token ``"<boot id>:<start
 time>"`` from ``/proc`` so that a reused pid is not mistaken for the writer.
-``RunStore.mark_interrupted`` (:mod:`nsight_lab.store`) asks :func:`_writer_alive`.
+``RunStore.mark_interrupted`` (:mod:`nsight_lab.store.run_store`) asks
+:func:`_writer_alive`.
 """
 
 from __future__ import annotations

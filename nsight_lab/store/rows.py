@@ -1,4 +1,4 @@
-"""Row conversion and session-filter SQL of the run store (:mod:`nsight_lab.store`).
+"""Row conversion and session-filter SQL of the run store (:mod:`.run_store`).
 
 The column lists, ``sqlite3`` rows to and from :class:`~nsight_lab.records.RunRecord`
 and :class:`~nsight_lab.records.SessionInfo`, and the ``WHERE`` clause of

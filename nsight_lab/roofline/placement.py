@@ -1,10 +1,11 @@
 """Roofline placement: device peaks and where each profiled region sits under them.
 
 Peaks come from :data:`PEAKS_TABLE` (datasheet *dense* figures, looked up by device name
-with :func:`peaks_for`) or from an empirical measurement (:mod:`nsight_lab.peaks`). A
+with :func:`peaks_for`) or from an empirical measurement
+(:mod:`nsight_lab.roofline.peaks`). A
 region's FLOPs and DRAM bytes are *measured* (Nsight Compute counters, see
-:mod:`nsight_lab.counters`) when a run collected them, else *modelled* (the ``model__*``
-metrics of :mod:`nsight_lab.workmodel`); every :class:`Placement` says which.
+:mod:`.counters`) when a run collected them, else *modelled* (the ``model__*``
+metrics of :mod:`nsight_lab.roofline.workmodel`); every :class:`Placement` says which.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from nsight_lab.counters import measured_bytes, measured_flops
+from nsight_lab.roofline.counters import measured_bytes, measured_flops
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -534,8 +535,8 @@ def place_session(records: Sequence[RunRecord], peaks: Peaks) -> list[Placement]
     The dtype comes from the counters (tensor-path or FP32/FP64/FP16 instructions)
     when ncu measured them, else from the work model; fp32 when neither says.
     """
-    from nsight_lab.counters import measured_dtype
-    from nsight_lab.workmodel import dominant_dtype
+    from nsight_lab.roofline.counters import measured_dtype
+    from nsight_lab.roofline.workmodel import dominant_dtype
 
     dtypes: dict[str, str] = {}
     for record in records:

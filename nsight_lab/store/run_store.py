@@ -1,13 +1,13 @@
 """The run store: every session and run, persisted as it happens (SQLite, WAL).
 
 :class:`RunStore` is the only place in nsight-lab that writes SQL (with its private
-parts: the session and run methods in :mod:`nsight_lab._store_sessions` and
-:mod:`nsight_lab._store_runs`, row conversion and filter SQL in
-:mod:`nsight_lab._store_rows`, writer liveness in :mod:`nsight_lab._liveness`). The
+parts: the session and run methods in :mod:`nsight_lab.store.sessions` and
+:mod:`nsight_lab.store.runs`, row conversion and filter SQL in
+:mod:`nsight_lab.store.rows`, writer liveness in :mod:`nsight_lab.store.liveness`). The
 writer (the kernel) commits each batch of runs in one short transaction, so readers on
 other connections (the Jupyter server, the CLI) see each run as soon as ``add_runs``
 returns. The schema is versioned with ``PRAGMA user_version``; the steps live in
-:mod:`nsight_lab._migrations`.
+:mod:`nsight_lab.store.migrations`.
 """
 
 from __future__ import annotations
@@ -23,13 +23,13 @@ import urllib.parse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nsight_lab import _migrations
-from nsight_lab._liveness import _writer_alive
-from nsight_lab._store_runs import _RunQueries
-from nsight_lab._store_sessions import SessionRunningError, _SessionQueries
 from nsight_lab.errors import NotFoundError, StoreError
 from nsight_lab.paths import db_path
 from nsight_lab.records import utc_now
+from nsight_lab.store import migrations as _migrations
+from nsight_lab.store.liveness import _writer_alive
+from nsight_lab.store.runs import _RunQueries
+from nsight_lab.store.sessions import SessionRunningError, _SessionQueries
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from nsight_lab.errors import MeasurementError
-from nsight_lab.roofline import DTYPE_CLASSES, Peaks, peaks_for
+from nsight_lab.roofline.placement import DTYPE_CLASSES, Peaks, peaks_for
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
@@ -247,7 +247,7 @@ def measure_peaks(
     Args:
         device: ``"cuda"`` (or ``"cuda:N"``) or ``"cpu"``.
         dtypes: Dtype classes to measure (from
-            :data:`~nsight_lab.roofline.DTYPE_CLASSES`).
+            :data:`~nsight_lab.roofline.placement.DTYPE_CLASSES`).
         seconds_per_test: Time budget of each test.
 
     Returns:
@@ -323,7 +323,7 @@ def peaks_to_json(peaks: Peaks) -> dict[str, Any]:
 
 
 def peaks_from_json(data: Any) -> Peaks:  # noqa: ANN401  (any decoded JSON)
-    """Rebuild :class:`~nsight_lab.roofline.Peaks` from :func:`peaks_to_json` output.
+    """Rebuild :class:`~nsight_lab.roofline.placement.Peaks` from :func:`peaks_to_json`.
 
     Raises:
         ValueError: ``data`` does not have that shape.

@@ -1,7 +1,8 @@
-"""Ordered schema steps of the run store (see :mod:`nsight_lab.store`).
+"""Ordered schema steps of the run store (see :mod:`nsight_lab.store.run_store`).
 
 ``STEPS[i]`` takes a store from schema version ``i`` to ``i + 1``; the version lives
-in ``PRAGMA user_version``. :class:`~nsight_lab.store.RunStore` runs the missing steps
+in ``PRAGMA user_version``. :class:`~nsight_lab.store.run_store.RunStore` runs the
+missing steps
 of an older store in one transaction, so a failed upgrade leaves the store as it was.
 Never edit a released step: append a new one and bump ``records.SCHEMA_VERSION``.
 """

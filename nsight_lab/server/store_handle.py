@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from nsight_lab.store import RunStore
+from nsight_lab.store.run_store import RunStore
 
 __all__ = ["StoreHandle"]
 

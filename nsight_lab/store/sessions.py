@@ -1,4 +1,4 @@
-"""The session methods of :class:`~nsight_lab.store.RunStore` (a mixin).
+"""The session methods of :class:`~nsight_lab.store.run_store.RunStore` (a mixin).
 
 Create, read, annotate, finish, delete, list and count sessions. ``RunStore``
 provides the connection (``_read``, ``_write``) and the error helpers.
@@ -10,10 +10,10 @@ import json
 import os
 from typing import TYPE_CHECKING, Any
 
-from nsight_lab._liveness import _pid_token, _writer_alive
-from nsight_lab._store_rows import _SESSION_COLUMNS, _session_filter, _session_from_row
 from nsight_lab.errors import OptionError, StoreError
 from nsight_lab.records import SCHEMA_VERSION, SESSION_STATUSES, utc_now
+from nsight_lab.store.liveness import _pid_token, _writer_alive
+from nsight_lab.store.rows import _SESSION_COLUMNS, _session_filter, _session_from_row
 
 if TYPE_CHECKING:
     import contextlib
@@ -32,7 +32,7 @@ class SessionRunningError(StoreError):
 
 
 class _SessionQueries:
-    """Session methods of :class:`~nsight_lab.store.RunStore`."""
+    """Session methods of :class:`~nsight_lab.store.run_store.RunStore`."""
 
     if TYPE_CHECKING:  # provided by RunStore
         path: Path

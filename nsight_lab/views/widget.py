@@ -4,10 +4,10 @@
 (``static/widget.js``, built from ``src/widget/index.ts`` by ``jlpm build:widget``)
 plus the synced traits it draws. State lives in the traits, so a re-rendered output or
 a notebook reopened with saved widget state shows the same view.
-:class:`nsight_lab.live.WidgetView` drives the traits from a running profile.
+:class:`nsight_lab.views.live.WidgetView` drives the traits from a running profile.
 
 Hosts that render no widgets (nbconvert, GitHub) get the static fallback of
-:mod:`nsight_lab.fallback` as ``text/html`` in the same MIME bundle.
+:mod:`nsight_lab.views.fallback` as ``text/html`` in the same MIME bundle.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ __all__ = ["STATIC_DIR", "NsightWidget"]
 
 logger = logging.getLogger(__name__)
 
-STATIC_DIR = Path(__file__).parent / "static"
+STATIC_DIR = Path(__file__).parent.parent / "static"
 """Where ``jlpm build:widget`` writes ``widget.js`` and ``widget.css``."""
 
 _MISSING_BUNDLE_ESM = """
@@ -117,7 +117,7 @@ class NsightWidget(anywidget.AnyWidget):
             any other failure gives a short note instead of the page.
         """
         if self._fallback is None:
-            from nsight_lab.fallback import failure_bundle, static_bundle
+            from nsight_lab.views.fallback import failure_bundle, static_bundle
 
             try:
                 self._fallback = static_bundle(
@@ -162,7 +162,7 @@ class NsightWidget(anywidget.AnyWidget):
         """
         if self._fallback is not None:
             return str(self._fallback["text/plain"])
-        from nsight_lab.fallback import static_text
+        from nsight_lab.views.fallback import static_text
 
         return static_text(
             session_id=self.session_id,

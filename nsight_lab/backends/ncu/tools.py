@@ -1,6 +1,6 @@
 """Nsight Compute CLI discovery and version: ``find_ncu``, ``ncu --version``.
 
-Part of :mod:`nsight_lab.gpu_stack`, which re-exports every public name here; import
+Part of :mod:`nsight_lab.gpu.stack`, which re-exports every public name here; import
 them from there. Tests that point the search at a temporary directory patch
 ``CUDA_NCU_PATH`` and ``NSIGHT_COMPUTE_ROOT`` on this module, where
 :func:`find_ncu` reads them.
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 # Log as before the split, under the public module's name.
-logger = logging.getLogger("nsight_lab.gpu_stack")
+logger = logging.getLogger("nsight_lab.gpu.stack")
 
 NSIGHT_PYTHON_MIN_NCU: tuple[int, ...] = (2026, 2, 1)
 """The oldest Nsight Compute that nsight-python's in-process path accepts."""

@@ -3,7 +3,8 @@
 Real reports (``.ncu-rep``) are read with NVIDIA's ``ncu_report`` module (the
 ``ncu-report`` wheel, imported lazily): ranges -> actions (kernels) -> the action's NVTX
 state -> the ``nsight_lab`` domain's push/pop ranges give the region, config and run
-(see :func:`nsight_lab._child.range_name`); ``action[metric].value()`` gives each
+(see :func:`nsight_lab.backends.ncu.child.range_name`); ``action[metric].value()``
+gives each
 metric.
 
 **Stand-in format.** CI has no GPU and no Nsight Compute; its stand-in ``ncu``

@@ -5,18 +5,18 @@ warm-up and the shipped free variables), runs::
 
     ncu --nvtx --nvtx-include "regex:nsight_lab@.+/" --metrics M1,M2,...
         --cache-control C --clock-control K --target-processes all
-        -f -o REPORT_DIR/config_<i>  python -m nsight_lab._child PAYLOAD
+        -f -o REPORT_DIR/config_<i>  python -m nsight_lab.backends.ncu.child PAYLOAD
 
 streams ncu's output into the progress display (``==PROF== Profiling "kernel"`` lines
 and the child's ``[nsight-lab-child] config C run R done`` lines), reads the report
-(:mod:`nsight_lab.ncu_report_reader`), and hands one :class:`RunRecord` per region per
+(:mod:`nsight_lab.backends.ncu.report`), and hands one :class:`RunRecord` per region per
 measured run to ``sink``, once per config. The ``.ncu-rep`` of each config is kept in
 ``REPORT_DIR`` (default ``reports_dir()/session_<id>``) for "open in Nsight Compute".
 
 How the magic calls it (``plan.backend == "ncu"``, or ``--isolate``), instead of
 ``Runner(...).run(body)``::
 
-    from nsight_lab.isolate import run_isolated
+    from nsight_lab.backends.ncu.isolate import run_isolated
 
     records = run_isolated(
         plan,
@@ -47,8 +47,8 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from nsight_lab._child import NVTX_DOMAIN, PAYLOAD_SCHEMA_VERSION
-from nsight_lab._ncu_errors import (
+from nsight_lab.backends.ncu.child import NVTX_DOMAIN, PAYLOAD_SCHEMA_VERSION
+from nsight_lab.backends.ncu.errors import (
     QUERY_METRICS_TIMEOUT_S,
     _no_rows_message,
     _Outcome,
@@ -57,13 +57,13 @@ from nsight_lab._ncu_errors import (
     _take_line,
     query_metrics,
 )
+from nsight_lab.backends.ncu.report import KernelRow, read_report
+from nsight_lab.backends.ncu.shipping import free_variables, ship
 from nsight_lab.errors import BackendUnavailableError, MeasurementError
-from nsight_lab.gpu_stack import NCU_INSTALL_HINT, find_ncu
-from nsight_lab.ncu_report_reader import KernelRow, read_report
+from nsight_lab.gpu.stack import NCU_INSTALL_HINT, find_ncu
 from nsight_lab.paths import reports_dir
 from nsight_lab.records import TIME_METRIC, RunRecord
 from nsight_lab.runner import CELL_REGION, Progress
-from nsight_lab.shipping import free_variables, ship
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -186,7 +186,7 @@ def run_isolated(  # noqa: PLR0913  (the run's collaborators, as Runner's)
                 str(base),
                 sys.executable,
                 "-m",
-                "nsight_lab._child",
+                "nsight_lab.backends.ncu.child",
                 str(payload_path),
             ]
             outcome = _run_ncu(command, progress, emit)
@@ -251,7 +251,7 @@ def _write_payload(  # noqa: PLR0913  (one field each)
 
 def _child_env() -> dict[str, str]:
     env = dict(os.environ)
-    package_root = str(Path(__file__).resolve().parent.parent)
+    package_root = str(Path(__file__).resolve().parents[3])
     existing = env.get("PYTHONPATH")
     env["PYTHONPATH"] = (
         package_root + os.pathsep + existing if existing else package_root

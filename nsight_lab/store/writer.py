@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from types import TracebackType
 
     from nsight_lab.records import RunRecord
-    from nsight_lab.store import RunStore
+    from nsight_lab.store.run_store import RunStore
 
 LAG_BOUND_S = 0.1
 """The promise: a run is in the store at most this long after it was handed over."""

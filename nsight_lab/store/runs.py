@@ -1,4 +1,4 @@
-"""The run methods of :class:`~nsight_lab.store.RunStore` (a mixin).
+"""The run methods of :class:`~nsight_lab.store.run_store.RunStore` (a mixin).
 
 Add runs, read them back, and the cheap change counters pollers use. ``RunStore``
 provides the connection (``_read``, ``_write``) and the error helpers.
@@ -10,8 +10,8 @@ import functools
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
-from nsight_lab._store_rows import _RUN_COLUMNS, _run_from_row, _run_to_row
 from nsight_lab.errors import NotFoundError
+from nsight_lab.store.rows import _RUN_COLUMNS, _run_from_row, _run_to_row
 
 if TYPE_CHECKING:
     import contextlib
@@ -62,7 +62,7 @@ def _variable_limit(conn: sqlite3.Connection) -> int:
 
 
 class _RunQueries:
-    """Run methods of :class:`~nsight_lab.store.RunStore`."""
+    """Run methods of :class:`~nsight_lab.store.run_store.RunStore`."""
 
     if TYPE_CHECKING:  # provided by RunStore
         path: Path

@@ -1,4 +1,4 @@
-"""The child process of the isolated ncu path: ``python -m nsight_lab._child PAYLOAD``.
+"""The child of the isolated ncu path: ``python -m nsight_lab.backends.ncu.child ARGS``.
 
 Nsight Compute runs this module; it runs the cell once per warm-up and measured run of
 each config in the payload, with every ``nsight_lab.annotate`` region (or, in a run that
@@ -7,11 +7,12 @@ marks none, the whole cell) pushed as an NVTX range in the domain the payload na
     f"{region} [c{config_index} r{run_index}]"      # warm-up runs are r-1, r-2, ...
 
 so that ``ncu --nvtx --nvtx-include "regex:nsight_lab@.+/"`` profiles exactly the
-kernels inside them. Its protocol with the parent (:mod:`nsight_lab.isolate`):
+kernels inside them. Its protocol with the parent
+(:mod:`nsight_lab.backends.ncu.isolate`):
 
 * the payload is a JSON file (see ``isolate._write_payload``) naming the cell source,
   the configs, runs, warm-up, the NVTX domain, the sidecar log path and the file of
-  shipped variables (:func:`nsight_lab.shipping.ship`);
+  shipped variables (:func:`nsight_lab.backends.ncu.shipping.ship`);
 * one JSON line per region end goes to the sidecar log:
   ``{"config_index", "run_index", "region", "t_start_ns", "t_end_ns"}`` (host
   ``perf_counter_ns``);
@@ -170,8 +171,8 @@ def run_payload(payload: dict[str, Any]) -> None:
         ValueError: The payload is of another schema version.
         BaseException: Whatever the cell raised, or a region rule it broke.
     """
+    from nsight_lab.backends.ncu.shipping import unship
     from nsight_lab.regions import listening
-    from nsight_lab.shipping import unship
 
     if payload.get("schema_version") != PAYLOAD_SCHEMA_VERSION:
         msg = (

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from nsight_lab.errors import BackendUnavailableError
+from nsight_lab.gpu.telemetry import GpuMonitor, TelemetrySampler, ThermalGuard
 from nsight_lab.records import Telemetry
-from nsight_lab.telemetry import GpuMonitor, TelemetrySampler, ThermalGuard
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from nsight_lab._ncu_tools import (
+from nsight_lab.backends.ncu.tools import (
     CUDA_NCU_PATH,
     NCU_ENV_VAR,
     NCU_INSTALL_HINT,
@@ -37,7 +37,7 @@ from nsight_lab._ncu_tools import (
     nsight_python_accepts,
     parse_ncu_version,
 )
-from nsight_lab._nvml import (
+from nsight_lab.gpu.nvml import (
     DRIVER_HINT,
     NVML_INSTALL_HINT,
     NvmlDevice,

@@ -1,8 +1,7 @@
 """Drive the inline widget from a running profile, on a fixed budget.
 
-:class:`WidgetView` has the interface of :class:`nsight_lab.progress.ProgressDisplay`
-(``update(progress, *, force=False)``), so the magic hands its ``update`` to the
-runner as ``on_progress``. While runs arrive it appends them to the duration and
+:class:`WidgetView`'s ``update(progress, *, force=False)`` is the runner's
+``on_progress`` hook. While runs arrive it appends them to the duration and
 clock figures (:class:`nsight_lab.figures.LiveFigures`: the new points only, sent as
 the widget's ``append`` trait, never a rebuild from every record), at most
 :data:`MAX_UPDATES_PER_S` times a second and only while the time spent in updates
@@ -29,7 +28,7 @@ from nsight_lab.figures import (
     roofline_figure,
     traffic_figure,
 )
-from nsight_lab.widget import NsightWidget
+from nsight_lab.views.widget import NsightWidget
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -38,7 +37,7 @@ if TYPE_CHECKING:
     from IPython.display import DisplayHandle
 
     from nsight_lab.records import RunRecord, SessionStatus
-    from nsight_lab.roofline import Peaks, Placement
+    from nsight_lab.roofline.placement import Peaks, Placement
     from nsight_lab.runner import Progress
 
 __all__ = [

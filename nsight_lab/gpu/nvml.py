@@ -1,6 +1,6 @@
 """NVML device listing: :func:`nvml_devices` and :class:`NvmlDevice`.
 
-Part of :mod:`nsight_lab.gpu_stack`, which re-exports every public name here; import
+Part of :mod:`nsight_lab.gpu.stack`, which re-exports every public name here; import
 them from there. ``pynvml`` is imported inside :func:`nvml_devices` only.
 """
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from nsight_lab.errors import BackendUnavailableError
 
 # Log as before the split, under the public module's name.
-logger = logging.getLogger("nsight_lab.gpu_stack")
+logger = logging.getLogger("nsight_lab.gpu.stack")
 
 NVML_INSTALL_HINT = "install it with: pip install nvidia-ml-py"
 DRIVER_HINT = (

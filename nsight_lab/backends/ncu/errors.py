@@ -1,10 +1,11 @@
 """ncu output parsing and the error messages of the isolated ncu path.
 
-Part of :mod:`nsight_lab.isolate`: :class:`_Outcome` collects what one ncu run
+Part of :mod:`nsight_lab.backends.ncu.isolate`: :class:`_Outcome` collects what one ncu
+run
 printed (:func:`_take_line` reads each line), and the ``_raise_for_*`` /
 ``_*_message`` helpers turn it into one-line errors (counter permission, unknown
 metrics with close names from :func:`query_metrics`, the cell failing in the child,
-no kernels in the regions). :mod:`nsight_lab.isolate` re-exports
+no kernels in the regions). :mod:`nsight_lab.backends.ncu.isolate` re-exports
 :func:`query_metrics` and ``QUERY_METRICS_TIMEOUT_S``.
 """
 
@@ -19,20 +20,20 @@ import sys
 from collections import deque
 from typing import TYPE_CHECKING
 
-from nsight_lab._child import CHILD_PREFIX, NVTX_MISSING
+from nsight_lab.backends.ncu.child import CHILD_PREFIX, NVTX_MISSING
 from nsight_lab.errors import BackendUnavailableError, MeasurementError
-from nsight_lab.gpu_stack import COUNTER_PERMISSION_HINT, format_version, ncu_version
+from nsight_lab.gpu.stack import COUNTER_PERMISSION_HINT, format_version, ncu_version
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from pathlib import Path
 
-    from nsight_lab.ncu_report_reader import KernelRow
+    from nsight_lab.backends.ncu.report import KernelRow
     from nsight_lab.records import JsonScalar
     from nsight_lab.runner import Progress
 
 # Log as before the split, under the public module's name.
-logger = logging.getLogger("nsight_lab.isolate")
+logger = logging.getLogger("nsight_lab.backends.ncu.isolate")
 
 QUERY_METRICS_TIMEOUT_S = 120.0
 _TAIL_LINES = 200
@@ -115,7 +116,7 @@ def _raise_for_failure(
         msg = (
             f"ncu exited with status {outcome.returncode}"
             f"{': ' + detail if detail else ''}; run `nsight-lab doctor`, and see the "
-            "nsight_lab.isolate debug log for ncu's full output"
+            "nsight_lab.backends.ncu.isolate debug log for ncu's full output"
         )
         raise MeasurementError(msg)
 

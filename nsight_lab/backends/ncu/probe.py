@@ -2,8 +2,9 @@
 
 Here it is the *isolated* path: the cell runs in a child process under the installed
 ``ncu``, NVTX-filtered to nsight-lab's regions, with its free variables shipped by
-cloudpickle (see :mod:`nsight_lab.isolate`). It has no per-run :class:`Measurement`:
-the magic calls :func:`nsight_lab.isolate.run_isolated` instead of the runner.
+cloudpickle (see :mod:`nsight_lab.backends.ncu.isolate`). It has no per-run
+:class:`Measurement`:
+the magic calls :func:`.isolate.run_isolated` instead of the runner.
 nsight-python's in-process path needs Nsight Compute >= 2026.2.1.
 """
 
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from nsight_lab.backends.base import Availability
 from nsight_lab.errors import BackendUnavailableError
-from nsight_lab.gpu_stack import (
+from nsight_lab.gpu.stack import (
     NCU_INSTALL_HINT,
     NSIGHT_PYTHON_MIN_NCU,
     find_ncu,
@@ -96,11 +97,11 @@ class NcuBackend:
 
         Raises:
             BackendUnavailableError: Always; call
-                :func:`nsight_lab.isolate.run_isolated` for the ncu backend.
+                :func:`.isolate.run_isolated` for the ncu backend.
         """
         del options
         msg = (
             f"backend 'ncu' has no in-process measurement ({ISOLATED}); "
-            "nsight-lab runs it through nsight_lab.isolate.run_isolated"
+            "nsight-lab runs it through nsight_lab.backends.ncu.isolate.run_isolated"
         )
         raise BackendUnavailableError(msg)

@@ -1,0 +1,1 @@
+"""Roofline: device peaks (datasheet and measured), the work model, and placement."""

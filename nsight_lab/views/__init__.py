@@ -1,0 +1,1 @@
+"""A profile in the notebook: the inline widget, its live driver, the fallback."""

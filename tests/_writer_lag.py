@@ -1,0 +1,105 @@
+"""Measure the store writer's lag in a process of its own (see tests/test_writer.py).
+
+Run: ``python tests/_writer_lag.py DB PACE_S``; prints ``{"late": [...], "summary":
+...}`` as JSON. A fresh process has none of the threads that earlier tests of a long
+pytest run leave behind to compete for the GIL, so what is measured is the writer.
+"""
+
+from __future__ import annotations
+
+import bisect
+import gc
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+
+from nsight_lab.records import RunRecord, Telemetry
+from nsight_lab.store.run_store import RunStore
+from nsight_lab.store.writer import LAG_BOUND_ROWS, LAG_BOUND_S, StoreWriter
+
+
+def _record(session_id: int, run_index: int) -> RunRecord:
+    return RunRecord(
+        session_id=session_id,
+        config_index=0,
+        config={"n": 1024},
+        run_index=run_index,
+        annotation="cell",
+        duration_ns=1000.0 + run_index,
+        backend="cpu",
+        telemetry=Telemetry(),
+    )
+
+
+def lag_violations(db: Path, pace_s: float) -> tuple[list[str], str]:
+    """Profile-like producer for 1 s; return the polls that broke the bound.
+
+    Returns:
+        One line per poll at which the committed count was short of what was due,
+        and a summary of the run count and the worst lag seen.
+    """
+    store = RunStore(db)
+    sid = store.create_session(backend="cpu").id
+    handed_at: list[float] = []  # handed_at[i]: when run i's put() returned
+    stop = threading.Event()
+    polls: list[tuple[float, int]] = []
+
+    def poll() -> None:
+        with RunStore(db) as reader:
+            while not stop.is_set():
+                t = time.monotonic()
+                polls.append((t, reader.run_counts([sid]).get(sid, 0)))
+                time.sleep(0.005)
+
+    poller = threading.Thread(target=poll)
+    poller.start()
+    # A full garbage collection of the pytest process freezes every thread, producer
+    # included, for about 100 ms: a pause of the measurement, not a lag of the writer.
+    gc.disable()
+    try:
+        with StoreWriter(store) as writer:
+            deadline = time.monotonic() + 1.0
+            i = 0
+            while (now := time.monotonic()) < deadline:
+                writer.put([_record(sid, i)])
+                handed_at.append(time.monotonic())
+                i += 1
+                while time.monotonic() < now + pace_s:  # busy, as a fast cell is
+                    pass
+            total = i
+        end = time.monotonic()
+    finally:
+        gc.enable()
+        stop.set()
+        poller.join()
+    assert store.run_counts([sid]) == {sid: total}  # close() drained everything
+    store.close()
+    assert total > LAG_BOUND_ROWS, total  # enough runs to span several batches
+    assert len(polls) > 20
+
+    late: list[str] = []
+    worst_rows = 0
+    worst_s = 0.0
+    for t, committed in polls:
+        if t > end:
+            break
+        handed = bisect.bisect_right(handed_at, t)
+        due = max(
+            bisect.bisect_right(handed_at, t - LAG_BOUND_S), handed - LAG_BOUND_ROWS
+        )
+        if committed < due:
+            late.append(
+                f"at +{t - handed_at[0]:.3f} s: {committed} committed, {handed} "
+                f"handed over, {due} due"
+            )
+        worst_rows = max(worst_rows, handed - committed)
+        if committed < handed:  # the oldest uncommitted run's age
+            worst_s = max(worst_s, t - handed_at[committed])
+    return late, f"{total} runs; worst lag {worst_rows} runs, {worst_s * 1e3:.0f} ms"
+
+
+if __name__ == "__main__":
+    late, summary = lag_violations(Path(sys.argv[1]), float(sys.argv[2]))
+    print(json.dumps({"late": late, "summary": summary}))  # noqa: T201

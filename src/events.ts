@@ -1,38 +1,31 @@
 /**
  * The `events` websocket of the server extension: it tells which session changed; the
- * model then re-reads that session over REST. Reconnects with backoff when dropped.
+ * model then re-reads that session over REST.
+ *
+ * Reconnecting is a `Poll` (@lumino/polling): after a drop it waits
+ * {@link RECONNECT_MIN_MS}, then backs off while attempts fail (each wait at most
+ * twice the one before, at most {@link RECONNECT_MAX_MS}), and stands by while the
+ * page is hidden.
  */
 
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 import { IDisposable } from '@lumino/disposable';
+import { Poll } from '@lumino/polling';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { API_NAMESPACE } from './tokens';
+import { API_NAMESPACE } from './constants';
+import type { ConnectionState } from './transport';
 import { EventMessage } from './types';
 
-/**
- * Where the connection stands: `connecting` before the first open, `open`, then
- * `reconnecting` after a drop until it is open again; `closed` once disposed.
- */
-export type ConnectionState = 'connecting' | 'open' | 'reconnecting' | 'closed';
+export type { ConnectionState } from './transport';
 
 /** The least and the most time to wait before reconnecting, in milliseconds. */
 export const RECONNECT_MIN_MS = 250;
 export const RECONNECT_MAX_MS = 10000;
 
-/**
- * The wait before reconnect attempt `attempt` (0-based): doubling from `minMs`, at
- * most `maxMs`.
- */
-export function backoffDelay(
-  attempt: number,
-  minMs: number = RECONNECT_MIN_MS,
-  maxMs: number = RECONNECT_MAX_MS
-): number {
-  const exponent = Math.max(0, Math.min(attempt, 30));
-  return Math.min(maxMs, minMs * 2 ** exponent);
-}
+/** How much the longest wait grows per failed attempt (the Poll's `backoff`). */
+export const RECONNECT_BACKOFF = 2;
 
 /**
  * Parse one websocket message; `null` for anything that is not a known event.
@@ -89,8 +82,20 @@ export function eventsUrl(serverSettings: ServerConnection.ISettings): string {
 export class EventsConnection implements IDisposable {
   constructor(options: EventsConnection.IOptions) {
     this._serverSettings = options.serverSettings;
-    this._minMs = options.reconnectMinMs ?? RECONNECT_MIN_MS;
-    this._maxMs = options.reconnectMaxMs ?? RECONNECT_MAX_MS;
+    const minMs = options.reconnectMinMs ?? RECONNECT_MIN_MS;
+    this._minMs = minMs;
+    this._reconnect = new Poll<void, Error, 'dropped'>({
+      auto: false,
+      factory: () => this._open(),
+      name: 'nsight-lab:events-reconnect',
+      standby: options.standby ?? 'when-hidden'
+    });
+    // Set after construction: the constructor raises `max` to at least 30 s.
+    this._reconnect.frequency = {
+      interval: minMs,
+      backoff: RECONNECT_BACKOFF,
+      max: Math.max(minMs, options.reconnectMaxMs ?? RECONNECT_MAX_MS)
+    };
   }
 
   /** Emitted for every event message, with the time it arrived (`performance.now()`). */
@@ -111,43 +116,17 @@ export class EventsConnection implements IDisposable {
     return this._isDisposed;
   }
 
-  /** Open the socket; a no-op when it is already open or opening. */
+  /** Open the socket now; a no-op when it is open, opening or reconnecting. */
   connect(): void {
-    if (this._isDisposed || this._socket) {
+    if (
+      this._isDisposed ||
+      this._socket ||
+      this._state === 'reconnecting' ||
+      this._state === 'open'
+    ) {
       return;
     }
-    let socket: WebSocket;
-    try {
-      const Ctor = this._serverSettings.WebSocket;
-      socket = new Ctor(eventsUrl(this._serverSettings));
-    } catch (error) {
-      console.error('[nsight-lab] cannot open the events websocket', error);
-      this._scheduleReconnect();
-      return;
-    }
-    this._socket = socket;
-    socket.onopen = () => {
-      this._attempt = 0;
-      this._setState('open');
-    };
-    socket.onmessage = (event: MessageEvent) => {
-      const message = parseEventMessage(event.data);
-      if (message) {
-        this._messageReceived.emit({
-          message,
-          receivedAt: performance.now()
-        });
-      }
-    };
-    socket.onclose = () => {
-      if (this._socket === socket) {
-        this._socket = null;
-        this._scheduleReconnect();
-      }
-    };
-    socket.onerror = () => {
-      // onclose follows and reconnects.
-    };
+    this._open().catch(() => this._dropped());
   }
 
   dispose(): void {
@@ -155,10 +134,7 @@ export class EventsConnection implements IDisposable {
       return;
     }
     this._isDisposed = true;
-    if (this._timer !== null) {
-      clearTimeout(this._timer);
-      this._timer = null;
-    }
+    this._reconnect.dispose();
     const socket = this._socket;
     this._socket = null;
     if (socket) {
@@ -172,17 +148,68 @@ export class EventsConnection implements IDisposable {
     Signal.clearData(this);
   }
 
-  private _scheduleReconnect(): void {
-    if (this._isDisposed || this._timer !== null) {
+  /**
+   * One attempt: open a socket. Resolves once it is open; rejects when it closes
+   * before (the reconnect poll then backs off). A drop after the open is
+   * {@link _dropped}.
+   */
+  private _open(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      if (this._isDisposed) {
+        reject(new Error('the events connection is disposed'));
+        return;
+      }
+      let socket: WebSocket;
+      try {
+        const Ctor = this._serverSettings.WebSocket;
+        socket = new Ctor(eventsUrl(this._serverSettings));
+      } catch (error) {
+        console.error('[nsight-lab] cannot open the events websocket', error);
+        reject(error instanceof Error ? error : new Error(String(error)));
+        return;
+      }
+      let opened = false;
+      this._socket = socket;
+      socket.onopen = () => {
+        opened = true;
+        // Stop reconnecting; the tick this attempt belongs to is left behind.
+        void this._reconnect.stop();
+        this._setState('open');
+        resolve();
+      };
+      socket.onmessage = (event: MessageEvent) => {
+        const message = parseEventMessage(event.data);
+        if (message) {
+          this._messageReceived.emit({
+            message,
+            receivedAt: performance.now()
+          });
+        }
+      };
+      socket.onclose = () => {
+        if (this._socket !== socket) {
+          return;
+        }
+        this._socket = null;
+        if (opened) {
+          this._dropped();
+        } else {
+          reject(new Error('the events websocket closed before it opened'));
+        }
+      };
+      socket.onerror = () => {
+        // onclose follows and reconnects.
+      };
+    });
+  }
+
+  /** The socket is gone: try again after the shortest wait, then back off. */
+  private _dropped(): void {
+    if (this._isDisposed) {
       return;
     }
     this._setState('reconnecting');
-    const delay = backoffDelay(this._attempt, this._minMs, this._maxMs);
-    this._attempt += 1;
-    this._timer = setTimeout(() => {
-      this._timer = null;
-      this.connect();
-    }, delay);
+    void this._reconnect.schedule({ interval: this._minMs, phase: 'dropped' });
   }
 
   private _setState(state: ConnectionState): void {
@@ -194,10 +221,8 @@ export class EventsConnection implements IDisposable {
 
   private _serverSettings: ServerConnection.ISettings;
   private _minMs: number;
-  private _maxMs: number;
+  private _reconnect: Poll<void, Error, 'dropped'>;
   private _socket: WebSocket | null = null;
-  private _timer: ReturnType<typeof setTimeout> | null = null;
-  private _attempt = 0;
   private _state: ConnectionState = 'connecting';
   private _isDisposed = false;
   private _messageReceived = new Signal<this, IEventNotice>(this);
@@ -221,5 +246,7 @@ export namespace EventsConnection {
     reconnectMinMs?: number;
     /** Longest reconnect wait, in milliseconds. */
     reconnectMaxMs?: number;
+    /** When reconnecting stands by (default: while the page is hidden). */
+    standby?: Poll.Standby | (() => boolean | Poll.Standby);
   }
 }

@@ -1,9 +1,17 @@
-import { URLExt } from '@jupyterlab/coreutils';
+/**
+ * The one request helper: every REST call and download of the server extension goes
+ * through `requestAPI`/`requestDownload`, which turn failures into errors that say
+ * what to do.
+ */
 
+import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
-import { API_NAMESPACE, SERVER_EXTENSION_MISSING_MSG } from './tokens';
+import { API_NAMESPACE, SERVER_EXTENSION_MISSING_MSG } from './constants';
+import type { IDownload } from './transport';
 import { IErrorBody } from './types';
+
+export type { IDownload } from './transport';
 
 /**
  * A non-2xx answer from the nsight-lab server extension.
@@ -154,13 +162,6 @@ export function withQuery(
     parts.push(`${encodeURIComponent(key)}=${encodeURIComponent(text)}`);
   }
   return parts.length > 0 ? `${path}?${parts.join('&')}` : path;
-}
-
-/** A file the server answered, ready to hand to the browser. */
-export interface IDownload {
-  /** The file name from `Content-Disposition`, or the fallback. */
-  filename: string;
-  blob: Blob;
 }
 
 /**

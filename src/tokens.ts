@@ -1,13 +1,14 @@
 /**
- * Identifiers shared by the nsight-lab frontend (plugin, command and widget ids) and
- * the interface the views hold the model by.
+ * The interface the views hold the model by (`IRunsModel`) and the states it
+ * exposes. The ids live in `constants.ts` and are re-exported here; the transport
+ * types come from the leaf `transport.ts`, so this module imports neither
+ * `request.ts` nor `events.ts`.
  */
 
 import { IDisposable } from '@lumino/disposable';
 import { ISignal } from '@lumino/signaling';
 
-import type { ConnectionState } from './events';
-import type { IDownload } from './request';
+import type { ConnectionState, IDownload } from './transport';
 import type {
   ICompareResponse,
   IRunRecord,
@@ -18,28 +19,15 @@ import type {
   IStatusResponse
 } from './types';
 
-/** The id of the main nsight-lab plugin. */
-export const PLUGIN_ID = 'nsight-lab:plugin';
-
-/** The settings of the sidebar live under this id (schema/sidebar.json). */
-export const SIDEBAR_SETTINGS_ID = 'nsight-lab:sidebar';
-
-/** The DOM id of the sidebar widget, also its layout-restorer key. */
-export const SIDEBAR_ID = 'nsight-lab-sidebar';
-
-/** The URL namespace of the server extension, below the server's base URL. */
-export const API_NAMESPACE = 'nsight-lab/api';
-
-/** The message shown when the server extension does not answer. */
-export const SERVER_EXTENSION_MISSING_MSG =
-  'nsight-lab server extension is not enabled; pip install nsight-lab and restart JupyterLab';
-
-/**
- * Command ids, `nsight-lab:<verb>-<noun>`.
- */
-export namespace CommandIDs {
-  export const openSidebar = 'nsight-lab:open-sidebar';
-}
+export {
+  API_NAMESPACE,
+  CommandIDs,
+  PLUGIN_ID,
+  SERVER_EXTENSION_MISSING_MSG,
+  SIDEBAR_ID,
+  SIDEBAR_SETTINGS_ID
+} from './constants';
+export type { ConnectionState, IDownload } from './transport';
 
 /**
  * The live profile: the session of the current notebook (or the newest running one)

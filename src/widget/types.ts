@@ -2,6 +2,8 @@
  * The inline widget's model, mirroring the synced traits of
  * `nsight_lab/views/widget.py::NsightWidget` (keys identical, snake_case).
  */
+import type { AnyModel, RenderProps } from '@anywidget/types';
+
 import type { IChartAppend, IFigure } from '../charts/mount';
 
 /** Where a profile session stands. */
@@ -44,15 +46,16 @@ export interface IWidgetTraits {
   sidebar_link: string;
 }
 
-/** The part of anywidget's model that the view uses (AFM `model`). */
-export interface IWidgetModel {
-  get<K extends keyof IWidgetTraits>(key: K): IWidgetTraits[K];
-  on(event: string, callback: () => void): void;
-  off(event?: string | null, callback?: (() => void) | null): void;
+/** The part of anywidget's model (`@anywidget/types` `AnyModel`) that the view uses. */
+export interface IWidgetModel extends Pick<
+  AnyModel<IWidgetTraits>,
+  'get' | 'off'
+> {
+  /** The view listens to change events only (`change`, `change:<trait>`). */
+  on(eventName: string, callback: () => void): void;
 }
 
-/** The argument of AFM's `render`. */
-export interface IRenderProps {
+/** The part of AFM's `render` argument (`RenderProps`) that the view uses. */
+export type IRenderProps = Pick<RenderProps<IWidgetTraits>, 'el'> & {
   model: IWidgetModel;
-  el: HTMLElement;
-}
+};

@@ -1,8 +1,16 @@
 """Parse the ``%%nsight`` option line into a frozen :class:`ProfileOptions`.
 
+The options are declared once, in :data:`OPTIONS`: each entry's flag, value syntax,
+reader, choices and texts. The parser (:func:`parse_options`), the ``%nsight help`` text
+(:func:`help_text`) and the README's options table (:func:`options_markdown`, checked
+against README.md by a test) are all produced from it; the defaults are those of
+:class:`ProfileOptions`' fields. ``python -m nsight_lab.options --markdown`` prints the
+README table.
+
 All validation of user input happens here: every malformed option raises
 :class:`~nsight_lab.errors.OptionError` with one line that names the option, quotes the
-bad value and says what is accepted. Nothing downstream re-checks the syntax.
+bad value (at most :data:`ECHO_CHARS` characters) and says what is accepted. Nothing
+downstream re-checks the syntax.
 """
 
 from __future__ import annotations
@@ -14,10 +22,11 @@ import keyword
 import math
 import re
 import shlex
+import sys
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from types import ModuleType
-from typing import TYPE_CHECKING, Literal, TypeVar, get_args
+from typing import TYPE_CHECKING, Literal, get_args
 
 from nsight_lab.errors import OptionError
 from nsight_lab.records import TIME_METRIC, JsonScalar
@@ -25,7 +34,6 @@ from nsight_lab.records import TIME_METRIC, JsonScalar
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-BackendName = Literal["auto", "cpu", "events", "cupti", "ncu"]
 CacheControl = Literal["all", "none"]
 ClockControl = Literal["base", "none"]
 ThermalMode = Literal["auto", "off"]
@@ -91,7 +99,8 @@ class ProfileOptions:
     """Untimed runs per config before the measured ones."""
     metrics: tuple[str, ...] = (TIME_METRIC,)
     """Nsight Compute metric names; the region time is always measured."""
-    backend: BackendName = "auto"
+    backend: str = "auto"
+    """``auto`` or a backend id from the registry (see :func:`backend_choices`)."""
     cache_control: CacheControl = "all"
     """``all`` flushes the L2 before each measured region, as ncu and do_bench do."""
     clock_control: ClockControl = "none"
@@ -183,30 +192,22 @@ class ProfileOptions:
         return tuple(m for m in self.metrics if m != TIME_METRIC)
 
     def to_json(self) -> dict[str, object]:
-        """Return the options as a JSON-able dict (stored with the session)."""
-        return {
-            "params": {name: list(vals) for name, vals in self.params},
-            "runs": self.runs,
-            "warmup": self.warmup,
-            "metrics": list(self.metrics),
-            "backend": self.backend,
-            "cache_control": self.cache_control,
-            "clock_control": self.clock_control,
-            "thermal": self.thermal,
-            "derive": list(self.derive),
-            "normalize_against": self.normalize_against,
-            "combine": self.combine,
-            "target_rsd_pct": self.target_rsd_pct,
-            "max_time_s": self.max_time_s,
-            "name": self.name,
-            "out": self.out,
-            "isolate": self.isolate,
-            "quiet": self.quiet,
-            "max_configs": self.max_configs,
-        }
+        """Return the options as a JSON-able dict (stored with the session).
 
-
-_T = TypeVar("_T")
+        Every field but ``given``, in field order; ``params`` as ``{name: [values]}``
+        and other tuples as lists.
+        """
+        out: dict[str, object] = {}
+        for spec in fields(self):
+            value = getattr(self, spec.name)
+            if spec.name == "given":
+                continue
+            if spec.name == "params":
+                value = {name: list(vals) for name, vals in value}
+            elif isinstance(value, tuple):
+                value = list(value)
+            out[spec.name] = value
+        return out
 
 
 def shown(raw: str, limit: int = ECHO_CHARS) -> str:
@@ -286,20 +287,19 @@ def check_bindings(options: ProfileOptions, namespace: Mapping[str, object]) -> 
             raise OptionError(msg)
 
 
-def _choice(option: str, allowed: tuple[_T, ...]) -> Callable[[str], _T]:
-    def parse(raw: str) -> _T:
-        for value in allowed:
-            if raw == value:
-                return value
-        expected = ", ".join(repr(a) for a in allowed)
-        msg = f"{option}: unknown value {shown(raw)}; expected one of {expected}"
-        raise OptionError(msg)
-
-    return parse
+def _choice(option: str, raw: str, allowed: tuple[str, ...]) -> str:
+    for value in allowed:
+        if raw == value:
+            return value
+    expected = ", ".join(repr(a) for a in allowed)
+    msg = f"{option}: unknown value {shown(raw)}; expected one of {expected}"
+    raise OptionError(msg)
 
 
-def _int(option: str, minimum: int, maximum: int = MAX_RUNS) -> Callable[[str], int]:
-    def parse(raw: str) -> int:
+def _int(minimum: int, maximum: int = MAX_RUNS) -> Callable[[str, str], int]:
+    """Reader of an integer in ``[minimum, maximum]``; digits are counted first."""
+
+    def parse(option: str, raw: str) -> int:
         value = None
         text = raw.strip()
         if re.fullmatch(r"[+-]?[0-9]{1,%d}" % _INT_DIGITS, text, re.ASCII):  # noqa: UP031
@@ -313,8 +313,10 @@ def _int(option: str, minimum: int, maximum: int = MAX_RUNS) -> Callable[[str], 
     return parse
 
 
-def _positive_float(option: str, upper: float | None = None) -> Callable[[str], float]:
-    def parse(raw: str) -> float:
+def _positive_float(upper: float | None = None) -> Callable[[str, str], float]:
+    """Reader of a finite number above 0 (and below ``upper`` when given)."""
+
+    def parse(option: str, raw: str) -> float:
         try:
             value = float(raw)
         except ValueError:
@@ -437,38 +439,365 @@ def _derived(raw: str) -> str:
     )
 
 
-def _label(option: str, raw: str, what: str) -> str:
-    if len(raw) > MAX_LABEL_CHARS:
-        msg = (
-            f"{option}: the value {shown(raw)} is too long; "
-            f"give {what} of at most {MAX_LABEL_CHARS:,} characters"
-        )
+def _label(what: str) -> Callable[[str, str], str]:
+    """Reader of free text of at most :data:`MAX_LABEL_CHARS` characters."""
+
+    def parse(option: str, raw: str) -> str:
+        if len(raw) > MAX_LABEL_CHARS:
+            msg = (
+                f"{option}: the value {shown(raw)} is too long; "
+                f"give {what} of at most {MAX_LABEL_CHARS:,} characters"
+            )
+            raise OptionError(msg)
+        return raw
+
+    return parse
+
+
+def _read_configs(option: str, raw: str) -> tuple[str, tuple[JsonScalar, ...]]:
+    return ("n", _value_list(option, raw))
+
+
+def _read_param(option: str, raw: str) -> tuple[str, tuple[JsonScalar, ...]]:
+    pname, eq, vals = raw.partition("=")
+    if not eq:
+        msg = f"{option}: expected NAME=v1,v2,... got {shown(raw)}"
         raise OptionError(msg)
-    return raw
+    pname = _binding(option, pname.strip(), "NAME=v1,v2,...")
+    return (pname, _value_list(f"{option} {pname}", vals))
 
 
-_FLAGS = frozenset({"--isolate", "--quiet"})
-_REPEATABLE = frozenset({"--param"})
-_VALUED = (
-    "--configs",
-    "--param",
-    "--runs",
-    "--warmup",
-    "--metrics",
-    "--backend",
-    "--cache-control",
-    "--clock-control",
-    "--thermal",
-    "--derive",
-    "--normalize-against",
-    "--combine",
-    "--target-rsd",
-    "--max-time",
-    "--name",
-    "--out",
-    "--max-configs",
+def _read_metrics(option: str, raw: str) -> tuple[str, ...]:
+    metrics = _names(option, raw, _metric)
+    return (TIME_METRIC, *dict.fromkeys(m for m in metrics if m != TIME_METRIC))
+
+
+def _read_derive(option: str, raw: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(_names(option, raw, _derived)))
+
+
+def _read_out(option: str, raw: str) -> str:
+    return _binding(option, raw, "a variable name for the DataFrame")
+
+
+def backend_choices() -> tuple[str, ...]:
+    """The ``--backend`` values: ``auto``, then every id of the backend registry.
+
+    Read from :func:`nsight_lab.backends.backend_choices` when asked (not at import:
+    the registry may import more than the parser needs), so a backend added to the
+    registry is accepted, listed in the help and in the README with no change here.
+    """
+    from nsight_lab.backends import backend_choices as registry_choices
+
+    return registry_choices()
+
+
+def _literal(alias: object) -> Callable[[], tuple[str, ...]]:
+    """The choices of a ``Literal[...]`` alias, as :attr:`Option.choices` wants them."""
+    values = tuple(str(value) for value in get_args(alias))
+    return lambda: values
+
+
+@dataclass(frozen=True)
+class Option:
+    """One ``%%nsight`` option, declared once: the parser, help and README read it.
+
+    Its default is that of the :class:`ProfileOptions` field it sets, shown in the help
+    and the README when it is a number or a word.
+    """
+
+    flag: str
+    """``--name`` as the user types it."""
+    metavar: str
+    """What the value looks like (``N``, ``V1,V2,...``); empty for a switch."""
+    field: str
+    """The :class:`ProfileOptions` field it sets (``params`` for the grid options)."""
+    help: str
+    """One short line for ``%nsight help`` (choices and default are added)."""
+    meaning: str
+    """The README's fuller text, Markdown (choices in the syntax, default added)."""
+    read: Callable[[str, str], object] | None = None
+    """``read(flag, raw)`` -> the field's value; raises a one-line OptionError.
+
+    ``None`` for a switch (sets ``True``) and for an option with :attr:`choices`.
+    """
+    choices: Callable[[], tuple[str, ...]] | None = None
+    """The accepted words, asked for when needed (the backend registry may grow)."""
+    repeatable: bool = False
+    """May be given more than once (each adds to the field)."""
+
+    @property
+    def takes_value(self) -> bool:
+        """Whether the option needs a value (a switch does not take one)."""
+        return bool(self.metavar)
+
+    def parse(self, raw: str) -> object:
+        """Read ``raw`` (already checked for unsafe characters) into the field's value.
+
+        Raises:
+            OptionError: ``raw`` is not accepted; one line naming :attr:`flag`.
+        """
+        if self.choices is not None:
+            return _choice(self.flag, raw, self.choices())
+        assert self.read is not None  # noqa: S101  (declared with a reader)
+        return self.read(self.flag, raw)
+
+    def default(self) -> str | None:
+        """The field's default as shown to the user, or ``None`` when not shown."""
+        value = _FIELD_DEFAULTS.get(self.field)
+        if isinstance(value, bool) or not isinstance(value, int | str):
+            return None
+        return f"{value:,}" if isinstance(value, int) else value
+
+
+_FIELD_DEFAULTS: dict[str, object] = {
+    spec.name: spec.default for spec in fields(ProfileOptions)
+}
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option(
+        "--configs",
+        "V1,V2,...",
+        "params",
+        "values bound to `n`, one config each",
+        "values bound to `n`, one config each (ints, floats, true/false/none, else "
+        "text)",
+        read=_read_configs,
+    ),
+    Option(
+        "--param",
+        "NAME=V1,V2,...",
+        "params",
+        "a named parameter (repeatable; the grid is their product)",
+        "a named parameter; repeatable; the configs are the product of all "
+        "parameters. Names of Python builtins (`print`, `len`), IPython's "
+        "(`get_ipython`, `In`, `_`), dunders and the notebook's own functions or "
+        "modules are refused",
+        read=_read_param,
+        repeatable=True,
+    ),
+    Option(
+        "--runs",
+        "N",
+        "runs",
+        "measured runs per config, the minimum with --target-rsd",
+        "measured runs per config; the minimum with `--target-rsd`",
+        read=_int(1),
+    ),
+    Option(
+        "--warmup",
+        "N",
+        "warmup",
+        "untimed runs per config first",
+        "untimed runs per config before the measured ones",
+        read=_int(0),
+    ),
+    Option(
+        "--metrics",
+        "M1,M2",
+        "metrics",
+        f"Nsight Compute metrics (beyond {TIME_METRIC}: ncu backend)",
+        "Nsight Compute metric names (`dram__bytes_read.sum`, ...); anything beyond "
+        f"`{TIME_METRIC}` runs the `ncu` backend. With `--backend ncu` and no "
+        "`--metrics`, the roofline set (DRAM bytes, FP32/FP64/FP16 instruction and "
+        "tensor-path op counters) is collected. An unknown name gets close names "
+        "from `ncu --query-metrics`",
+        read=_read_metrics,
+    ),
+    Option(
+        "--backend",
+        "B",
+        "backend",
+        "how regions are measured",
+        "how regions are measured, as described below",
+        choices=backend_choices,
+    ),
+    Option(
+        "--cache-control",
+        "C",
+        "cache_control",
+        "flush the L2 before each region",
+        "`all` zeroes a buffer twice the L2 size before each region, as nvbench and "
+        "`do_bench` do",
+        choices=_literal(CacheControl),
+    ),
+    Option(
+        "--clock-control",
+        "C",
+        "clock_control",
+        "lock the SM clock to base",
+        "`base` locks the SM clock through NVML to the GPU's default applications "
+        "clock for the session and resets it afterwards, also after errors; where "
+        "not permitted the session notes say so",
+        choices=_literal(ClockControl),
+    ),
+    Option(
+        "--thermal",
+        "T",
+        "thermal",
+        "wait for thermal headroom before runs",
+        "`auto` waits before a run while the GPU is within 10 °C of its slowdown "
+        "temperature, until 20 °C of headroom is back (nsight-python's thresholds), "
+        "and shows the wait",
+        choices=_literal(ThermalMode),
+    ),
+    Option(
+        "--derive",
+        "D1,D2",
+        "derive",
+        "tflops|gbps|NAME (NAME(duration_ns, **config) in the notebook)",
+        "derived metrics, `tflops`, `gbps` or `NAME`: FLOP/s and bytes/s from the "
+        "FLOPs and compulsory bytes PyTorch's ops in the region imply (counted in one "
+        "extra untimed run per config), or `NAME(duration_ns, **config)`, a function "
+        "of the notebook returning a number or a dict of numbers",
+        read=_read_derive,
+    ),
+    Option(
+        "--normalize-against",
+        "A",
+        "normalize_against",
+        "divide every value column by region A's mean, per config",
+        "divide every value column (AvgValue, StdDev, Min/Max/Median, CI95 bounds) "
+        "by region A's mean per config and metric; `NormalizedColumns` lists them",
+        read=_label("an annotation name"),
+    ),
+    Option(
+        "--combine",
+        "C",
+        "combine",
+        "how the kernels of one region combine (cupti, ncu)",
+        "how several kernels of one region combine in per-kernel backends (cupti, "
+        "ncu); `events` and `cpu` time the region's span",
+        choices=_literal(CombineMode),
+    ),
+    Option(
+        "--target-rsd",
+        "PCT",
+        "target_rsd_pct",
+        "keep adding runs until the RSD is below PCT ...",
+        "keep adding runs until every region's relative std dev is ≤ PCT (as "
+        "nvbench) ...",
+        read=_positive_float(100.0),
+    ),
+    Option(
+        "--max-time",
+        "S",
+        "max_time_s",
+        f"... or S seconds passed per config (default {DEFAULT_MAX_TIME_S:g} with "
+        "--target-rsd)",
+        "... or S seconds passed for the config (default "
+        f"{DEFAULT_MAX_TIME_S:g} s with `--target-rsd`); alone, caps each config's "
+        "time",
+        read=_positive_float(),
+    ),
+    Option(
+        "--name",
+        "LABEL",
+        "name",
+        "a label for the session in the history",
+        "a label for the session in the history",
+        read=_label("a shorter label"),
+    ),
+    Option(
+        "--out",
+        "VAR",
+        "out",
+        "also store the results DataFrame in VAR",
+        "also put the results DataFrame in the variable VAR (the same names as "
+        "`--param` are refused)",
+        read=_read_out,
+    ),
+    Option(
+        "--max-configs",
+        "N",
+        "max_configs",
+        f"allow a grid of up to N configs (default {DEFAULT_MAX_CONFIGS:,})",
+        f"allow a grid of up to N configs (default {DEFAULT_MAX_CONFIGS:,}; at most "
+        f"{MAX_CONFIGS:,}): a larger grid is refused before it is laid out",
+        read=_int(1, MAX_CONFIGS),
+    ),
+    Option(
+        "--isolate",
+        "",
+        "isolate",
+        "run the cell in a child process (ncu backend)",
+        "run the cell in a child Python under the installed `ncu` (the ncu "
+        "backend's isolated path; the cell's free variables are shipped with "
+        "cloudpickle, CUDA tensors re-created on the GPU)",
+    ),
+    Option(
+        "--quiet",
+        "",
+        "quiet",
+        "no progress display and no table output",
+        "no live progress and no table output (use with `--out`)",
+    ),
 )
-KNOWN_OPTIONS: tuple[str, ...] = (*_VALUED, *sorted(_FLAGS))
+"""Every ``%%nsight`` option, in the order the help and the README list them."""
+
+_BY_FLAG: dict[str, Option] = {option.flag: option for option in OPTIONS}
+KNOWN_OPTIONS: tuple[str, ...] = tuple(_BY_FLAG)
+"""The option flags, in :data:`OPTIONS` order (unknown ones get the closest)."""
+
+_HELP_COLUMN = 24
+"""Width of the syntax column of :func:`help_text`."""
+
+
+def help_text() -> str:
+    """The ``%%nsight --help`` text: one line per option of :data:`OPTIONS`.
+
+    Each line is the flag and its value's syntax, then the choices, the help and the
+    default (``%nsight help`` adds the line magic's commands after it).
+    """
+    usage = "%%nsight [options]".ljust(_HELP_COLUMN + 2)
+    lines = [f"{usage}profile the annotated regions of this cell"]
+    for option in OPTIONS:
+        syntax = f"{option.flag} {option.metavar}".rstrip()
+        text = option.help
+        if option.choices is not None:
+            text = f"{'|'.join(option.choices())}: {text}"
+        default = option.default()
+        if default is not None:
+            text = f"{text} (default {default})"
+        lines.append(f"  {syntax.ljust(_HELP_COLUMN)} {text}")
+    return "\n".join(lines)
+
+
+def _markdown_row(cells: tuple[str, str], widths: tuple[int, int]) -> str:
+    return (
+        "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " |"
+    )
+
+
+def options_markdown() -> str:
+    r"""The README's options table (Markdown, padded as prettier formats it).
+
+    One row per option of :data:`OPTIONS`: the syntax (choices joined by ``\|``)
+    and the meaning, with the default added where :meth:`Option.default` shows one.
+    """
+    rows: list[tuple[str, str]] = []
+    for option in OPTIONS:
+        value = (
+            "\\|".join(option.choices())
+            if option.choices is not None
+            else option.metavar
+        )
+        syntax = f"`{option.flag} {value}`" if value else f"`{option.flag}`"
+        meaning = option.meaning
+        default = option.default()
+        if default is not None:
+            word = isinstance(_FIELD_DEFAULTS[option.field], str)
+            shown_default = f"`{default}`" if word else default
+            meaning = f"{meaning} (default {shown_default})"
+        rows.append((syntax, meaning))
+    header = ("option", "meaning")
+    widths = (
+        max(len(header[0]), *(len(r[0]) for r in rows)),
+        max(len(header[1]), *(len(r[1]) for r in rows)),
+    )
+    rule = ("-" * widths[0], "-" * widths[1])
+    return "\n".join(_markdown_row(r, widths) for r in (header, rule, *rows))
 
 
 def _words(line: str) -> list[str]:
@@ -488,7 +817,11 @@ def _words(line: str) -> list[str]:
 
 
 def _tokens(line: str) -> list[tuple[str, str | None]]:
-    """Split the line into (option, value) pairs; values may follow ``=`` or a space."""
+    """Split the line into (option, value) pairs; values may follow ``=`` or a space.
+
+    A switch's value is ``None``. Unknown options, a switch given a value, a missing
+    value and unsafe characters in a value are refused here, before any value is read.
+    """
     words = _words(line)
     pairs: list[tuple[str, str | None]] = []
     i = 0
@@ -501,12 +834,13 @@ def _tokens(line: str) -> list[tuple[str, str | None]]:
             )
             raise OptionError(msg)
         name, eq, inline = word.partition("=")
-        if name not in KNOWN_OPTIONS:
+        option = _BY_FLAG.get(name)
+        if option is None:
             close = difflib.get_close_matches(name[:40], KNOWN_OPTIONS, n=1)
             hint = f"did you mean {close[0]}? " if close else ""
             msg = f"unknown option {shown(name)}; {hint}see %nsight --help for options"
             raise OptionError(msg)
-        if name in _FLAGS:
+        if not option.takes_value:
             if eq:
                 msg = f"{name} takes no value, got {shown(inline)}"
                 raise OptionError(msg)
@@ -529,73 +863,35 @@ def _tokens(line: str) -> list[tuple[str, str | None]]:
     return pairs
 
 
-def parse_options(line: str) -> ProfileOptions:  # noqa: C901, PLR0912, PLR0915
-    """Parse a ``%%nsight`` option line.
+def parse_options(line: str) -> ProfileOptions:
+    """Parse a ``%%nsight`` option line, as :data:`OPTIONS` declares the options.
 
     Args:
         line: The text after ``%%nsight`` on the cell's first line.
 
     Returns:
-        The validated options.
+        The validated options; ``--configs`` binds ``n`` as the first parameter.
 
     Raises:
-        OptionError: An option is unknown, repeated, missing its value or malformed;
-            the message is one line naming it.
+        OptionError: An option is unknown, repeated, missing its value or malformed,
+            or the grid is too large; the message is one line naming it.
     """
     seen: set[str] = set()
     params: list[tuple[str, tuple[JsonScalar, ...]]] = []
     kw: dict[str, object] = {}
-    for name, value in _tokens(line):
-        if name in seen and name not in _REPEATABLE:
+    for name, raw in _tokens(line):
+        option = _BY_FLAG[name]
+        if name in seen and not option.repeatable:
             msg = f"{name} was given twice; give it once"
             raise OptionError(msg)
         seen.add(name)
-        if value is None:
-            kw[name.removeprefix("--")] = True
-            continue
-        if name == "--configs":
-            params.insert(0, ("n", _value_list(name, value)))
-        elif name == "--param":
-            pname, eq, vals = value.partition("=")
-            if not eq:
-                msg = f"--param: expected NAME=v1,v2,... got {shown(value)}"
-                raise OptionError(msg)
-            pname = _binding("--param", pname.strip(), "NAME=v1,v2,...")
-            params.append((pname, _value_list(f"--param {pname}", vals)))
-        elif name == "--runs":
-            kw["runs"] = _int(name, 1)(value)
-        elif name == "--warmup":
-            kw["warmup"] = _int(name, 0)(value)
-        elif name == "--metrics":
-            metrics = _names(name, value, _metric)
-            kw["metrics"] = (
-                TIME_METRIC,
-                *dict.fromkeys(m for m in metrics if m != TIME_METRIC),
-            )
-        elif name == "--backend":
-            kw["backend"] = _choice(name, get_args(BackendName))(value)
-        elif name == "--cache-control":
-            kw["cache_control"] = _choice(name, get_args(CacheControl))(value)
-        elif name == "--clock-control":
-            kw["clock_control"] = _choice(name, get_args(ClockControl))(value)
-        elif name == "--thermal":
-            kw["thermal"] = _choice(name, get_args(ThermalMode))(value)
-        elif name == "--combine":
-            kw["combine"] = _choice(name, get_args(CombineMode))(value)
-        elif name == "--derive":
-            kw["derive"] = tuple(dict.fromkeys(_names(name, value, _derived)))
-        elif name == "--normalize-against":
-            kw["normalize_against"] = _label(name, value, "an annotation name")
-        elif name == "--target-rsd":
-            kw["target_rsd_pct"] = _positive_float(name, 100.0)(value)
-        elif name == "--max-time":
-            kw["max_time_s"] = _positive_float(name)(value)
-        elif name == "--name":
-            kw["name"] = _label(name, value, "a shorter label")
-        elif name == "--out":
-            kw["out"] = _binding(name, value, "a variable name for the DataFrame")
-        elif name == "--max-configs":
-            kw["max_configs"] = _int(name, 1, MAX_CONFIGS)(value)
+        value = True if raw is None else option.parse(raw)
+        if option.field != "params":
+            kw[option.field] = value
+        elif name == "--configs":
+            params.insert(0, value)  # type: ignore[arg-type]
+        else:
+            params.append(value)  # type: ignore[arg-type]
     names = [p for p, _ in params]
     dup = next((p for p in names if names.count(p) > 1), None)
     if dup is not None:
@@ -611,3 +907,14 @@ def parse_options(line: str) -> ProfileOptions:  # noqa: C901, PLR0912, PLR0915
     )
     options.check_grid()
     return options
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m nsight_lab.options [--markdown]``: print the help or README table."""
+    args = sys.argv[1:] if argv is None else argv
+    print(options_markdown() if args == ["--markdown"] else help_text())  # noqa: T201
+    return 0 if args in ([], ["--markdown"], ["--help"]) else 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

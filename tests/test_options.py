@@ -279,3 +279,69 @@ def test_control_characters_and_lone_surrogates_are_refused(line: str) -> None:
     assert message.startswith(line.split(maxsplit=1)[0])
     assert message.isprintable()
     message.encode("utf-8")  # no lone surrogate left in the message itself
+
+
+def test_every_field_is_set_by_exactly_one_declared_option() -> None:
+    from dataclasses import fields
+
+    from nsight_lab.options import OPTIONS
+
+    set_by: dict[str, list[str]] = {}
+    for option in OPTIONS:
+        set_by.setdefault(option.field, []).append(option.flag)
+    names = {spec.name for spec in fields(ProfileOptions)} - {"given"}
+    assert set(set_by) == names
+    assert set_by.pop("params") == ["--configs", "--param"]
+    assert all(len(flags) == 1 for flags in set_by.values()), set_by
+    assert tuple(option.flag for option in OPTIONS) == KNOWN_OPTIONS
+
+
+def test_to_json_holds_every_field_but_given() -> None:
+    import json
+    from dataclasses import fields
+
+    opts = parse_options("--configs 1,2 --param m=a --metrics a.b --derive tflops")
+    data = opts.to_json()
+    assert list(data) == [s.name for s in fields(ProfileOptions) if s.name != "given"]
+    assert data["params"] == {"n": [1, 2], "m": ["a"]}
+    assert data["metrics"] == [TIME_METRIC, "a.b"]
+    assert data["derive"] == ["tflops"]
+    assert json.loads(json.dumps(data)) == data
+
+
+def test_help_is_generated_from_the_declaration() -> None:
+    from nsight_lab.backends import backend_choices
+    from nsight_lab.magic import usage
+    from nsight_lab.options import OPTIONS, help_text
+
+    text = help_text()
+    lines = text.splitlines()
+    assert len(lines) == 1 + len(OPTIONS)
+    for option, line in zip(OPTIONS, lines[1:], strict=True):
+        assert line.split()[0] == option.flag
+        assert option.help in line
+    assert "|".join(backend_choices()) in text
+    assert "--runs N                 " in text
+    assert "(default 10)" in text  # ProfileOptions.runs
+    assert "(default all)" in text  # ProfileOptions.cache_control
+    assert usage().startswith(text + "\n%nsight doctor")
+
+
+def test_backend_choices_are_the_registrys() -> None:
+    from nsight_lab.backends import backend_choices
+
+    assert parse_options("--backend auto").backend == "auto"
+    for backend in backend_choices():
+        assert parse_options(f"--backend {backend}").backend == backend
+    with pytest.raises(OptionError, match="expected one of 'auto', 'cpu'"):
+        parse_options("--backend gpu")
+
+
+def test_module_prints_the_readme_table(capsys: pytest.CaptureFixture[str]) -> None:
+    from nsight_lab.options import help_text, main, options_markdown
+
+    assert main(["--markdown"]) == 0
+    assert capsys.readouterr().out == options_markdown() + "\n"
+    assert main([]) == 0
+    assert capsys.readouterr().out == help_text() + "\n"
+    assert main(["--bogus"]) == 2

@@ -1,9 +1,13 @@
 /**
  * A gate for re-fetches: at most one request in flight and at least `intervalMs`
  * between two starts; requests that arrive meanwhile are folded into one more run.
+ *
+ * A run that may start at once starts at once (synchronously); a later one is
+ * scheduled on a `Poll` (@lumino/polling) that never ticks by itself.
  */
 
 import { IDisposable } from '@lumino/disposable';
+import { Poll } from '@lumino/polling';
 
 export class RefreshGate implements IDisposable {
   /**
@@ -19,13 +23,20 @@ export class RefreshGate implements IDisposable {
     this._task = task;
     this.intervalMs = intervalMs;
     this._now = now;
+    this._poll = new Poll<void, Error, 'requested'>({
+      auto: false,
+      factory: () => this._run(),
+      frequency: { backoff: false, interval: Poll.NEVER, max: Poll.NEVER },
+      name: 'nsight-lab:refresh',
+      standby: 'never'
+    });
   }
 
   /** Least time between two starts, in milliseconds; may change at any time. */
   intervalMs: number;
 
   get isDisposed(): boolean {
-    return this._isDisposed;
+    return this._poll.isDisposed;
   }
 
   /** Whether a run is in flight. */
@@ -38,35 +49,31 @@ export class RefreshGate implements IDisposable {
    * running refresh has finished.
    */
   request(): void {
-    if (this._isDisposed) {
+    if (this.isDisposed) {
       return;
     }
     this._pending = true;
-    if (this._running || this._timer !== null) {
+    if (this._running || this._scheduled) {
       return;
     }
-    const wait = this._lastStart + this.intervalMs - this._now();
-    if (this._lastStart < 0 || wait <= 0) {
+    const wait =
+      this._lastStart < 0 ? 0 : this._lastStart + this.intervalMs - this._now();
+    if (wait <= 0) {
       void this._run();
-    } else {
-      this._timer = setTimeout(() => {
-        this._timer = null;
-        void this._run();
-      }, wait);
+      return;
     }
+    this._scheduled = true;
+    void this._poll.schedule({ interval: wait, phase: 'requested' });
   }
 
   dispose(): void {
-    this._isDisposed = true;
     this._pending = false;
-    if (this._timer !== null) {
-      clearTimeout(this._timer);
-      this._timer = null;
-    }
+    this._poll.dispose();
   }
 
   private async _run(): Promise<void> {
-    if (this._isDisposed || !this._pending) {
+    this._scheduled = false;
+    if (this.isDisposed || !this._pending || this._running) {
       return;
     }
     this._pending = false;
@@ -87,9 +94,9 @@ export class RefreshGate implements IDisposable {
 
   private _task: () => Promise<void>;
   private _now: () => number;
+  private _poll: Poll<void, Error, 'requested'>;
   private _lastStart = -1;
   private _pending = false;
   private _running = false;
-  private _timer: ReturnType<typeof setTimeout> | null = null;
-  private _isDisposed = false;
+  private _scheduled = false;
 }

@@ -1,144 +1,57 @@
 /**
- * RunsModel state logic against canned server answers: list paging and filters,
+ * RunsModel (the facade) against canned server answers: list paging and filters,
  * selection and comparison, the live session, and what websocket events trigger.
  */
 
-import { ServerConnection } from '@jupyterlab/services';
-import { Signal } from '@lumino/signaling';
-
-import { ConnectionState, IEventNotice } from '../events';
-import {
-  PAGE_SIZE,
-  MAX_RUN_PAGES,
-  RUN_PAGE_SIZE,
-  RunsModel,
-  chooseLiveSession,
-  fetchSessionRuns,
-  notebookMatches
-} from '../model';
-import { tableNote } from '../components/SessionView';
-import { NsightLabResponseError, requestAPI } from '../request';
-import { SERVER_EXTENSION_MISSING_MSG } from '../tokens';
-import { EMPTY_FILTERS, EventMessage } from '../types';
+import { ConnectionState } from '../../events';
+import { PAGE_SIZE, RunsModel } from '../../model';
+import { NsightLabResponseError, requestAPI } from '../../request';
+import { SERVER_EXTENSION_MISSING_MSG } from '../../tokens';
+import { EMPTY_FILTERS } from '../../types';
 import {
   compareResponse,
   run,
   session,
   sessionResponse,
   sessionsPage
-} from './fixtures';
+} from '../fixtures';
+import {
+  FakeEvents,
+  serve,
+  settings,
+  settle,
+  sidebarSettings,
+  status
+} from './server';
 
-jest.mock('../request', () => ({
-  ...jest.requireActual('../request'),
+jest.mock('../../request', () => ({
+  ...jest.requireActual('../../request'),
   requestAPI: jest.fn(),
   requestDownload: jest.fn()
 }));
 
-class FakeEvents {
-  static last: FakeEvents | null = null;
-  constructor() {
-    FakeEvents.last = this;
-  }
-  messageReceived = new Signal<this, IEventNotice>(this);
-  stateChanged = new Signal<this, ConnectionState>(this);
-  state: ConnectionState = 'connecting';
-  connect = jest.fn();
-  dispose = jest.fn();
-  emit(message: EventMessage): void {
-    this.messageReceived.emit({ message, receivedAt: performance.now() });
-  }
-  setState(state: ConnectionState): void {
-    this.state = state;
-    this.stateChanged.emit(state);
-  }
-}
-
-jest.mock('../events', () => ({
-  ...jest.requireActual('../events'),
+jest.mock('../../events', () => ({
+  ...jest.requireActual('../../events'),
   EventsConnection: jest.fn(() => new FakeEvents())
 }));
 
 const mockedRequest = requestAPI as jest.MockedFunction<typeof requestAPI>;
 
-type Route = (url: URL, init?: RequestInit) => unknown;
-
-/** Answer requests from a table of handlers keyed by path. */
-function serve(routes: Record<string, Route>): string[] {
-  const calls: string[] = [];
-  mockedRequest.mockImplementation((endPoint: string, _s, init) => {
-    calls.push(`${init?.method ?? 'GET'} ${endPoint}`);
-    const url = new URL(endPoint, 'http://x/');
-    const path = url.pathname.slice(1);
-    const key = Object.keys(routes).find(
-      k => k === path || (k.endsWith('*') && path.startsWith(k.slice(0, -1)))
-    );
-    if (!key) {
-      return Promise.reject(
-        new NsightLabResponseError(404, `no ${path}`, 'NotFoundError')
-      );
-    }
-    try {
-      return Promise.resolve(routes[key](url, init)) as Promise<never>;
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  });
-  return calls;
-}
-
-const settings = ServerConnection.makeSettings({ baseUrl: 'http://x/' });
-
 function makeModel(): { model: RunsModel; events: FakeEvents } {
   const model = new RunsModel({
     serverSettings: settings,
-    settings: { refreshInterval: 1, maxPoints: 5, defaultChart: 'duration' }
+    settings: sidebarSettings
   });
   return { model, events: FakeEvents.last as FakeEvents };
 }
-
-/** Let pending promises and short timers run. */
-async function settle(ms = 10): Promise<void> {
-  for (let i = 0; i < 5; i++) {
-    await new Promise(resolve => setTimeout(resolve, ms));
-  }
-}
-
-const status = {
-  version: '0.1.0',
-  store_path: '/tmp/store.sqlite',
-  store_exists: true,
-  schema_version: 1
-};
 
 beforeEach(() => {
   jest.spyOn(console, 'error').mockImplementation(() => undefined);
 });
 
 afterEach(() => {
-  mockedRequest.mockReset();
+  (requestAPI as jest.Mock).mockReset();
   jest.restoreAllMocks();
-});
-
-describe('notebookMatches and chooseLiveSession', () => {
-  it('matches the kernel’s absolute path with the frontend’s relative one', () => {
-    expect(notebookMatches('/home/u/work/a/nb.ipynb', 'a/nb.ipynb')).toBe(true);
-    expect(notebookMatches('/home/u/work/a/nb.ipynb', 'nb.ipynb')).toBe(true);
-    expect(notebookMatches('/home/u/work/a/xnb.ipynb', 'nb.ipynb')).toBe(false);
-    expect(notebookMatches(null, 'nb.ipynb')).toBe(false);
-  });
-
-  it('prefers the current notebook, then a running session, then the one shown', () => {
-    const newest = [
-      session(5, { notebook: '/w/other.ipynb', status: 'completed' }),
-      session(4, { notebook: '/w/run.ipynb', status: 'running' }),
-      session(3, { notebook: '/w/mine.ipynb', status: 'completed' })
-    ];
-    expect(chooseLiveSession(newest, 'mine.ipynb', null)?.id).toBe(3);
-    expect(chooseLiveSession(newest, 'none.ipynb', null)?.id).toBe(4);
-    const idle = newest.map(s => ({ ...s, status: 'completed' as const }));
-    expect(chooseLiveSession(idle, null, 5)?.id).toBe(5);
-    expect(chooseLiveSession(idle, null, null)).toBeNull();
-  });
 });
 
 describe('RunsModel list', () => {
@@ -402,92 +315,5 @@ describe('RunsModel live', () => {
     expect(states).toEqual(['reconnecting', 'open']);
     expect(calls.length).toBeGreaterThan(before);
     model.dispose();
-  });
-});
-
-describe('fetchSessionRuns', () => {
-  /** A session of `total` runs served `perPage` at a time, whatever `limit` says. */
-  function paged(total: number, perPage: number): string[] {
-    const all = Array.from({ length: total }, (_, i) => run(i + 1, 4));
-    return serve({
-      'sessions/4': url => {
-        const after = Number(url.searchParams.get('after_id'));
-        const tail = url.searchParams.get('tail');
-        const newer = all.filter(r => r.id > after);
-        const runs =
-          tail !== null
-            ? newer.slice(Math.max(newer.length - Number(tail), 0))
-            : newer.slice(
-                0,
-                Math.min(perPage, Number(url.searchParams.get('limit')))
-              );
-        return sessionResponse(session(4, { run_count: total }), runs, {
-          after,
-          hasMore: tail === null && newer.length > runs.length
-        });
-      }
-    });
-  }
-
-  it('reads only the newest runs of a session from its start (tail)', async () => {
-    const calls = paged(200_000, RUN_PAGE_SIZE);
-
-    const read = await fetchSessionRuns(settings, 4, 0, 5, true);
-
-    expect(calls).toEqual(['GET sessions/4?after_id=0&tail=5&figures=1']);
-    expect(read.runs.map(r => r.id)).toEqual([
-      199_996, 199_997, 199_998, 199_999, 200_000
-    ]);
-    expect(read.lastRunId).toBe(200_000);
-    expect(read.response.figures?.duration).toBeTruthy();
-  });
-
-  it('pages with after_id until has_more is false, each run once', async () => {
-    const calls = paged(23, 5);
-
-    const read = await fetchSessionRuns(settings, 4, 2, 100, true);
-
-    // Pages of 5 after run 2: 3-7, 8-12, 13-17, 18-22, 23; then the figures.
-    expect(calls).toEqual([
-      `GET sessions/4?after_id=2&limit=${RUN_PAGE_SIZE}&figures=1`,
-      `GET sessions/4?after_id=7&limit=${RUN_PAGE_SIZE}`,
-      `GET sessions/4?after_id=12&limit=${RUN_PAGE_SIZE}`,
-      `GET sessions/4?after_id=17&limit=${RUN_PAGE_SIZE}`,
-      `GET sessions/4?after_id=22&limit=${RUN_PAGE_SIZE}`,
-      'GET sessions/4?after_id=23&limit=0&figures=1'
-    ]);
-    const ids = read.runs.map(r => r.id);
-    expect(ids).toEqual(Array.from({ length: 21 }, (_, i) => i + 3));
-    expect(read.lastRunId).toBe(23);
-    expect(read.response.figures).toBeTruthy();
-  });
-
-  it('keeps the newest runs only and asks once when one page holds all', async () => {
-    const calls = paged(9, 50);
-
-    const read = await fetchSessionRuns(settings, 4, 1, 3, false);
-
-    expect(calls).toEqual([`GET sessions/4?after_id=1&limit=${RUN_PAGE_SIZE}`]);
-    expect(read.runs.map(r => r.id)).toEqual([7, 8, 9]);
-    expect(read.lastRunId).toBe(9);
-  });
-
-  it('stops after MAX_RUN_PAGES pages; the next refresh goes on', async () => {
-    const calls = paged(10 * MAX_RUN_PAGES, 1);
-
-    const read = await fetchSessionRuns(settings, 4, 1, 5, false);
-
-    expect(calls.length).toBe(MAX_RUN_PAGES);
-    expect(read.lastRunId).toBe(1 + MAX_RUN_PAGES);
-  });
-});
-
-describe('tableNote', () => {
-  it('says when the table holds only the newest runs', () => {
-    expect(tableNote(2000, 2000)).toBeNull();
-    expect(tableNote(3, 2)).toBeNull();
-    expect(tableNote(2000, 200_000)).toBe(
-      'The table lists the newest 2000 of 200000 runs; the charts use every run.'
-    );
   });
 });

@@ -1,0 +1,194 @@
+/**
+ * The selection of the history list: none, one session read in full, or two
+ * sessions compared (`GET compare`, computed on the server).
+ */
+
+import { IDisposable } from '@lumino/disposable';
+import { ISignal, Signal } from '@lumino/signaling';
+
+import { RefreshGate } from '../refresh';
+import { describeError, requestAPI, withQuery } from '../request';
+import { ISelectionState } from '../tokens';
+import { ICompareResponse } from '../types';
+import { IModelContext } from './context';
+import { fetchSessionRuns, keepLast } from './runs';
+
+/** Nothing selected. */
+export const EMPTY_SELECTION: ISelectionState = {
+  ids: [],
+  detail: null,
+  comparison: null,
+  loading: false,
+  error: null
+};
+
+/**
+ * The ids selected after clicking `id`: `single` selects it alone; `add` adds it
+ * as the second one (the comparison, dropping the older of two), or removes it
+ * when already selected.
+ */
+export function nextSelection(
+  current: number[],
+  id: number,
+  mode: 'single' | 'add'
+): number[] {
+  if (mode === 'add' && current.includes(id)) {
+    return current.filter(x => x !== id);
+  }
+  if (mode === 'add' && current.length > 0) {
+    return [current[current.length - 1], id];
+  }
+  return [id];
+}
+
+function sameIds(a: number[], b: number[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+/**
+ * The selected session(s), read again (only the new runs) while they change.
+ */
+export class SelectionModel implements IDisposable {
+  constructor(context: IModelContext) {
+    this._context = context;
+    this._gate = new RefreshGate(
+      () => this._fetch(true),
+      context.settings().refreshInterval
+    );
+  }
+
+  /** Emitted when the selection or what was read of it changes. */
+  get changed(): ISignal<this, void> {
+    return this._changed;
+  }
+  get isDisposed(): boolean {
+    return this._isDisposed;
+  }
+  get state(): ISelectionState {
+    return this._state;
+  }
+
+  /** Least time between two re-reads asked for by {@link requestRefresh}. */
+  set intervalMs(value: number) {
+    this._gate.intervalMs = value;
+  }
+
+  /** Whether session `id` is selected. */
+  includes(id: number): boolean {
+    return this._state.ids.includes(id);
+  }
+
+  /** Select a session (see {@link nextSelection}) and read it. */
+  async select(id: number, mode: 'single' | 'add' = 'single'): Promise<void> {
+    const ids = nextSelection(this._state.ids, id, mode);
+    this._state = { ...EMPTY_SELECTION, ids, loading: ids.length > 0 };
+    this._changed.emit();
+    await this._fetch(false);
+  }
+
+  clear(): void {
+    this._state = EMPTY_SELECTION;
+    this._changed.emit();
+  }
+
+  /** Session `id` is gone: keep the other one selected, or clear. */
+  async forget(id: number): Promise<void> {
+    if (!this.includes(id)) {
+      return;
+    }
+    const ids = this._state.ids.filter(x => x !== id);
+    if (ids.length > 0) {
+      await this.select(ids[0]);
+    } else {
+      this.clear();
+    }
+  }
+
+  /** Read the new runs of the selection, folded and at most one per interval. */
+  requestRefresh(): void {
+    this._gate.request();
+  }
+
+  dispose(): void {
+    if (this._isDisposed) {
+      return;
+    }
+    this._isDisposed = true;
+    this._gate.dispose();
+    Signal.clearData(this);
+  }
+
+  private async _fetch(incremental: boolean): Promise<void> {
+    const ids = this._state.ids;
+    if (ids.length === 0) {
+      return;
+    }
+    const { serverSettings } = this._context;
+    const maxPoints = this._context.settings().maxPoints;
+    try {
+      if (ids.length === 1) {
+        const id = ids[0];
+        const previous = this._state.detail;
+        const after =
+          incremental && previous?.session.id === id ? previous.lastRunId : 0;
+        const read = await fetchSessionRuns(
+          serverSettings,
+          id,
+          after,
+          maxPoints,
+          true
+        );
+        const response = read.response;
+        if (!sameIds(this._state.ids, ids)) {
+          return;
+        }
+        const runs = keepLast(
+          after > 0 && previous ? [...previous.runs, ...read.runs] : read.runs,
+          maxPoints
+        );
+        this._state = {
+          ...this._state,
+          loading: false,
+          error: null,
+          detail: {
+            session: response.session,
+            runs,
+            figures: response.figures ?? previous?.figures ?? {},
+            lastRunId: Math.max(read.lastRunId, after)
+          }
+        };
+      } else {
+        const response = await requestAPI<ICompareResponse>(
+          withQuery('compare', { a: ids[0], b: ids[1] }),
+          serverSettings
+        );
+        if (!sameIds(this._state.ids, ids)) {
+          return;
+        }
+        this._state = {
+          ...this._state,
+          loading: false,
+          error: null,
+          comparison: response
+        };
+      }
+    } catch (error) {
+      if (!sameIds(this._state.ids, ids)) {
+        return;
+      }
+      console.error('[nsight-lab] session request failed', error);
+      this._state = {
+        ...this._state,
+        loading: false,
+        error: describeError(error)
+      };
+    }
+    this._changed.emit();
+  }
+
+  private _context: IModelContext;
+  private _gate: RefreshGate;
+  private _isDisposed = false;
+  private _state: ISelectionState = EMPTY_SELECTION;
+  private _changed = new Signal<this, void>(this);
+}

@@ -5,6 +5,7 @@
 
 import { Widget } from '@lumino/widgets';
 
+import { hasData } from '../charts/grid';
 import { IChartHandle, mountChart } from '../charts/mount';
 import { ChartKind, IPlotlyFigure } from '../types';
 import { h } from './dom';
@@ -28,10 +29,7 @@ export const CHART_MISSING: Record<ChartKind, string> = {
     'byte traffic needs DRAM byte counts: run with --backend ncu --metrics dram__bytes_read.sum,dram__bytes_write.sum, or profile torch ops whose bytes can be modelled'
 };
 
-/** Whether a figure has something to draw. */
-export function hasData(figure: IPlotlyFigure | null | undefined): boolean {
-  return !!figure && Array.isArray(figure.data) && figure.data.length > 0;
-}
+export { hasData } from '../charts/grid';
 
 /**
  * A chart box. `setFigure` draws (or redraws in place) or shows the missing words.

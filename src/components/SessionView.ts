@@ -1,23 +1,41 @@
 /**
  * One selected session: what it was, its actions (delete, export), a run summary
- * table and all four charts.
+ * table and its charts, laid out by the shared chart grid (`charts/grid.ts`).
  */
 
 import { Dialog, Notification, showDialog } from '@jupyterlab/apputils';
 import { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 
+import { ChartGrid, servedOrder, withFirst } from '../charts/grid';
 import { IDownload, describeError } from '../request';
 import { IRunsModel, ISessionDetail } from '../tokens';
-import { CHART_KINDS, ChartKind, ISessionSummary } from '../types';
-import { ChartView } from './ChartView';
+import {
+  CHART_KINDS,
+  ChartKind,
+  ISessionFigures,
+  ISessionSummary
+} from '../types';
+import { CHART_MISSING, CHART_TITLES } from './ChartView';
 import { button, h } from './dom';
 import { formatTime, sessionTitle } from './format';
 import { runTable } from './RunTable';
 
-/** The four charts, the default one first. */
-export function chartOrder(defaultChart: ChartKind): ChartKind[] {
-  return [defaultChart, ...CHART_KINDS.filter(kind => kind !== defaultChart)];
+/**
+ * The charts of a session: those served, in the server's order, then the known
+ * kinds it sent none of (they say what they need); the user's default chart first.
+ */
+export function sessionChartOrder(
+  figures: ISessionFigures,
+  defaultChart: ChartKind
+): string[] {
+  const served = servedOrder(figures);
+  const absent = CHART_KINDS.filter(kind => !served.includes(kind));
+  return withFirst([...served, ...absent], defaultChart);
+}
+
+function isChartKind(name: string): name is ChartKind {
+  return (CHART_KINDS as readonly string[]).includes(name);
 }
 
 /** Hand a downloaded file to the browser. */
@@ -33,7 +51,6 @@ export function saveDownload(download: IDownload): void {
   setTimeout(() => URL.revokeObjectURL(url), 10000);
 }
 
-/** The facts of a session as label/value pairs. */
 /**
  * What the run table leaves out: the sidebar reads only the newest runs of a large
  * session (its charts are built on the server from every run).
@@ -45,6 +62,7 @@ export function tableNote(shown: number, stored: number): string | null {
   return `The table lists the newest ${shown} of ${stored} runs; the charts use every run.`;
 }
 
+/** The facts of a session as label/value pairs. */
 export function sessionFacts(session: ISessionSummary): [string, string][] {
   const facts: [string, string][] = [
     ['Status', session.status],
@@ -85,6 +103,12 @@ export class SessionView extends Widget {
     this._notes = h('ul', 'jp-nsightLab-SessionView-notes');
     this._table = h('div', 'jp-nsightLab-SessionView-table');
     this._charts = h('div', 'jp-nsightLab-SessionView-charts');
+    this._grid = new ChartGrid(this._charts, {
+      className: 'jp-nsightLab-ChartView',
+      title: name => (isChartKind(name) ? CHART_TITLES[name] : name),
+      missing: name =>
+        isChartKind(name) ? CHART_MISSING[name] : 'nothing to draw'
+    });
     this.node.append(
       this._title,
       this._actions,
@@ -117,21 +141,22 @@ export class SessionView extends Widget {
       ...(note ? [h('p', 'jp-nsightLab-SessionView-tableNote', note)] : []),
       runTable(detail.runs)
     );
-    for (const kind of chartOrder(this._model.settings.defaultChart)) {
-      const chart = this._chart(kind);
-      this._charts.appendChild(chart.node);
-      chart.setFigure(detail.figures[kind]);
-    }
+    this._grid.update(
+      sessionChartOrder(detail.figures, this._model.settings.defaultChart),
+      detail.figures
+    );
+  }
+
+  /** The charts, as laid out. */
+  get grid(): ChartGrid {
+    return this._grid;
   }
 
   dispose(): void {
     if (this.isDisposed) {
       return;
     }
-    for (const chart of this._chartViews.values()) {
-      chart.dispose();
-    }
-    this._chartViews.clear();
+    this._grid.dispose();
     super.dispose();
   }
 
@@ -232,15 +257,6 @@ export class SessionView extends Widget {
     }
   }
 
-  private _chart(kind: ChartKind): ChartView {
-    let chart = this._chartViews.get(kind);
-    if (!chart) {
-      chart = new ChartView(kind);
-      this._chartViews.set(kind, chart);
-    }
-    return chart;
-  }
-
   private _model: IRunsModel;
   private _trans: TranslationBundle;
   private _sessionId: number | null = null;
@@ -251,5 +267,5 @@ export class SessionView extends Widget {
   private _notes: HTMLUListElement;
   private _table: HTMLDivElement;
   private _charts: HTMLDivElement;
-  private _chartViews = new Map<ChartKind, ChartView>();
+  private _grid: ChartGrid;
 }

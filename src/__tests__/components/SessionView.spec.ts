@@ -1,0 +1,210 @@
+/**
+ * SessionView: the session header, facts and notes, the table note, the actions,
+ * and the charts mounted through the grid in order (the default chart first).
+ */
+
+import { nullTranslator } from '@jupyterlab/translation';
+
+import { IChartHandle, IFigure, mountChart } from '../../charts/mount';
+import { CHART_MISSING } from '../../components/ChartView';
+import {
+  SessionView,
+  sessionChartOrder,
+  sessionFacts,
+  tableNote
+} from '../../components/SessionView';
+import { IRunsModel, ISessionDetail } from '../../tokens';
+import { ChartKind, ISessionFigures, ISessionSummary } from '../../types';
+import { XSS, run, session, sessionResponse } from '../fixtures';
+
+jest.mock('../../charts/mount', () => ({ mountChart: jest.fn() }));
+
+const mocked = mountChart as jest.MockedFunction<typeof mountChart>;
+const trans = nullTranslator.load('nsight-lab');
+
+function fakeHandle(el: HTMLElement, figure: IFigure): IChartHandle {
+  return {
+    element: el,
+    figure,
+    update: jest.fn(),
+    append: jest.fn(),
+    dispose: jest.fn(),
+    isDisposed: false
+  };
+}
+
+function modelWith(defaultChart: ChartKind): IRunsModel {
+  const model: Partial<IRunsModel> = {
+    settings: { refreshInterval: 200, maxPoints: 2000, defaultChart },
+    exportSession: jest.fn(),
+    downloadReport: jest.fn(),
+    deleteSession: jest.fn()
+  };
+  return model as IRunsModel;
+}
+
+function detailOf(
+  s: ISessionSummary,
+  runs = [run(1, s.id), run(2, s.id)],
+  figures?: ISessionFigures
+): ISessionDetail {
+  const response = sessionResponse(s, runs);
+  return {
+    session: s,
+    runs,
+    figures: figures ?? response.figures ?? {},
+    lastRunId: response.last_run_id
+  };
+}
+
+function text(view: SessionView, selector: string): string {
+  return view.node.querySelector(selector)?.textContent ?? '';
+}
+
+function charts(view: SessionView): string[] {
+  return Array.from(
+    view.node.querySelectorAll<HTMLElement>('.jp-nsightLab-ChartView')
+  ).map(node => `${node.dataset.chart}:${node.dataset.state}`);
+}
+
+beforeEach(() => {
+  mocked.mockReset();
+  mocked.mockImplementation((el, figure) => fakeHandle(el, figure));
+});
+
+describe('SessionView', () => {
+  it('shows the session header, its facts, notes and actions', () => {
+    const view = new SessionView(modelWith('duration'), trans);
+    const s = session(4, {
+      name: 'matmul sweep',
+      backend: 'ncu',
+      backend_reason: 'requested',
+      device: 'NVIDIA H200',
+      notes: ['clocks were locked'],
+      error: 'one config failed'
+    });
+
+    view.setDetail(detailOf(s));
+
+    expect(text(view, '.jp-nsightLab-SessionView-title')).toBe(
+      '#4 matmul sweep'
+    );
+    expect(view.node.dataset.sessionId).toBe('4');
+    const facts = text(view, '.jp-nsightLab-SessionView-facts');
+    expect(facts).toContain('ncu (requested)');
+    expect(facts).toContain('NVIDIA H200');
+    expect(facts).toContain('one config failed');
+    expect(text(view, '.jp-nsightLab-SessionView-notes')).toBe(
+      'clocks were locked'
+    );
+    // An ncu session also offers its report.
+    expect(
+      view.node.querySelector('.jp-nsightLab-SessionView-report')
+    ).not.toBeNull();
+    view.dispose();
+  });
+
+  it('mounts the charts in order, the default first, and says what the others need', () => {
+    const view = new SessionView(modelWith('clocks'), trans);
+    const detail = detailOf(session(4));
+
+    view.setDetail(detail);
+
+    expect(charts(view)).toEqual([
+      'clocks:missing',
+      'duration:drawn',
+      'roofline:missing',
+      'traffic:missing'
+    ]);
+    expect(mocked).toHaveBeenCalledTimes(1);
+    expect(mocked.mock.calls[0][1]).toBe(detail.figures.duration);
+    expect(
+      text(view, '[data-chart="roofline"] .jp-nsightLab-ChartView-missing')
+    ).toBe(CHART_MISSING.roofline);
+    expect(
+      text(view, '[data-chart="duration"] .jp-nsightLab-ChartView-title')
+    ).toBe('Duration per run');
+    view.dispose();
+  });
+
+  it('redraws in place for a new read, and drops charts on dispose', () => {
+    const view = new SessionView(modelWith('duration'), trans);
+    view.setDetail(detailOf(session(4)));
+    const handle = mocked.mock.results[0].value as IChartHandle;
+    const boxes = view.node.querySelectorAll('.jp-nsightLab-ChartView').length;
+
+    const next = detailOf(session(4), [run(1, 4), run(2, 4), run(3, 4)]);
+    view.setDetail(next);
+
+    expect(mocked).toHaveBeenCalledTimes(1);
+    expect(handle.update).toHaveBeenCalledWith(next.figures.duration);
+    expect(view.node.querySelectorAll('.jp-nsightLab-ChartView').length).toBe(
+      boxes
+    );
+    view.dispose();
+    expect(handle.dispose).toHaveBeenCalled();
+  });
+
+  it('says when the table lists only the newest runs', () => {
+    const view = new SessionView(modelWith('duration'), trans);
+
+    view.setDetail(detailOf(session(4, { run_count: 200_000 })));
+
+    expect(text(view, '.jp-nsightLab-SessionView-tableNote')).toBe(
+      'The table lists the newest 2 of 200000 runs; the charts use every run.'
+    );
+    view.setDetail(detailOf(session(4, { run_count: 2 })));
+    expect(
+      view.node.querySelector('.jp-nsightLab-SessionView-tableNote')
+    ).toBeNull();
+    view.dispose();
+  });
+
+  it('shows a malicious session name and note as text', () => {
+    const view = new SessionView(modelWith('duration'), trans);
+
+    view.setDetail(detailOf(session(4, { name: XSS, notes: [XSS] })));
+
+    expect(view.node.querySelector('img')).toBeNull();
+    expect(text(view, '.jp-nsightLab-SessionView-title')).toBe(`#4 ${XSS}`);
+    view.dispose();
+  });
+});
+
+describe('sessionChartOrder', () => {
+  it('follows the served order, then the kinds not served, default first', () => {
+    const figures: ISessionFigures = {
+      roofline: { data: [{}], layout: {} },
+      duration: { data: [{}], layout: {} }
+    };
+    expect(sessionChartOrder(figures, 'duration')).toEqual([
+      'duration',
+      'roofline',
+      'clocks',
+      'traffic'
+    ]);
+    expect(sessionChartOrder(figures, 'traffic')).toEqual([
+      'traffic',
+      'roofline',
+      'duration',
+      'clocks'
+    ]);
+  });
+});
+
+describe('sessionFacts and tableNote', () => {
+  it('lists the facts as label/value pairs', () => {
+    const facts = new Map(sessionFacts(session(3, { host: 'gpu-node' })));
+    expect(facts.get('Host')).toBe('gpu-node');
+    expect(facts.get('Status')).toBe('completed');
+    expect(facts.has('Error')).toBe(false);
+  });
+
+  it('says when the table holds only the newest runs', () => {
+    expect(tableNote(2000, 2000)).toBeNull();
+    expect(tableNote(3, 2)).toBeNull();
+    expect(tableNote(2000, 200_000)).toBe(
+      'The table lists the newest 2000 of 200000 runs; the charts use every run.'
+    );
+  });
+});

@@ -1,0 +1,216 @@
+/**
+ * One chart grid for every surface: the sidebar's live and session views and the
+ * inline widget lay out their named charts with it, in the order the server sends,
+ * and draw each through `mountChart`.
+ *
+ * Plain DOM (no Lumino, no JupyterLab): the anywidget bundle uses it too. Each chart
+ * is a box `<div class="{className}" data-chart="{name}" data-state="drawn|missing">`
+ * holding an optional `{className}-title`, a `{className}-missing` line (the words
+ * shown when there is no figure) and the `{className}-plot` that plotly draws into.
+ */
+
+import {
+  IChartAppend,
+  IChartHandle,
+  IFigure,
+  IMountOptions,
+  mountChart
+} from './mount';
+
+/** Figures by chart name; a missing or `null` one has nothing to draw. */
+export type FigureMap = Readonly<Record<string, IFigure | null | undefined>>;
+
+/** Whether a figure has something to draw. */
+export function hasData(figure: IFigure | null | undefined): boolean {
+  return !!figure && Array.isArray(figure.data) && figure.data.length > 0;
+}
+
+/**
+ * The chart names in the order served: `order` when the server sent one, else the
+ * figures' own key order (JSON objects keep it). Names are not sorted or ranked
+ * here: the order is decided once, in Python.
+ */
+export function servedOrder(
+  figures: FigureMap,
+  order?: readonly string[] | null
+): string[] {
+  return order ? [...order] : Object.keys(figures);
+}
+
+/**
+ * `order` with `first` moved to the front when it is there (a user's chosen chart).
+ */
+export function withFirst(
+  order: readonly string[],
+  first: string | null | undefined
+): string[] {
+  if (!first || !order.includes(first)) {
+    return [...order];
+  }
+  return [first, ...order.filter(name => name !== first)];
+}
+
+/** How a grid draws its boxes. */
+export interface IChartGridOptions {
+  /** The class of each box; its parts get `-title`, `-missing` and `-plot`. */
+  className: string;
+  /** The title above a chart; none when absent or `null`. */
+  title?: (name: string) => string | null;
+  /**
+   * The words shown when a chart of the order has no figure with data; when absent
+   * or `null`, such a chart is left out.
+   */
+  missing?: (name: string) => string | null;
+  /** Passed to `mountChart`. */
+  mount?: IMountOptions;
+}
+
+interface IBox {
+  node: HTMLDivElement;
+  missing: HTMLDivElement;
+  plot: HTMLDivElement;
+  handle: IChartHandle | null;
+}
+
+function div(className: string, parent?: HTMLElement): HTMLDivElement {
+  const node = document.createElement('div');
+  node.className = className;
+  parent?.appendChild(node);
+  return node;
+}
+
+/**
+ * The charts of one view, laid out in `host` in the order given to `update`.
+ */
+export class ChartGrid {
+  constructor(host: HTMLElement, options: IChartGridOptions) {
+    this.host = host;
+    this._options = options;
+  }
+
+  /** The element the boxes are laid out in. */
+  readonly host: HTMLElement;
+
+  /** The names of the charts shown, in order. */
+  get names(): string[] {
+    return [...this._order];
+  }
+
+  /** The box of chart `name`, when shown. */
+  box(name: string): HTMLElement | undefined {
+    return this._boxes.get(name)?.node;
+  }
+
+  /** The mounted chart `name`, when drawn. */
+  handle(name: string): IChartHandle | undefined {
+    return this._boxes.get(name)?.handle ?? undefined;
+  }
+
+  /**
+   * Show the charts named in `order`, in that order: draw those with a figure
+   * (in place when already drawn; a figure object already drawn is not drawn
+   * again), say what is missing for the others, and remove the charts not named.
+   */
+  update(order: readonly string[], figures: FigureMap): void {
+    const missingText = this._options.missing;
+    const shown: string[] = [];
+    for (const name of order) {
+      if (shown.includes(name)) {
+        continue;
+      }
+      const figure = figures[name];
+      const words = hasData(figure) ? null : (missingText?.(name) ?? null);
+      if (!hasData(figure) && words === null) {
+        continue;
+      }
+      shown.push(name);
+      const box = this._box(name);
+      if (figure && hasData(figure)) {
+        this._draw(box, figure);
+      } else {
+        this._showMissing(box, words ?? '');
+      }
+    }
+    for (const [name, box] of this._boxes) {
+      if (!shown.includes(name)) {
+        box.handle?.dispose();
+        box.node.remove();
+        this._boxes.delete(name);
+      }
+    }
+    // Append in order: a box already there moves, so the DOM follows `order`.
+    for (const name of shown) {
+      const box = this._boxes.get(name);
+      if (box) {
+        this.host.appendChild(box.node);
+      }
+    }
+    this._order = shown;
+  }
+
+  /** Add live points to the charts drawn (`mountChart`'s `append`), by name. */
+  append(changes: Readonly<Record<string, IChartAppend>>): void {
+    for (const [name, change] of Object.entries(changes)) {
+      this._boxes.get(name)?.handle?.append(change);
+    }
+  }
+
+  /** Remove every chart. */
+  dispose(): void {
+    for (const box of this._boxes.values()) {
+      box.handle?.dispose();
+      box.node.remove();
+    }
+    this._boxes.clear();
+    this._order = [];
+  }
+
+  private _box(name: string): IBox {
+    let box = this._boxes.get(name);
+    if (box) {
+      return box;
+    }
+    const cls = this._options.className;
+    const node = div(cls);
+    node.dataset.chart = name;
+    const title = this._options.title?.(name) ?? null;
+    if (title !== null) {
+      div(`${cls}-title`, node).textContent = title;
+    }
+    box = {
+      node,
+      missing: div(`${cls}-missing`, node),
+      plot: div(`${cls}-plot`, node),
+      handle: null
+    };
+    this._boxes.set(name, box);
+    return box;
+  }
+
+  private _draw(box: IBox, figure: IFigure): void {
+    box.missing.textContent = '';
+    box.missing.hidden = true;
+    box.plot.hidden = false;
+    if (!box.handle) {
+      box.handle = mountChart(box.plot, figure, this._options.mount);
+    } else if (box.handle.figure !== figure) {
+      box.handle.update(figure);
+    }
+    box.node.dataset.state = 'drawn';
+  }
+
+  private _showMissing(box: IBox, words: string): void {
+    box.missing.textContent = words;
+    box.missing.hidden = false;
+    box.plot.hidden = true;
+    if (box.handle) {
+      box.handle.dispose();
+      box.handle = null;
+    }
+    box.node.dataset.state = 'missing';
+  }
+
+  private _options: IChartGridOptions;
+  private _boxes = new Map<string, IBox>();
+  private _order: string[] = [];
+}

@@ -22,14 +22,16 @@ import { formatTime, sessionTitle } from './format';
 import { runTable } from './RunTable';
 
 /**
- * The charts of a session: those served, in the server's order, then the known
- * kinds it sent none of (they say what they need); the user's default chart first.
+ * The charts of a session: those served, in the server's order (`chart_order`, else
+ * the figures' own order), then the known kinds it sent none of (they say what
+ * they need); the user's default chart first.
  */
 export function sessionChartOrder(
   figures: ISessionFigures,
+  chartOrder: readonly string[] | null,
   defaultChart: ChartKind
 ): string[] {
-  const served = servedOrder(figures);
+  const served = servedOrder(figures, chartOrder);
   const absent = CHART_KINDS.filter(kind => !served.includes(kind));
   return withFirst([...served, ...absent], defaultChart);
 }
@@ -51,17 +53,6 @@ export function saveDownload(download: IDownload): void {
   setTimeout(() => URL.revokeObjectURL(url), 10000);
 }
 
-/**
- * What the run table leaves out: the sidebar reads only the newest runs of a large
- * session (its charts are built on the server from every run).
- */
-export function tableNote(shown: number, stored: number): string | null {
-  if (shown >= stored) {
-    return null;
-  }
-  return `The table lists the newest ${shown} of ${stored} runs; the charts use every run.`;
-}
-
 /** The facts of a session as label/value pairs. */
 export function sessionFacts(session: ISessionSummary): [string, string][] {
   const facts: [string, string][] = [
@@ -79,7 +70,8 @@ export function sessionFacts(session: ISessionSummary): [string, string][] {
     ['Finished', formatTime(session.finished_at)],
     [
       'Runs',
-      `${session.run_count} stored; ${session.configs.length || 1} configs × ${session.runs_planned} runs planned`
+      `${session.run_count} stored; ${session.runs_planned_total} planned ` +
+        `(${session.configs.length || 1} configs × ${session.runs_per_config} runs)`
     ]
   ];
   if (session.error) {
@@ -136,13 +128,14 @@ export class SessionView extends Widget {
     this._notes.replaceChildren(
       ...session.notes.map(note => h('li', undefined, note))
     );
-    const note = tableNote(detail.runs.length, session.run_count);
-    this._table.replaceChildren(
-      ...(note ? [h('p', 'jp-nsightLab-SessionView-tableNote', note)] : []),
-      runTable(detail.runs)
-    );
+    // The summary rows are computed on the server over every run.
+    this._table.replaceChildren(runTable(detail.summary));
     this._grid.update(
-      sessionChartOrder(detail.figures, this._model.settings.defaultChart),
+      sessionChartOrder(
+        detail.figures,
+        detail.chartOrder,
+        this._model.settings.defaultChart
+      ),
       detail.figures
     );
   }

@@ -10,8 +10,7 @@ import { CHART_MISSING } from '../../components/ChartView';
 import {
   SessionView,
   sessionChartOrder,
-  sessionFacts,
-  tableNote
+  sessionFacts
 } from '../../components/SessionView';
 import { IRunsModel, ISessionDetail } from '../../tokens';
 import { ChartKind, ISessionFigures, ISessionSummary } from '../../types';
@@ -53,6 +52,8 @@ function detailOf(
     session: s,
     runs,
     figures: figures ?? response.figures ?? {},
+    chartOrder: figures ? null : (response.chart_order ?? null),
+    summary: response.summary ?? [],
     lastRunId: response.last_run_id
   };
 }
@@ -145,18 +146,30 @@ describe('SessionView', () => {
     expect(handle.dispose).toHaveBeenCalled();
   });
 
-  it('says when the table lists only the newest runs', () => {
+  it('shows the summary rows the server computed, and the runs planned', () => {
     const view = new SessionView(modelWith('duration'), trans);
 
-    view.setDetail(detailOf(session(4, { run_count: 200_000 })));
-
-    expect(text(view, '.jp-nsightLab-SessionView-tableNote')).toBe(
-      'The table lists the newest 2 of 200000 runs; the charts use every run.'
+    view.setDetail(
+      detailOf(
+        session(4, {
+          configs: [{ n: 1 }, { n: 2 }, { n: 3 }],
+          runs_per_config: 30,
+          runs_planned_total: 90,
+          run_count: 45
+        })
+      )
     );
-    view.setDetail(detailOf(session(4, { run_count: 2 })));
+
+    const table = view.node.querySelector(
+      '.jp-nsightLab-SessionView-table table'
+    ) as HTMLTableElement;
     expect(
-      view.node.querySelector('.jp-nsightLab-SessionView-tableNote')
-    ).toBeNull();
+      Array.from(table.tHead?.rows[0].cells ?? []).map(c => c.textContent)
+    ).toEqual(['Annotation', 'Metric', 'AvgValue', 'NumRuns']);
+    expect(table.tBodies[0].rows.length).toBe(1);
+    expect(text(view, '.jp-nsightLab-SessionView-facts')).toContain(
+      '45 stored; 90 planned (3 configs × 30 runs)'
+    );
     view.dispose();
   });
 
@@ -172,39 +185,35 @@ describe('SessionView', () => {
 });
 
 describe('sessionChartOrder', () => {
+  const figures: ISessionFigures = {
+    roofline: { data: [{}], layout: {} },
+    duration: { data: [{}], layout: {} }
+  };
+
   it('follows the served order, then the kinds not served, default first', () => {
-    const figures: ISessionFigures = {
-      roofline: { data: [{}], layout: {} },
-      duration: { data: [{}], layout: {} }
-    };
-    expect(sessionChartOrder(figures, 'duration')).toEqual([
-      'duration',
-      'roofline',
+    expect(
+      sessionChartOrder(figures, ['roofline', 'duration'], 'duration')
+    ).toEqual(['duration', 'roofline', 'clocks', 'traffic']);
+    expect(
+      sessionChartOrder(figures, ['roofline', 'duration'], 'traffic')
+    ).toEqual(['traffic', 'roofline', 'duration', 'clocks']);
+  });
+
+  it('falls back to the figures’ own order when no chart_order came', () => {
+    expect(sessionChartOrder(figures, null, 'clocks')).toEqual([
       'clocks',
-      'traffic'
-    ]);
-    expect(sessionChartOrder(figures, 'traffic')).toEqual([
-      'traffic',
       'roofline',
       'duration',
-      'clocks'
+      'traffic'
     ]);
   });
 });
 
-describe('sessionFacts and tableNote', () => {
+describe('sessionFacts', () => {
   it('lists the facts as label/value pairs', () => {
     const facts = new Map(sessionFacts(session(3, { host: 'gpu-node' })));
     expect(facts.get('Host')).toBe('gpu-node');
     expect(facts.get('Status')).toBe('completed');
     expect(facts.has('Error')).toBe(false);
-  });
-
-  it('says when the table holds only the newest runs', () => {
-    expect(tableNote(2000, 2000)).toBeNull();
-    expect(tableNote(3, 2)).toBeNull();
-    expect(tableNote(2000, 200_000)).toBe(
-      'The table lists the newest 2000 of 200000 runs; the charts use every run.'
-    );
   });
 });

@@ -1,6 +1,7 @@
 """The comparison of two sessions: per region, metric and config, the ratio b/a.
 
-Pure: records in, rows out; the handler only reads the store and serialises.
+Pure: records in, rows out; the server only reads the store and serialises
+the rows. Every t quantile comes from :mod:`nsight_lab.stats`.
 
 The 95% interval of the ratio of means ``R = mean_b / mean_a`` uses the delta method
 on the log scale (not Fieller): with per-run values ``x`` (``n`` runs, sample std
@@ -23,17 +24,14 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from scipy import stats as _scipy_stats
-
 from nsight_lab.records import TIME_METRIC, JsonScalar, RunRecord
-from nsight_lab.stats import summarize
+from nsight_lab.stats import CONFIDENCE, summarize, t_quantile
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
 __all__ = ["CONFIDENCE", "METHOD", "Comparison", "compare_runs", "ratio_ci"]
 
-CONFIDENCE = 0.95
 METHOD = "delta-log-welch"
 """Names the interval method in payloads (see the module docstring)."""
 
@@ -118,7 +116,7 @@ def ratio_ci(
     if va + vb == 0:
         return ratio, ratio, ratio, None
     df = (va + vb) ** 2 / (va**2 / (sa.n - 1) + vb**2 / (sb.n - 1))
-    t = float(_scipy_stats.t.ppf(0.5 + confidence / 2.0, df))
+    t = t_quantile(df, confidence)
     half = t * math.sqrt(va + vb)
     return ratio, ratio * math.exp(-half), ratio * math.exp(half), df
 

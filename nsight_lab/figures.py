@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
-from scipy import stats as _scipy_stats
 
 from nsight_lab.errors import NsightLabError
 from nsight_lab.roofline.placement import (
@@ -35,23 +34,25 @@ from nsight_lab.roofline.placement import (
     place_session,
     traffic_comparison,
 )
+from nsight_lab.stats import RunningMean, running_mean_ci
 
 if TYPE_CHECKING:
     import os
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
 
     from nsight_lab.records import JsonScalar, RunRecord
     from nsight_lab.roofline.placement import Peaks, Placement
 
 __all__ = [
+    "CHART_ORDER",
     "PALETTE",
     "LiveFigures",
     "StaticExportError",
-    "ci95_band",
     "clocks_figure",
     "duration_figure",
     "figure_json",
     "figures_to_json",
+    "ordered_charts",
     "printable",
     "roofline_figure",
     "traffic_figure",
@@ -78,6 +79,12 @@ SOURCE_SYMBOLS = {
     "mixed": "square-open",
 }
 ROOF_DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
+CHART_ORDER: tuple[str, ...] = ("duration", "clocks", "roofline", "traffic")
+"""The charts in the order every view shows them: the one statement of it.
+
+Served with the figures (``chart_order`` of ``GET sessions/<id>?figures=1``, the
+widget's ``chart_order`` trait); the front ends draw in the order served.
+"""
 
 
 class StaticExportError(NsightLabError, RuntimeError):
@@ -174,29 +181,6 @@ def _throttle_text(record: RunRecord) -> str:
         return ""
     reasons = ", ".join(t.clock_event_reasons) or "SM clock below 75% of its maximum"
     return _text(f"throttled: {reasons}")
-
-
-def ci95_band(values: Sequence[float]) -> tuple[list[float], list[float]]:
-    """Running 95% confidence band of the mean: ``mean ± t·s/√n`` over runs so far.
-
-    Element ``k`` uses the first ``k + 1`` values (Student's t, ``n - 1`` degrees of
-    freedom); it is NaN for ``k = 0``.
-
-    Raises:
-        Nothing.
-    """
-    arr = np.asarray(values, dtype=float)
-    n = np.arange(1, arr.size + 1, dtype=float)
-    mean = np.cumsum(arr) / n
-    # Shifted by the first value so the sums do not cancel catastrophically.
-    shifted = arr - (arr[0] if arr.size else 0.0)
-    s1 = np.cumsum(shifted)
-    s2 = np.cumsum(shifted * shifted)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        var = np.maximum(s2 - s1 * s1 / n, 0.0) / (n - 1)
-        half = _scipy_stats.t.ppf(0.975, n - 1) * np.sqrt(var / n)
-    half = np.where(n >= 2, half, math.nan)  # noqa: PLR2004
-    return [float(v) for v in mean - half], [float(v) for v in mean + half]
 
 
 def _decimate(n: int, max_points: int | None) -> list[int]:
@@ -323,7 +307,7 @@ def duration_figure(
         meta = {"annotation": _meta_text(annotation), "config_index": ci}
         x = [r.run_index for r in group]
         y = [r.duration_ns / 1e3 for r in group]
-        low, high = ci95_band(y)
+        low, high = running_mean_ci(y)
         keep = _decimate(len(x), max_points)
         band = [k for k in keep if k >= 1]
         fig.add_traces(
@@ -357,7 +341,10 @@ def _clock_values(record: RunRecord) -> tuple[float | None, float | None]:
 
 
 def clocks_figure(
-    records: Sequence[RunRecord], *, with_config: bool | None = None
+    records: Sequence[RunRecord],
+    *,
+    with_config: bool | None = None,
+    max_points: int | None = None,
 ) -> go.Figure:
     """SM clock (MHz, left axis) and temperature (°C, right axis) per run.
 
@@ -365,6 +352,8 @@ def clocks_figure(
     each run's first region gives it. Throttled runs get an ``x`` marker and their
     reasons in the hover. Missing readings (the CPU backend) leave gaps.
     ``with_config`` adds the config to the hover (by default with several configs).
+    ``max_points`` thins the runs evenly to at most that many points, each at its
+    true position on x (all when None).
 
     Raises:
         Nothing.
@@ -372,10 +361,11 @@ def clocks_figure(
     runs: dict[tuple[int, int], RunRecord] = {}
     for record in records:
         runs.setdefault((record.config_index, record.run_index), record)
-    ordered = list(runs.values())
+    every = list(runs.values())
     if with_config is None:
-        with_config = len({r.config_index for r in ordered}) > 1
-    x = list(range(len(ordered)))
+        with_config = len({r.config_index for r in every}) > 1
+    x = _decimate(len(every), max_points)
+    ordered = [every[k] for k in x]
     symbols = ["x" if r.telemetry.throttled else "circle" for r in ordered]
     custom = [_clock_custom(r, with_config) for r in ordered]
     fig = go.Figure(
@@ -419,45 +409,15 @@ def clocks_figure(
     return fig
 
 
-_T975: dict[int, float] = {}
-
-
-def _t975(dof: int) -> float:
-    """Student's t 97.5% quantile for ``dof`` degrees of freedom (cached)."""
-    value = _T975.get(dof)
-    if value is None:
-        value = _T975[dof] = float(_scipy_stats.t.ppf(0.975, dof))
-    return value
-
-
 class _Group:
-    """One (annotation, config) of the live duration figure: its traces and sums."""
+    """One (annotation, config) of the live duration figure: its traces and band."""
 
-    __slots__ = ("first", "index", "label", "n", "s1", "s2")
+    __slots__ = ("band", "index", "label")
 
     def __init__(self, index: int, label: str) -> None:
         self.index = index  # trace index of its lower band edge (then upper, points)
         self.label = label
-        self.first = 0.0
-        self.n = 0
-        self.s1 = 0.0
-        self.s2 = 0.0
-
-    def add(self, value: float) -> tuple[float, float] | None:
-        """Take one duration; return the band after it (None for the first run)."""
-        if self.n == 0:
-            self.first = value
-        shifted = value - self.first
-        self.n += 1
-        self.s1 += shifted
-        self.s2 += shifted * shifted
-        n = self.n
-        if n < 2:  # noqa: PLR2004
-            return None
-        mean = self.first + self.s1 / n
-        var = max(self.s2 - self.s1 * self.s1 / n, 0.0) / (n - 1)
-        half = _t975(n - 1) * math.sqrt(var / n)
-        return mean - half, mean + half
+        self.band = RunningMean()  # the running band of duration_figure, run by run
 
 
 def _extend_op(
@@ -566,7 +526,7 @@ class LiveFigures:
             column["marker.size"].append(size)
             column["marker.symbol"].append(symbol)
             column["customdata"].append(custom)
-            edges = group.add(value)
+            edges = group.band.add(value)
             if edges is not None:
                 xs, lows, highs = band.setdefault(group.index, ([], [], []))
                 xs.append(record.run_index)
@@ -892,37 +852,55 @@ def figure_json(fig: go.Figure) -> dict[str, Any]:
     return result
 
 
+def ordered_charts(names: Iterable[str]) -> list[str]:
+    """``names`` in :data:`CHART_ORDER`, any other names after them, sorted.
+
+    Raises:
+        Nothing.
+    """
+    given = set(names)
+    known = [name for name in CHART_ORDER if name in given]
+    return known + sorted(given.difference(CHART_ORDER))
+
+
 def figures_to_json(
     records: Sequence[RunRecord],
     peaks: Peaks | None = None,
     *,
+    placements: Sequence[Placement] | None = None,
     dtype_by_annotation: Mapping[str, str] | None = None,
     max_points: int | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """Every figure of one session as JSON, by name.
+    """Every figure of one session as JSON, by name, in :data:`CHART_ORDER`.
 
-    ``duration`` and ``clocks`` always; ``roofline`` and ``traffic`` when ``peaks``
-    is given and some region has FLOP and byte figures. Regions are placed under
-    the roof of their dtype (``roofline.place_session``) unless
-    ``dtype_by_annotation`` says otherwise.
+    The one figure assembler: the widget's final figures, the sidebar's (``GET
+    sessions/<id>?figures=1``) and the static fallback's are built here.
+    ``duration`` and ``clocks`` always (empty without records); ``roofline`` (with
+    ``peaks``) and ``traffic`` when some region has FLOP and byte figures. Regions
+    are placed under the roof of their dtype (``roofline.place_session``) unless
+    ``placements`` are given, or ``dtype_by_annotation`` says otherwise. Every
+    statistic (the CI95 band, the placement) uses all ``records``; each per-run
+    trace is thinned evenly to at most ``max_points`` points (x keeps the runs' true
+    positions), so a 200,000-run session has a bounded size.
 
     Raises:
         ValueError: A dtype in ``dtype_by_annotation`` is unknown or has no peak.
     """
     out = {
         "duration": figure_json(duration_figure(records, max_points)),
-        "clocks": figure_json(clocks_figure(records)),
+        "clocks": figure_json(clocks_figure(records, max_points=max_points)),
     }
-    if peaks is not None:
+    if placements is None and peaks is not None:
         placements = (
             place_records(records, peaks, dtype_by_annotation)
             if dtype_by_annotation is not None
             else place_session(records, peaks)
         )
-        if placements:
+    if placements:
+        if peaks is not None:
             out["roofline"] = figure_json(roofline_figure(placements, peaks))
-            out["traffic"] = figure_json(traffic_figure(placements))
-    return out
+        out["traffic"] = figure_json(traffic_figure(placements))
+    return {name: out[name] for name in ordered_charts(out)}
 
 
 def write_html(fig: go.Figure, path: str | os.PathLike[str]) -> Path:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from nsight_lab.records import TIME_METRIC, record_to_json
-from nsight_lab.results import to_dataframe
+from nsight_lab.results import stored_results
 from nsight_lab.roofline.peaks import known_peaks
 
 if TYPE_CHECKING:
@@ -56,22 +56,14 @@ def session_results(store: RunStore, session_id: int) -> pd.DataFrame:
 
     Built-in derived metrics are recomputed; user ``--derive`` functions are not
     (the notebook that defined them is not here), nor is normalization re-applied
-    when its target region is missing.
+    when its target region is missing (:func:`nsight_lab.results.stored_results`).
 
     Raises:
         NotFoundError: No session ``session_id``.
     """
     session = store.get_session(session_id)
-    params = list((session.options.get("params") or {}).keys())
-    derive = [d for d in session.options.get("derive") or [] if d in {"tflops", "gbps"}]
-    return to_dataframe(
-        store.runs(session_id),
-        session,
-        params,
-        derive=derive,
-        normalize_against=session.options.get("normalize_against"),
-        peaks=known_peaks(store, session.device, cpu=session.backend == "cpu"),
-    )
+    peaks = known_peaks(store, session.device, cpu=session.backend == "cpu")
+    return stored_results(store.runs(session_id), session, peaks)
 
 
 def runs_frame(store: RunStore, session_ids: Sequence[int]) -> pd.DataFrame:

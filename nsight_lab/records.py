@@ -91,11 +91,18 @@ class SessionInfo:
     options: dict[str, Any] = field(default_factory=dict)
     configs: list[dict[str, JsonScalar]] = field(default_factory=list)
     runs_planned: int = 0
+    """Measured runs planned over all configs (``Plan.runs_planned``); served as
+    ``runs_planned_total`` with ``runs_per_config`` beside it, never by this name."""
     cell_source: str = ""
     notes: list[str] = field(default_factory=list)
     error: str | None = None
     finished_at: str | None = None
     schema_version: int = SCHEMA_VERSION
+
+    @property
+    def runs_per_config(self) -> int:
+        """Measured runs planned per config: ``runs_planned`` over the configs."""
+        return self.runs_planned // max(len(self.configs), 1)
 
 
 def telemetry_to_json(t: Telemetry) -> dict[str, Any]:
@@ -155,11 +162,13 @@ def record_from_json(d: dict[str, Any]) -> RunRecord:
 
 
 def session_to_json(s: SessionInfo) -> dict[str, Any]:
-    """Return a JSON-able dict of ``s``."""
-    return dataclasses.asdict(s)
+    """Return a JSON-able dict of ``s`` (the wire shape of a session).
 
-
-def session_from_json(d: dict[str, Any]) -> SessionInfo:
-    """Rebuild a :class:`SessionInfo` from :func:`session_to_json` output."""
-    names = {f.name for f in dataclasses.fields(SessionInfo)}
-    return SessionInfo(**{k: v for k, v in d.items() if k in names})
+    Every field but ``runs_planned``, which is sent under names that say what they
+    count: ``runs_per_config`` and ``runs_planned_total`` (over all configs).
+    """
+    d = dataclasses.asdict(s)
+    d.pop("runs_planned")
+    d["runs_per_config"] = s.runs_per_config
+    d["runs_planned_total"] = s.runs_planned
+    return d

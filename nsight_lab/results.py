@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -287,6 +287,39 @@ def to_dataframe(  # noqa: PLR0913  (the --derive/--normalize ones are keyword-o
     return frame
 
 
+BUILTIN_DERIVES = frozenset({"tflops", "gbps"})
+"""``--derive`` names computed from the records alone (user functions are not)."""
+
+
+def stored_results(
+    records: Sequence[RunRecord], session: SessionInfo, peaks: Peaks | None
+) -> pd.DataFrame:
+    """The results DataFrame of a stored session, rebuilt from its runs.
+
+    The session's options give the parameters, the built-in ``--derive`` metrics
+    and ``--normalize-against``; user ``--derive`` functions are not recomputed
+    (the notebook that defined them is not here), and normalization is left out
+    while its target region has no runs (a session still running, say).
+
+    Raises:
+        Nothing beyond what :func:`to_dataframe` raises for stored records.
+    """
+    options = session.options
+    params = [str(p) for p in (options.get("params") or {})]
+    derive = [str(d) for d in options.get("derive") or [] if d in BUILTIN_DERIVES]
+    target = options.get("normalize_against")
+    if target is not None and not any(r.annotation == target for r in records):
+        target = None
+    return to_dataframe(
+        records,
+        session,
+        params,
+        derive=derive,
+        normalize_against=target,
+        peaks=peaks,
+    )
+
+
 ROOFLINE_COLUMNS = (
     "FLOPs",
     "FLOPsSource",
@@ -358,6 +391,69 @@ def _normalize(frame: pd.DataFrame, target: str, params: list[str]) -> pd.DataFr
     merged["Unit"] = f"x {target}"
     result: pd.DataFrame = merged.drop(columns="_base")
     return result
+
+
+SUMMARY_COLUMNS = (
+    "Annotation",
+    "Metric",
+    "AvgValue",
+    "StdDev",
+    "MinValue",
+    "MaxValue",
+    "NumRuns",
+    "Unit",
+    "RelativeStdDevPct",
+    "StableMeasurement",
+    "ComputeClock",
+    "TemperatureC",
+    "ThrottledRuns",
+)
+"""Columns of the results DataFrame shown in the summary table (with the params)."""
+
+
+def _json_value(value: Any) -> str | int | float | bool | None:  # noqa: ANN401
+    """A DataFrame cell as a JSON scalar (NaN and infinities as None)."""
+    if value is None:
+        return None
+    if hasattr(value, "item"):  # numpy scalars
+        value = value.item()
+    if isinstance(value, str):
+        from nsight_lab.figures import printable  # plotly: loaded when needed only
+
+        return printable(value)
+    if isinstance(value, bool | int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    return str(value)
+
+
+def summary_rows(frame: pd.DataFrame | None) -> list[dict[str, Any]]:
+    """Rows of the summary table from the results DataFrame: the one summary.
+
+    The inline widget (its ``summary`` trait) and the sidebar (``summary`` of ``GET
+    sessions/<id>?figures=1``, over every stored run) show these rows; the front
+    ends only render them. The columns are those of :data:`SUMMARY_COLUMNS` the
+    frame has, with the config parameters (the columns between ``Metric`` and
+    ``AvgValue``) after ``Metric``; values are JSON scalars (NaN and infinities as
+    None, text with control characters made visible).
+
+    Raises:
+        Nothing.
+    """
+    if frame is None or frame.empty:
+        return []
+    names = [str(c) for c in frame.columns]
+    params: list[str] = []
+    if "Metric" in names and "AvgValue" in names:
+        params = names[names.index("Metric") + 1 : names.index("AvgValue")]
+    head = [c for c in SUMMARY_COLUMNS[:2] if c in names]
+    tail = [c for c in SUMMARY_COLUMNS[2:] if c in names]
+    columns = head + params + tail
+    return [
+        {column: _json_value(row[column]) for column in columns}
+        for row in frame.to_dict("records")
+    ]
 
 
 def _mean(values: Sequence[float]) -> float:

@@ -16,7 +16,8 @@ import type {
   ISessionFilters,
   ISessionSummary,
   ISidebarSettings,
-  IStatusResponse
+  IStatusResponse,
+  ISummaryRow
 } from './types';
 
 export {
@@ -38,6 +39,8 @@ export interface ILiveState {
   /** The runs read so far, at most `maxPoints`, in store order. */
   runs: IRunRecord[];
   figures: ISessionFigures;
+  /** The order to show the charts in, as served (`chart_order`); null until read. */
+  chartOrder: string[] | null;
   /** The id of the newest run read; the next read asks for runs after it. */
   lastRunId: number;
   /**
@@ -54,6 +57,10 @@ export interface ISessionDetail {
   session: ISessionSummary;
   runs: IRunRecord[];
   figures: ISessionFigures;
+  /** The order to show the charts in, as served (`chart_order`); null until read. */
+  chartOrder: string[] | null;
+  /** The summary table's rows, computed on the server over every run. */
+  summary: ISummaryRow[];
   lastRunId: number;
 }
 

@@ -8,7 +8,10 @@
 /** The chart a session opens on (schema/sidebar.json `defaultChart`). */
 export type ChartKind = 'duration' | 'clocks' | 'roofline' | 'traffic';
 
-/** Every chart kind, in the order the sidebar shows them by default. */
+/**
+ * The chart kinds the sidebar knows (settings, titles). The order charts are
+ * shown in is the server's (`chart_order`, nsight_lab/figures.py `CHART_ORDER`).
+ */
 export const CHART_KINDS: readonly ChartKind[] = [
   'duration',
   'clocks',
@@ -58,8 +61,10 @@ export interface ISessionInfo {
   backend_reason: string;
   options: Record<string, unknown>;
   configs: Record<string, JsonScalar>[];
-  /** Runs per config the plan asks for. */
-  runs_planned: number;
+  /** Measured runs planned per config (`--runs`). */
+  runs_per_config: number;
+  /** Measured runs planned over all configs (configs × runs per config). */
+  runs_planned_total: number;
   cell_source: string;
   notes: string[];
   error: string | null;
@@ -68,10 +73,48 @@ export interface ISessionInfo {
   schema_version: number;
 }
 
+/**
+ * Where a profile stands (nsight_lab/views/progress.py `ProgressInfo.to_json`),
+ * computed in Python; the views show `text` and `fraction` as they are.
+ */
+export interface IProgress {
+  status: SessionStatus;
+  configs_total: number;
+  /** 0-based config running now (of the newest run). */
+  config_index: number;
+  runs_per_config: number;
+  runs_planned_total: number;
+  runs_done_in_config: number;
+  /** Complete runs over all configs (one per config and repetition). */
+  runs_done_total: number;
+  /** Seconds since the start, where known (the widget; `null` in the sidebar). */
+  elapsed_s: number | null;
+  /** Estimated seconds left while running; `null` when unknown or ended. */
+  eta_s: number | null;
+  /** Share of the planned runs done, 0..1 (1 once completed). */
+  fraction: number;
+  /** The progress line, e.g. `30 / 90 runs · config 2 / 3 · run 0 / 30`. */
+  text: string;
+}
+
+/** One cell of a summary table. */
+export type SummaryValue = string | number | boolean | null;
+
+/**
+ * One row of the summary table (nsight_lab/results.py `summary_rows`): column name
+ * -> value, columns in order (`Annotation`, `Metric`, the config parameters, then
+ * `AvgValue`, `StdDev`, ...). Computed in Python over every run.
+ */
+export interface ISummaryRow {
+  [column: string]: SummaryValue;
+}
+
 /** A session as the list endpoint sends it: with its stored run count. */
 export interface ISessionSummary extends ISessionInfo {
   /** Run records stored so far (one per region per run). */
   run_count: number;
+  /** Sent with `GET sessions/{id}` (not in list items): where it stands. */
+  progress?: IProgress;
 }
 
 /** `GET sessions?…`: one page of sessions, newest first. */
@@ -147,6 +190,10 @@ export interface ISessionResponse {
    * the session, each trace thinned to at most 2,000 points.
    */
   figures?: ISessionFigures;
+  /** With `figures=1`: the order to show the charts in. */
+  chart_order?: string[];
+  /** With `figures=1`: the summary table's rows, over every run. */
+  summary?: ISummaryRow[];
 }
 
 /** One row of `GET compare?a=&b=`: one annotation, metric and config. */
@@ -154,6 +201,8 @@ export interface ICompareRow {
   annotation: string;
   metric: string;
   config: Record<string, JsonScalar>;
+  config_index_a: number;
+  config_index_b: number;
   mean_a: number | null;
   mean_b: number | null;
   /** mean_b / mean_a. */
@@ -162,21 +211,31 @@ export interface ICompareRow {
   ci_high: number | null;
   n_a: number;
   n_b: number;
+  std_a: number | null;
+  std_b: number | null;
+  /** Welch-Satterthwaite degrees of freedom of the interval. */
+  df: number | null;
   /** Whether the ratio's CI excludes 1. */
   significant: boolean;
 }
 
-/** `GET compare?a=ID&b=ID`. */
+/** `GET compare?a=ID&b=ID` (computed by nsight_lab/compare.py). */
 export interface ICompareResponse {
   schema_version: number;
   a: ISessionSummary;
   b: ISessionSummary;
+  /** The interval's method, e.g. `delta-log-welch`. */
+  method: string;
+  /** The interval's confidence level, e.g. 0.95. */
+  confidence: number;
   rows: ICompareRow[];
 }
 
 /** Websocket `events`: runs were added to a session. */
 export interface IRunsChangedEvent {
   type: 'runs-changed';
+  /** Sent by the server; not needed to act on the event. */
+  schema_version?: number;
   session_id: number;
   last_run_id: number;
 }
@@ -184,6 +243,8 @@ export interface IRunsChangedEvent {
 /** Websocket `events`: a session was created, finished or deleted. */
 export interface ISessionsChangedEvent {
   type: 'sessions-changed';
+  /** Sent by the server; not needed to act on the event. */
+  schema_version?: number;
   latest_session_id: number | null;
 }
 

@@ -1,22 +1,20 @@
 from __future__ import annotations
 
 import json
-import math
 import re
 
-import numpy as np
 import pytest
-from scipy import stats as sp
 
 from nsight_lab.figures import (
+    CHART_ORDER,
     PALETTE,
     LiveFigures,
     StaticExportError,
-    ci95_band,
     clocks_figure,
     duration_figure,
     figure_json,
     figures_to_json,
+    ordered_charts,
     printable,
     roofline_figure,
     traffic_figure,
@@ -26,6 +24,7 @@ from nsight_lab.figures import (
 from nsight_lab.records import RunRecord, Telemetry
 from nsight_lab.roofline.counters import DRAM_READ, DRAM_WRITE
 from nsight_lab.roofline.placement import peaks_for, place, place_records
+from nsight_lab.stats import running_mean_ci
 
 EVIL = "<img src=x onerror=alert(1)>"
 FFMA = "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"
@@ -97,25 +96,6 @@ def _walk(node, path=""):
         yield path, node
 
 
-def test_ci95_band_matches_scipy_t():
-    low, high = ci95_band(DURATIONS)
-    assert math.isnan(low[0])
-    assert math.isnan(high[0])
-    for k in range(2, len(DURATIONS) + 1):
-        arr = np.array(DURATIONS[:k])
-        lo, hi = sp.t.interval(0.95, k - 1, loc=arr.mean(), scale=sp.sem(arr))
-        assert low[k - 1] == pytest.approx(lo)
-        assert high[k - 1] == pytest.approx(hi)
-
-
-def test_ci95_band_is_stable_for_large_offsets():
-    values = [1e9 + v for v in DURATIONS]
-    low, high = ci95_band(values)
-    arr = np.array(DURATIONS)
-    half = sp.t.ppf(0.975, arr.size - 1) * sp.sem(arr)
-    assert high[-1] - low[-1] == pytest.approx(2 * half, rel=1e-6)
-
-
 def test_duration_figure_traces_band_and_throttle_marks():
     fig = duration_figure(_records())
     data = fig.to_plotly_json()["data"]
@@ -127,7 +107,7 @@ def test_duration_figure_traces_band_and_throttle_marks():
     assert lower["showlegend"] is upper["showlegend"] is False
     assert list(points["x"]) == list(range(6))
     assert list(points["y"]) == pytest.approx(DURATIONS)
-    low, high = ci95_band(DURATIONS)
+    low, high = running_mean_ci(DURATIONS)
     assert list(lower["y"]) == pytest.approx(low[1:])
     assert list(upper["y"]) == pytest.approx(high[1:])
     assert list(lower["x"]) == list(upper["x"]) == [1, 2, 3, 4, 5]
@@ -278,7 +258,29 @@ def test_figure_json_is_strict_json():
 
 def test_figures_to_json_without_peaks_has_run_figures_only():
     figures = figures_to_json(_records())
-    assert set(figures) == {"duration", "clocks"}
+    assert list(figures) == ["duration", "clocks"]
+
+
+def test_figures_come_in_the_one_chart_order():
+    assert H200 is not None
+    figures = figures_to_json(_records(configs=(0, 1)), H200)
+    assert list(figures) == list(CHART_ORDER)
+    assert ordered_charts(["zeta", "traffic", "alpha", "duration"]) == [
+        "duration",
+        "traffic",
+        "alpha",
+        "zeta",
+    ]
+
+
+def test_clocks_figure_thins_runs_at_their_true_positions():
+    records = _records(configs=(0, 1))
+    runs = len({(r.config_index, r.run_index) for r in records})
+    fig = figure_json(clocks_figure(records, max_points=4))
+    for trace in fig["data"]:
+        assert len(trace["x"]) == 4
+        assert trace["x"][0] == 0
+        assert trace["x"][-1] == runs - 1
 
 
 def test_write_html_is_self_contained(tmp_path):

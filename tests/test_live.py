@@ -10,10 +10,10 @@ from nsight_lab.backends.cpu import CpuTimerBackend
 from nsight_lab.options import parse_options
 from nsight_lab.plan import make_plan
 from nsight_lab.records import SessionInfo
-from nsight_lab.results import to_dataframe
+from nsight_lab.results import summary_rows, to_dataframe
 from nsight_lab.roofline.placement import Peaks, place_records
 from nsight_lab.runner import Progress, Runner
-from nsight_lab.views.live import MIN_UPDATE_INTERVAL_S, WidgetView, summary_rows
+from nsight_lab.views.live import MIN_UPDATE_INTERVAL_S, WidgetView
 
 torch = pytest.importorskip("torch")
 
@@ -53,8 +53,9 @@ def _profile(line, *, view_kwargs=None):
         widget = view.widget
         snapshots.append(
             {
-                "runs_done": widget.runs_done,
-                "config_index": widget.config_index,
+                "runs_done": widget.progress.get("runs_done_in_config", 0),
+                "runs_done_total": widget.progress.get("runs_done_total", 0),
+                "config_index": widget.progress.get("config_index", 0),
                 "records": len(view.records),
                 "append": widget.append.get("seq", 0),
                 "figures": sorted(widget.figures),
@@ -81,7 +82,7 @@ def _profile(line, *, view_kwargs=None):
     return options, plan, view, records, snapshots, updates
 
 
-def test_widget_follows_the_runner_and_finishes_with_every_chart(monkeypatch):
+def test_widget_follows_the_runner_and_finishes_with_every_chart(monkeypatch):  # noqa: PLR0915
     # Draw every update: the throttle is tested on its own below.
     monkeypatch.setattr("nsight_lab.views.live.MIN_UPDATE_INTERVAL_S", 0.0)
     options, _plan, view, records, snapshots, _ = _profile(
@@ -90,12 +91,20 @@ def test_widget_follows_the_runner_and_finishes_with_every_chart(monkeypatch):
     widget = view.widget
     # Progress: every measured run of both configs, two regions each.
     assert len(records) == 2 * 5 * 2
-    assert widget.configs_total == 2
-    assert widget.runs_target == 5
-    assert widget.config_index == 1
-    assert widget.runs_done == 5
+    progress = widget.progress
+    assert progress["configs_total"] == 2
+    assert progress["runs_per_config"] == 5
+    assert progress["runs_planned_total"] == 10
+    assert progress["config_index"] == 1
+    assert progress["runs_done_in_config"] == 5
+    assert progress["runs_done_total"] == 10
+    assert progress["status"] == "completed"
+    assert progress["fraction"] == 1.0
+    assert progress["eta_s"] is None
+    assert progress["text"].startswith("10 / 10 runs · config 2 / 2 · run 5 / 5 · ")
     assert widget.status == "completed"
-    assert widget.eta_s is None
+    totals = [s["runs_done_total"] for s in snapshots]
+    assert totals == sorted(totals)
     # The runs arrived one by one: the widget's record count grew with them.
     counts = [s["records"] for s in snapshots]
     assert counts == sorted(counts)
@@ -148,7 +157,7 @@ def test_updates_are_throttled_but_no_record_is_lost():
     plan = make_plan(options, {"cpu": CpuTimerBackend().probe()})
     measurement = CpuTimerBackend().open(options)
     drawn = []
-    view.widget.observe(lambda change: drawn.append(change["new"]), names="runs_done")
+    view.widget.observe(lambda change: drawn.append(change["new"]), names="progress")
     runner = Runner(plan, measurement, 1, lambda _batch: None, on_progress=view.update)
     try:
         runner.run(lambda _config: None)
@@ -157,7 +166,7 @@ def test_updates_are_throttled_but_no_record_is_lost():
     # 50 fast runs in far less than 50 * 0.1 s: most updates were skipped ...
     assert len(drawn) < 50
     # ... but the last one (completed) was drawn, and every record is kept.
-    assert view.widget.runs_done == 50
+    assert view.widget.progress["runs_done_total"] == 50
     assert len(view.records) == 50
     assert pytest.approx(0.1) == MIN_UPDATE_INTERVAL_S
 
@@ -186,15 +195,26 @@ def test_live_traces_keep_the_latest_max_points(monkeypatch):
 
 def test_update_accepts_force_like_progress_display():
     view = WidgetView(show=False, header="session 3 on cpu")
-    progress = Progress(configs_total=3, runs_target=4, config_index=1, runs_done=2)
+    progress = Progress(
+        configs_total=3,
+        runs_target=4,
+        config_index=1,
+        runs_done=2,
+        runs_done_total=6,
+    )
     view.update(progress)
     progress.runs_done = 3
+    progress.runs_done_total = 7
     progress.message = "waiting for the GPU to cool"
     view.update(progress, force=True)  # within 0.1 s: drawn because forced
-    assert view.widget.runs_done == 3
+    shown = view.widget.progress
+    assert shown["runs_done_in_config"] == 3
+    assert shown["runs_done_total"] == 7
+    assert shown["runs_planned_total"] == 12
+    assert shown["text"].startswith("7 / 12 runs · config 2 / 3 · run 3 / 4 · ")
     assert view.widget.message == "session 3 on cpu\nwaiting for the GPU to cool"
-    assert view.widget.eta_s is not None
-    assert view.widget.eta_s >= 0
+    assert shown["eta_s"] is not None
+    assert shown["eta_s"] >= 0
 
 
 def test_failed_session_keeps_its_runs_and_says_why():

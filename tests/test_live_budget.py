@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, ClassVar
 
+from nsight_lab import figures
 from nsight_lab.views import live
 from nsight_lab.views.live import UPDATE_BUDGET
 
@@ -74,7 +75,8 @@ def test_live_widget_costs_at_most_half_the_quiet_wall_and_5pct_in_updates(
     assert all(t["x"] == list(range(RUNS)) for t in points)
     assert all(len(t["x"]) == CONFIGS * RUNS for t in figures["clocks"]["data"])
     assert view.widget.status == "completed"
-    assert view.widget.runs_done == RUNS
+    assert view.widget.progress["runs_done_in_config"] == RUNS
+    assert view.widget.progress["runs_done_total"] == CONFIGS * RUNS
     assert view.widget.figures_seq == view._seq >= 2  # noqa: SLF001
 
 
@@ -83,13 +85,13 @@ def test_no_update_rebuilds_from_every_record(
 ) -> None:
     """While running, figures are only appended to; duration_figure runs once."""
     calls: list[int] = []
-    real = live.duration_figure
+    real = figures.duration_figure
 
     def counted(records, *args, **kwargs):
         calls.append(len(records))
         return real(records, *args, **kwargs)
 
-    monkeypatch.setattr(live, "duration_figure", counted)
+    monkeypatch.setattr(figures, "duration_figure", counted)
     monkeypatch.setattr(live, "MIN_UPDATE_INTERVAL_S", 0.0)
     result = ip.run_cell(
         "%%nsight --backend cpu --configs 1,2 --runs 30 --warmup 0\nx = 1\n"

@@ -8,6 +8,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from nsight_lab.figures import CHART_ORDER
+from nsight_lab.views.progress import make_progress
 from nsight_lab.views.widget import STATIC_DIR, NsightWidget
 
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
@@ -17,19 +19,26 @@ ALL_VIEWS = [WIDGET_VIEW, "text/plain", "text/html"]
 TRAITS = {
     "session_id",
     "status",
-    "configs_total",
-    "config_index",
-    "runs_done",
-    "runs_target",
-    "elapsed_s",
-    "eta_s",
+    "progress",
     "message",
     "figures",
+    "chart_order",
     "figures_seq",
     "append",
     "summary",
     "sidebar_link",
 }
+
+
+def _progress(*, runs_done_total, status="running"):
+    return make_progress(
+        status=status,
+        configs_total=1,
+        runs_per_config=3,
+        config_index=0,
+        runs_done_in_config=runs_done_total,
+        runs_done_total=runs_done_total,
+    ).to_json()
 
 
 def _figure():
@@ -44,7 +53,8 @@ def test_synced_traits_are_exactly_the_widget_interface():
     assert own == TRAITS
     widget = NsightWidget()
     assert widget.status == "running"
-    assert widget.eta_s is None
+    assert widget.progress == {}
+    assert widget.chart_order == list(CHART_ORDER)
     with pytest.raises(Exception, match="status"):
         widget.status = "exploded"
 
@@ -63,9 +73,7 @@ def test_mimebundle_has_the_widget_view_and_the_static_fallback():
     widget = NsightWidget(
         session_id=4,
         status="completed",
-        configs_total=1,
-        runs_done=3,
-        runs_target=3,
+        progress=_progress(runs_done_total=3, status="completed"),
         summary=[{"Annotation": "<script>alert(1)</script>", "AvgValue": 1.5}],
     )
     data, _ = widget._repr_mimebundle_(include=ALL_VIEWS)
@@ -81,9 +89,12 @@ def test_static_fallback_is_cached_until_a_trait_changes():
     widget = NsightWidget(session_id=1)
     first = widget.static_fallback()
     assert widget.static_fallback() is first
-    widget.runs_done = 2
+    widget.progress = _progress(runs_done_total=2)
     assert widget.static_fallback() is not first
-    assert "run 2/0" in widget.static_fallback()["text/plain"]
+    assert (
+        "2 / 3 runs · config 1 / 1 · run 2 / 3"
+        in (widget.static_fallback()["text/plain"])
+    )
 
 
 def test_running_fallback_has_no_charts_and_final_one_has_every_chart():
@@ -243,11 +254,16 @@ def test_saved_widget_state_holds_the_final_result(executed: Path):
     state = _widget_state(nb)
     assert state["session_id"] == 42
     assert state["status"] == "completed"
-    assert state["configs_total"] == 2
-    assert state["config_index"] == 1
-    assert state["runs_target"] == 4
-    assert state["runs_done"] == 4
-    assert state["eta_s"] is None
+    progress = state["progress"]
+    assert progress["configs_total"] == 2
+    assert progress["config_index"] == 1
+    assert progress["runs_per_config"] == 4
+    assert progress["runs_done_in_config"] == 4
+    assert progress["runs_done_total"] == 8
+    assert progress["runs_planned_total"] == 8
+    assert progress["eta_s"] is None
+    assert progress["text"].startswith("8 / 8 runs · config 2 / 2 · run 4 / 4")
+    assert state["chart_order"] == list(CHART_ORDER)
     assert "records" not in state  # the per-record trait is gone: nothing read it
     assert set(state["figures"]) == {"duration", "clocks", "roofline", "traffic"}
     duration = [

@@ -1,4 +1,4 @@
-"""Work too heavy for a thread of the server: figures and comparisons of big sessions.
+"""Work too heavy for a thread of the server: figures, summaries and comparisons.
 
 Building the figures of a 200,000-run session creates about a million Python objects;
 in a worker *thread* the garbage collector's passes over them hold the GIL for up to
@@ -30,7 +30,7 @@ __all__ = [
     "compare_json",
     "in_worker",
     "page_json_of",
-    "session_figures_json",
+    "session_view_json",
     "shutdown",
 ]
 
@@ -99,28 +99,27 @@ def shutdown() -> None:
 # -- what the children run -----------------------------------------------------------
 
 
-def session_figures_json(
+def session_view_json(
     path: str,
     read_only: bool,  # noqa: FBT001
     session_id: int,
     max_points: int,
 ) -> str:
-    """Return the figures of a session as JSON text (runs in a child process).
+    """Return :func:`nsight_lab.server.handlers.session_view` as JSON text.
+
+    Runs in a child process: figures, chart order and summary rows of a session.
 
     Raises:
         NotFoundError: No such session.
         StoreError: The store cannot be read.
     """
     from nsight_lab.server.base import dumps
-    from nsight_lab.server.handlers import _session_figures
+    from nsight_lab.server.handlers import session_view
     from nsight_lab.store.run_store import RunStore
 
     with RunStore(path, read_only=read_only) as store:
-        session = store.get_session(session_id)
-        figures = _session_figures(
-            store.runs(session_id), session, store, max_points=max_points
-        )
-    return dumps(figures)
+        view = session_view(store, session_id, max_points=max_points)
+    return dumps(view)
 
 
 def page_json_of(  # noqa: PLR0913, PLR0917  (pickled positional arguments)

@@ -9,9 +9,14 @@ Routes (below ``<base_url>/nsight-lab/api/``; ids match ``\d+`` in the route):
 - ``DELETE sessions/<id>``: the session, its runs and its kept reports (409 while
   its writer is still running it).
 
+- ``GET compare?a=<id>&b=<id>``: ratios b/a with 95% intervals
+  (:mod:`nsight_lab.compare`, the core's comparison).
+
 Every handler that reads more than a few rows does it in a worker thread
-(``run_in_executor``), so no request holds up another.
-- ``GET compare?a=<id>&b=<id>``: ratios b/a with 95% intervals.
+(``run_in_executor``), so no request holds up another; figures, summaries and
+comparisons of large sessions are built in a child process
+(:mod:`nsight_lab.server._worker`). Nothing here computes a statistic: progress,
+summary rows, figures and comparisons come from the core.
 
 Downloads (export, ``.ncu-rep``) live in :mod:`nsight_lab.server.downloads`.
 """
@@ -29,7 +34,6 @@ import nsight_lab
 from nsight_lab.errors import OptionError
 from nsight_lab.records import (
     SCHEMA_VERSION,
-    RunRecord,
     SessionInfo,
     record_to_json,
     session_to_json,
@@ -38,14 +42,13 @@ from nsight_lab.server._worker import (
     compare_json,
     in_worker,
     page_json_of,
-    session_figures_json,
+    session_view_json,
 )
 from nsight_lab.server.base import NsightLabHandler, dumps, parse_count, session_store
 from nsight_lab.store.run_store import SESSION_FILTERS
+from nsight_lab.views.progress import session_progress
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from nsight_lab.store.run_store import RunStore
 
 __all__ = [
@@ -57,6 +60,9 @@ __all__ = [
     "SessionHandler",
     "SessionsHandler",
     "StatusHandler",
+    "session_page_json",
+    "session_view",
+    "sessions_page",
 ]
 
 logger = logging.getLogger(__name__)
@@ -118,14 +124,9 @@ class SessionsHandler(NsightLabHandler):
         handle = self.store_handle
 
         def read() -> dict[str, Any]:
-            store = handle.get_or_empty()
-            total = store.count_sessions(**filters)
-            sessions = store.list_sessions(**filters, limit=limit, offset=offset)
-            counts = store.run_counts([s.id for s in sessions])
-            return {
-                "total": total,
-                "sessions": [_session_json(s, counts.get(s.id, 0)) for s in sessions],
-            }
+            return sessions_page(
+                handle.get_or_empty(), filters, limit=limit, offset=offset
+            )
 
         self.reply_json(await self.blocking(self.encode_reply, read))
 
@@ -138,8 +139,10 @@ class SessionHandler(NsightLabHandler):
         """Answer one page of a session's runs, and its figures when asked.
 
         The body is ``{"schema_version", "session", "runs", "last_run_id",
-        "next_after_id", "has_more"}``. Each run is
-        :func:`~nsight_lab.records.record_to_json` plus its store ``id``, in id order.
+        "next_after_id", "has_more"}``. ``session`` is the list's session object
+        plus ``progress`` (:func:`nsight_lab.views.progress.session_progress`, over
+        every stored run). Each run is :func:`~nsight_lab.records.record_to_json`
+        plus its store ``id``, in id order.
 
         Query arguments:
 
@@ -148,8 +151,10 @@ class SessionHandler(NsightLabHandler):
           follow, ``has_more`` is true: ask again with ``after_id=next_after_id``;
         - ``tail=N``: instead of the first page, the last ``N`` runs after
           ``after_id`` (at most 20,000; ``has_more`` is then false);
-        - ``figures=1``: adds ``"figures"``, the session's charts built from all its
-          runs (statistics over every run, at most 2,000 points per trace).
+        - ``figures=1``: adds what the session view shows, built from every run
+          (:func:`session_view`): ``"figures"`` (chart name -> plotly JSON, at most
+          2,000 points per trace), ``"chart_order"`` (the order to draw them in)
+          and ``"summary"`` (the summary table's rows, the widget's).
 
         ``last_run_id`` and ``next_after_id`` are the largest id returned (or
         ``after_id``). Everything is read and encoded in a worker thread, so a large
@@ -188,11 +193,11 @@ class SessionHandler(NsightLabHandler):
                 tail,
             )  # fmt: skip
         if with_figures:  # built in a child process: see nsight_lab.server._worker
-            figures = await in_worker(
-                session_figures_json, str(store.path), store.read_only, sid,
+            view = await in_worker(
+                session_view_json, str(store.path), store.read_only, sid,
                 MAX_FIGURE_POINTS,
             )  # fmt: skip
-            body = f'{body[:-1]}, "figures": {figures}}}'
+            body = f"{body[:-1]}, {view[1:]}"
         self.reply_json(body)
 
     @tornado.web.authenticated
@@ -263,6 +268,28 @@ class CompareHandler(NsightLabHandler):
         self.reply_json(body)
 
 
+def sessions_page(
+    store: RunStore, filters: dict[str, Any], *, limit: int, offset: int
+) -> dict[str, Any]:
+    """Return the ``GET sessions`` body but ``schema_version``: one page of the list.
+
+    Each session is :func:`~nsight_lab.records.session_to_json` plus its stored
+    ``run_count`` (records: one per region per run); no progress (that is per
+    session, in ``GET sessions/<id>``), so the list stays one indexed read.
+
+    Raises:
+        OptionError: A filter value is malformed.
+        StoreError: The store cannot be read.
+    """
+    total = store.count_sessions(**filters)
+    sessions = store.list_sessions(**filters, limit=limit, offset=offset)
+    counts = store.run_counts([s.id for s in sessions])
+    return {
+        "total": total,
+        "sessions": [_session_json(s, counts.get(s.id, 0)) for s in sessions],
+    }
+
+
 def session_page_json(
     store: RunStore, session_id: int, after_id: int, limit: int, tail: int
 ) -> str:
@@ -284,11 +311,16 @@ def session_page_json(
         has_more = len(pairs) > limit
         del pairs[limit:]
     count = store.run_counts([session_id]).get(session_id, 0)
+    done, newest = store.runs_done(session_id)
+    progress = session_progress(session, runs_done_total=done, newest=newest)
     last = pairs[-1][0] if pairs else after_id
     return dumps(
         {
             "schema_version": SCHEMA_VERSION,
-            "session": _session_json(session, count),
+            "session": {
+                **_session_json(session, count),
+                "progress": progress.to_json(),
+            },
             "runs": [{**record_to_json(r), "id": run_id} for run_id, r in pairs],
             "last_run_id": last,
             "next_after_id": last,
@@ -306,68 +338,35 @@ def _session_json(session: SessionInfo, run_count: int) -> dict[str, Any]:
     return {**session_to_json(session), "run_count": run_count}
 
 
-def _session_figures(
-    records: Sequence[RunRecord],
-    session: SessionInfo,
-    store: RunStore | None = None,
-    *,
-    max_points: int = MAX_FIGURE_POINTS,
+def session_view(
+    store: RunStore, session_id: int, *, max_points: int = MAX_FIGURE_POINTS
 ) -> dict[str, Any]:
-    """Return the session's figures as plotly JSON by chart name (runs in a thread).
+    """Return what the session view shows beside the runs, built from every run.
 
-    Built with :mod:`nsight_lab.figures` (the one chart implementation):
-    ``duration`` and ``clocks`` always, ``roofline`` and ``traffic`` where the
-    device's roofs are known (datasheet table, else peaks measured earlier and cached
-    in ``store``) and regions have FLOP and byte figures. Every statistic (the CI95
-    band, the roofline placement) uses all ``records``; each per-run trace is thinned
-    evenly to at most ``max_points`` points (x keeps the runs' true positions), so a
-    200,000-run session answers in a bounded size. Imported lazily, so the server
-    loads plotly only once a client asks for figures.
+    ``{"figures", "chart_order", "summary"}``: the figures of
+    :func:`nsight_lab.figures.figures_to_json` (the one assembler, also the
+    widget's; roofline and traffic where the device's roofs are known: datasheet
+    table, else peaks measured earlier and cached in ``store``), the order to draw
+    them in (:data:`nsight_lab.figures.CHART_ORDER`), and the summary table's rows
+    (:func:`nsight_lab.results.summary_rows` of the stored results, the rows the
+    widget shows). Every statistic uses all runs; each per-run trace is thinned to
+    at most ``max_points`` points. Heavy for large sessions: the server runs it in
+    a child process (:func:`nsight_lab.server._worker.session_view_json`); plotly
+    and pandas are imported here, on the first request that needs them.
+
+    Raises:
+        NotFoundError: No such session.
+        StoreError: The store cannot be read.
     """
-    from nsight_lab import figures
+    from nsight_lab.figures import CHART_ORDER, figures_to_json
+    from nsight_lab.results import stored_results, summary_rows
+    from nsight_lab.roofline.peaks import known_peaks
 
-    peaks = None
-    if store is not None and session.device:
-        from nsight_lab.roofline.peaks import known_peaks
-
-        peaks = known_peaks(store, session.device, cpu=session.backend == "cpu")
-    out: dict[str, Any] = {
-        "duration": figures.figure_json(figures.duration_figure(records, max_points)),
-        "clocks": _clocks_json(records, max_points),
+    session = store.get_session(session_id)
+    records = store.runs(session_id)
+    peaks = known_peaks(store, session.device, cpu=session.backend == "cpu")
+    return {
+        "figures": figures_to_json(records, peaks, max_points=max_points),
+        "chart_order": list(CHART_ORDER),
+        "summary": summary_rows(stored_results(records, session, peaks)),
     }
-    if peaks is not None:
-        from nsight_lab.roofline.placement import place_session
-
-        placements = place_session(records, peaks)
-        if placements:
-            out["roofline"] = figures.figure_json(
-                figures.roofline_figure(placements, peaks)
-            )
-            out["traffic"] = figures.figure_json(figures.traffic_figure(placements))
-    return out
-
-
-def _clocks_json(records: Sequence[RunRecord], max_points: int) -> dict[str, Any]:
-    """The clocks figure of at most ``max_points`` runs, at their true x positions."""
-    from nsight_lab import figures
-
-    runs: dict[tuple[int, int], RunRecord] = {}
-    for record in records:  # one point per run: its first region (as clocks_figure)
-        runs.setdefault((record.config_index, record.run_index), record)
-    ordered = list(runs.values())
-    keep = _thin(len(ordered), max_points)
-    built = figures.figure_json(figures.clocks_figure([ordered[k] for k in keep]))
-    if len(keep) < len(ordered):
-        for trace in built.get("data", []):
-            trace["x"] = keep
-    return built
-
-
-def _thin(n: int, max_points: int) -> list[int]:
-    """At most ``max_points`` indices of ``range(n)``, evenly spread, first and last."""
-    if n <= max_points:
-        return list(range(n))
-    if max_points < 2:  # noqa: PLR2004
-        return [n - 1] if max_points == 1 else []
-    step = (n - 1) / (max_points - 1)
-    return sorted({round(i * step) for i in range(max_points)})

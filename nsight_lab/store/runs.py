@@ -270,6 +270,30 @@ class _RunQueries:
                 raise self._not_found(session_id)
         return [(int(row[0]), _run_from_row(row)) for row in reversed(rows)]
 
+    def runs_done(self, session_id: int) -> tuple[int, tuple[int, int] | None]:
+        """Return a session's complete runs and its newest run's place.
+
+        ``(distinct (config_index, run_index) pairs, (config_index, run_index) of the
+        newest stored run or None)``: what :func:`nsight_lab.views.progress.
+        session_progress` needs. Counted in SQLite alone (no row reaches Python).
+
+        Raises:
+            StoreError: The store is closed or unreadable.
+        """
+        with self._read("count complete runs") as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM (SELECT DISTINCT config_index, run_index"
+                " FROM runs WHERE session_id = ?)",
+                (session_id,),
+            ).fetchone()
+            newest = conn.execute(
+                "SELECT config_index, run_index FROM runs WHERE session_id = ?"
+                " ORDER BY id DESC LIMIT 1",
+                (session_id,),
+            ).fetchone()
+        place = (int(newest[0]), int(newest[1])) if newest is not None else None
+        return int(row[0]), place
+
     def count_runs_after(
         self, session_id: int, *, after_id: int = 0, limit: int | None = None
     ) -> int:

@@ -77,7 +77,7 @@ class _SessionQueries:
                 ``host`` it lets :meth:`mark_interrupted` tell a dead writer.
             options: The profile options, as JSON-able values.
             configs: The configs, one dict of parameter values each.
-            runs_planned: Runs per config the plan asks for.
+            runs_planned: Measured runs the plan asks for over all configs.
             cell_source: The profiled cell's source.
             notes: Notes to show with the session (e.g. the backend's caveats).
 

@@ -26,8 +26,6 @@ if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
 
 __all__ = [
-    "CHART_ORDER",
-    "describe_progress",
     "failure_bundle",
     "static_bundle",
     "static_text",
@@ -35,9 +33,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-CHART_ORDER = ("duration", "clocks", "roofline", "traffic")
-"""Charts in the order they are shown (as in ``src/widget/index.ts``)."""
 
 _CSS = (
     "<style>"
@@ -89,22 +84,6 @@ def failure_bundle(session_id: int, status: str, exc: BaseException) -> dict[str
     }
 
 
-def _seconds(value: float) -> str:
-    return f"{value:.1f} s"
-
-
-def describe_progress(progress: Mapping[str, float]) -> str:
-    """Return ``config 2/3 · run 5/10 · elapsed 1.2 s`` for the progress traits."""
-    configs = max(int(progress.get("configs_total", 0)), 1)
-    index = min(int(progress.get("config_index", 0)) + 1, configs)
-    return (
-        f"config {index}/{configs} · "
-        f"run {int(progress.get('runs_done', 0))}/"
-        f"{int(progress.get('runs_target', 0))} · "
-        f"elapsed {_seconds(float(progress.get('elapsed_s', 0.0)))}"
-    )
-
-
 def _cell(value: Any) -> str:  # noqa: ANN401  (a JSON value)
     if value is None:
         return ""
@@ -150,11 +129,6 @@ def _summary_html(rows: Sequence[Mapping[str, Any]]) -> str:
         '<table class="jp-nsightLab-Static-summary">'
         f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
     )
-
-
-def _ordered(figures: Mapping[str, Any]) -> list[str]:
-    known = [name for name in CHART_ORDER if name in figures]
-    return known + sorted(name for name in figures if name not in CHART_ORDER)
 
 
 @contextlib.contextmanager
@@ -237,7 +211,7 @@ def static_text(
     *,
     session_id: int,
     status: str,
-    progress: Mapping[str, float],
+    progress: Mapping[str, Any],
     message: str,
     summary: Sequence[Mapping[str, Any]],
 ) -> str:
@@ -247,7 +221,7 @@ def static_text(
         Nothing.
     """
     title = f"nsight-lab session {session_id}: {status}"
-    line = describe_progress(progress)
+    line = str(progress.get("text", ""))
     parts = (title, line, message, summary_text(summary))
     return _plain("\n".join(part for part in parts if part))
 
@@ -256,7 +230,7 @@ def static_bundle(  # noqa: PLR0913  (the widget's traits, keyword-only)
     *,
     session_id: int,
     status: str,
-    progress: Mapping[str, float],
+    progress: Mapping[str, Any],
     message: str,
     figures: Mapping[str, Any],
     summary: Sequence[Mapping[str, Any]],
@@ -269,8 +243,9 @@ def static_bundle(  # noqa: PLR0913  (the widget's traits, keyword-only)
     Args:
         session_id: The store's session id.
         status: running, completed, failed or interrupted.
-        progress: ``configs_total``, ``config_index``, ``runs_done``,
-            ``runs_target`` and ``elapsed_s``.
+        progress: The widget's ``progress`` trait
+            (:meth:`nsight_lab.views.progress.ProgressInfo.to_json`); its ``text``
+            is the progress line.
         message: Notes and the last progress message.
         figures: Chart name -> plotly figure JSON.
         summary: Rows of the summary table.
@@ -284,7 +259,7 @@ def static_bundle(  # noqa: PLR0913  (the widget's traits, keyword-only)
             PNG, for whatever reason, is replaced by a note.
     """
     title = f"nsight-lab session {session_id}: {status}"
-    line = describe_progress(progress)
+    line = str(progress.get("text", ""))
     plain = static_text(
         session_id=session_id,
         status=status,
@@ -294,13 +269,17 @@ def static_bundle(  # noqa: PLR0913  (the widget's traits, keyword-only)
     )
     parts = [
         _CSS,
-        f"<p><b>{_escape(title)}</b><br><code>{_escape(line)}</code></p>",
+        f"<p><b>{_escape(title)}</b>"
+        + (f"<br><code>{_escape(line)}</code>" if line else "")
+        + "</p>",
     ]
     if message:
         parts.append(f"<pre>{_escape(message)}</pre>")
     parts.append(_summary_html(summary))
     if status != "running" and figures:
-        names = _ordered(figures)
+        from nsight_lab.figures import ordered_charts
+
+        names = ordered_charts(figures)
         charts = _charts_png(figures, names)
         if charts is None:
             # Inline plotly.js would add megabytes per cell and still draw nothing on

@@ -9,7 +9,10 @@ stays within :data:`UPDATE_BUDGET` of the wall time since the view was created
 (measured: :attr:`WidgetView.update_s`). :meth:`WidgetView.finish` builds every
 figure once from all records, with the summary table, the roofline and the
 byte-traffic chart. The figures come from :mod:`nsight_lab.figures`, the one chart
-implementation.
+implementation; the progress (the ``progress`` trait) from
+:mod:`nsight_lab.views.progress` and the summary rows from
+:func:`nsight_lab.results.summary_rows`, as the sidebar's: the widget's front end
+only renders them.
 """
 
 from __future__ import annotations
@@ -19,15 +22,9 @@ import math
 import time
 from typing import TYPE_CHECKING, Any, cast
 
-from nsight_lab.figures import (
-    LiveFigures,
-    clocks_figure,
-    duration_figure,
-    figure_json,
-    printable,
-    roofline_figure,
-    traffic_figure,
-)
+from nsight_lab.figures import LiveFigures, figures_to_json, printable
+from nsight_lab.results import summary_rows
+from nsight_lab.views.progress import ProgressInfo, make_progress
 from nsight_lab.views.widget import NsightWidget
 
 if TYPE_CHECKING:
@@ -44,7 +41,6 @@ __all__ = [
     "MAX_POINTS",
     "MAX_UPDATES_PER_S",
     "MIN_UPDATE_INTERVAL_S",
-    "SUMMARY_COLUMNS",
     "UPDATE_BUDGET",
     "WidgetView",
 ]
@@ -59,61 +55,6 @@ MAX_POINTS = 2000
 """Points per trace: the latest ones while running, evenly thinned at the end."""
 CHECKPOINT_MIN_POINTS = 256
 """Points appended before the first re-send of the whole live figures."""
-SUMMARY_COLUMNS = (
-    "Annotation",
-    "Metric",
-    "AvgValue",
-    "StdDev",
-    "MinValue",
-    "MaxValue",
-    "NumRuns",
-    "Unit",
-    "RelativeStdDevPct",
-    "StableMeasurement",
-    "ComputeClock",
-    "TemperatureC",
-    "ThrottledRuns",
-)
-"""Columns of the results DataFrame shown in the summary table (with the params)."""
-
-
-def _json_value(value: Any) -> str | int | float | bool | None:  # noqa: ANN401
-    """A DataFrame cell as a JSON scalar (NaN and infinities as None)."""
-    if value is None:
-        return None
-    if hasattr(value, "item"):  # numpy scalars
-        value = value.item()
-    if isinstance(value, str):
-        return printable(value)
-    if isinstance(value, bool | int):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    return str(value)
-
-
-def summary_rows(frame: pd.DataFrame | None) -> list[dict[str, Any]]:
-    """Rows of the summary table from the results DataFrame.
-
-    The columns are those of :data:`SUMMARY_COLUMNS` the frame has, with the config
-    parameters (the columns between ``Metric`` and ``AvgValue``) after ``Metric``.
-
-    Raises:
-        Nothing.
-    """
-    if frame is None or frame.empty:
-        return []
-    names = [str(c) for c in frame.columns]
-    params: list[str] = []
-    if "Metric" in names and "AvgValue" in names:
-        params = names[names.index("Metric") + 1 : names.index("AvgValue")]
-    head = [c for c in SUMMARY_COLUMNS[:2] if c in names]
-    tail = [c for c in SUMMARY_COLUMNS[2:] if c in names]
-    columns = head + params + tail
-    return [
-        {column: _json_value(row[column]) for column in columns}
-        for row in frame.to_dict("records")
-    ]
 
 
 class WidgetView:
@@ -168,6 +109,7 @@ class WidgetView:
         self._last_cost = 0.0
         self._seq = 0
         self._synced_points = 0
+        self._progress: ProgressInfo | None = None
         self.widget.message = header
 
     @property
@@ -238,22 +180,18 @@ class WidgetView:
         self._keys = set()
         self._add(records)
         self._pending = []
-        figures: dict[str, dict[str, Any]] = {}
-        if self.records:
-            figures["duration"] = figure_json(
-                duration_figure(self.records, self.max_points or None)
+        figures = (
+            figures_to_json(
+                self.records,
+                peaks,
+                placements=list(placements),
+                max_points=self.max_points or None,
             )
-            figures["clocks"] = figure_json(clocks_figure(self.records))
-        if placements and peaks is not None:
-            figures["roofline"] = figure_json(roofline_figure(placements, peaks))
-        if placements:
-            figures["traffic"] = figure_json(traffic_figure(placements))
+            if self.records or placements
+            else {}
+        )
         with self.widget.hold_sync():
-            self.widget.eta_s = None
-            if self.widget.runs_target == 0 and self.records:
-                self.widget.runs_done = len(
-                    {(r.config_index, r.run_index) for r in self.records}
-                )
+            self.widget.progress = self._final_progress(status).to_json()
             self.widget.message = printable(
                 "\n".join(m for m in (self.header, message) if m)
             )
@@ -264,6 +202,31 @@ class WidgetView:
         self._display(refresh=True)
 
     # -- internals --------------------------------------------------------------------
+    def _final_progress(self, status: SessionStatus) -> ProgressInfo:
+        """The progress once the session ended: the last one drawn, or the records'."""
+        done = len({(r.config_index, r.run_index) for r in self.records})
+        last = self._progress
+        if last is None:
+            configs = len({r.config_index for r in self.records})
+            newest = self.records[-1] if self.records else None
+            return make_progress(
+                status=status,
+                configs_total=configs,
+                runs_per_config=0,
+                config_index=newest.config_index if newest else 0,
+                runs_done_in_config=newest.run_index + 1 if newest else 0,
+                runs_done_total=done,
+            )
+        return make_progress(
+            status=status,
+            configs_total=last.configs_total,
+            runs_per_config=last.runs_per_config,
+            config_index=last.config_index,
+            runs_done_in_config=last.runs_done_in_config,
+            runs_done_total=max(done, last.runs_done_total),
+            elapsed_s=last.elapsed_s,
+        )
+
     def _add(self, batch: Sequence[RunRecord]) -> None:
         for record in batch:
             key = (record.config_index, record.run_index, record.annotation)
@@ -283,13 +246,17 @@ class WidgetView:
             if charts:
                 self._seq += 1
         message = "\n".join(m for m in (self.header, progress.message) if m)
+        self._progress = make_progress(
+            status=progress.status if done else "running",
+            configs_total=progress.configs_total,
+            runs_per_config=progress.runs_target,
+            config_index=progress.config_index,
+            runs_done_in_config=progress.runs_done,
+            runs_done_total=progress.runs_done_total,
+            elapsed_s=progress.elapsed_s,
+        )
         with self.widget.hold_sync():
-            self.widget.configs_total = progress.configs_total
-            self.widget.config_index = progress.config_index
-            self.widget.runs_done = progress.runs_done
-            self.widget.runs_target = progress.runs_target
-            self.widget.elapsed_s = progress.elapsed_s
-            self.widget.eta_s = None if done else _eta_s(progress)
+            self.widget.progress = self._progress.to_json()
             self.widget.message = printable(message)
             if charts:
                 self._send(charts, self.live)
@@ -326,12 +293,3 @@ class WidgetView:
             self._handle = display(self.widget, display_id=True)
         elif refresh:
             self._handle.update(self.widget)
-
-
-def _eta_s(progress: Progress) -> float | None:
-    per_config = max(progress.runs_target, 1)
-    total = max(progress.configs_total, 1) * per_config
-    done = progress.config_index * per_config + min(progress.runs_done, per_config)
-    if done <= 0:
-        return None
-    return max(progress.elapsed_s * (total - done) / done, 0.0)

@@ -19,6 +19,7 @@ from typing import Any
 import anywidget
 import traitlets
 
+from nsight_lab.figures import CHART_ORDER
 from nsight_lab.records import SESSION_STATUSES
 
 __all__ = ["STATIC_DIR", "NsightWidget"]
@@ -55,19 +56,17 @@ class NsightWidget(anywidget.AnyWidget):
 
     session_id = traitlets.Int(0).tag(sync=True)
     status = traitlets.Enum(SESSION_STATUSES, default_value="running").tag(sync=True)
-    configs_total = traitlets.Int(0).tag(sync=True)
-    config_index = traitlets.Int(0).tag(sync=True)
-    """0-based index of the config now running."""
-    runs_done = traitlets.Int(0).tag(sync=True)
-    """Measured runs finished in the current config."""
-    runs_target = traitlets.Int(0).tag(sync=True)
-    """Measured runs planned per config (a minimum with ``--target-rsd``)."""
-    elapsed_s = traitlets.Float(0.0).tag(sync=True)
-    eta_s = traitlets.Float(None, allow_none=True).tag(sync=True)
-    """Estimated seconds left; None while unknown."""
+    progress = traitlets.Dict().tag(sync=True)
+    """Where the profile stands: :meth:`nsight_lab.views.progress.ProgressInfo.to_json`
+    (counts per config and in total, ``fraction``, ``text``); empty before the first
+    update. The front end renders ``text`` and ``fraction`` as they are."""
     message = traitlets.Unicode("").tag(sync=True)
     figures = traitlets.Dict().tag(sync=True)
-    """Chart name -> plotly figure JSON (``figures.figure_json``)."""
+    """Chart name -> plotly figure JSON (``figures.figures_to_json``)."""
+    chart_order = traitlets.List(
+        traitlets.Unicode(), default_value=list(CHART_ORDER)
+    ).tag(sync=True)
+    """The order to draw the charts in (:data:`nsight_lab.figures.CHART_ORDER`)."""
     figures_seq = traitlets.Int(0).tag(sync=True)
     """How many of the live appends ``figures`` already holds."""
     append = traitlets.Dict().tag(sync=True)
@@ -93,11 +92,7 @@ class NsightWidget(anywidget.AnyWidget):
         return (
             "session_id",
             "status",
-            "configs_total",
-            "config_index",
-            "runs_done",
-            "runs_target",
-            "elapsed_s",
+            "progress",
             "message",
             "figures",
             "summary",
@@ -123,7 +118,7 @@ class NsightWidget(anywidget.AnyWidget):
                 self._fallback = static_bundle(
                     session_id=self.session_id,
                     status=self.status,
-                    progress=self._progress(),
+                    progress=self.progress,
                     message=self.message,
                     figures=self.figures,
                     summary=self.summary,
@@ -167,19 +162,10 @@ class NsightWidget(anywidget.AnyWidget):
         return static_text(
             session_id=self.session_id,
             status=self.status,
-            progress=self._progress(),
+            progress=self.progress,
             message=self.message,
             summary=self.summary,
         )
-
-    def _progress(self) -> dict[str, float]:
-        return {
-            "configs_total": self.configs_total,
-            "config_index": self.config_index,
-            "runs_done": self.runs_done,
-            "runs_target": self.runs_target,
-            "elapsed_s": self.elapsed_s,
-        }
 
 
 def _active_types() -> list[str] | None:

@@ -29,7 +29,8 @@ export function session(
     backend_reason: 'requested',
     options: {},
     configs: [{}],
-    runs_planned: 10,
+    runs_per_config: 10,
+    runs_planned_total: 10,
     cell_source: 'pass',
     notes: [],
     error: null,
@@ -105,7 +106,16 @@ export function sessionResponse(
       clocks: null,
       roofline: null,
       traffic: { data: [], layout: {} }
-    }
+    },
+    chart_order: ['duration', 'clocks', 'roofline', 'traffic'],
+    summary: [
+      {
+        Annotation: 'cell',
+        Metric: 'gpu__time_duration.sum',
+        AvgValue: 1500,
+        NumRuns: runs.length
+      }
+    ]
   };
 }
 
@@ -114,11 +124,18 @@ export function compareResponse(a: number, b: number): ICompareResponse {
     schema_version: 1,
     a: session(a),
     b: session(b),
+    method: 'delta-log-welch',
+    confidence: 0.95,
     rows: [
       {
         annotation: XSS,
         metric: 'gpu__time_duration.sum',
         config: { n: 512 },
+        config_index_a: 0,
+        config_index_b: 0,
+        std_a: 1,
+        std_b: 1,
+        df: 18,
         mean_a: 100,
         mean_b: 150,
         ratio: 1.5,
@@ -132,6 +149,11 @@ export function compareResponse(a: number, b: number): ICompareResponse {
         annotation: 'b',
         metric: 'gpu__time_duration.sum',
         config: { n: 512 },
+        config_index_a: 0,
+        config_index_b: 0,
+        std_a: 1,
+        std_b: 1,
+        df: 18,
         mean_a: 100,
         mean_b: 101,
         ratio: 1.01,

@@ -6,56 +6,51 @@ import { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 
 import { ILiveState, IRunsModel } from '../tokens';
-import { ChartKind, IRunRecord, ISessionSummary } from '../types';
+import {
+  ChartKind,
+  IRunRecord,
+  ISessionFigures,
+  ISessionSummary
+} from '../types';
 import { ChartView } from './ChartView';
 import { h } from './dom';
 import { formatDuration, sessionTitle } from './format';
 
-/** Where a profile stands: configs × runs. */
-export interface IProgress {
-  /** Complete runs (one per config and repetition, whatever the regions). */
-  done: number;
-  /** Planned runs: configs × runs per config; 0 when unknown. */
-  planned: number;
-  /** 1-based config of the newest run, and the number of configs. */
-  config: number;
-  configs: number;
-  /** 1-based repetition of the newest run within its config. */
-  run: number;
-  runsPerConfig: number;
-  /** Runs flagged as throttled among those read. */
-  throttled: number;
+/** The charts the live view shows: those that grow run by run. */
+export const LIVE_CHARTS: readonly ChartKind[] = ['duration', 'clocks'];
+
+/**
+ * The live charts in the served order (`chart_order`; before it is read, the
+ * figures' own order), the user's default chart first. Nothing is ranked here:
+ * the order is decided once, in Python.
+ */
+export function liveChartOrder(
+  served: readonly string[] | null,
+  figures: ISessionFigures,
+  defaultChart: ChartKind
+): ChartKind[] {
+  const order = [...(served ?? Object.keys(figures)), ...LIVE_CHARTS];
+  const live = LIVE_CHARTS.filter(kind => order.includes(kind)).sort(
+    (x, y) => order.indexOf(x) - order.indexOf(y)
+  );
+  return live.includes(defaultChart)
+    ? [defaultChart, ...live.filter(kind => kind !== defaultChart)]
+    : live;
 }
 
 /**
- * The progress of a session from its stored run count and the runs read so far.
- *
- * Each run stores one record per region, so the run count is divided by the number
- * of regions seen.
+ * The progress line of a session: the server's (`session.progress.text`, computed
+ * in Python over every stored run), and the newest run's duration.
  */
-export function progressOf(
+export function progressLine(
   session: ISessionSummary,
-  runs: IRunRecord[]
-): IProgress {
-  const regions = new Set(runs.map(r => r.annotation)).size || 1;
-  const configs = Math.max(1, session.configs.length);
-  const newest = runs.length > 0 ? runs[runs.length - 1] : null;
-  return {
-    done: Math.floor(session.run_count / regions),
-    planned: configs * session.runs_planned,
-    config: newest ? newest.config_index + 1 : 0,
-    configs,
-    run: newest ? newest.run_index + 1 : 0,
-    runsPerConfig: session.runs_planned,
-    throttled: runs.filter(r => r.telemetry?.throttled).length
-  };
-}
-
-/** The live charts in the order to show them: the default chart first. */
-export function liveChartOrder(defaultChart: ChartKind): ChartKind[] {
-  return defaultChart === 'clocks'
-    ? ['clocks', 'duration']
-    : ['duration', 'clocks'];
+  newest: IRunRecord | null
+): string {
+  const parts = session.progress ? [session.progress.text] : [];
+  if (newest) {
+    parts.push(`last ${formatDuration(newest.duration_ns)}`);
+  }
+  return parts.join(' · ');
 }
 
 /**
@@ -91,8 +86,7 @@ export class LiveView extends Widget {
 
   /** Re-order the charts after a settings change. */
   applySettings(): void {
-    const order = liveChartOrder(this._model.settings.defaultChart);
-    for (const kind of order) {
+    for (const kind of this._order()) {
       const chart = this._chart(kind);
       this._charts.appendChild(chart.node);
     }
@@ -147,25 +141,12 @@ export class LiveView extends Widget {
       `${session.backend}${session.device ? ` · ${session.device}` : ''}`;
     this._header.title = session.backend_reason;
 
-    const progress = progressOf(session, live.runs);
-    const parts = [
-      progress.planned > 0
-        ? `${progress.done} / ${progress.planned} runs`
-        : `${progress.done} runs`,
-      `config ${progress.config} / ${progress.configs}`,
-      `run ${progress.run} / ${progress.runsPerConfig}`
-    ];
-    if (progress.throttled > 0) {
-      parts.push(`${progress.throttled} throttled`);
-    }
+    const progress = session.progress;
     const newest =
       live.runs.length > 0 ? live.runs[live.runs.length - 1] : null;
-    if (newest) {
-      parts.push(`last ${formatDuration(newest.duration_ns)}`);
-    }
-    this._progressText.textContent = parts.join(' · ');
-    this._progress.max = Math.max(progress.planned, progress.done, 1);
-    this._progress.value = progress.done;
+    this._progressText.textContent = progressLine(session, newest);
+    this._progress.max = 1;
+    this._progress.value = progress?.fraction ?? 0;
 
     const notes = [...session.notes];
     if (session.error) {
@@ -173,14 +154,19 @@ export class LiveView extends Widget {
     }
     this._notes.replaceChildren(...notes.map(note => h('li', undefined, note)));
 
-    for (const kind of liveChartOrder(this._model.settings.defaultChart)) {
-      const chart = this._chart(kind);
-      chart.setFigure(live.figures[kind]);
+    const order = this._order();
+    const nodes = order.map(kind => this._chart(kind).node);
+    const shown = Array.from(this._charts.children);
+    if (nodes.some((chart, i) => shown[i] !== chart)) {
+      this._charts.append(...nodes); // the served order (moved only when it changes)
+    }
+    for (const kind of order) {
+      this._chart(kind).setFigure(live.figures[kind]);
     }
 
     node.dataset.sessionId = `${session.id}`;
     node.dataset.status = session.status;
-    node.dataset.runCount = `${progress.done}`;
+    node.dataset.runCount = `${progress?.runs_done_total ?? 0}`;
     if (newest) {
       node.dataset.lastFinishedAt = newest.finished_at;
     }
@@ -188,6 +174,15 @@ export class LiveView extends Widget {
     if (live.eventAt !== null) {
       node.dataset.lastUpdateMs = `${Math.round(performance.now() - live.eventAt)}`;
     }
+  }
+
+  private _order(): ChartKind[] {
+    const live = this._model.live;
+    return liveChartOrder(
+      live.chartOrder,
+      live.figures,
+      this._model.settings.defaultChart
+    );
   }
 
   private _chart(kind: ChartKind): ChartView {

@@ -26,6 +26,7 @@ export const EMPTY_LIVE: ILiveState = {
   session: null,
   runs: [],
   figures: {},
+  chartOrder: null,
   lastRunId: 0,
   eventAt: null,
   updatedAt: null
@@ -264,6 +265,7 @@ export class LiveModel implements IDisposable {
       session: response.session,
       runs: keepLast([...this._state.runs, ...read.runs], maxPoints),
       figures: response.figures ?? this._state.figures,
+      chartOrder: response.chart_order ?? this._state.chartOrder,
       lastRunId: Math.max(read.lastRunId, this._state.lastRunId),
       eventAt,
       updatedAt: performance.now()

@@ -154,6 +154,8 @@ export class SelectionModel implements IDisposable {
             session: response.session,
             runs,
             figures: response.figures ?? previous?.figures ?? {},
+            chartOrder: response.chart_order ?? previous?.chartOrder ?? null,
+            summary: response.summary ?? previous?.summary ?? [],
             lastRunId: Math.max(read.lastRunId, after)
           }
         };

@@ -8,7 +8,7 @@
  * only ever set through `textContent`.
  */
 import { IChartHandle, mountChart } from '../charts/mount';
-import { describeProgress, formatCell, progressFraction } from './format';
+import { formatCell, summaryColumns } from './format';
 import { OPEN_SESSION_EVENT, SIDEBAR_MARKER } from './link';
 import type {
   IRenderProps,
@@ -18,14 +18,6 @@ import type {
 } from './types';
 
 export type { IRenderProps, IWidgetModel, IWidgetTraits } from './types';
-
-/** Charts in the order they are shown; other names follow, sorted. */
-export const CHART_ORDER: readonly string[] = [
-  'duration',
-  'clocks',
-  'roofline',
-  'traffic'
-];
 
 export { OPEN_SESSION_EVENT, SIDEBAR_MARKER } from './link';
 
@@ -42,16 +34,35 @@ function element<K extends keyof HTMLElementTagNameMap>(
   return node;
 }
 
-function chartNames(figures: IWidgetTraits['figures']): string[] {
-  const known = CHART_ORDER.filter(name => name in figures);
-  const others = Object.keys(figures)
-    .filter(name => !CHART_ORDER.includes(name))
-    .sort();
-  return [...known, ...others];
+/**
+ * The charts to draw, in the served order (`chart_order`): those of it that have a
+ * figure, then any other figure in the order sent. Nothing is ranked here.
+ */
+export function chartNames(
+  figures: IWidgetTraits['figures'],
+  order: readonly string[] | null | undefined
+): string[] {
+  const served = (order ?? []).filter(name => name in figures);
+  const others = Object.keys(figures).filter(name => !served.includes(name));
+  return [...served, ...others];
 }
 
 function sidebarPresent(): boolean {
   return document.body.dataset[SIDEBAR_MARKER] === 'true';
+}
+
+/**
+ * The progress bar's percentage: the served `fraction` (100 once completed, in
+ * case the last progress predates the status).
+ */
+export function progressPercent(
+  progress: IWidgetTraits['progress'],
+  status: IWidgetTraits['status']
+): number {
+  if (status === 'completed') {
+    return 100;
+  }
+  return 'fraction' in progress ? progress.fraction * 100 : 0;
 }
 
 /** Fill `table` with `rows` (columns: every key, in first-seen order). */
@@ -65,14 +76,7 @@ export function renderTable(
     return;
   }
   table.hidden = false;
-  const columns: string[] = [];
-  for (const row of rows) {
-    for (const key of Object.keys(row)) {
-      if (!columns.includes(key)) {
-        columns.push(key);
-      }
-    }
-  }
+  const columns = summaryColumns(rows);
   const head = table.createTHead().insertRow();
   for (const column of columns) {
     const th = document.createElement('th');
@@ -145,24 +149,17 @@ class WidgetView {
 
   private readonly renderProgress = (): void => {
     const model = this.model;
-    const traits = {
-      status: model.get('status'),
-      configs_total: model.get('configs_total'),
-      config_index: model.get('config_index'),
-      runs_done: model.get('runs_done'),
-      runs_target: model.get('runs_target'),
-      elapsed_s: model.get('elapsed_s'),
-      eta_s: model.get('eta_s')
-    };
+    const status = model.get('status');
+    const progress = model.get('progress') ?? {};
     const sessionId = model.get('session_id');
     this.title.textContent = `nsight-lab session ${sessionId}`;
-    this.status.textContent = traits.status;
-    this.status.dataset.status = traits.status;
-    const percent = Math.round(progressFraction(traits) * 100);
+    this.status.textContent = status;
+    this.status.dataset.status = status;
+    const percent = Math.round(progressPercent(progress, status));
     this.fill.style.width = `${percent}%`;
     this.bar.setAttribute('aria-valuenow', String(percent));
-    this.bar.dataset.status = traits.status;
-    this.progressText.textContent = describeProgress(traits);
+    this.bar.dataset.status = status;
+    this.progressText.textContent = 'text' in progress ? progress.text : '';
     const message = model.get('message');
     this.message.textContent = message;
     this.message.hidden = !message;
@@ -175,7 +172,7 @@ class WidgetView {
   private readonly renderFigures = (): void => {
     const figures = this.model.get('figures') ?? {};
     this.appended = this.model.get('figures_seq') ?? 0;
-    const names = chartNames(figures);
+    const names = chartNames(figures, this.model.get('chart_order'));
     for (const [name, handle] of this.handles) {
       if (!names.includes(name)) {
         handle.dispose();
@@ -198,7 +195,7 @@ class WidgetView {
       this.charts.appendChild(box);
       this.handles.set(name, mountChart(plot, figure));
     }
-    // Keep the boxes in CHART_ORDER when a chart arrives after a later one.
+    // Keep the boxes in the served order when a chart arrives after a later one.
     for (const name of names) {
       const box = this.handles.get(name)?.element.parentElement;
       if (box) {

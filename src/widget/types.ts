@@ -5,17 +5,17 @@
 import type { AnyModel, RenderProps } from '@anywidget/types';
 
 import type { IChartAppend, IFigure } from '../charts/mount';
+import type {
+  IProgress,
+  ISummaryRow,
+  SessionStatus,
+  SummaryValue
+} from '../types';
+
+export type { IProgress, ISummaryRow, SummaryValue };
 
 /** Where a profile session stands. */
-export type WidgetStatus = 'running' | 'completed' | 'failed' | 'interrupted';
-
-/** One cell of the summary table. */
-export type SummaryValue = string | number | boolean | null;
-
-/** One row of the summary table: column name -> value. */
-export interface ISummaryRow {
-  [column: string]: SummaryValue;
-}
+export type WidgetStatus = SessionStatus;
 
 /** New points for the live charts: append `seq` (1, 2, ...), chart name -> change. */
 export interface IFigureAppend {
@@ -27,20 +27,21 @@ export interface IFigureAppend {
 export interface IWidgetTraits {
   session_id: number;
   status: WidgetStatus;
-  configs_total: number;
-  config_index: number;
-  runs_done: number;
-  runs_target: number;
-  elapsed_s: number;
-  /** Seconds left, estimated; null while unknown. */
-  eta_s: number | null;
+  /**
+   * Where the profile stands, computed in Python (views/progress.py); empty before
+   * the first update. Rendered as it is: `text` and `fraction`.
+   */
+  progress: IProgress | Record<string, never>;
   message: string;
   /** Chart name (`duration`, `clocks`, `roofline`, `traffic`) -> figure JSON. */
   figures: Record<string, IFigure>;
+  /** The order to draw the charts in (nsight_lab/figures.py `CHART_ORDER`). */
+  chart_order: string[];
   /** How many live appends `figures` already holds. */
   figures_seq: number;
   /** The latest live append (empty before the first). */
   append: IFigureAppend | Record<string, never>;
+  /** The summary table's rows (nsight_lab/results.py `summary_rows`). */
   summary: ISummaryRow[];
   /** Set when the session can be opened in the nsight-lab sidebar. */
   sidebar_link: string;

@@ -4,7 +4,9 @@ import json
 
 import pytest
 
+from nsight_lab.figures import CHART_ORDER
 from nsight_lab.records import SCHEMA_VERSION
+from nsight_lab.results import stored_results, summary_rows
 from nsight_lab.store.run_store import RunStore
 
 
@@ -321,3 +323,98 @@ async def test_delete_unknown_session_is_404(jp_fetch):
     )
     assert response.code == 404
     assert json.loads(response.body)["error"] == "NotFoundError"
+
+
+# -- what a view shows, computed once in Python ---------------------------------------
+
+
+def _three_by_thirty(db_path, record_factory, *, runs_done):
+    """A running 3-config x 30-run session with ``runs_done`` runs of 2 regions."""
+    configs = [{"n": 1}, {"n": 2}, {"n": 3}]
+    with RunStore(db_path) as store:
+        session = store.create_session(
+            backend="cpu", configs=configs, runs_planned=3 * 30,
+            options={"params": {"n": [1, 2, 3]}},
+        )  # fmt: skip
+        records = [
+            record_factory(
+                session.id,
+                region,
+                1000.0 + k,
+                config_index=k // 30,
+                config=configs[k // 30],
+                run_index=k % 30,
+            )
+            for k in range(runs_done)
+            for region in ("a", "b")
+        ]
+        store.add_runs(records)
+    return session.id
+
+
+async def test_progress_is_served_with_unambiguous_names(
+    jp_fetch, db_path, record_factory
+):
+    # Given: a 3 x 30 cell whose first config is done (60 records: 2 regions)
+    sid = _three_by_thirty(db_path, record_factory, runs_done=30)
+
+    # When
+    code, payload = await get_json(jp_fetch, "sessions", str(sid), tail=5)
+    _, listed = await get_json(jp_fetch, "sessions")
+
+    # Then: totals are totals, per-config counts per config
+    assert code == 200
+    progress = payload["session"]["progress"]
+    assert progress == {
+        "status": "running",
+        "configs_total": 3,
+        "config_index": 0,
+        "runs_per_config": 30,
+        "runs_planned_total": 90,
+        "runs_done_in_config": 30,
+        "runs_done_total": 30,
+        "elapsed_s": None,
+        "eta_s": None,
+        "fraction": pytest.approx(1 / 3),
+        "text": "30 / 90 runs · config 1 / 3 · run 30 / 30",
+    }
+    item = listed["sessions"][0]
+    assert item["runs_per_config"] == 30
+    assert item["runs_planned_total"] == 90
+    assert "runs_planned" not in item
+    assert "progress" not in item  # the list stays cheap: progress is per session
+
+
+async def test_progress_of_a_session_in_its_second_config(
+    jp_fetch, db_path, record_factory
+):
+    sid = _three_by_thirty(db_path, record_factory, runs_done=35)
+    _, payload = await get_json(jp_fetch, "sessions", str(sid), limit=1)
+    progress = payload["session"]["progress"]
+    assert (progress["config_index"], progress["runs_done_in_config"]) == (1, 5)
+    assert progress["runs_done_total"] == 35
+    assert progress["text"] == "35 / 90 runs · config 2 / 3 · run 5 / 30"
+
+
+async def test_summary_is_over_every_run_not_the_page(
+    jp_fetch, db_path, record_factory
+):
+    # Given: 35 runs, of which the page holds the last 5
+    sid = _three_by_thirty(db_path, record_factory, runs_done=35)
+
+    # When
+    code, payload = await get_json(jp_fetch, "sessions", str(sid), tail=5, figures=1)
+
+    # Then: the summary rows are the results' (the widget's), over all runs
+    assert code == 200
+    assert len(payload["runs"]) == 5
+    assert payload["chart_order"] == list(CHART_ORDER)
+    assert list(payload["figures"]) == ["duration", "clocks"]
+    with RunStore(db_path) as store:
+        session = store.get_session(sid)
+        expected = summary_rows(stored_results(store.runs(sid), session, None))
+    assert payload["summary"] == json.loads(json.dumps(expected))
+    runs = {(r["Annotation"], r["n"]): r["NumRuns"] for r in payload["summary"]}
+    assert runs == {("a", 1): 30, ("b", 1): 30, ("a", 2): 5, ("b", 2): 5}
+    first = payload["summary"][0]
+    assert first["AvgValue"] == pytest.approx(1000.0 + 14.5)  # mean of runs 0..29

@@ -144,6 +144,42 @@ test('the live view follows a running %%nsight cell run by run', async ({
   expect(percentile(delays, 50)).toBeLessThanOrEqual(500);
 });
 
+test('the live view of a 3 x 30 cell counts runs over all configs', async ({
+  page
+}) => {
+  test.setTimeout(180000);
+  await page.notebook.createNew('three-by-thirty.ipynb');
+  await openSidebar(page);
+  await runCode(page, 0, '%load_ext nsight_lab');
+  // Config 1's 30 runs are fast; the first run of config 2 waits, so the view holds
+  // still at the end of config 1: 30 of 90 runs (not 90 of 270: issue 9).
+  await putCell(
+    page,
+    1,
+    [
+      '%%nsight --backend cpu --configs 1,2,3 --runs 30 --warmup 0 --name three-by-thirty',
+      'import os, time',
+      "if n == 2 and not os.environ.get('NSL_3X30_PAUSED'): os.environ['NSL_3X30_PAUSED'] = '1'; time.sleep(8)"
+    ].join('\n')
+  );
+  const cellDone = page.notebook.runCell(1);
+
+  const live = page.locator(LIVE);
+  const text = live.locator('.jp-nsightLab-LiveView-progressText');
+  await expect(live).toHaveAttribute('data-status', 'running', {
+    timeout: 30000
+  });
+  await expect(text).toContainText('30 / 90 runs', { timeout: 30000 });
+  await expect(text).toContainText('config 1 / 3');
+  await expect(text).toContainText('run 30 / 30');
+  await expect(live).toHaveAttribute('data-run-count', '30');
+  await expect(live).toHaveAttribute('data-status', 'completed', {
+    timeout: 60000
+  });
+  await expect(text).toContainText('90 / 90 runs', { timeout: 10000 });
+  await cellDone;
+});
+
 test('past sessions: four charts, text-only annotations, comparison, dark theme', async ({
   page
 }) => {

@@ -77,6 +77,8 @@ describe('CompareView', () => {
       schema_version: 1,
       a: session(1),
       b: session(3),
+      method: 'delta-log-welch',
+      confidence: 0.95,
       rows: []
     });
 

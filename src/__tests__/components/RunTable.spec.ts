@@ -1,44 +1,69 @@
 /**
- * The run summary table: one row per region and config.
+ * The run table renders the summary rows the server computed; it computes nothing.
  */
 
-import { summarizeRuns } from '../../components/RunTable';
-import { run } from '../fixtures';
+import { runTable } from '../../components/RunTable';
+import { ISummaryRow } from '../../types';
 
-describe('summarizeRuns', () => {
-  it('groups per region and config with count, mean, min, max and throttled', () => {
-    const throttled = {
-      sm_clock_mhz: 500,
-      mem_clock_mhz: null,
-      temperature_c: 90,
-      power_w: null,
-      clock_event_reasons: ['thermal slowdown'],
-      throttled: true
-    };
-    const runs = [
-      run(1, 1, { annotation: 'a', duration_ns: 100 }),
-      run(2, 1, { annotation: 'b', duration_ns: 10 }),
-      run(3, 1, { annotation: 'a', duration_ns: 300, telemetry: throttled }),
-      run(4, 1, {
-        annotation: 'a',
-        duration_ns: 50,
-        config_index: 1,
-        config: { n: 2 }
-      })
+describe('runTable', () => {
+  it('renders the served rows as they are, columns in first-seen order', () => {
+    const rows: ISummaryRow[] = [
+      {
+        Annotation: 'a',
+        Metric: 'gpu__time_duration.sum',
+        n: 1,
+        AvgValue: 1234.5678,
+        NumRuns: 200000,
+        StableMeasurement: true,
+        StdDev: null
+      },
+      { Annotation: 'b', Metric: 'gpu__time_duration.sum', n: 2, AvgValue: 10 }
     ];
 
-    const summary = summarizeRuns(runs);
+    const table = runTable(rows);
 
-    expect(summary.map(s => [s.annotation, s.configIndex, s.runs])).toEqual([
-      ['a', 0, 2],
-      ['b', 0, 1],
-      ['a', 1, 1]
+    const head = Array.from(table.querySelectorAll('th')).map(
+      th => th.textContent
+    );
+    expect(head).toEqual([
+      'Annotation',
+      'Metric',
+      'n',
+      'AvgValue',
+      'NumRuns',
+      'StableMeasurement',
+      'StdDev'
     ]);
-    expect(summary[0]).toMatchObject({
-      meanNs: 200,
-      minNs: 100,
-      maxNs: 300,
-      throttled: 1
-    });
+    const cells = Array.from(table.tBodies[0].rows).map(row =>
+      Array.from(row.cells).map(td => td.textContent)
+    );
+    expect(cells[0]).toEqual([
+      'a',
+      'gpu__time_duration.sum',
+      '1',
+      '1235',
+      '200000',
+      'true',
+      ''
+    ]);
+    expect(cells[1]).toEqual([
+      'b',
+      'gpu__time_duration.sum',
+      '2',
+      '10',
+      '',
+      '',
+      ''
+    ]);
+    expect(
+      table.tBodies[0].rows[0].cells[3].classList.contains(
+        'jp-nsightLab-RunTable-number'
+      )
+    ).toBe(true);
+  });
+
+  it('is an empty table without rows', () => {
+    const table = runTable([]);
+    expect(table.querySelectorAll('td')).toHaveLength(0);
   });
 });

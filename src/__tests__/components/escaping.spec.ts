@@ -6,7 +6,7 @@
 import { renderComparison } from '../../components/CompareView';
 import { runTable } from '../../components/RunTable';
 import { renderSessionRow } from '../../components/SessionList';
-import { compareResponse, run, session, XSS } from '../fixtures';
+import { compareResponse, session, XSS } from '../fixtures';
 
 function expectText(node: HTMLElement): void {
   expect(node.innerHTML).toContain('&lt;img');
@@ -27,7 +27,7 @@ describe('escaping', () => {
     const node = document.createElement('div');
 
     node.appendChild(
-      runTable([run(1, 7, { annotation: XSS, kernels: [XSS] })])
+      runTable([{ Annotation: XSS, Metric: 'gpu__time_duration.sum' }])
     );
 
     expectText(node);

@@ -5,13 +5,12 @@
  */
 import { IChartHandle, IFigure, mountChart } from '../../charts/mount';
 import widget, { OPEN_SESSION_EVENT, render } from '../../widget/index';
-import {
-  describeProgress,
-  formatCell,
-  formatSeconds,
-  progressFraction
-} from '../../widget/format';
-import type { IWidgetModel, IWidgetTraits } from '../../widget/types';
+import { formatCell, summaryColumns } from '../../widget/format';
+import type {
+  IProgress,
+  IWidgetModel,
+  IWidgetTraits
+} from '../../widget/types';
 
 jest.mock('../../charts/mount', () => ({
   mountChart: jest.fn((el: HTMLElement, figure: IFigure): IChartHandle => {
@@ -84,14 +83,10 @@ class FakeModel implements IWidgetModel {
 const DEFAULTS: IWidgetTraits = {
   session_id: 12,
   status: 'running',
-  configs_total: 2,
-  config_index: 0,
-  runs_done: 0,
-  runs_target: 10,
-  elapsed_s: 0,
-  eta_s: null,
+  progress: {},
   message: '',
   figures: {},
+  chart_order: ['duration', 'clocks', 'roofline', 'traffic'],
   figures_seq: 0,
   append: {},
   summary: [],
@@ -102,6 +97,24 @@ function figure(points: number): IFigure {
   return {
     data: [{ type: 'scatter', x: [...Array(points).keys()], y: [] }],
     layout: {}
+  };
+}
+
+/** A served progress (as views/progress.py sends it; the text is not recomputed). */
+function progress(overrides: Partial<IProgress>): IProgress {
+  return {
+    status: 'running',
+    configs_total: 2,
+    config_index: 0,
+    runs_per_config: 10,
+    runs_planned_total: 20,
+    runs_done_in_config: 0,
+    runs_done_total: 0,
+    elapsed_s: 0,
+    eta_s: null,
+    fraction: 0,
+    text: '0 / 20 runs · config 1 / 2 · run 0 / 10 · elapsed 0.0 s',
+    ...overrides
   };
 }
 
@@ -117,24 +130,13 @@ beforeEach(() => {
 });
 
 describe('format', () => {
-  it('formats seconds, progress and cells', () => {
-    expect(formatSeconds(1.234)).toBe('1.2 s');
-    expect(formatSeconds(125)).toBe('2 min 05 s');
-    expect(formatSeconds(3725)).toBe('1 h 02 min');
-    expect(formatSeconds(Number.NaN)).toBe('–');
+  it('formats cells and lists columns in first-seen order', () => {
     expect(
-      progressFraction({ ...DEFAULTS, config_index: 1, runs_done: 5 })
-    ).toBeCloseTo(0.75);
-    expect(progressFraction({ ...DEFAULTS, status: 'completed' })).toBe(1);
-    expect(
-      describeProgress({
-        ...DEFAULTS,
-        config_index: 1,
-        runs_done: 5,
-        elapsed_s: 3,
-        eta_s: 1
-      })
-    ).toBe('config 2/2 · run 5/10 · elapsed 3.0 s · ETA 1.0 s');
+      summaryColumns([
+        { a: 1, b: 2 },
+        { c: 3, a: 4 }
+      ])
+    ).toEqual(['a', 'b', 'c']);
     expect(formatCell(1234.5678)).toBe('1235');
     expect(formatCell(0.000123456)).toBe('0.0001235');
     expect(formatCell(12)).toBe('12');
@@ -163,19 +165,29 @@ describe('render', () => {
       'nsight-lab session 12'
     );
 
-    model.set({ config_index: 1, runs_done: 5, elapsed_s: 3, eta_s: 1 });
+    const served = 'whatever Python says · 15 / 20 runs';
+    model.set({ progress: progress({ fraction: 0.75, text: served }) });
 
     expect(bar.getAttribute('aria-valuenow')).toBe('75');
     expect(fill.style.width).toBe('75%');
-    expect(text.textContent).toBe(
-      'config 2/2 · run 5/10 · elapsed 3.0 s · ETA 1.0 s'
-    );
+    expect(text.textContent).toBe(served); // rendered, never recomputed
 
-    model.set({ status: 'completed', runs_done: 10, eta_s: null });
+    model.set({ status: 'completed', progress: progress({ fraction: 0.9 }) });
     expect(fill.style.width).toBe('100%');
     expect(el.querySelector('.jp-nsightLab-Widget-status')!.textContent).toBe(
       'completed'
     );
+    cleanup();
+  });
+
+  it('draws the charts in the served order, others after it', () => {
+    const model = new FakeModel({
+      chart_order: ['traffic', 'duration'],
+      figures: { duration: figure(1), extra: figure(1), traffic: figure(1) }
+    });
+    const el = document.createElement('div');
+    const cleanup = render({ model, el });
+    expect(chartNames(el)).toEqual(['traffic', 'duration', 'extra']);
     cleanup();
   });
 
@@ -350,15 +362,14 @@ describe('render', () => {
     }
     expect(model.listenerCount()).toBe(0);
     expect(el.childElementCount).toBe(0);
-    model.set({ runs_done: 3 }); // no error, nothing drawn
+    model.set({ progress: progress({ fraction: 0.5 }) }); // no error, nothing drawn
     expect(el.childElementCount).toBe(0);
   });
 
   it('re-renders the final state from traits alone (reopened notebook)', () => {
     const model = new FakeModel({
       status: 'completed',
-      runs_done: 10,
-      config_index: 1,
+      progress: progress({ status: 'completed', fraction: 1 }),
       figures: {
         duration: figure(10),
         clocks: figure(10),

@@ -1,0 +1,129 @@
+/**
+ * LiveView renders the progress the server computed (totals as totals: a 3 x 30
+ * cell reads "30 / 90 runs") and the charts in the served order.
+ */
+
+import { nullTranslator } from '@jupyterlab/translation';
+import { Signal } from '@lumino/signaling';
+
+import { mountChart } from '../../charts/mount';
+import {
+  LiveView,
+  liveChartOrder,
+  progressLine
+} from '../../components/LiveView';
+import { ILiveState, IRunsModel } from '../../tokens';
+import { DEFAULT_SIDEBAR_SETTINGS, IProgress } from '../../types';
+import { run, session } from '../fixtures';
+
+jest.mock('../../charts/mount', () => ({ mountChart: jest.fn() }));
+(mountChart as jest.Mock).mockImplementation((el: HTMLElement) => ({
+  element: el,
+  figure: { data: [] },
+  update: jest.fn(),
+  append: jest.fn(),
+  dispose: jest.fn(),
+  isDisposed: false
+}));
+
+const trans = nullTranslator.load('nsight-lab');
+
+/** A 3-config x 30-run cell after its first config, as the server sends it. */
+const PROGRESS: IProgress = {
+  status: 'running',
+  configs_total: 3,
+  config_index: 0,
+  runs_per_config: 30,
+  runs_planned_total: 90,
+  runs_done_in_config: 30,
+  runs_done_total: 30,
+  elapsed_s: null,
+  eta_s: null,
+  fraction: 1 / 3,
+  text: '30 / 90 runs · config 1 / 3 · run 30 / 30'
+};
+
+function liveModel(live: ILiveState): IRunsModel {
+  const model = {
+    live,
+    settings: DEFAULT_SIDEBAR_SETTINGS,
+    liveChanged: new Signal<IRunsModel, void>({} as IRunsModel)
+  };
+  return model as unknown as IRunsModel;
+}
+
+const LIVE: ILiveState = {
+  session: session(9, {
+    status: 'running',
+    configs: [{ n: 1 }, { n: 2 }, { n: 3 }],
+    runs_per_config: 30,
+    runs_planned_total: 90,
+    run_count: 60,
+    progress: PROGRESS
+  }),
+  runs: [run(60, 9, { duration_ns: 2500 })],
+  figures: {
+    clocks: { data: [{ type: 'scatter' }], layout: {} },
+    duration: { data: [{ type: 'scatter' }], layout: {} }
+  },
+  chartOrder: ['duration', 'clocks', 'roofline', 'traffic'],
+  lastRunId: 60,
+  eventAt: null,
+  updatedAt: null
+};
+
+describe('LiveView', () => {
+  it('shows the served progress: a 3 x 30 cell reads 30 / 90 runs', () => {
+    const view = new LiveView(liveModel(LIVE), trans);
+
+    const text = view.node.querySelector(
+      '.jp-nsightLab-LiveView-progressText'
+    )!.textContent;
+    expect(text).toBe(
+      '30 / 90 runs · config 1 / 3 · run 30 / 30 · last 2.500 µs'
+    );
+    expect(view.node.dataset.runCount).toBe('30');
+    const bar = view.node.querySelector('progress')!;
+    expect(bar.value).toBeCloseTo(1 / 3);
+    const charts = Array.from(
+      view.node.querySelectorAll<HTMLElement>('.jp-nsightLab-ChartView')
+    ).map(node => node.dataset.chart ?? node.dataset.kind);
+    expect(charts).toHaveLength(2);
+    view.dispose();
+  });
+
+  it('shows no progress line before the session is read', () => {
+    const live = {
+      ...LIVE,
+      session: { ...LIVE.session!, progress: undefined },
+      runs: []
+    };
+    const view = new LiveView(liveModel(live), trans);
+    expect(
+      view.node.querySelector('.jp-nsightLab-LiveView-progressText')!
+        .textContent
+    ).toBe('');
+    expect(view.node.dataset.runCount).toBe('0');
+    view.dispose();
+  });
+});
+
+describe('liveChartOrder and progressLine', () => {
+  it('follows the served order, the default chart first', () => {
+    expect(liveChartOrder(['clocks', 'duration'], {}, 'roofline')).toEqual([
+      'clocks',
+      'duration'
+    ]);
+    expect(liveChartOrder(['clocks', 'duration'], {}, 'duration')).toEqual([
+      'duration',
+      'clocks'
+    ]);
+    expect(
+      liveChartOrder(null, { clocks: null, duration: null }, 'traffic')
+    ).toEqual(['clocks', 'duration']);
+  });
+
+  it('is the server text and the newest run', () => {
+    expect(progressLine(LIVE.session!, null)).toBe(PROGRESS.text);
+  });
+});

@@ -1,0 +1,349 @@
+/**
+ * The JSON contract: `tests/fixtures/wire.json` is produced by the Python side
+ * (`tests/fixtures/make_wire.py`, checked by `tests/test_wire.py`) and read here.
+ * Each payload must have exactly the keys of its TypeScript interface, with values
+ * of the declared kinds, and the renderers must show what Python computed (the
+ * progress line, the summary rows, the chart order) without computing anything.
+ * A change of the wire on either side fails here until both sides agree.
+ */
+import { IChartHandle, IFigure } from '../charts/mount';
+import { renderComparison } from '../components/CompareView';
+import { liveChartOrder, progressLine } from '../components/LiveView';
+import { runTable } from '../components/RunTable';
+import {
+  ICompareResponse,
+  ICompareRow,
+  IProgress,
+  IRunRecord,
+  ISessionInfo,
+  ISessionResponse,
+  ISessionSummary,
+  ISessionsResponse,
+  ITelemetry
+} from '../types';
+import { chartNames, render } from '../widget/index';
+import type { IWidgetModel, IWidgetTraits } from '../widget/types';
+
+jest.mock('../charts/mount', () => ({
+  mountChart: jest.fn((el: HTMLElement, figure: IFigure): IChartHandle => ({
+    element: el,
+    figure,
+    isDisposed: false,
+    update: jest.fn(),
+    append: jest.fn(),
+    dispose: jest.fn()
+  }))
+}));
+
+/** The directory of this spec (jest's CommonJS wrapper defines it). */
+declare const __dirname: string;
+
+/** Node's `fs`, as much of it as is used (no @types/node in this build). */
+interface IFs {
+  readFileSync(path: string, encoding: 'utf-8'): string;
+}
+
+const WIRE = JSON.parse(
+  jest
+    .requireActual<IFs>('fs')
+    .readFileSync(`${__dirname}/../../tests/fixtures/wire.json`, 'utf-8')
+) as Record<string, unknown>;
+
+/** What a value may be on the wire. */
+type Kind = 'string' | 'number' | 'boolean' | 'object' | 'array' | 'null';
+
+/** Every key of `T`, with the kinds its value may have: the interface, at run time. */
+type Shape<T> = { [K in keyof Required<T>]: readonly Kind[] };
+
+function kindOf(value: unknown): Kind {
+  if (value === null) {
+    return 'null';
+  }
+  if (Array.isArray(value)) {
+    return 'array';
+  }
+  return typeof value as Kind;
+}
+
+/** Where `value` differs from `shape`: missing or extra keys, wrong kinds. */
+function mismatches<T>(
+  value: unknown,
+  shape: Shape<T>,
+  optional: readonly (keyof T)[] = []
+): string[] {
+  const object = value as Record<string, unknown>;
+  const expected = Object.keys(shape);
+  const out: string[] = [];
+  for (const key of Object.keys(object)) {
+    if (!expected.includes(key)) {
+      out.push(`extra key ${key}`);
+    }
+  }
+  for (const key of expected) {
+    if (!(key in object)) {
+      if (!optional.includes(key as keyof T)) {
+        out.push(`missing key ${key}`);
+      }
+      continue;
+    }
+    const kinds = shape[key as keyof T];
+    const kind = kindOf(object[key]);
+    if (!kinds.includes(kind)) {
+      out.push(`${key}: ${kind}, not ${kinds.join('|')}`);
+    }
+  }
+  return out;
+}
+
+const S = ['string'] as const;
+const N = ['number'] as const;
+const B = ['boolean'] as const;
+const O = ['object'] as const;
+const A = ['array'] as const;
+const S_NULL = ['string', 'null'] as const;
+const N_NULL = ['number', 'null'] as const;
+
+const SESSION_INFO: Shape<ISessionInfo> = {
+  id: N,
+  status: S,
+  backend: S,
+  created_at: S,
+  name: S_NULL,
+  notebook: S_NULL,
+  device: S_NULL,
+  host: S_NULL,
+  pid: N_NULL,
+  backend_reason: S,
+  options: O,
+  configs: A,
+  runs_per_config: N,
+  runs_planned_total: N,
+  cell_source: S,
+  notes: A,
+  error: S_NULL,
+  finished_at: S_NULL,
+  schema_version: N
+};
+const SESSION_SUMMARY: Shape<ISessionSummary> = {
+  ...SESSION_INFO,
+  run_count: N,
+  progress: O
+};
+const PROGRESS: Shape<IProgress> = {
+  status: S,
+  configs_total: N,
+  config_index: N,
+  runs_per_config: N,
+  runs_planned_total: N,
+  runs_done_in_config: N,
+  runs_done_total: N,
+  elapsed_s: N_NULL,
+  eta_s: N_NULL,
+  fraction: N,
+  text: S
+};
+const RUN: Shape<IRunRecord> = {
+  id: N,
+  schema_version: N,
+  session_id: N,
+  config_index: N,
+  config: O,
+  run_index: N,
+  annotation: S,
+  duration_ns: N,
+  backend: S,
+  kernels: A,
+  metrics: O,
+  telemetry: O,
+  thermal_wait_s: N,
+  finished_at: S
+};
+const TELEMETRY: Shape<ITelemetry> = {
+  sm_clock_mhz: N_NULL,
+  mem_clock_mhz: N_NULL,
+  temperature_c: N_NULL,
+  power_w: N_NULL,
+  clock_event_reasons: A,
+  throttled: B
+};
+const SESSION_RESPONSE: Shape<ISessionResponse> = {
+  schema_version: N,
+  session: O,
+  runs: A,
+  last_run_id: N,
+  next_after_id: N,
+  has_more: B,
+  figures: O,
+  chart_order: A,
+  summary: A
+};
+const SESSIONS_RESPONSE: Shape<ISessionsResponse> = {
+  schema_version: N,
+  total: N,
+  sessions: A
+};
+const COMPARE_RESPONSE: Shape<ICompareResponse> = {
+  schema_version: N,
+  a: O,
+  b: O,
+  method: S,
+  confidence: N,
+  rows: A
+};
+const COMPARE_ROW: Shape<ICompareRow> = {
+  annotation: S,
+  metric: S,
+  config: O,
+  config_index_a: N,
+  config_index_b: N,
+  mean_a: N_NULL,
+  mean_b: N_NULL,
+  std_a: N_NULL,
+  std_b: N_NULL,
+  ratio: N_NULL,
+  ci_low: N_NULL,
+  ci_high: N_NULL,
+  df: N_NULL,
+  n_a: N,
+  n_b: N,
+  significant: B
+};
+const WIDGET: Shape<IWidgetTraits> = {
+  session_id: N,
+  status: S,
+  progress: O,
+  message: S,
+  figures: O,
+  chart_order: A,
+  figures_seq: N,
+  append: O,
+  summary: A,
+  sidebar_link: S
+};
+
+const list = WIRE.sessions_list as ISessionsResponse;
+const detail = WIRE.session_detail as ISessionResponse;
+const live = WIRE.live_session as ISessionResponse;
+const compare = WIRE.compare as ICompareResponse;
+const running = WIRE.widget_running as IWidgetTraits;
+const final = WIRE.widget_final as IWidgetTraits;
+
+describe('wire.json matches the TypeScript interfaces', () => {
+  it('the session list and its items', () => {
+    expect(mismatches(list, SESSIONS_RESPONSE)).toEqual([]);
+    expect(list.sessions.length).toBeGreaterThan(0);
+    for (const item of list.sessions) {
+      // List items carry no progress: it is per session (GET sessions/{id}).
+      expect(mismatches(item, SESSION_SUMMARY, ['progress'])).toEqual([]);
+      expect(item.progress).toBeUndefined();
+    }
+  });
+
+  it('a session with its runs, progress, figures, chart order and summary', () => {
+    for (const response of [detail, live]) {
+      expect(mismatches(response, SESSION_RESPONSE)).toEqual([]);
+      expect(mismatches(response.session, SESSION_SUMMARY)).toEqual([]);
+      expect(mismatches(response.session.progress, PROGRESS)).toEqual([]);
+      for (const run of response.runs) {
+        expect(mismatches(run, RUN)).toEqual([]);
+        expect(mismatches(run.telemetry, TELEMETRY)).toEqual([]);
+      }
+    }
+  });
+
+  it('the events of the websocket', () => {
+    const events = WIRE.events as Record<string, unknown>[];
+    expect(events.map(e => e.type)).toEqual([
+      'sessions-changed',
+      'runs-changed'
+    ]);
+    expect(Object.keys(events[1]).sort()).toEqual(
+      ['last_run_id', 'schema_version', 'session_id', 'type'].sort()
+    );
+  });
+
+  it('a comparison', () => {
+    expect(mismatches(compare, COMPARE_RESPONSE)).toEqual([]);
+    expect(compare.rows.length).toBeGreaterThan(0);
+    for (const row of compare.rows) {
+      expect(mismatches(row, COMPARE_ROW)).toEqual([]);
+    }
+  });
+
+  it('the widget traits, running and final', () => {
+    for (const traits of [running, final]) {
+      expect(mismatches(traits, WIDGET)).toEqual([]);
+      expect(mismatches(traits.progress, PROGRESS)).toEqual([]);
+    }
+  });
+});
+
+describe('the renderers show what Python computed', () => {
+  it('the live view shows the served progress line, totals as totals', () => {
+    const session = live.session;
+    const newest = live.runs[live.runs.length - 1];
+    const line = progressLine(session, newest);
+    expect(line.startsWith(`${session.progress!.text} · last `)).toBe(true);
+    expect(session.progress!.text).toBe(
+      `${session.progress!.runs_done_total} / ${session.runs_planned_total} runs` +
+        ` · config 2 / 3 · run 1 / ${session.runs_per_config}`
+    );
+    expect(liveChartOrder(live.chart_order!, {}, 'duration')).toEqual([
+      'duration',
+      'clocks'
+    ]);
+    expect(liveChartOrder(live.chart_order!, {}, 'clocks')).toEqual([
+      'clocks',
+      'duration'
+    ]);
+  });
+
+  it('the run table renders the served summary rows over every run', () => {
+    const table = runTable(detail.summary!);
+    const head = Array.from(table.tHead!.rows[0].cells).map(c => c.textContent);
+    expect(head).toEqual(Object.keys(detail.summary![0]));
+    expect(table.tBodies[0].rows).toHaveLength(detail.summary!.length);
+    const runs = detail.summary!.reduce(
+      (sum, row) => sum + Number(row.NumRuns),
+      0
+    );
+    expect(runs).toBeGreaterThan(detail.runs.length); // not the page's runs
+  });
+
+  it('the sidebar and the widget get the same summary and chart order', () => {
+    expect(final.summary).toEqual(detail.summary);
+    expect(final.chart_order).toEqual(detail.chart_order);
+    expect(
+      chartNames(detail.figures as IWidgetTraits['figures'], detail.chart_order)
+    ).toEqual(Object.keys(detail.figures!));
+  });
+
+  it('the widget renders the served progress and charts in the served order', () => {
+    for (const traits of [running, final]) {
+      const model: IWidgetModel = {
+        get: <K extends keyof IWidgetTraits>(key: K) => traits[key],
+        on: () => undefined,
+        off: () => undefined
+      };
+      const el = document.createElement('div');
+      const cleanup = render({ model, el });
+      const progress = traits.progress as IProgress;
+      expect(
+        el.querySelector('.jp-nsightLab-Widget-progressText')!.textContent
+      ).toBe(progress.text);
+      const boxes = Array.from(
+        el.querySelectorAll<HTMLElement>('.jp-nsightLab-Widget-chart')
+      ).map(box => box.dataset.chart);
+      expect(boxes).toEqual(
+        traits.chart_order.filter(name => name in traits.figures)
+      );
+      cleanup();
+    }
+  });
+
+  it('the comparison renders every row the core computed', () => {
+    const node = document.createElement('div');
+    renderComparison(node, compare);
+    expect(node.querySelectorAll('tbody tr')).toHaveLength(compare.rows.length);
+  });
+});

@@ -1,108 +1,61 @@
 """The ``%%nsight`` cell magic and the ``%nsight`` line magic.
 
-Options -> plan -> backend -> runner -> store -> DataFrame. This module is the boundary
-between the user and nsight-lab: an :class:`NsightLabError` is shown as one line without
-a traceback (as IPython's ``UsageError``); exceptions from the user's cell propagate
-unchanged after the runs finished so far are stored and the session is marked.
+Options -> plan -> collector -> records -> store -> DataFrame. The magic builds the
+plan, takes the plan's collector from the registry (:mod:`nsight_lab.backends`) and
+stores what it hands over; it knows nothing of how any backend measures. This module is
+the boundary between the user and nsight-lab: an :class:`NsightLabError` is shown as
+one line without a traceback (as IPython's ``UsageError``); exceptions from the user's
+cell propagate unchanged after the runs finished so far are stored and the session is
+marked.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import os
 import re
 import socket
 import sys
-import types
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 
-from nsight_lab.errors import NsightLabError, OptionError
-from nsight_lab.regions import annotate
+from nsight_lab.errors import MeasurementError, NsightLabError, OptionError
+from nsight_lab.regions import install_nsight_shim
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    import types
+    from collections.abc import Sequence
 
     import pandas as pd
     from IPython.core.interactiveshell import InteractiveShell
 
+    from nsight_lab.backends import CellCode, Collector, Output
     from nsight_lab.plan import Plan
-    from nsight_lab.records import JsonScalar, RunRecord, SessionStatus
+    from nsight_lab.records import RunRecord, SessionStatus
     from nsight_lab.results import UserDerive
+    from nsight_lab.roofline.placement import Peaks
     from nsight_lab.runner import Progress
     from nsight_lab.store.run_store import RunStore
+    from nsight_lab.store.writer import StoreWriter
+    from nsight_lab.views.live import WidgetView
 
-    Sink = Callable[[list[RunRecord]], None]
-    ProgressHook = Callable[[Progress], None]
-
-USAGE = (
-    "%%nsight [options]        profile the annotated regions of this cell\n"
-    "  --configs V1,V2,...      values bound to `n`, one config each\n"
-    "  --param NAME=V1,V2,...   "
-    "a named parameter (repeatable; the grid is their product)\n"
-    "  --runs N                 "
-    "measured runs per config (default 10; minimum with --target-rsd)\n"
-    "  --warmup N               untimed runs per config first (default 2)\n"
-    "  --metrics M1,M2          "
-    "Nsight Compute metrics (beyond gpu__time_duration.sum: ncu backend)\n"
-    "  --backend B              auto|cpu|events|cupti|ncu (default auto)\n"
-    "  --cache-control C        "
-    "all|none: flush the L2 before each region (default all)\n"
-    "  --clock-control C        base|none: lock the SM clock to base (default none)\n"
-    "  --thermal T              "
-    "auto|off: wait for thermal headroom before runs (default auto)\n"
-    "  --derive D1,D2           "
-    "tflops|gbps|NAME (NAME(duration_ns, **config) in the notebook)\n"
-    "  --normalize-against A    "
-    "divide every value column by region A's mean, per config\n"
-    "  --combine C              "
-    "sum|max|first: kernels of one region (cupti/ncu backends)\n"
-    "  --target-rsd PCT         keep adding runs until the RSD is below PCT ...\n"
-    "  --max-time S             "
-    "... or S seconds passed per config (default 10 with --target-rsd)\n"
-    "  --name LABEL             a label for the session in the history\n"
-    "  --out VAR                also store the results DataFrame in VAR\n"
-    "  --max-configs N          "
-    "allow a grid of up to N configs (default 10,000)\n"
-    "  --isolate                run the cell in a child process (ncu backend)\n"
-    "  --quiet                  no progress display and no table output\n"
+LINE_COMMANDS = (
     "%nsight doctor | history [N] | show ID | peaks [--cpu] [--refresh] | help"
 )
+"""The line magic's commands, listed under the options by :func:`usage`."""
 
 
-def _install_nsight_module() -> None:
-    """Make ``import nsight`` work in cells when NVIDIA's nsight-python is absent."""
-    if "nsight" in sys.modules or importlib.util.find_spec("nsight") is not None:
-        return
-    shim = types.ModuleType(
-        "nsight", "nsight-lab's stand-in for nsight-python's annotate"
-    )
-    shim.annotate = annotate  # type: ignore[attr-defined]
-    shim.__nsight_lab_shim__ = True  # type: ignore[attr-defined]
-    sys.modules["nsight"] = shim
+def usage() -> str:
+    """The ``%nsight help`` / ``%%nsight --help`` text.
 
+    The option lines are generated from :data:`nsight_lab.options.OPTIONS`, the one
+    declaration of the options; then the line magic's commands.
+    """
+    from nsight_lab.options import help_text
 
-@contextmanager
-def _nsight_python_routed() -> Iterator[None]:
-    """Route nsight-python's ``nsight.annotate`` to ours during a profiled cell."""
-    module = sys.modules.get("nsight")
-    if module is None and importlib.util.find_spec("nsight") is not None:
-        os.environ.setdefault("NSPY_NCU_INIT_AT_IMPORT", "0")  # no ncu probe at import
-        import nsight as module  # type: ignore[no-redef]
-    if module is None or getattr(module, "__nsight_lab_shim__", False):
-        yield
-        return
-    original = module.annotate
-    # nsight-python is untyped: mypy sees a bare ModuleType without ``annotate``.
-    module.annotate = annotate  # type: ignore[attr-defined]
-    try:
-        yield
-    finally:
-        module.annotate = original  # type: ignore[attr-defined]
+    return f"{help_text()}\n{LINE_COMMANDS}"
 
 
 @magics_class
@@ -151,7 +104,7 @@ class NsightMagics(Magics):
         words = line.split()
         command = words[0] if words else "help"
         if command in {"help", "--help", "-h"}:
-            print(USAGE)  # noqa: T201  (the magic's own output)
+            print(usage())  # noqa: T201  (the magic's own output)
             return None
         if command == "doctor":
             from nsight_lab.doctor import format_checks, run_checks
@@ -193,7 +146,7 @@ class NsightMagics(Magics):
         import pandas as pd
 
         from nsight_lab.roofline.peaks import cached_peaks, device_name
-        from nsight_lab.roofline.placement import Peaks, peaks_for
+        from nsight_lab.roofline.placement import peaks_for
         from nsight_lab.store.run_store import RunStore
 
         unknown = [a for a in args if a not in {"--cpu", "--refresh"}]
@@ -257,14 +210,13 @@ class NsightMagics(Magics):
 
     # -- cell magic -------------------------------------------------------------------
     def _cell(self, line: str, cell: str) -> pd.DataFrame | None:
-        from nsight_lab.backends import get_backend, probe_all
+        from nsight_lab.backends import get_collector, probe_all
         from nsight_lab.options import check_bindings, parse_options
         from nsight_lab.plan import make_plan
-        from nsight_lab.runner import Runner
         from nsight_lab.store.run_store import RunStore
 
         if line.strip() in {"--help", "-h"}:
-            print(USAGE)  # noqa: T201
+            print(usage())  # noqa: T201
             return None
         shell = self.shell
         assert shell is not None  # noqa: S101  (a registered magic always has a shell)
@@ -273,176 +225,191 @@ class NsightMagics(Magics):
         _check_cell_text(cell)
         functions = _derive_functions(options.derive, shell.user_ns)
         plan = make_plan(options, probe_all())
-        source = shell.transform_cell(cell)
-        filename = shell.compile.cache(cell)
-        code = compile(source, filename, "exec")
-        _install_nsight_module()
-
-        if plan.backend == "ncu":
-            # Isolated: the cell runs in a child Python under ncu
-            # (nsight_lab.backends.ncu.isolate).
-            from nsight_lab.backends.ncu.isolate import run_isolated
-
-            def isolated(
-                session_id: int, sink: Sink, progress: ProgressHook | None
-            ) -> list[RunRecord]:
-                return run_isolated(
-                    plan, source, shell.user_ns, session_id, sink, on_progress=progress
-                )
-
-            notes = [
-                (
-                    f"isolated under ncu: --cache-control {options.cache_control}, "
-                    f"--clock-control {options.clock_control} passed to ncu"
-                ),
-            ]
-            with RunStore() as store:
-                frame = self._profile(
-                    plan, cell, functions, store, _gpu_name(), notes, isolated
-                )
-        else:
-            measurement = get_backend(plan.backend).open(options)
-            model = None
-            # Model FLOPs/bytes for --derive, and for the roofline whenever a warm-up
-            # run can carry the counting pass at no extra execution of the cell.
-            if plan.model_work or (
-                options.warmup >= 1 and importlib.util.find_spec("torch") is not None
-            ):
-                from nsight_lab.roofline.workmodel import count_work
-
-                model = count_work
-
-            def body(config: dict[str, JsonScalar]) -> None:
-                shell.user_ns.update(config)
-                exec(code, shell.user_ns)  # noqa: S102  (running the user's cell is the point)
-
-            def in_process(
-                session_id: int, sink: Sink, progress: ProgressHook | None
-            ) -> list[RunRecord]:
-                runner = Runner(
-                    plan,
-                    measurement,
-                    session_id,
-                    sink,
-                    on_progress=progress,
-                    model_work=model,
-                )
-                with _nsight_python_routed():
-                    return runner.run(body)
-
-            try:
-                with RunStore() as store:
-                    frame = self._profile(
-                        plan,
-                        cell,
-                        functions,
-                        store,
-                        measurement.device_name,
-                        measurement.notes,
-                        in_process,
-                    )
-            finally:
-                measurement.close()  # undoes clock locks even when the cell failed
+        collector = get_collector(plan.backend)
+        code = self._cell_code(cell)
+        install_nsight_shim()
+        with RunStore() as store:
+            frame = self._profile(plan, code, functions, store, collector)
         if options.out:
             shell.user_ns[options.out] = frame
         return None if options.quiet else frame
 
-    def _profile(  # noqa: PLR0913, PLR0917  (private; the pieces _cell has built)
+    def _cell_code(self, cell: str) -> CellCode:
+        """The cell as typed, as plain Python and compiled, with the user namespace."""
+        from nsight_lab.backends import CellCode
+
+        shell = self.shell
+        assert shell is not None  # noqa: S101
+        python = shell.transform_cell(cell)
+        filename = shell.compile.cache(cell)
+        return CellCode(
+            source=cell,
+            python=python,
+            code=compile(python, filename, "exec"),
+            namespace=shell.user_ns,
+        )
+
+    def _profile(
         self,
         plan: Plan,
-        cell: str,
+        cell: CellCode,
         functions: dict[str, UserDerive],
         store: RunStore,
-        device_name: str | None,
-        notes: list[str],
-        execute: Callable[[int, Sink, ProgressHook | None], list[RunRecord]],
+        collector: Collector,
     ) -> pd.DataFrame:
-        """Create the session, run ``execute`` with a store writer, build results.
+        """Let ``collector`` measure the cell into a new session; build the results.
 
         Nothing measured is deleted: a failure after runs finished leaves the session
         ``failed`` with its runs, and the error names it; only a bad option found
         before any run finished leaves nothing behind.
         """
         from nsight_lab.results import DeriveFailures, to_dataframe
-        from nsight_lab.roofline.peaks import known_peaks
         from nsight_lab.roofline.placement import place_session
         from nsight_lab.store.writer import StoreWriter
-        from nsight_lab.views.live import WidgetView
 
         shell = self.shell
         assert shell is not None  # noqa: S101
         options = plan.options
-        session = store.create_session(
-            backend=plan.backend,
-            backend_reason=plan.backend_reason,
-            name=options.name,
-            notebook=_notebook_path(shell.user_ns),
-            device=device_name,
-            host=socket.gethostname(),
-            options=options.to_json(),
-            configs=plan.configs,
-            runs_planned=plan.runs_planned,
-            cell_source=cell,
-            notes=list(notes),
-        )
-        self.last_session_id = session.id
-        header = (
-            f"nsight-lab session {session.id}: backend {plan.backend} "
-            f"({plan.backend_reason}) on {device_name}"
-        )
-        display = (
-            None
-            if options.quiet
-            else WidgetView(
-                session_id=session.id,
-                header=header + "".join(f"\n  note: {n}" for n in notes),
-                sidebar_link=f"#nsight-lab/sessions/{session.id}",
-            )
-        )
-        peaks = known_peaks(store, device_name, cpu=plan.backend == "cpu")
         writer = StoreWriter(store)
-        done: list[RunRecord] = []
-
-        def sink(batch: list[RunRecord]) -> None:
-            done.extend(batch)
-            writer.put(batch)
-
-        def end(status: SessionStatus, message: str) -> None:
-            if display is not None:
-                display.finish(None, done, status=status, message=message)
-
+        notebook = _notebook_path(shell.user_ns)
+        target = _SessionTarget(plan, cell, store, writer, notebook)
         derive_failures = DeriveFailures()
         try:
             with writer:
-                records = execute(session.id, sink, display.update if display else None)
+                records = collector.collect(plan, cell, target.output())
+            session_id = target.session_id()
             frame = to_dataframe(
                 records,
-                store.get_session(session.id),
+                store.get_session(session_id),
                 options.param_names,
                 derive=options.derive,
                 functions=functions,
                 normalize_against=options.normalize_against,
-                peaks=peaks,
+                peaks=target.peaks,
                 derive_failures=derive_failures,
             )
         except BaseException as exc:
-            status, message, instead = _record_failure(store, session.id, exc, done)
-            end(status, message)
-            if instead is not None:
-                raise instead from exc
+            target.fail(exc)
             raise
-        store.finish_session(session.id, "completed")
+        finally:
+            if target.id is not None:
+                self.last_session_id = target.id
+        store.finish_session(session_id, "completed")
         if derive_failures:
             # The durations stand; each failing derive function and config gets one
             # line, in the session's notes and under the cell.
             frame.attrs["notes"] = derive_failures.notes()
             for note in frame.attrs["notes"]:
-                store.add_note(session.id, note)
-                print(f"nsight-lab session {session.id}: {note}", file=sys.stderr)  # noqa: T201
-        if display is not None:
-            placed = place_session(records, peaks) if peaks else []
-            display.finish(frame, records, placed, peaks)
+                store.add_note(session_id, note)
+                print(f"nsight-lab session {session_id}: {note}", file=sys.stderr)  # noqa: T201
+        if target.display is not None:
+            placed = place_session(records, target.peaks) if target.peaks else []
+            target.display.finish(frame, records, placed, target.peaks)
         return frame
+
+
+class _SessionTarget:
+    """Where one profile's records go: its session, the store writer, the live view.
+
+    The collector opens the session through :meth:`begin` once it knows the device; a
+    failure after that keeps the session and its runs (:meth:`fail`).
+    """
+
+    def __init__(
+        self,
+        plan: Plan,
+        cell: CellCode,
+        store: RunStore,
+        writer: StoreWriter,
+        notebook: str | None,
+    ) -> None:
+        """Prepare to open a session for ``plan`` when the collector begins."""
+        self._plan = plan
+        self._cell = cell
+        self._store = store
+        self._writer = writer
+        self._notebook = notebook
+        self.id: int | None = None
+        self.display: WidgetView | None = None
+        self.peaks: Peaks | None = None
+        self.done: list[RunRecord] = []
+
+    def output(self) -> Output:
+        """The hooks handed to the collector."""
+        from nsight_lab.backends import Output
+
+        quiet = self._plan.options.quiet
+        return Output(self.begin, self.sink, None if quiet else self.progress)
+
+    def begin(self, device_name: str | None, notes: Sequence[str]) -> int:
+        """Create the session, show the live view; return the session id."""
+        from nsight_lab.backends import backend_entry
+        from nsight_lab.roofline.peaks import known_peaks
+        from nsight_lab.views.live import WidgetView
+
+        plan, options = self._plan, self._plan.options
+        session = self._store.create_session(
+            backend=plan.backend,
+            backend_reason=plan.backend_reason,
+            name=options.name,
+            notebook=self._notebook,
+            device=device_name,
+            host=socket.gethostname(),
+            options=options.to_json(),
+            configs=plan.configs,
+            runs_planned=plan.runs_planned,
+            cell_source=self._cell.source,
+            notes=list(notes),
+        )
+        self.id = session.id
+        header = (
+            f"nsight-lab session {session.id}: backend {plan.backend} "
+            f"({plan.backend_reason}) on {device_name}"
+        )
+        if not options.quiet:
+            self.display = WidgetView(
+                session_id=session.id,
+                header=header + "".join(f"\n  note: {n}" for n in notes),
+                sidebar_link=f"#nsight-lab/sessions/{session.id}",
+            )
+        on_host = backend_entry(plan.backend).on_host
+        self.peaks = known_peaks(self._store, device_name, cpu=on_host)
+        return session.id
+
+    def sink(self, batch: list[RunRecord]) -> None:
+        """Keep ``batch`` for a failure's count and hand it to the store writer."""
+        self.done.extend(batch)
+        self._writer.put(batch)
+
+    def progress(self, now: Progress) -> None:
+        """Show the progress in the live view."""
+        if self.display is not None:
+            self.display.update(now)
+
+    def session_id(self) -> int:
+        """The session the collector began.
+
+        Raises:
+            MeasurementError: The collector returned without beginning one.
+        """
+        if self.id is None:  # pragma: no cover - every collector begins
+            msg = f"the {self._plan.backend} collector returned without a session"
+            raise MeasurementError(msg)
+        return self.id
+
+    def fail(self, exc: BaseException) -> None:
+        """Record how the profile ended early (see :func:`_record_failure`).
+
+        Raises:
+            NsightLabError: ``exc`` as one line that says the session was kept.
+        """
+        if self.id is None:  # the backend could not start: nothing to keep
+            return
+        status, message, instead = _record_failure(self._store, self.id, exc, self.done)
+        if self.display is not None:
+            self.display.finish(None, self.done, status=status, message=message)
+        if instead is not None:
+            raise instead from exc
 
 
 def _record_failure(
@@ -567,17 +534,6 @@ def _derive_functions(
     return functions
 
 
-def _gpu_name() -> str | None:
-    """The first GPU's name through NVML (the isolated path has no CUDA context)."""
-    from nsight_lab.gpu.stack import nvml_devices
-
-    try:
-        devices = nvml_devices()
-    except NsightLabError:
-        return None
-    return devices[0].name if devices else None
-
-
 def _notebook_path(user_ns: dict[str, Any]) -> str | None:
     session = user_ns.get("__session__") or os.environ.get("JPY_SESSION_NAME")
     return str(session) if session else None
@@ -586,4 +542,4 @@ def _notebook_path(user_ns: dict[str, Any]) -> str | None:
 def register(shell: InteractiveShell) -> None:
     """Register the magics on ``shell`` and make ``import nsight`` resolve."""
     shell.register_magics(NsightMagics)
-    _install_nsight_module()
+    install_nsight_shim()

@@ -1,24 +1,30 @@
-"""Turn options and the backend probe table into a :class:`Plan`: pure, no hardware."""
+"""Turn options and the backend probe table into a :class:`Plan`: pure, no hardware.
+
+Which backends exist, which one ``--isolate`` means and the order ``--backend auto``
+tries them in come from the registry (:mod:`nsight_lab.backends`); whether each can run
+here comes from the probe table the caller passes.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from nsight_lab import backends as registry
 from nsight_lab.errors import BackendUnavailableError, OptionError
 from nsight_lab.roofline.counters import ROOFLINE_METRICS
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from nsight_lab.backends.base import Availability
+    from nsight_lab.backends import Availability
     from nsight_lab.options import ProfileOptions
     from nsight_lab.records import JsonScalar
 
 
 @dataclass(frozen=True)
 class Plan:
-    """What the runner will do: which backend, why, and over which configs."""
+    """What the collector will do: which backend, why, and over which configs."""
 
     options: ProfileOptions
     backend: str
@@ -52,14 +58,8 @@ def make_plan(options: ProfileOptions, probes: Mapping[str, Availability]) -> Pl
     """
     options.check_grid()
     extra = options.extra_metrics
-    if options.isolate and options.backend not in {"auto", "ncu"}:
-        msg = (
-            f"--isolate runs the cell in a child process under Nsight Compute (the ncu "
-            f"backend), not with --backend {options.backend}; drop one of the two"
-        )
-        raise OptionError(msg)
     if options.isolate:
-        options = replace(options, backend="ncu")
+        options = replace(options, backend=_isolated_backend(options.backend))
     if options.backend == "auto":
         backend, reason = _choose(extra, probes)
     else:
@@ -71,14 +71,16 @@ def make_plan(options: ProfileOptions, probes: Mapping[str, Availability]) -> Pl
             msg = f"backend {backend!r} is unavailable: {why}{hint}"
             raise BackendUnavailableError(msg)
         reason = f"requested with --backend {backend}"
-    if extra and backend != "ncu":
+    entry = registry.backend_entry(backend)
+    if extra and not entry.counters:
         msg = (
-            f"--metrics {_listed(extra)} needs the ncu backend (hardware counters); "
-            f"the {backend} backend measures only gpu__time_duration.sum"
+            f"--metrics {_listed(extra)} needs {_counter_backends()} "
+            f"(hardware counters); the {backend} backend measures only "
+            "gpu__time_duration.sum"
         )
         raise OptionError(msg)
-    if backend == "ncu" and not extra:
-        # Asked for ncu without naming metrics: collect what the roofline and the
+    if entry.counters and not extra:
+        # Asked for counters without naming metrics: collect what the roofline and the
         # traffic views need, so the run is worth its passes.
         options = replace(options, metrics=ROOFLINE_METRICS)
     return Plan(
@@ -93,26 +95,57 @@ def make_plan(options: ProfileOptions, probes: Mapping[str, Availability]) -> Pl
 def _choose(
     extra: tuple[str, ...], probes: Mapping[str, Availability]
 ) -> tuple[str, str]:
-    def ok(backend_id: str) -> bool:
-        found = probes.get(backend_id)
-        return found is not None and found.ok
+    """The first backend ``auto`` may take that can run here, and why it was taken.
 
+    Raises:
+        BackendUnavailableError: None of the candidates can run here.
+    """
+    candidates = registry.auto_candidates(counters=bool(extra))
+    skipped: list[str] = []
+    for entry in candidates:
+        found = probes.get(entry.id)
+        if found is not None and found.ok:
+            why = skipped[0] if skipped else ""
+            return entry.id, entry.auto_reason.format(
+                metrics=_listed(extra, ", "), why=why
+            )
+        skipped.append(found.reason if found else f"{entry.id} backend not probed")
+    why = skipped[0] if skipped else "none is registered"
     if extra:
-        if ok("ncu"):
-            return "ncu", f"metrics {_listed(extra, ', ')} need hardware counters"
-        why = probes["ncu"].reason if "ncu" in probes else "not probed"
         msg = (
-            f"--metrics {_listed(extra)} need the ncu backend, "
+            f"--metrics {_listed(extra)} need {_counter_backends()}, "
             f"which is unavailable: {why}"
         )
-        raise BackendUnavailableError(msg)
-    if ok("events"):
-        return (
-            "events",
-            "a CUDA GPU is visible: CUDA events time each region on the GPU",
+    else:
+        names = ", ".join(entry.id for entry in candidates)
+        msg = f"no backend can time this cell here (tried {names}): {why}"
+    raise BackendUnavailableError(msg)
+
+
+def _isolated_backend(requested: str) -> str:
+    """The backend ``--isolate`` means, checked against ``--backend``.
+
+    Raises:
+        OptionError: ``--backend`` names another backend, or none runs isolated.
+    """
+    isolated = [entry.id for entry in registry.BACKENDS if entry.isolated]
+    if not isolated:  # pragma: no cover - the registry has one
+        msg = "--isolate: no backend of this version runs the cell in a child process"
+        raise OptionError(msg)
+    if requested not in {"auto", *isolated}:
+        msg = (
+            f"--isolate runs the cell in a child process under Nsight Compute (the "
+            f"{isolated[0]} backend), not with --backend {requested}; "
+            "drop one of the two"
         )
-    why = probes["events"].reason if "events" in probes else "events backend not probed"
-    return "cpu", f"no GPU timing available ({why}): host wall-clock timing"
+        raise OptionError(msg)
+    return requested if requested in isolated else isolated[0]
+
+
+def _counter_backends() -> str:
+    """The backends that measure hardware counters, for a message."""
+    ids = [entry.id for entry in registry.BACKENDS if entry.counters]
+    return f"the {' or '.join(ids)} backend"
 
 
 def _listed(names: tuple[str, ...], sep: str = ",", limit: int = 80) -> str:

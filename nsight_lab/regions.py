@@ -1,31 +1,41 @@
-"""Region markers: ``nsight_lab.annotate("name")`` as a context manager or decorator.
+"""Region markers and the region rules, for every backend.
 
+``nsight_lab.annotate("name")`` marks a region, as a context manager or a decorator.
 Outside a profile an annotation costs one attribute lookup and does nothing. Inside a
-``%%nsight`` cell the runner installs a :class:`RegionListener` for the current thread;
-the annotation forwards enter/exit to it, and the listener checks the rules (no nesting,
-no name twice in one run) before the backend starts or stops its timers.
+``%%nsight`` cell (or the isolated ncu child) a :class:`RegionTracker` listens on the
+current thread: it checks the rules -- a non-empty name (checked by ``annotate``
+itself), no nesting, a name once per run, nothing left open when the cell ends -- and
+only then forwards the boundary to what measures it (a backend's measurement, or the
+child's NVTX ranges). The rules live here once; the runner and the child both use them.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib.util
+import os
+import sys
 import threading
+import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Protocol, TypeVar, overload
 
 from typing_extensions import Self
 
-from nsight_lab.errors import OptionError
+from nsight_lab.errors import OptionError, RegionError
 
 if TYPE_CHECKING:
     from types import TracebackType
 
 _F = TypeVar("_F", bound=Callable[..., object])
 
+CELL_REGION = "cell"
+"""Annotation used for the whole cell when it marks no regions."""
+
 
 class RegionListener(Protocol):
-    """Receives region boundaries while a profile runs (implemented by the runner)."""
+    """Receives region boundaries while a profile runs (a :class:`RegionTracker`)."""
 
     def enter_region(self, name: str) -> None:
         """Called as region ``name`` opens, before its body runs."""
@@ -51,6 +61,66 @@ def listening(listener: RegionListener) -> Iterator[None]:
         yield
     finally:
         _state.listener = previous
+
+
+class RegionTracker:
+    """Checks the region rules of one run, then forwards each boundary to ``target``.
+
+    Install it with :func:`listening`; call :meth:`reset` before each run and
+    :meth:`check_closed` after it.
+    """
+
+    def __init__(self, target: RegionListener) -> None:
+        """Track regions for ``target`` (what starts and stops the measuring)."""
+        self._target = target
+        self._open: str | None = None
+        self.seen: list[str] = []
+        """The regions of the current run so far, in the order they opened."""
+
+    def reset(self) -> None:
+        """Start a new run."""
+        self._open = None
+        self.seen = []
+
+    def enter_region(self, name: str) -> None:
+        """Open ``name``, then tell the target.
+
+        Raises:
+            RegionError: Another region is open, or ``name`` already ran in this run.
+        """
+        if self._open is not None:
+            msg = (
+                f"region {name!r} opened inside region {self._open!r}; regions may not "
+                f"nest: close {self._open!r} first or merge them into one region"
+            )
+            raise RegionError(msg)
+        if name in self.seen:
+            msg = (
+                f"region {name!r} ran twice in one run; give each region its own name "
+                "(a loop belongs inside one region)"
+            )
+            raise RegionError(msg)
+        self._open = name
+        self.seen.append(name)
+        self._target.enter_region(name)
+
+    def exit_region(self, name: str) -> None:
+        """Tell the target that ``name`` closed."""
+        if self._open != name:  # pragma: no cover - annotate() guarantees pairing
+            msg = f"region {name!r} closed while {self._open!r} was open"
+            raise RegionError(msg)
+        self._target.exit_region(name)
+        self._open = None
+
+    def check_closed(self) -> None:
+        """Raise if a region is still open at the end of a run.
+
+        Raises:
+            RegionError: A region was entered but never left (e.g. in a generator).
+        """
+        if self._open is not None:
+            msg = f"region {self._open!r} was still open when the cell ended"
+            raise RegionError(msg)
 
 
 class annotate:  # noqa: N801  (lower-case to match nsight-python's nsight.annotate)
@@ -115,3 +185,42 @@ class annotate:  # noqa: N801  (lower-case to match nsight-python's nsight.annot
                 return func(*args, **kwargs)
 
         return wrapper  # type: ignore[return-value]
+
+
+def install_nsight_shim(*, replace: bool = False) -> None:
+    """Make ``import nsight`` in a cell resolve to :class:`annotate`.
+
+    Args:
+        replace: Install the stand-in even where NVIDIA's nsight-python is installed
+            (the isolated child, which must not start nsight-python's ncu probe);
+            otherwise only where it is absent.
+    """
+    if not replace and (
+        "nsight" in sys.modules or importlib.util.find_spec("nsight") is not None
+    ):
+        return
+    shim = types.ModuleType(
+        "nsight", "nsight-lab's stand-in for nsight-python's annotate"
+    )
+    shim.annotate = annotate  # type: ignore[attr-defined]
+    shim.__nsight_lab_shim__ = True  # type: ignore[attr-defined]
+    sys.modules["nsight"] = shim
+
+
+@contextmanager
+def nsight_python_routed() -> Iterator[None]:
+    """Route nsight-python's ``nsight.annotate`` to ours while a profile runs."""
+    module = sys.modules.get("nsight")
+    if module is None and importlib.util.find_spec("nsight") is not None:
+        os.environ.setdefault("NSPY_NCU_INIT_AT_IMPORT", "0")  # no ncu probe at import
+        import nsight as module  # type: ignore[no-redef]
+    if module is None or getattr(module, "__nsight_lab_shim__", False):
+        yield
+        return
+    original = module.annotate
+    # nsight-python is untyped: mypy sees a bare ModuleType without ``annotate``.
+    module.annotate = annotate  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        module.annotate = original  # type: ignore[attr-defined]

@@ -1,10 +1,12 @@
-"""Drive a plan: run the cell per config and run, enforce region rules, stream records.
+"""Drive a plan in process: run the cell per config and run, stream records.
 
 ``Runner.run`` calls the cell body once per warm-up and measured run of every config,
-with this thread's annotations routed to a :class:`RegionTracker` that checks the rules
-and forwards boundaries to the backend. Each run the backend reports as finished becomes
-one :class:`RunRecord` per region and goes to ``sink`` at once (the store), so a cell
-that raises, a CUDA error or Ctrl-C keeps every run finished before it.
+with this thread's annotations routed to a :class:`~nsight_lab.regions.RegionTracker`
+that checks the region rules and forwards boundaries to the backend's measurement.
+Each run the backend reports as finished becomes one :class:`RunRecord` per region and
+goes to ``sink`` at once (the store), so a cell that raises, a CUDA error or Ctrl-C
+keeps every run finished before it. The in-process collector
+(:mod:`nsight_lab.backends.inprocess`) is its caller.
 """
 
 from __future__ import annotations
@@ -19,9 +21,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from nsight_lab.backends.base import RunKey, RunTiming
-from nsight_lab.errors import OptionError, RegionError
+from nsight_lab.errors import OptionError
 from nsight_lab.records import RunRecord
-from nsight_lab.regions import listening
+from nsight_lab.regions import CELL_REGION, RegionTracker, listening
 from nsight_lab.stats import rsd_pct
 
 if TYPE_CHECKING:
@@ -31,68 +33,13 @@ if TYPE_CHECKING:
     from nsight_lab.plan import Plan
     from nsight_lab.records import JsonScalar
 
-CELL_REGION = "cell"
-"""Annotation used for the whole cell when it marks no regions."""
+__all__ = ["CELL_REGION", "FREEZE_EVERY", "Progress", "Runner", "WorkModel"]
+
 FREEZE_EVERY = 2_000
 """Move the records out of the cyclic GC's reach every this many (see ``run``)."""
 
 WorkModel = dict[str, dict[str, float]]
 """Region -> modelled quantities (``model__flops``, ``model__bytes_read``, ...)."""
-
-
-class RegionTracker:
-    """Checks region rules for one run and forwards boundaries to the backend."""
-
-    def __init__(self, measurement: Measurement) -> None:
-        """Track regions for ``measurement``."""
-        self._measurement = measurement
-        self._open: str | None = None
-        self._seen: list[str] = []
-
-    def reset(self) -> None:
-        """Start a new run."""
-        self._open = None
-        self._seen = []
-
-    def enter_region(self, name: str) -> None:
-        """Open ``name``.
-
-        Raises:
-            RegionError: Another region is open, or ``name`` already ran in this run.
-        """
-        if self._open is not None:
-            msg = (
-                f"region {name!r} opened inside region {self._open!r}; regions may not "
-                f"nest: close {self._open!r} first or merge them into one region"
-            )
-            raise RegionError(msg)
-        if name in self._seen:
-            msg = (
-                f"region {name!r} ran twice in one run; give each region its own name "
-                "(a loop belongs inside one region)"
-            )
-            raise RegionError(msg)
-        self._open = name
-        self._seen.append(name)
-        self._measurement.enter_region(name)
-
-    def exit_region(self, name: str) -> None:
-        """Close ``name``."""
-        if self._open != name:  # pragma: no cover - annotate() guarantees pairing
-            msg = f"region {name!r} closed while {self._open!r} was open"
-            raise RegionError(msg)
-        self._measurement.exit_region(name)
-        self._open = None
-
-    def check_closed(self) -> None:
-        """Raise if a region is still open at the end of a run.
-
-        Raises:
-            RegionError: A region was entered but never left (e.g. in a generator).
-        """
-        if self._open is not None:
-            msg = f"region {self._open!r} was still open when the cell ended"
-            raise RegionError(msg)
 
 
 @dataclass

@@ -15,8 +15,8 @@ import pytest
 
 from nsight_lab.backends.base import Availability
 from nsight_lab.backends.ncu import tools as _ncu_tools
+from nsight_lab.backends.ncu.collector import NcuCollector
 from nsight_lab.backends.ncu.isolate import run_isolated
-from nsight_lab.backends.ncu.probe import NcuBackend
 from nsight_lab.backends.ncu.report import parse_range_name, read_report
 from nsight_lab.errors import BackendUnavailableError, MeasurementError, RegionError
 from nsight_lab.gpu import stack as gpu_stack
@@ -60,7 +60,11 @@ def user_ns():
 
 
 def plan_for(line: str) -> Plan:
-    return make_plan(parse_options(line), {"ncu": Availability(ok=True, reason="test")})
+    """A plan for the ncu backend (by name, unless ``--metrics`` chooses it)."""
+    return make_plan(
+        parse_options(line if "--metrics" in line else f"{line} --backend ncu"),
+        {"ncu": Availability(ok=True, reason="test")},
+    )
 
 
 class Calls:
@@ -336,7 +340,7 @@ def test_probe_with_and_without_ncu(monkeypatch, tmp_path):
         "nsight_lab.backends.ncu.probe.ncu_report_status", lambda: ok_report
     )
     monkeypatch.setattr("nsight_lab.backends.ncu.probe.nvtx_installed", lambda: True)
-    found = NcuBackend().probe()
+    found = NcuCollector().probe()
     assert found.ok
     assert "2025.3.1.0" in found.reason
     assert "isolated: the cell runs in a child process under ncu" in found.reason
@@ -346,7 +350,7 @@ def test_probe_with_and_without_ncu(monkeypatch, tmp_path):
     monkeypatch.setattr(_ncu_tools, "CUDA_NCU_PATH", tmp_path / "ncu")
     monkeypatch.setattr(_ncu_tools, "NSIGHT_COMPUTE_ROOT", tmp_path / "none")
     monkeypatch.delenv("CUDA_HOME", raising=False)
-    missing = NcuBackend().probe()
+    missing = NcuCollector().probe()
     assert not missing.ok
     assert "no ncu" in missing.reason
     assert missing.hint == gpu_stack.NCU_INSTALL_HINT

@@ -75,3 +75,26 @@ def test_a_grid_above_the_limit_is_refused_before_it_is_laid_out() -> None:
         make_plan(opts, GPU)
     plan = make_plan(parse_options("--configs 1,2 --param m=1,2,3"), GPU)
     assert len(plan.configs) == 6
+
+
+def test_isolate_means_the_isolated_backend() -> None:
+    ncu_ok = {**GPU, "ncu": Availability(ok=True, reason="ncu here")}
+    plan = make_plan(parse_options("--isolate"), ncu_ok)
+    assert plan.backend == "ncu"
+    assert plan.backend_reason == "requested with --backend ncu"
+    assert "dram__bytes_read.sum" in plan.options.metrics  # the roofline's counters
+    with pytest.raises(
+        OptionError,
+        match=r"--isolate runs the cell in a child process under Nsight Compute "
+        r"\(the ncu backend\), not with --backend events; drop one of the two",
+    ):
+        make_plan(parse_options("--isolate --backend events"), ncu_ok)
+
+
+def test_auto_says_when_nothing_can_time_the_cell() -> None:
+    with pytest.raises(
+        BackendUnavailableError,
+        match=r"no backend can time this cell here \(tried events, cpu\): "
+        r"events backend not probed",
+    ):
+        make_plan(parse_options(""), {})

@@ -1,24 +1,34 @@
-"""The one seam every backend implements.
+"""The one seam every backend implements: a :class:`Collector`.
 
-A backend is probed (can it run here, and if not why) and then opened for one profile,
-giving a :class:`Measurement`. The runner drives the measurement run by run: it marks
-run and region boundaries and collects :class:`RunTiming` results as they complete, so
-asynchronous backends (CUDA events) can keep the GPU busy while finished runs stream
-out.
-Backends never store anything.
+A collector is probed (can it run here, and if not why) and then asked to
+:meth:`~Collector.collect` one plan: it runs the cell once per warm-up and measured run
+of every config, however it measures (a timer in this process, CUDA events, CUPTI, or a
+child process under Nsight Compute), opens the session through :class:`Output` once it
+knows the device, and hands each finished run's :class:`RunRecord` to ``Output.sink`` as
+soon as it has it. Collectors never store anything; the magic only builds the plan,
+picks a collector from the registry (:mod:`nsight_lab.backends`) and stores what it is
+given.
+
+In-process backends (``cpu``, ``events``, ``cupti``) are written against the smaller
+:class:`Measurement` interface, run by run, and get ``collect`` from
+:class:`~nsight_lab.backends.inprocess.InProcessCollector`, which drives them with the
+:class:`~nsight_lab.runner.Runner`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from nsight_lab.records import Telemetry
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
+    from types import CodeType
 
-    from nsight_lab.options import ProfileOptions
+    from nsight_lab.plan import Plan
+    from nsight_lab.records import JsonScalar, RunRecord
+    from nsight_lab.runner import Progress
 
 
 @dataclass(frozen=True)
@@ -53,8 +63,87 @@ class RunTiming:
     thermal_wait_s: float = 0.0
 
 
+@dataclass(frozen=True)
+class CellCode:
+    """The cell to profile, in every form a collector may need."""
+
+    source: str
+    """The cell as the user wrote it (IPython syntax too), stored with the session."""
+    python: str
+    """The cell as plain Python (``shell.transform_cell``): what a child runs."""
+    code: CodeType
+    """``python`` compiled, under a file name IPython's tracebacks can show."""
+    namespace: dict[str, Any]
+    """The notebook's namespace: the cell runs in it and reads its variables from it."""
+
+    def run(self, config: dict[str, JsonScalar]) -> None:
+        """Run the cell once in the notebook's namespace with ``config`` bound.
+
+        Raises:
+            BaseException: Whatever the cell raises, unchanged.
+        """
+        self.namespace.update(config)
+        exec(self.code, self.namespace)  # noqa: S102  (running the user's cell is the point)
+
+
+@dataclass(frozen=True)
+class Output:
+    """Where a collector's results go: the session, the records, the progress."""
+
+    begin: Callable[[str | None, Sequence[str]], int]
+    """``begin(device_name, notes)`` opens the session and returns its id.
+
+    A collector calls it once, after it has opened what it measures with (so a backend
+    that cannot start leaves no session behind) and before its first run; the records
+    it makes carry the returned id. ``notes`` are what the user should know about the
+    session (clocks not locked, options without effect, ...).
+    """
+    sink: Callable[[list[RunRecord]], None]
+    """Takes each batch of finished records at once (the store writer)."""
+    progress: Callable[[Progress], None] | None = None
+    """Takes the progress after every change (the live view); ``None`` when quiet."""
+
+
+class Collector(Protocol):
+    """A way of measuring a cell's regions, chosen from the registry by its ``id``."""
+
+    id: str
+
+    def probe(self) -> Availability:
+        """Say whether this backend can run here, and if not why and what to do.
+
+        Never raises, and must be cheap: ``--backend auto`` probes every backend.
+        """
+
+    def collect(self, plan: Plan, cell: CellCode, out: Output) -> list[RunRecord]:
+        """Run every config of ``plan`` and measure the cell.
+
+        Calls ``out.begin`` once before the first run, ``out.sink`` with each batch of
+        finished measured runs (warm-up runs are never handed over) and
+        ``out.progress`` after every change, ending with status ``"completed"``.
+        Releases everything it opened (clock locks, profiler state, child processes)
+        before it returns or raises.
+
+        Args:
+            plan: What to run (``plan.backend`` is this collector's id).
+            cell: The cell and the namespace it runs in.
+            out: The session, record and progress hooks.
+
+        Returns:
+            Every record handed to ``out.sink``, in that order.
+
+        Raises:
+            BackendUnavailableError: The backend cannot start here; found before
+                ``out.begin`` where it can be (then no session is left behind).
+            NsightLabError: The measurement failed; runs finished before it were
+                already handed to ``out.sink``.
+            BaseException: Whatever the cell raised, unchanged, after the finished
+                runs were handed over.
+        """
+
+
 class Measurement(Protocol):
-    """An opened backend, measuring one profile."""
+    """An opened in-process backend, measuring one profile run by run."""
 
     device_name: str | None
     notes: list[str]
@@ -83,19 +172,3 @@ class Measurement(Protocol):
 
     def close(self) -> None:
         """Release resources and undo controls (clock locks), even after errors."""
-
-
-class Backend(Protocol):
-    """A way of measuring regions: ``cpu``, ``events``, ``cupti`` or ``ncu``."""
-
-    id: str
-
-    def probe(self) -> Availability:
-        """Say whether this backend can run here; never raises."""
-
-    def open(self, options: ProfileOptions) -> Measurement:
-        """Start measuring a profile with ``options``.
-
-        Raises:
-            BackendUnavailableError: The backend cannot run here.
-        """

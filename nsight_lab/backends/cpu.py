@@ -11,6 +11,7 @@ import time
 from typing import TYPE_CHECKING
 
 from nsight_lab.backends.base import Availability, RunKey, RunTiming
+from nsight_lab.backends.inprocess import InProcessCollector
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -33,7 +34,7 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine() or "cpu"
 
 
-class CpuTimerBackend:
+class CpuTimerBackend(InProcessCollector):
     """Host wall-clock timing of regions."""
 
     id = "cpu"

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from nsight_lab.backends.base import Availability, RunKey, RunTiming
 from nsight_lab.backends.gpu import GpuContext, require_cuda
+from nsight_lab.backends.inprocess import InProcessCollector
 from nsight_lab.errors import BackendUnavailableError
 from nsight_lab.records import Telemetry
 
@@ -228,7 +229,7 @@ class _Activity:
 _ACTIVITY = _Activity()
 
 
-class CuptiBackend:
+class CuptiBackend(InProcessCollector):
     """Per-kernel timing of regions through CUPTI's activity API."""
 
     id = "cupti"

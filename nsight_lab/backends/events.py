@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from nsight_lab.backends.base import Availability, RunKey, RunTiming
 from nsight_lab.backends.gpu import GpuContext
+from nsight_lab.backends.inprocess import InProcessCollector
 from nsight_lab.errors import BackendUnavailableError
 from nsight_lab.records import Telemetry
 
@@ -45,7 +46,7 @@ LEAD_FACTOR = 1.0
 """The spin before an idle run covers this multiple of the host's enqueue time."""
 
 
-class CudaEventsBackend:
+class CudaEventsBackend(InProcessCollector):
     """CUDA-event timing of regions through PyTorch."""
 
     id = "events"

@@ -84,17 +84,28 @@ MAX_FIGURE_POINTS = 2_000
 
 
 class StatusHandler(NsightLabHandler):
-    """``GET /nsight-lab/api/status``: the version and where the run store lives."""
+    """``GET /nsight-lab/api/status``: the version, the run store, the backends."""
 
     @tornado.web.authenticated
     def get(self) -> None:
-        """Answer the nsight-lab version, the store path and whether it exists."""
+        """Answer the version, the store path, whether it exists, and the backends.
+
+        ``backends`` lists the registry (:data:`nsight_lab.backends.BACKENDS`) in order,
+        each ``{"id", "description"}``: what the sidebar's backend filter offers. No
+        backend is probed or imported here (probing may load PyTorch or run ncu).
+        """
+        from nsight_lab.backends import BACKENDS  # the registry table only
+
         handle = self.store_handle
         self.reply(
             {
                 "version": nsight_lab.__version__,
                 "store_path": str(handle.path),
                 "store_exists": handle.exists(),
+                "backends": [
+                    {"id": entry.id, "description": entry.description}
+                    for entry in BACKENDS
+                ],
             }
         )
 

@@ -1,13 +1,16 @@
 /**
  * The filters of the history list: text, notebook, annotation, device, backend,
  * status and a date range. Typing waits briefly, then the list is read again.
+ *
+ * The backends offered are the server's registry (`GET status` `backends`), so a new
+ * backend needs no change here.
  */
 
 import { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 
 import { IRunsModel } from '../tokens';
-import { EMPTY_FILTERS, ISessionFilters } from '../types';
+import { EMPTY_FILTERS, ISessionFilters, IStatusResponse } from '../types';
 import { h } from './dom';
 
 /** How long typing waits before the list is read again, in milliseconds. */
@@ -29,6 +32,37 @@ export function dateToIso(date: string, endOfDay: boolean = false): string {
     Number(match[3]) + (endOfDay ? 1 : 0)
   );
   return Number.isNaN(when.getTime()) ? '' : when.toISOString();
+}
+
+/**
+ * One entry of `GET status` `backends`: nsight_lab/backends/__init__.py `BACKENDS`.
+ */
+export interface IBackendInfo {
+  /** The `--backend` value, as stored with each session. */
+  id: string;
+  /** What it measures, in a few words. */
+  description: string;
+}
+
+function isBackendInfo(value: unknown): value is IBackendInfo {
+  if (typeof value !== 'object' || value === null) {
+    return false;
+  }
+  const entry = value as Record<string, unknown>;
+  return (
+    typeof entry.id === 'string' &&
+    entry.id !== '' &&
+    typeof entry.description === 'string'
+  );
+}
+
+/**
+ * The backends a status answer lists, in the server's order; none before the status
+ * is read (or from a server that does not list them).
+ */
+export function backendsOf(status: IStatusResponse | null): IBackendInfo[] {
+  const listed = (status as { backends?: unknown } | null)?.backends;
+  return Array.isArray(listed) ? listed.filter(isBackendInfo) : [];
 }
 
 type TextKey = 'text' | 'notebook' | 'annotation' | 'device';
@@ -57,12 +91,15 @@ export class FilterBar extends Widget {
       this.node.appendChild(input);
     }
     const row = h('div', 'jp-nsightLab-FilterBar-row');
+    this._anyBackend = trans.__('any backend');
     this._backend = this._select(
       'backend',
       trans.__('Backend'),
-      ['', 'cpu', 'events', 'cupti', 'ncu'],
-      trans.__('any backend')
+      [''],
+      this._anyBackend
     );
+    this._showBackends();
+    model.statusChanged.connect(this._showBackends, this);
     this._status = this._select(
       'status',
       trans.__('Status'),
@@ -93,11 +130,41 @@ export class FilterBar extends Widget {
   }
 
   dispose(): void {
+    if (this.isDisposed) {
+      return;
+    }
+    this._model.statusChanged.disconnect(this._showBackends, this);
     if (this._timer !== null) {
       clearTimeout(this._timer);
       this._timer = null;
     }
     super.dispose();
+  }
+
+  /**
+   * Offer the backends the status lists. The chosen one stays chosen, and stays
+   * offered even when the server no longer lists it.
+   */
+  private _showBackends(): void {
+    const select = this._backend;
+    const chosen = select.value;
+    const backends = backendsOf(this._model.status);
+    if (chosen && !backends.some(backend => backend.id === chosen)) {
+      backends.push({ id: chosen, description: '' });
+    }
+    select.replaceChildren(this._option('', this._anyBackend));
+    for (const backend of backends) {
+      const option = this._option(backend.id, backend.id);
+      option.title = backend.description;
+      select.appendChild(option);
+    }
+    select.value = chosen;
+  }
+
+  private _option(value: string, label: string): HTMLOptionElement {
+    const option = h('option', undefined, label);
+    option.value = value;
+    return option;
   }
 
   private _select(
@@ -110,9 +177,7 @@ export class FilterBar extends Widget {
     select.setAttribute('aria-label', label);
     select.title = label;
     for (const value of values) {
-      const option = h('option', undefined, value || anyLabel);
-      option.value = value;
-      select.appendChild(option);
+      select.appendChild(this._option(value, value || anyLabel));
     }
     select.addEventListener('change', () => this._apply());
     return select;
@@ -151,6 +216,7 @@ export class FilterBar extends Widget {
   private _model: IRunsModel;
   private _inputs = new Map<TextKey, HTMLInputElement>();
   private _backend: HTMLSelectElement;
+  private _anyBackend: string;
   private _status: HTMLSelectElement;
   private _since: HTMLInputElement;
   private _until: HTMLInputElement;

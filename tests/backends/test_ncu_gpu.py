@@ -39,7 +39,7 @@ def _ncu_stack():
 def run(line, cell, user_ns, tmp_path):
     from nsight_lab.backends.ncu.isolate import run_isolated
 
-    options = parse_options(line)
+    options = parse_options(f"{line} --backend ncu")
     plan = make_plan(options, {"ncu": Availability(ok=True, reason="test")})
     batches = []
     records = run_isolated(plan, cell, user_ns, 1, batches.append, report_dir=tmp_path)

@@ -16,11 +16,34 @@ async def test_status_answers_version_and_store(jp_fetch, nsight_lab_home):
     # Then
     assert response.code == 200
     payload = json.loads(response.body)
-    assert set(payload) == {"version", "store_path", "store_exists", "schema_version"}
+    assert set(payload) == {
+        "version",
+        "store_path",
+        "store_exists",
+        "schema_version",
+        "backends",
+    }
     assert payload["version"] == nsight_lab.__version__
     assert payload["store_path"] == str(nsight_lab_home / "store.sqlite")
     assert payload["store_exists"] is False
     assert payload["schema_version"] == records.SCHEMA_VERSION
+
+
+async def test_status_lists_the_registered_backends(jp_fetch, monkeypatch):
+    # Given: one more backend in the registry
+    from nsight_lab import backends
+
+    extra = backends.BackendEntry("tiny", "tiny:Tiny", "a backend of one module")
+    monkeypatch.setattr(backends, "BACKENDS", (*backends.BACKENDS, extra))
+
+    # When
+    response = await jp_fetch("nsight-lab", "api", "status")
+
+    # Then: the registry's order, each with its description
+    listed = json.loads(response.body)["backends"]
+    assert [b["id"] for b in listed] == ["cpu", "events", "cupti", "ncu", "tiny"]
+    assert listed[-1] == {"id": "tiny", "description": "a backend of one module"}
+    assert all(b["description"] for b in listed)
 
 
 async def test_status_sees_an_existing_store(jp_fetch, nsight_lab_home):

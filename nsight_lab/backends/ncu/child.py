@@ -23,7 +23,8 @@ kernels inside them. Its protocol with the parent
   ``[nsight-lab-child] warning: ...`` and runs anyway (ncu then profiles nothing).
 
 It imports neither IPython nor any backend; ``import nsight`` in the cell resolves to
-nsight-lab's ``annotate``.
+nsight-lab's ``annotate``, and the region rules are the notebook's
+(:class:`nsight_lab.regions.RegionTracker`).
 """
 
 from __future__ import annotations
@@ -34,9 +35,10 @@ import json
 import sys
 import time
 import traceback
-import types
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
+
+from nsight_lab.regions import CELL_REGION
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -44,8 +46,6 @@ if TYPE_CHECKING:
 CHILD_PREFIX = "[nsight-lab-child]"
 """Start of every protocol line the child prints."""
 NVTX_DOMAIN = "nsight_lab"
-CELL_REGION = "cell"
-"""Region name of a run that marks no regions (the same as the runner's)."""
 EXIT_CELL_FAILED = 3
 PAYLOAD_SCHEMA_VERSION = 1
 NVTX_MISSING = "the nvtx package is not installed in the child's Python"
@@ -87,8 +87,12 @@ class _Ranges:
         self._pop()
 
 
-class _RunRegions:
-    """Region listener of one run: NVTX ranges, the sidecar log, the region rules."""
+class _RunRanges:
+    """What one run's regions drive in the child: NVTX ranges and the sidecar log.
+
+    The region rules are checked before it by :class:`nsight_lab.regions.RegionTracker`,
+    the same as in the notebook.
+    """
 
     def __init__(
         self, ranges: _Ranges, log: TextIO, config_index: int, run_index: int
@@ -97,42 +101,16 @@ class _RunRegions:
         self._log = log
         self._config_index = config_index
         self._run_index = run_index
-        self._open: str | None = None
         self._t_start = 0
-        self.seen: list[str] = []
 
     def enter_region(self, name: str) -> None:
-        from nsight_lab.errors import RegionError
-
-        if self._open is not None:
-            msg = (
-                f"region {name!r} opened inside region {self._open!r}; regions may not "
-                f"nest: close {self._open!r} first or merge them into one region"
-            )
-            raise RegionError(msg)
-        if name in self.seen:
-            msg = (
-                f"region {name!r} ran twice in one run; give each region its own name "
-                "(a loop belongs inside one region)"
-            )
-            raise RegionError(msg)
-        self._open = name
-        self.seen.append(name)
         self._ranges.push(range_name(name, self._config_index, self._run_index))
         self._t_start = time.perf_counter_ns()
 
     def exit_region(self, name: str) -> None:
         t_end = time.perf_counter_ns()
         self._ranges.pop()
-        self._open = None
         self.write(name, self._t_start, t_end)
-
-    def check_closed(self) -> None:
-        from nsight_lab.errors import RegionError
-
-        if self._open is not None:
-            msg = f"region {self._open!r} was still open when the cell ended"
-            raise RegionError(msg)
 
     def write(self, region: str, t_start_ns: int, t_end_ns: int) -> None:
         line = {
@@ -144,16 +122,6 @@ class _RunRegions:
         }
         self._log.write(json.dumps(line) + "\n")
         self._log.flush()
-
-
-def _install_nsight_module() -> None:
-    """Make ``import nsight`` in the cell resolve to nsight-lab's ``annotate``."""
-    from nsight_lab.regions import annotate
-
-    shim = types.ModuleType("nsight", "nsight-lab's stand-in for nsight-python")
-    shim.annotate = annotate  # type: ignore[attr-defined]
-    shim.__nsight_lab_shim__ = True  # type: ignore[attr-defined]
-    sys.modules["nsight"] = shim
 
 
 def _say(text: str) -> None:
@@ -172,7 +140,7 @@ def run_payload(payload: dict[str, Any]) -> None:
         BaseException: Whatever the cell raised, or a region rule it broke.
     """
     from nsight_lab.backends.ncu.shipping import unship
-    from nsight_lab.regions import listening
+    from nsight_lab.regions import RegionTracker, install_nsight_shim, listening
 
     if payload.get("schema_version") != PAYLOAD_SCHEMA_VERSION:
         msg = (
@@ -184,7 +152,7 @@ def run_payload(payload: dict[str, Any]) -> None:
     for entry in reversed(payload.get("sys_path", [])):
         if entry not in sys.path:
             sys.path.insert(1, entry)
-    _install_nsight_module()
+    install_nsight_shim(replace=True)
     ranges = _Ranges(str(payload.get("domain", NVTX_DOMAIN)))
     if not ranges.available:
         _say(f"warning: {NVTX_MISSING}; no region can be marked for ncu")
@@ -204,7 +172,8 @@ def run_payload(payload: dict[str, Any]) -> None:
             config = dict(entry["config"])
             run_indices = [-(w + 1) for w in range(warmup)] + list(range(runs))
             for ri in run_indices:
-                regions = _RunRegions(ranges, log, ci, ri)
+                run_ranges = _RunRanges(ranges, log, ci, ri)
+                regions = RegionTracker(run_ranges)
                 wrap = not has_regions
                 if wrap:
                     ranges.push(range_name(CELL_REGION, ci, ri))
@@ -221,7 +190,7 @@ def run_payload(payload: dict[str, Any]) -> None:
                 if regions.seen:
                     has_regions = True
                 else:
-                    regions.write(CELL_REGION, t_start, t_end)
+                    run_ranges.write(CELL_REGION, t_start, t_end)
                 _say(f"config {ci} run {ri} done")
 
 

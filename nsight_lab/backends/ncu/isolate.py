@@ -13,19 +13,9 @@ and the child's ``[nsight-lab-child] config C run R done`` lines), reads the rep
 measured run to ``sink``, once per config. The ``.ncu-rep`` of each config is kept in
 ``REPORT_DIR`` (default ``reports_dir()/session_<id>``) for "open in Nsight Compute".
 
-How the magic calls it (``plan.backend == "ncu"``, or ``--isolate``), instead of
-``Runner(...).run(body)``::
-
-    from nsight_lab.backends.ncu.isolate import run_isolated
-
-    records = run_isolated(
-        plan,
-        shell.transform_cell(cell),  # plain Python: no IPython syntax in the child
-        shell.user_ns,               # free variables are shipped from here
-        session.id,
-        writer.put,                  # the same sink as the in-process runner
-        on_progress=display.update if display else None,
-    )
+Its caller is the ``ncu`` collector (:class:`.collector.NcuCollector`), which the magic
+picks from the registry like any other backend (``--backend ncu``, ``--isolate``, or
+``auto`` when ``--metrics`` asks for counters).
 
 Every failure is a one-line :class:`~nsight_lab.errors.NsightLabError` (no ncu,
 counter permission, an unknown metric with close names, the cell failing in the child,
@@ -63,7 +53,8 @@ from nsight_lab.errors import BackendUnavailableError, MeasurementError
 from nsight_lab.gpu.stack import NCU_INSTALL_HINT, find_ncu
 from nsight_lab.paths import reports_dir
 from nsight_lab.records import TIME_METRIC, RunRecord
-from nsight_lab.runner import CELL_REGION, Progress
+from nsight_lab.regions import CELL_REGION
+from nsight_lab.runner import Progress
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping

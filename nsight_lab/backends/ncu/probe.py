@@ -1,11 +1,8 @@
-"""The ``ncu`` backend: hardware counters from Nsight Compute.
+"""Can the ``ncu`` backend run here: ncu, ``ncu_report`` and ``nvtx`` found, or why not.
 
-Here it is the *isolated* path: the cell runs in a child process under the installed
-``ncu``, NVTX-filtered to nsight-lab's regions, with its free variables shipped by
-cloudpickle (see :mod:`nsight_lab.backends.ncu.isolate`). It has no per-run
-:class:`Measurement`:
-the magic calls :func:`.isolate.run_isolated` instead of the runner.
-nsight-python's in-process path needs Nsight Compute >= 2026.2.1.
+The backend is the *isolated* path (:mod:`nsight_lab.backends.ncu.collector`): the cell
+runs in a child process under the installed ``ncu``. nsight-python's in-process path
+needs Nsight Compute >= 2026.2.1; the probe says so where the installed one is older.
 """
 
 from __future__ import annotations
@@ -15,7 +12,6 @@ import importlib.util
 from typing import TYPE_CHECKING
 
 from nsight_lab.backends.base import Availability
-from nsight_lab.errors import BackendUnavailableError
 from nsight_lab.gpu.stack import (
     NCU_INSTALL_HINT,
     NSIGHT_PYTHON_MIN_NCU,
@@ -28,9 +24,6 @@ from nsight_lab.gpu.stack import (
 
 if TYPE_CHECKING:
     from pathlib import Path
-
-    from nsight_lab.backends.base import Measurement
-    from nsight_lab.options import ProfileOptions
 
 ISOLATED = "isolated: the cell runs in a child process under ncu"
 NVTX_HINT = "install it with: pip install nsight-lab[ncu] (or: pip install nvtx)"
@@ -50,58 +43,39 @@ def nvtx_installed() -> bool:
     return importlib.util.find_spec("nvtx") is not None
 
 
-class NcuBackend:
-    """Nsight Compute counters, collected by running the cell under ``ncu``."""
+def probe_ncu() -> Availability:
+    """Say whether ncu, ``ncu_report`` and ``nvtx`` are here; never raises.
 
-    id = "ncu"
-
-    def probe(self) -> Availability:
-        """Say whether ncu, ``ncu_report`` and ``nvtx`` are here; never raises.
-
-        Returns:
-            ``ok`` with the ncu version and path, or why not and what to do.
-        """
-        path = find_ncu()
-        if path is None:
-            return Availability(
-                ok=False,
-                reason="no ncu (Nsight Compute CLI) was found",
-                hint=NCU_INSTALL_HINT,
-            )
-        report = ncu_report_status()
-        if not report.ok:
-            return Availability(
-                ok=False, reason=f"ncu at {path}, but {report.detail}", hint=report.hint
-            )
-        if not nvtx_installed():
-            return Availability(
-                ok=False,
-                reason=(
-                    f"ncu at {path}, but the nvtx package is not installed "
-                    "(the child process marks regions with NVTX ranges)"
-                ),
-                hint=NVTX_HINT,
-            )
-        version = _cached_version(path)
-        found = format_version(version) if version else "of unknown version"
-        reason = f"ncu {found} at {path}; {ISOLATED}"
-        if not nsight_python_accepts(version):
-            reason += (
-                "; nsight-python's in-process path needs Nsight Compute >= "
-                f"{format_version(NSIGHT_PYTHON_MIN_NCU)}"
-            )
-        return Availability(ok=True, reason=reason)
-
-    def open(self, options: ProfileOptions) -> Measurement:
-        """Refuse: this backend has no in-process measurement.
-
-        Raises:
-            BackendUnavailableError: Always; call
-                :func:`.isolate.run_isolated` for the ncu backend.
-        """
-        del options
-        msg = (
-            f"backend 'ncu' has no in-process measurement ({ISOLATED}); "
-            "nsight-lab runs it through nsight_lab.backends.ncu.isolate.run_isolated"
+    Returns:
+        ``ok`` with the ncu version and path, or why not and what to do.
+    """
+    path = find_ncu()
+    if path is None:
+        return Availability(
+            ok=False,
+            reason="no ncu (Nsight Compute CLI) was found",
+            hint=NCU_INSTALL_HINT,
         )
-        raise BackendUnavailableError(msg)
+    report = ncu_report_status()
+    if not report.ok:
+        return Availability(
+            ok=False, reason=f"ncu at {path}, but {report.detail}", hint=report.hint
+        )
+    if not nvtx_installed():
+        return Availability(
+            ok=False,
+            reason=(
+                f"ncu at {path}, but the nvtx package is not installed "
+                "(the child process marks regions with NVTX ranges)"
+            ),
+            hint=NVTX_HINT,
+        )
+    version = _cached_version(path)
+    found = format_version(version) if version else "of unknown version"
+    reason = f"ncu {found} at {path}; {ISOLATED}"
+    if not nsight_python_accepts(version):
+        reason += (
+            "; nsight-python's in-process path needs Nsight Compute >= "
+            f"{format_version(NSIGHT_PYTHON_MIN_NCU)}"
+        )
+    return Availability(ok=True, reason=reason)

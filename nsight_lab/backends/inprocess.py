@@ -1,0 +1,98 @@
+"""The collector of every backend that measures in this process: cpu, events, cupti.
+
+Such a backend only says how to measure one run (:meth:`InProcessCollector.open` gives
+a :class:`~nsight_lab.backends.base.Measurement`); this base class turns that into a
+:class:`~nsight_lab.backends.base.Collector`: it opens the measurement, opens the
+session with the device and notes the measurement found, drives the cell through the
+:class:`~nsight_lab.runner.Runner` (region rules, warm-up, ``--target-rsd``, records to
+the sink as runs finish) and closes the measurement (unlocking clocks) however the
+profile ends.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, ClassVar
+
+from nsight_lab.regions import nsight_python_routed
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from nsight_lab.backends.base import Availability, CellCode, Measurement, Output
+    from nsight_lab.options import ProfileOptions
+    from nsight_lab.plan import Plan
+    from nsight_lab.records import RunRecord
+    from nsight_lab.runner import WorkModel
+
+
+class InProcessCollector(ABC):
+    """A backend that times the cell in this process, run by run.
+
+    Subclasses set :attr:`id` and implement :meth:`probe` and :meth:`open`; they are
+    about measuring, and leave running the plan to :meth:`collect`.
+    """
+
+    id: ClassVar[str]
+
+    @abstractmethod
+    def probe(self) -> Availability:
+        """Say whether this backend can run here; never raises."""
+
+    @abstractmethod
+    def open(self, options: ProfileOptions) -> Measurement:
+        """Start measuring a profile with ``options``.
+
+        Raises:
+            BackendUnavailableError: The backend cannot run here.
+        """
+
+    def collect(self, plan: Plan, cell: CellCode, out: Output) -> list[RunRecord]:
+        """Open a measurement, run the plan through the runner, close it.
+
+        See :meth:`nsight_lab.backends.base.Collector.collect`.
+
+        Raises:
+            BackendUnavailableError: :meth:`open` refused (no session was begun).
+            RegionError: The cell broke a region rule.
+            OptionError: ``--normalize-against`` names a region the cell lacks.
+            BaseException: Whatever the cell raised, after the finished runs were
+                handed to ``out.sink``.
+        """
+        from nsight_lab.runner import Runner
+
+        measurement = self.open(plan.options)
+        try:
+            session_id = out.begin(measurement.device_name, list(measurement.notes))
+            runner = Runner(
+                plan,
+                measurement,
+                session_id,
+                out.sink,
+                on_progress=out.progress,
+                model_work=work_model(plan),
+            )
+            with nsight_python_routed():
+                return runner.run(cell.run)
+        finally:
+            measurement.close()  # undoes clock locks even when the cell failed
+
+
+def work_model(
+    plan: Plan,
+) -> Callable[[Callable[[], None]], WorkModel] | None:
+    """The FLOP/byte counter to run once per config, if it is worth a pass.
+
+    Counted for ``--derive tflops|gbps``, and for the roofline whenever a warm-up run
+    can carry the counting pass at no extra execution of the cell (and PyTorch, which
+    the counter hooks into, is installed).
+    """
+    wanted = plan.model_work or (
+        plan.options.warmup >= 1 and importlib.util.find_spec("torch") is not None
+    )
+    if not wanted:
+        return None
+    from nsight_lab.roofline.workmodel import count_work
+
+    return count_work

@@ -1,0 +1,244 @@
+"""The backend registry: one table from which every list of backends comes.
+
+Also the promise of issue 9: a new backend is one new module plus one registry line,
+shown by adding one (a module written here, a line patched into ``BACKENDS``) and
+profiling a cell with it through the magic, end to end.
+"""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+import textwrap
+from typing import TYPE_CHECKING
+
+import pytest
+
+from nsight_lab import backends
+from nsight_lab.backends import (
+    BACKENDS,
+    Availability,
+    BackendEntry,
+    auto_candidates,
+    backend_choices,
+    backend_entry,
+    backend_ids,
+    get_collector,
+    probe_all,
+)
+from nsight_lab.options import parse_options
+from nsight_lab.plan import make_plan
+from nsight_lab.store.run_store import RunStore
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from IPython.core.interactiveshell import InteractiveShell
+
+
+def test_the_table_names_each_backend_once_with_a_collector() -> None:
+    assert backend_ids() == ("cpu", "events", "cupti", "ncu")
+    assert backend_choices() == ("auto", "cpu", "events", "cupti", "ncu")
+    for entry in BACKENDS:
+        module_name, _, class_name = entry.collector.partition(":")
+        collector_class = getattr(importlib.import_module(module_name), class_name)
+        assert collector_class.id == entry.id
+        assert callable(collector_class.probe)
+        assert callable(collector_class.collect)
+        assert entry.description
+    assert [e.id for e in BACKENDS if e.isolated] == ["ncu"]
+    assert [e.id for e in BACKENDS if e.on_host] == ["cpu"]
+
+
+def test_auto_order_comes_from_the_table() -> None:
+    assert [e.id for e in auto_candidates(counters=False)] == ["events", "cpu"]
+    assert [e.id for e in auto_candidates(counters=True)] == ["ncu"]
+    assert backend_entry("cupti").auto_order is None  # only when asked by name
+
+
+def test_an_unknown_id_names_the_registered_ones() -> None:
+    with pytest.raises(KeyError, match=r"no backend 'pm'.*'cpu', 'events'"):
+        backend_entry("pm")
+
+
+def test_probe_table_on_this_machine() -> None:
+    table = probe_all()
+    assert list(table) == list(backend_ids())
+    assert table["cpu"].ok
+    assert all(found.reason for found in table.values())
+    assert list(probe_all(["ncu", "cpu"])) == ["ncu", "cpu"]
+
+
+def test_the_registry_imports_no_backend_module() -> None:
+    probe = (
+        "import json, sys\nimport nsight_lab.backends, nsight_lab.plan\n"
+        "print(json.dumps(sorted(sys.modules)))"
+    )
+    result = subprocess.run(  # noqa: S603  (our own interpreter, fixed code)
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    )
+    loaded = set(result.stdout.split('"'))
+    for heavy in (
+        "torch",
+        "nsight_lab.backends.cpu",
+        "nsight_lab.backends.events",
+        "nsight_lab.backends.cupti",
+        "nsight_lab.backends.ncu.collector",
+    ):
+        assert heavy not in loaded
+
+
+def test_get_collector_builds_a_new_one_each_time() -> None:
+    first, second = get_collector("cpu"), get_collector("cpu")
+    assert first is not second
+    assert first.id == "cpu"
+
+
+# ------------------------------------------------ a new backend: a module and a line
+
+TINY_MODULE = '''
+"""A whole backend in one module: this process's CPU time around each region."""
+
+import time
+
+from nsight_lab.backends.base import Availability, RunTiming
+from nsight_lab.backends.inprocess import InProcessCollector
+
+
+class ProcessTimeMeasurement:
+    def __init__(self, options):
+        self.device_name = "process clock"
+        self.notes = [f"tiny backend, {options.runs} runs per config"]
+        self._done = []
+        self._open = {}
+
+    def thermal_wait(self, on_wait):
+        return 0.0
+
+    def begin_run(self, key):
+        self._key, self._regions = key, {}
+        self._t0 = time.process_time_ns()
+
+    def enter_region(self, name):
+        self._open[name] = time.process_time_ns()
+
+    def exit_region(self, name):
+        self._regions[name] = float(time.process_time_ns() - self._open.pop(name))
+
+    def end_run(self, thermal_wait_s):
+        whole = float(time.process_time_ns() - self._t0)
+        self._done.append(RunTiming(self._key, dict(self._regions), whole))
+
+    def abandon_run(self):
+        pass
+
+    def completed(self, *, wait):
+        done, self._done = self._done, []
+        return done
+
+    def close(self):
+        CLOSED.append(True)
+
+
+CLOSED = []
+
+
+class ProcessTimeBackend(InProcessCollector):
+    id = "proctime"
+
+    def probe(self):
+        return Availability(ok=True, reason="time.process_time_ns always works")
+
+    def open(self, options):
+        return ProcessTimeMeasurement(options)
+'''
+
+
+@pytest.fixture
+def tiny_backend(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> BackendEntry:
+    """Step 1, a module (``tiny_backend.py``); step 2, one line in ``BACKENDS``."""
+    (tmp_path / "tiny_backend.py").write_text(TINY_MODULE, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "tiny_backend", raising=False)
+    entry = BackendEntry(
+        "proctime",
+        "tiny_backend:ProcessTimeBackend",
+        "this process's CPU time around each region",
+    )
+    monkeypatch.setattr(backends, "BACKENDS", (*backends.BACKENDS, entry))
+    return entry
+
+
+@pytest.mark.usefixtures("tiny_backend")
+def test_a_new_backend_is_one_module_and_one_line(ip: InteractiveShell) -> None:
+    assert "proctime" in backend_choices()
+    assert probe_all()["proctime"].ok
+
+    result = ip.run_cell(
+        "%%nsight --backend proctime --configs 3,4 --runs 3 --warmup 1 "
+        "--quiet --out tiny\n"
+        + textwrap.dedent(
+            """\
+            import nsight
+            with nsight.annotate("spin"):
+                total = sum(range(n * 1000))
+            """
+        )
+    )
+
+    assert result.error_in_exec is None, result.error_in_exec
+    frame = ip.user_ns["tiny"]
+    assert (frame["Backend"] == "proctime").all()
+    assert list(frame["Annotation"]) == ["spin", "spin"]
+    assert (frame["NumRuns"] == 3).all()
+    session_id = int(frame["SessionId"].iloc[0])
+    with RunStore() as store:
+        session = store.get_session(session_id)
+        runs = store.runs(session_id)
+    assert session.status == "completed"
+    assert session.backend == "proctime"
+    assert session.device == "process clock"
+    assert session.notes == ["tiny backend, 3 runs per config"]
+    assert len(runs) == 2 * 3
+    assert sys.modules["tiny_backend"].CLOSED == [True]  # closed by the collector
+
+
+@pytest.mark.usefixtures("tiny_backend")
+def test_a_new_backend_gets_the_region_rules(ip: InteractiveShell) -> None:
+    from IPython.core.error import UsageError
+
+    result = ip.run_cell(
+        "%%nsight --backend proctime --runs 2 --warmup 0 --quiet\n"
+        "import nsight\nfor _ in range(2):\n"
+        "    with nsight.annotate('twice'):\n        pass\n"
+    )
+
+    assert isinstance(result.error_in_exec, UsageError)
+    assert "region 'twice' ran twice in one run" in str(result.error_in_exec)
+    assert sys.modules["tiny_backend"].CLOSED == [True]
+
+
+def test_auto_takes_a_new_counters_backend_before_ncu(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pm = BackendEntry(
+        "pm",
+        "tiny:PmCollector",
+        "PM sampling",
+        auto_order=-1,
+        auto_reason="metrics {metrics} are PM-sampleable",
+        counters=True,
+    )
+    monkeypatch.setattr(backends, "BACKENDS", (*backends.BACKENDS, pm))
+    ok = Availability(ok=True, reason="here")
+    probes = {"cpu": ok, "events": ok, "ncu": ok, "pm": ok}
+
+    plan = make_plan(parse_options("--metrics dram__bytes_read.sum"), probes)
+    assert plan.backend == "pm"
+    assert plan.backend_reason == "metrics dram__bytes_read.sum are PM-sampleable"
+
+    probes["pm"] = Availability(ok=False, reason="no PM sampling here")
+    plan = make_plan(parse_options("--metrics dram__bytes_read.sum"), probes)
+    assert plan.backend == "ncu"
+    assert make_plan(parse_options(""), probes).backend == "events"

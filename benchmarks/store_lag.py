@@ -25,7 +25,12 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from nsight_lab.store.writer import StoreWriter
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 SAMPLE_S = 0.002
 BOUND_MS = 100.0
@@ -73,16 +78,43 @@ def lag_run(ip: Any, db: Path, backend: str, runs: int) -> dict[str, Any]:  # no
             time.sleep(SAMPLE_S)
         conn.close()
 
+    # When nsight-lab handed each row to the writer: a GPU run is finished only
+    # once its end event fired (or CUPTI delivered it), later than the body's return.
+    handed: list[float] = []
+    put = StoreWriter.put
+
+    def timed_put(self: StoreWriter, records: Sequence[Any]) -> None:
+        now = time.monotonic()
+        put(self, records)
+        handed.extend([now] * len(records))
+
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     started = time.monotonic()
-    ip.run_cell(
-        f"%%nsight --backend {backend} --runs {runs} --warmup 0 --quiet\n"
-        + _body(backend)
-    )
+    StoreWriter.put = timed_put  # type: ignore[method-assign]
+    try:
+        ip.run_cell(
+            f"%%nsight --backend {backend} --runs {runs} --warmup 0 --quiet\n"
+            + _body(backend)
+        )
+    finally:
+        StoreWriter.put = put  # type: ignore[method-assign]
     wall = time.monotonic() - started
     stop.set()
     sampler.join()
+    return {
+        **_lags(samples, done, backend, wall),
+        "from_handover": _lags(samples, handed, backend, wall),
+    }
+
+
+def _lags(
+    samples: list[tuple[float, int, int]],
+    done: list[float],
+    backend: str,
+    wall: float,
+) -> dict[str, Any]:
+    """Commit lags behind ``done`` (when each row became due), sample by sample."""
     lags_ms: list[float] = []
     lag_runs: list[int] = []
     for now, _finished, committed in samples:

@@ -37,6 +37,14 @@ export interface IStatusResponse {
   store_exists: boolean;
   /** The record schema version of nsight_lab.records. */
   schema_version: number;
+  /** Every backend of the registry (nsight_lab.backends.BACKENDS), in its order. */
+  backends?: IBackendInfo[];
+}
+
+/** One backend as `GET status` lists it. */
+export interface IBackendInfo {
+  id: string;
+  description: string;
 }
 
 /** The JSON body of an error answered by an nsight-lab handler. */

@@ -10,7 +10,12 @@ import { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 
 import { IRunsModel } from '../tokens';
-import { EMPTY_FILTERS, ISessionFilters, IStatusResponse } from '../types';
+import {
+  EMPTY_FILTERS,
+  IBackendInfo,
+  ISessionFilters,
+  IStatusResponse
+} from '../types';
 import { h } from './dom';
 
 /** How long typing waits before the list is read again, in milliseconds. */
@@ -37,13 +42,6 @@ export function dateToIso(date: string, endOfDay: boolean = false): string {
 /**
  * One entry of `GET status` `backends`: nsight_lab/backends/__init__.py `BACKENDS`.
  */
-export interface IBackendInfo {
-  /** The `--backend` value, as stored with each session. */
-  id: string;
-  /** What it measures, in a few words. */
-  description: string;
-}
-
 function isBackendInfo(value: unknown): value is IBackendInfo {
   if (typeof value !== 'object' || value === null) {
     return false;
@@ -61,7 +59,7 @@ function isBackendInfo(value: unknown): value is IBackendInfo {
  * is read (or from a server that does not list them).
  */
 export function backendsOf(status: IStatusResponse | null): IBackendInfo[] {
-  const listed = (status as { backends?: unknown } | null)?.backends;
+  const listed: unknown = status?.backends;
   return Array.isArray(listed) ? listed.filter(isBackendInfo) : [];
 }
 

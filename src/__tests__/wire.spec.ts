@@ -6,6 +6,7 @@
  * progress line, the summary rows, the chart order) without computing anything.
  * A change of the wire on either side fails here until both sides agree.
  */
+import { servedOrder } from '../charts/grid';
 import { IChartHandle, IFigure } from '../charts/mount';
 import { renderComparison } from '../components/CompareView';
 import { liveChartOrder, progressLine } from '../components/LiveView';
@@ -21,7 +22,7 @@ import {
   ISessionsResponse,
   ITelemetry
 } from '../types';
-import { chartNames, render } from '../widget/index';
+import { render } from '../widget/index';
 import type { IWidgetModel, IWidgetTraits } from '../widget/types';
 
 jest.mock('../charts/mount', () => ({
@@ -313,8 +314,11 @@ describe('the renderers show what Python computed', () => {
   it('the sidebar and the widget get the same summary and chart order', () => {
     expect(final.summary).toEqual(detail.summary);
     expect(final.chart_order).toEqual(detail.chart_order);
+    // One chart grid lays out both, in `servedOrder`: the served figures, in order.
     expect(
-      chartNames(detail.figures as IWidgetTraits['figures'], detail.chart_order)
+      servedOrder(detail.figures!, detail.chart_order).filter(
+        name => name in detail.figures!
+      )
     ).toEqual(Object.keys(detail.figures!));
   });
 

@@ -26,15 +26,25 @@ export function hasData(figure: IFigure | null | undefined): boolean {
 }
 
 /**
- * The chart names in the order served: `order` when the server sent one, else the
- * figures' own key order (JSON objects keep it). Names are not sorted or ranked
- * here: the order is decided once, in Python.
+ * The chart names in the order served: `order` when the server sent one, then any
+ * other figure in the figures' own key order (JSON objects keep it). Names are not
+ * sorted or ranked here: the order is decided once, in Python.
  */
 export function servedOrder(
   figures: FigureMap,
   order?: readonly string[] | null
 ): string[] {
-  return order ? [...order] : Object.keys(figures);
+  const served = [...(order ?? [])];
+  const others = Object.keys(figures).filter(name => !served.includes(name));
+  return [...served, ...others];
+}
+
+/**
+ * Whether two figures draw the same: the same object, or equal JSON (a figure
+ * re-sent unchanged, as a whole-trait update or a refetch does, is not redrawn).
+ */
+export function sameFigure(a: IFigure, b: IFigure): boolean {
+  return a === b || JSON.stringify(a) === JSON.stringify(b);
 }
 
 /**
@@ -108,7 +118,7 @@ export class ChartGrid {
 
   /**
    * Show the charts named in `order`, in that order: draw those with a figure
-   * (in place when already drawn; a figure object already drawn is not drawn
+   * (in place when already drawn; a figure equal to the one drawn is not drawn
    * again), say what is missing for the others, and remove the charts not named.
    */
   update(order: readonly string[], figures: FigureMap): void {
@@ -171,7 +181,8 @@ export class ChartGrid {
       return box;
     }
     const cls = this._options.className;
-    const node = div(cls);
+    // In the document before it is drawn: plotly sizes a chart from its element.
+    const node = div(cls, this.host);
     node.dataset.chart = name;
     const title = this._options.title?.(name) ?? null;
     if (title !== null) {
@@ -193,7 +204,7 @@ export class ChartGrid {
     box.plot.hidden = false;
     if (!box.handle) {
       box.handle = mountChart(box.plot, figure, this._options.mount);
-    } else if (box.handle.figure !== figure) {
+    } else if (!sameFigure(box.handle.figure, figure)) {
       box.handle.update(figure);
     }
     box.node.dataset.state = 'drawn';

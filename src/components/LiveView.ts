@@ -5,6 +5,8 @@
 import { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 
+import { ChartGrid, servedOrder, withFirst } from '../charts/grid';
+import { chartMissing, chartTitle } from '../charts/titles';
 import { ILiveState, IRunsModel } from '../tokens';
 import {
   ChartKind,
@@ -12,7 +14,6 @@ import {
   ISessionFigures,
   ISessionSummary
 } from '../types';
-import { ChartView } from './ChartView';
 import { h } from './dom';
 import { formatDuration, sessionTitle } from './format';
 
@@ -28,14 +29,14 @@ export function liveChartOrder(
   served: readonly string[] | null,
   figures: ISessionFigures,
   defaultChart: ChartKind
-): ChartKind[] {
-  const order = [...(served ?? Object.keys(figures)), ...LIVE_CHARTS];
-  const live = LIVE_CHARTS.filter(kind => order.includes(kind)).sort(
-    (x, y) => order.indexOf(x) - order.indexOf(y)
+): string[] {
+  const order = [...servedOrder(figures, served), ...LIVE_CHARTS];
+  const live = order.filter(
+    (name, i) =>
+      (LIVE_CHARTS as readonly string[]).includes(name) &&
+      order.indexOf(name) === i
   );
-  return live.includes(defaultChart)
-    ? [defaultChart, ...live.filter(kind => kind !== defaultChart)]
-    : live;
+  return withFirst(live, defaultChart);
 }
 
 /**
@@ -72,6 +73,11 @@ export class LiveView extends Widget {
     this._progress = h('progress', 'jp-nsightLab-LiveView-progress');
     this._notes = h('ul', 'jp-nsightLab-LiveView-notes');
     this._charts = h('div', 'jp-nsightLab-LiveView-charts');
+    this._grid = new ChartGrid(this._charts, {
+      className: 'jp-nsightLab-ChartView',
+      title: chartTitle,
+      missing: chartMissing
+    });
     this.node.append(
       this._empty,
       this._header,
@@ -86,20 +92,19 @@ export class LiveView extends Widget {
 
   /** Re-order the charts after a settings change. */
   applySettings(): void {
-    for (const kind of this._order()) {
-      const chart = this._chart(kind);
-      this._charts.appendChild(chart.node);
-    }
+    this._updateCharts();
+  }
+
+  /** The charts, as laid out. */
+  get grid(): ChartGrid {
+    return this._grid;
   }
 
   dispose(): void {
     if (this.isDisposed) {
       return;
     }
-    for (const chart of this._chartViews.values()) {
-      chart.dispose();
-    }
-    this._chartViews.clear();
+    this._grid.dispose();
     super.dispose();
   }
 
@@ -154,15 +159,7 @@ export class LiveView extends Widget {
     }
     this._notes.replaceChildren(...notes.map(note => h('li', undefined, note)));
 
-    const order = this._order();
-    const nodes = order.map(kind => this._chart(kind).node);
-    const shown = Array.from(this._charts.children);
-    if (nodes.some((chart, i) => shown[i] !== chart)) {
-      this._charts.append(...nodes); // the served order (moved only when it changes)
-    }
-    for (const kind of order) {
-      this._chart(kind).setFigure(live.figures[kind]);
-    }
+    this._updateCharts();
 
     node.dataset.sessionId = `${session.id}`;
     node.dataset.status = session.status;
@@ -176,23 +173,17 @@ export class LiveView extends Widget {
     }
   }
 
-  private _order(): ChartKind[] {
+  /** Lay out the live charts in the served order (drawn in place when there). */
+  private _updateCharts(): void {
     const live = this._model.live;
-    return liveChartOrder(
-      live.chartOrder,
-      live.figures,
-      this._model.settings.defaultChart
+    this._grid.update(
+      liveChartOrder(
+        live.chartOrder,
+        live.figures,
+        this._model.settings.defaultChart
+      ),
+      live.figures
     );
-  }
-
-  private _chart(kind: ChartKind): ChartView {
-    let chart = this._chartViews.get(kind);
-    if (!chart) {
-      chart = new ChartView(kind);
-      this._chartViews.set(kind, chart);
-      this._charts.appendChild(chart.node);
-    }
-    return chart;
   }
 
   private _model: IRunsModel;
@@ -203,5 +194,5 @@ export class LiveView extends Widget {
   private _progress: HTMLProgressElement;
   private _notes: HTMLUListElement;
   private _charts: HTMLDivElement;
-  private _chartViews = new Map<ChartKind, ChartView>();
+  private _grid: ChartGrid;
 }

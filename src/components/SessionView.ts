@@ -8,6 +8,7 @@ import { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 
 import { ChartGrid, servedOrder, withFirst } from '../charts/grid';
+import { chartMissing, chartTitle } from '../charts/titles';
 import { IDownload, describeError } from '../request';
 import { IRunsModel, ISessionDetail } from '../tokens';
 import {
@@ -16,7 +17,6 @@ import {
   ISessionFigures,
   ISessionSummary
 } from '../types';
-import { CHART_MISSING, CHART_TITLES } from './ChartView';
 import { button, h } from './dom';
 import { formatTime, sessionTitle } from './format';
 import { runTable } from './RunTable';
@@ -34,10 +34,6 @@ export function sessionChartOrder(
   const served = servedOrder(figures, chartOrder);
   const absent = CHART_KINDS.filter(kind => !served.includes(kind));
   return withFirst([...served, ...absent], defaultChart);
-}
-
-function isChartKind(name: string): name is ChartKind {
-  return (CHART_KINDS as readonly string[]).includes(name);
 }
 
 /** Hand a downloaded file to the browser. */
@@ -97,9 +93,8 @@ export class SessionView extends Widget {
     this._charts = h('div', 'jp-nsightLab-SessionView-charts');
     this._grid = new ChartGrid(this._charts, {
       className: 'jp-nsightLab-ChartView',
-      title: name => (isChartKind(name) ? CHART_TITLES[name] : name),
-      missing: name =>
-        isChartKind(name) ? CHART_MISSING[name] : 'nothing to draw'
+      title: chartTitle,
+      missing: chartMissing
     });
     this.node.append(
       this._title,

@@ -7,7 +7,9 @@
  * state shows the same view. Text from the profile (annotation names, messages) is
  * only ever set through `textContent`.
  */
-import { IChartHandle, mountChart } from '../charts/mount';
+import type { AnyWidget } from '@anywidget/types';
+
+import { ChartGrid, servedOrder } from '../charts/grid';
 import { formatCell, summaryColumns } from './format';
 import { OPEN_SESSION_EVENT, SIDEBAR_MARKER } from './link';
 import type {
@@ -32,19 +34,6 @@ function element<K extends keyof HTMLElementTagNameMap>(
   node.className = className;
   parent?.appendChild(node);
   return node;
-}
-
-/**
- * The charts to draw, in the served order (`chart_order`): those of it that have a
- * figure, then any other figure in the order sent. Nothing is ranked here.
- */
-export function chartNames(
-  figures: IWidgetTraits['figures'],
-  order: readonly string[] | null | undefined
-): string[] {
-  const served = (order ?? []).filter(name => name in figures);
-  const others = Object.keys(figures).filter(name => !served.includes(name));
-  return [...served, ...others];
 }
 
 function sidebarPresent(): boolean {
@@ -118,7 +107,9 @@ class WidgetView {
     this.fill = element('div', `${CLASS}-progressFill`, this.bar);
     this.progressText = element('div', `${CLASS}-progressText`, progress);
     this.message = element('div', `${CLASS}-message`, el);
-    this.charts = element('div', `${CLASS}-charts`, el);
+    this.charts = new ChartGrid(element('div', `${CLASS}-charts`, el), {
+      className: `${CLASS}-chart`
+    });
     this.table = element('table', `${CLASS}-summary`, el);
   }
 
@@ -139,10 +130,7 @@ class WidgetView {
     this.model.off('change:append', this.renderAppend);
     this.model.off('change:summary', this.renderSummary);
     this.link.removeEventListener('click', this.onLinkClick);
-    for (const handle of this.handles.values()) {
-      handle.dispose();
-    }
-    this.handles.clear();
+    this.charts.dispose();
     this.el.replaceChildren();
     this.el.classList.remove(CLASS);
   }
@@ -172,36 +160,10 @@ class WidgetView {
   private readonly renderFigures = (): void => {
     const figures = this.model.get('figures') ?? {};
     this.appended = this.model.get('figures_seq') ?? 0;
-    const names = chartNames(figures, this.model.get('chart_order'));
-    for (const [name, handle] of this.handles) {
-      if (!names.includes(name)) {
-        handle.dispose();
-        handle.element.parentElement?.remove();
-        this.handles.delete(name);
-      }
-    }
-    for (const name of names) {
-      const figure = figures[name];
-      const handle = this.handles.get(name);
-      if (handle) {
-        if (JSON.stringify(handle.figure) !== JSON.stringify(figure)) {
-          handle.update(figure);
-        }
-        continue;
-      }
-      const box = element('div', `${CLASS}-chart`);
-      box.dataset.chart = name;
-      const plot = element('div', `${CLASS}-plot`, box);
-      this.charts.appendChild(box);
-      this.handles.set(name, mountChart(plot, figure));
-    }
-    // Keep the boxes in the served order when a chart arrives after a later one.
-    for (const name of names) {
-      const box = this.handles.get(name)?.element.parentElement;
-      if (box) {
-        this.charts.appendChild(box);
-      }
-    }
+    this.charts.update(
+      servedOrder(figures, this.model.get('chart_order')),
+      figures
+    );
   };
 
   /** Add the latest live points to the charts drawn (those it has not yet). */
@@ -211,9 +173,7 @@ class WidgetView {
       return; // nothing new, or already in the figures drawn
     }
     this.appended = append.seq;
-    for (const [name, change] of Object.entries(append.charts)) {
-      this.handles.get(name)?.append(change);
-    }
+    this.charts.append(append.charts);
   };
 
   private readonly renderSummary = (): void => {
@@ -241,9 +201,8 @@ class WidgetView {
   private readonly fill: HTMLDivElement;
   private readonly progressText: HTMLDivElement;
   private readonly message: HTMLDivElement;
-  private readonly charts: HTMLDivElement;
+  private readonly charts: ChartGrid;
   private readonly table: HTMLTableElement;
-  private readonly handles = new Map<string, IChartHandle>();
   /** The last live append the charts hold (`figures_seq` or a later one). */
   private appended = 0;
 }
@@ -259,4 +218,4 @@ export function render({ model, el }: IRenderProps): () => void {
   return () => view.dispose();
 }
 
-export default { render };
+export default { render } satisfies AnyWidget<IWidgetTraits>;

@@ -3,7 +3,13 @@
  * missing ones said in words or left out, removed ones disposed of.
  */
 
-import { ChartGrid, hasData, servedOrder, withFirst } from '../../charts/grid';
+import {
+  ChartGrid,
+  hasData,
+  sameFigure,
+  servedOrder,
+  withFirst
+} from '../../charts/grid';
 import { IChartHandle, IFigure, mountChart } from '../../charts/mount';
 
 jest.mock('../../charts/mount', () => ({ mountChart: jest.fn() }));
@@ -48,6 +54,15 @@ describe('servedOrder and withFirst', () => {
       'duration',
       'traffic'
     ]);
+    // A figure the order does not name comes after it, in the order sent.
+    expect(
+      servedOrder({ ...figures, extra: fig([3]) }, ['traffic', 'roofline'])
+    ).toEqual(['traffic', 'roofline', 'duration', 'extra']);
+  });
+
+  it('tells an equal figure from a changed one', () => {
+    expect(sameFigure(fig([1]), fig([1]))).toBe(true);
+    expect(sameFigure(fig([1]), fig([1, 2]))).toBe(false);
   });
 
   it('moves a chosen chart to the front only when it is there', () => {
@@ -108,6 +123,11 @@ describe('ChartGrid', () => {
     expect(mocked).toHaveBeenCalledTimes(2);
     expect(handleA.update).not.toHaveBeenCalled();
     expect(handleB.update).toHaveBeenCalledWith(b2);
+
+    // An equal figure re-sent (a new object) is not drawn again.
+    grid.update(['b', 'a'], { a: fig([1]), b: b2 });
+    expect(handleA.update).not.toHaveBeenCalled();
+    expect(handleB.update).toHaveBeenCalledTimes(1);
 
     // Without `missing`, a chart with no data is left out (and its chart disposed).
     grid.update(['b', 'a'], { a, b: { data: [] } });

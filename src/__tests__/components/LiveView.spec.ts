@@ -7,6 +7,7 @@ import { nullTranslator } from '@jupyterlab/translation';
 import { Signal } from '@lumino/signaling';
 
 import { mountChart } from '../../charts/mount';
+import { CHART_MISSING, CHART_TITLES } from '../../charts/titles';
 import {
   LiveView,
   liveChartOrder,
@@ -90,6 +91,37 @@ describe('LiveView', () => {
     ).map(node => node.dataset.chart ?? node.dataset.kind);
     expect(charts).toHaveLength(2);
     view.dispose();
+  });
+
+  it('lays out the live charts with the shared grid, drawn in place', () => {
+    const model = liveModel({
+      ...LIVE,
+      figures: { duration: { data: [{ type: 'scatter' }], layout: {} } }
+    });
+    (mountChart as jest.Mock).mockClear();
+    const view = new LiveView(model, trans);
+    const boxes = () =>
+      Array.from(
+        view.node.querySelectorAll<HTMLElement>('.jp-nsightLab-ChartView')
+      ).map(node => `${node.dataset.chart}:${node.dataset.state}`);
+    expect(boxes()).toEqual(['duration:drawn', 'clocks:missing']);
+    expect(
+      view.node.querySelector(
+        '[data-chart="duration"] .jp-nsightLab-ChartView-title'
+      )!.textContent
+    ).toBe(CHART_TITLES.duration);
+    expect(
+      view.node.querySelector(
+        '[data-chart="clocks"] .jp-nsightLab-ChartView-missing'
+      )!.textContent
+    ).toBe(CHART_MISSING.clocks);
+
+    // Each run: the charts are updated in place, not mounted again.
+    (model.liveChanged as Signal<IRunsModel, void>).emit();
+    expect(mountChart).toHaveBeenCalledTimes(1);
+    expect(view.grid.names).toEqual(['duration', 'clocks']);
+    view.dispose();
+    expect(view.grid.names).toEqual([]);
   });
 
   it('shows no progress line before the session is read', () => {

@@ -6,7 +6,7 @@
 import { nullTranslator } from '@jupyterlab/translation';
 
 import { IChartHandle, IFigure, mountChart } from '../../charts/mount';
-import { CHART_MISSING } from '../../components/ChartView';
+import { CHART_MISSING } from '../../charts/titles';
 import {
   SessionView,
   sessionChartOrder,

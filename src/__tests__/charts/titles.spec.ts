@@ -1,0 +1,31 @@
+/**
+ * The chart words, written once: titles and what a chart needs, for every kind.
+ */
+
+import {
+  CHART_MISSING,
+  CHART_TITLES,
+  chartMissing,
+  chartTitle,
+  isChartKind
+} from '../../charts/titles';
+import { CHART_KINDS } from '../../types';
+
+describe('chart titles and missing words', () => {
+  it('names every kind and says what it needs', () => {
+    for (const kind of CHART_KINDS) {
+      expect(chartTitle(kind)).toBe(CHART_TITLES[kind]);
+      expect(chartMissing(kind)).toBe(CHART_MISSING[kind]);
+    }
+    expect(chartMissing('roofline')).toBe(
+      'roofline needs FLOP/byte counts: run with --derive tflops or --backend ncu'
+    );
+  });
+
+  it('falls back to the name for a chart of an unknown kind', () => {
+    expect(isChartKind('duration')).toBe(true);
+    expect(isChartKind('extra')).toBe(false);
+    expect(chartTitle('extra')).toBe('extra');
+    expect(chartMissing('extra')).toBe('nothing to draw');
+  });
+});

@@ -1,0 +1,41 @@
+/**
+ * The words of the sidebar's charts, written once: each kind's title and what it
+ * needs when the server sent no figure with data. The live view and the session
+ * view hand `chartTitle` and `chartMissing` to their `ChartGrid`.
+ */
+
+import { CHART_KINDS, ChartKind } from '../types';
+
+/** The chart titles. */
+export const CHART_TITLES: Record<ChartKind, string> = {
+  duration: 'Duration per run',
+  clocks: 'SM clock and temperature per run',
+  roofline: 'Roofline',
+  traffic: 'DRAM byte traffic'
+};
+
+/** What a chart needs when the server sent no figure (or one without data). */
+export const CHART_MISSING: Record<ChartKind, string> = {
+  duration: 'no runs stored yet',
+  clocks:
+    'clocks and temperature need NVML telemetry: run on an NVIDIA GPU with nvidia-ml-py installed (the cpu backend reads none)',
+  roofline:
+    'roofline needs FLOP/byte counts: run with --derive tflops or --backend ncu',
+  traffic:
+    'byte traffic needs DRAM byte counts: run with --backend ncu --metrics dram__bytes_read.sum,dram__bytes_write.sum, or profile torch ops whose bytes can be modelled'
+};
+
+/** Whether `name` is a chart kind the sidebar knows. */
+export function isChartKind(name: string): name is ChartKind {
+  return (CHART_KINDS as readonly string[]).includes(name);
+}
+
+/** The title above chart `name` (a chart of an unknown kind: its name). */
+export function chartTitle(name: string): string {
+  return isChartKind(name) ? CHART_TITLES[name] : name;
+}
+
+/** The words shown for chart `name` when it has nothing to draw. */
+export function chartMissing(name: string): string {
+  return isChartKind(name) ? CHART_MISSING[name] : 'nothing to draw';
+}

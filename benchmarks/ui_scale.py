@@ -201,6 +201,7 @@ def main() -> int:
         os.environ,
         NSIGHT_LAB_HOME=str(home),
         NSIGHT_LAB_SCALE_PORT=str(args.port),
+        NSIGHT_LAB_UPDATE_RESULTS="1",  # the spec writes RAW into ui-tests/results/
         CI="1",
     )
     env["PATH"] = f"{ROOT / '.venv' / 'bin'}:{env['PATH']}"

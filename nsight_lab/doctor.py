@@ -1,16 +1,19 @@
 """``nsight-lab doctor`` / ``%nsight doctor``: which parts of the GPU stack work here.
 
-:func:`run_checks` asks :mod:`nsight_lab.gpu.stack` one question per topic (GPU,
-driver, NVML, torch, ncu, ncu_report, nsight-python, counter permission, CUPTI) and
-turns each answer into a :class:`Check` with what to do. It never raises: a probe that
-fails unexpectedly becomes an ``"error"`` check naming the exception.
-:func:`format_checks` writes the table the CLI and the magic print;
-:func:`checks_to_json` is the ``--json`` shape.
+":func:`run_checks` probes every backend of the registry
+(:func:`nsight_lab.backends.probe_all`: can it measure here, and if not why) and asks
+:mod:`nsight_lab.gpu.stack` one question per topic (GPU, driver, NVML, torch, ncu,
+ncu_report, nsight-python, counter permission, CUPTI), turning each answer into a
+:class:`Check` with what to do. What works comes first (the ``cpu`` backend always
+does), then what is missing here. It never raises: a probe that fails unexpectedly
+becomes an ``"error"`` check naming the exception. :func:`format_checks` writes the
+table the CLI and the magic print; :func:`checks_to_json` is the ``--json`` shape.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import os
 from dataclasses import dataclass
@@ -39,6 +42,10 @@ _PERMISSION_STATUS: dict[bool | None, CheckStatus] = {
     None: "warn",
 }
 _GIB = 1024**3
+BACKEND_PREFIX = "backend "
+"""The name of a backend's check is this prefix and the backend's id."""
+WORKS_HEADING = "Works here:"
+MISSING_HEADING = "Missing or not working here, and what to do:"
 # NVML errors that mean "there is no driver here" rather than "the driver is broken".
 _NO_DRIVER_ERRORS = frozenset(
     {"NVMLError_LibraryNotFound", "NVMLError_DriverNotLoaded"}
@@ -70,11 +77,13 @@ class _NcuProbe:
 
 
 def run_checks() -> list[Check]:
-    """Check every part of the GPU stack nsight-lab uses, in a fixed order.
+    """Check every backend and every part of the GPU stack nsight-lab uses.
 
     Returns:
-        One :class:`Check` per topic: GPU, driver, NVML, torch, ncu, ncu_report,
-        nsight-python, counter permission, CUPTI.
+        One :class:`Check` per backend (``backend cpu``, ``backend events``, ...,
+        in registry order), then one per topic: GPU, driver, NVML, torch, ncu,
+        ncu_report, nsight-python, counter permission, CUPTI. Those with status
+        ``"ok"`` come first, each group in that order.
 
     Raises:
         Nothing: every failure becomes a :class:`Check` with status ``"error"``.
@@ -92,7 +101,13 @@ def run_checks() -> list[Check]:
     except Exception as exc:  # noqa: BLE001
         ncu = exc
 
+    from nsight_lab.backends import backend_ids
+
     steps: list[tuple[str, Callable[[], Check]]] = [
+        (f"{BACKEND_PREFIX}{backend_id}", functools.partial(_check_backend, backend_id))
+        for backend_id in backend_ids()
+    ]
+    steps += [
         ("GPU", lambda: _check_gpu(nvml)),
         ("driver", lambda: _check_driver(nvml)),
         ("NVML", lambda: _check_nvml(nvml)),
@@ -103,14 +118,17 @@ def run_checks() -> list[Check]:
         ("counter permission", _check_counter_permission),
         ("CUPTI", _check_cupti),
     ]
-    return [_run_step(name, step) for name, step in steps]
+    checks = [_run_step(name, step) for name, step in steps]
+    return sorted(checks, key=lambda check: check.status != "ok")  # stable
 
 
 def format_checks(checks: Sequence[Check]) -> str:
     """Write checks as an aligned plain-text table.
 
     One line per check (status, name, detail), followed by an indented ``-> hint``
-    line when the check has a hint.
+    line when the check has a hint. When some checks are ``"ok"`` and others are not,
+    a heading line (not indented) precedes each group: :data:`WORKS_HEADING` before
+    the first ``"ok"`` one, :data:`MISSING_HEADING` before the first other one.
 
     Args:
         checks: the checks to show, e.g. from :func:`run_checks`.
@@ -123,8 +141,14 @@ def format_checks(checks: Sequence[Check]) -> str:
     status_width = max(len(_STATUS_LABELS[c.status]) for c in checks)
     name_width = max(len(c.name) for c in checks)
     indent = " " * (status_width + 2 + name_width + 2)
+    headed = len({check.status == "ok" for check in checks}) > 1
     lines: list[str] = []
+    previous: bool | None = None
     for check in checks:
+        works = check.status == "ok"
+        if headed and works != previous:
+            lines.append(WORKS_HEADING if works else MISSING_HEADING)
+            previous = works
         label = _STATUS_LABELS[check.status]
         line = f"{label:<{status_width}}  {check.name:<{name_width}}  {check.detail}"
         lines.append(line.rstrip())
@@ -156,6 +180,20 @@ def _run_step(name: str, step: Callable[[], Check]) -> Check:
             detail=f"the check itself failed: {type(exc).__name__}: {exc}",
             hint="please report this as an nsight-lab bug, with this output",
         )
+
+
+# ------------------------------------------------------------------ backends
+
+
+def _check_backend(backend_id: str) -> Check:
+    from nsight_lab.backends import probe_all
+
+    found = probe_all([backend_id])[backend_id]
+    name = f"{BACKEND_PREFIX}{backend_id}"
+    if found.ok:
+        return Check(name, "ok", found.reason)
+    hint = found.hint or "see the checks below"
+    return Check(name, "missing", found.reason, hint)
 
 
 # ------------------------------------------------------------------ NVML topics

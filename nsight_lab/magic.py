@@ -6,7 +6,7 @@ stores what it hands over; it knows nothing of how any backend measures. This mo
 the boundary between the user and nsight-lab: an :class:`NsightLabError` is shown as
 one line without a traceback (as IPython's ``UsageError``); exceptions from the user's
 cell propagate unchanged after the runs finished so far are stored and the session is
-marked.
+marked, their traceback starting at the user's frames (nsight-lab's are cut off).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import os
 import re
 import socket
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
@@ -71,6 +72,7 @@ class NsightMagics(Magics):
     @line_cell_magic
     def nsight(self, line: str, cell: str | None = None) -> Any:  # noqa: ANN401
         """Profile the cell, or run a ``%nsight`` command."""
+        __tracebackhide__ = True  # IPython shows no frame of the magic's own
         try:
             line = self._expand(line)
             if cell is None:
@@ -78,6 +80,12 @@ class NsightMagics(Magics):
             return self._cell(line, cell)
         except NsightLabError as exc:
             raise UsageError(_one_line(str(exc))) from None
+        except BaseException as exc:
+            # The user's cell raised: its traceback starts at the user's frames.
+            user_tb = _user_frames(exc.__traceback__)
+            if user_tb is None:  # nsight-lab itself failed: keep every frame
+                raise
+            raise exc.with_traceback(user_tb)  # noqa: B904  (the same exception)
 
     def _expand(self, line: str) -> str:
         """Expand ``$name`` and ``{expr}`` as IPython does, in lines of modest length.
@@ -241,7 +249,7 @@ class NsightMagics(Magics):
         shell = self.shell
         assert shell is not None  # noqa: S101
         python = shell.transform_cell(cell)
-        filename = shell.compile.cache(cell)
+        filename = shell.compile.cache(cell, shell.execution_count)  # "Cell In[N]"
         return CellCode(
             source=cell,
             python=python,
@@ -458,6 +466,20 @@ MAX_MESSAGE_CHARS = 300
 MAX_EXPANDED_CHARS = 4_096
 """Longest magic line whose ``$name``/``{expr}`` are expanded (see ``_expand``)."""
 _MAGIC_RUNNERS = frozenset({"run_cell_magic", "run_line_magic"})
+_PACKAGE_DIR = f"{Path(__file__).parent}{os.sep}"
+
+
+def _user_frames(tb: types.TracebackType | None) -> types.TracebackType | None:
+    """``tb`` from its first frame outside nsight-lab (the user's cell) on.
+
+    Returns:
+        That part of ``tb``, or ``None`` when every frame is nsight-lab's.
+    """
+    while tb is not None:
+        if not tb.tb_frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+            return tb
+        tb = tb.tb_next
+    return None
 
 
 def _one_line(message: str) -> str:

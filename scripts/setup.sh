@@ -65,15 +65,31 @@ if [[ ! -L .venv/share/jupyter/labextensions/nsight-lab ]]; then
     jupyter-builder develop --overwrite .
 fi
 
+# Debian's chromium and only what it depends on (no recommended packages), with no
+# service started by the install: a policy-rc.d that forbids it, while apt runs.
+install_chromium() {
+    local policy=/usr/sbin/policy-rc.d added=0 rc=0
+    if [[ ! -e "$policy" ]]; then
+        printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy" && added=1
+    fi
+    apt-get update -qq \
+        && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium \
+        || rc=$?
+    if ((added)); then
+        rm -f "$policy"
+    fi
+    return "$rc"
+}
+
 # UI tests (Galata): Debian's chromium (Playwright's own browser downloads are not
 # used) and the ui-tests JavaScript dependencies. Skip with NSIGHT_LAB_NO_UI_TESTS=1.
 if [[ -z "${NSIGHT_LAB_NO_UI_TESTS:-}" ]]; then
     if ! command -v chromium >/dev/null; then
         if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
             log "installing chromium (Debian) for the ui-tests"
-            apt-get update -qq && apt-get install -y -qq chromium
+            install_chromium
         else
-            log "chromium is missing: install it (apt-get install chromium) to run the ui-tests"
+            log "chromium is missing: install it (apt-get install --no-install-recommends chromium) to run the ui-tests"
         fi
     fi
     if [[ ! -d ui-tests/node_modules/@jupyterlab/galata ]]; then

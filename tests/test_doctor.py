@@ -10,6 +10,7 @@ from typing import get_args
 import pytest
 
 from nsight_lab import doctor
+from nsight_lab.backends import backend_ids, probe_all
 from nsight_lab.backends.ncu import tools as _ncu_tools
 from nsight_lab.doctor import Check, checks_to_json, format_checks, run_checks
 from nsight_lab.errors import BackendUnavailableError
@@ -57,14 +58,31 @@ def ncu_2025_on_path(tmp_path, monkeypatch):
     return ncu
 
 
+BACKEND_CHECKS = [
+    f"{doctor.BACKEND_PREFIX}{backend_id}" for backend_id in backend_ids()
+]
+ALL_CHECKS = BACKEND_CHECKS + TOPICS
+
+
 def by_name(checks):
     return {check.name: check for check in checks}
 
 
-def test_run_checks_covers_every_topic_in_order():
-    checks = run_checks()
+def in_given_order(names, order):
+    positions = [order.index(name) for name in names]
+    return positions == sorted(positions)
 
-    assert [check.name for check in checks] == TOPICS
+
+def test_run_checks_covers_every_backend_and_topic_what_works_first():
+    checks = run_checks()
+    names = [check.name for check in checks]
+
+    assert sorted(names) == sorted(ALL_CHECKS)
+    works = [check.status == "ok" for check in checks]
+    assert works == sorted(works, reverse=True)  # every "ok" before the rest
+    # Within each group: the backends in registry order, then the topics in order.
+    assert in_given_order([c.name for c in checks if c.status == "ok"], ALL_CHECKS)
+    assert in_given_order([c.name for c in checks if c.status != "ok"], ALL_CHECKS)
     statuses = set(get_args(doctor.CheckStatus))
     for check in checks:
         assert isinstance(check, Check)
@@ -72,6 +90,25 @@ def test_run_checks_covers_every_topic_in_order():
         assert check.detail
         if check.status != "ok":
             assert check.hint, check
+
+
+def test_the_cpu_backend_works_and_comes_first():
+    checks = run_checks()
+
+    assert checks[0].name == f"{doctor.BACKEND_PREFIX}cpu"
+    assert checks[0].status == "ok"
+    assert checks[0].detail
+
+
+def test_each_backend_says_whether_it_works_and_why_not():
+    checks = by_name(run_checks())
+
+    for backend_id, found in probe_all().items():
+        check = checks[f"{doctor.BACKEND_PREFIX}{backend_id}"]
+        assert check.status == ("ok" if found.ok else "missing")
+        assert check.detail == found.reason
+        if not found.ok:
+            assert check.hint
 
 
 @pytest.mark.skipif(NVML_LOADS, reason="NVML loads here")
@@ -102,7 +139,7 @@ def test_run_checks_never_raises(monkeypatch):
 
     checks = by_name(run_checks())
 
-    assert list(checks) == TOPICS
+    assert sorted(checks) == sorted(ALL_CHECKS)
     for topic in ("ncu", "torch", "ncu_report", "counter permission", "CUPTI"):
         assert checks[topic].status == "error"
         assert "probe exploded" in checks[topic].detail
@@ -186,16 +223,23 @@ SAMPLE = [
 ]
 
 
+HEADINGS = {doctor.WORKS_HEADING, doctor.MISSING_HEADING}
+
+
 def test_format_checks_one_line_per_check_plus_hints():
     lines = format_checks(SAMPLE).splitlines()
 
-    assert len(lines) == len(SAMPLE) + 2
+    assert len(lines) == len(SAMPLE) + 2 + 2  # two hints, two headings
     assert [line.split()[0] for line in lines if not line.startswith(" ")] == [
+        doctor.WORKS_HEADING.split()[0],
         "ok",
+        doctor.MISSING_HEADING.split()[0],
         "MISSING",
         "ERROR",
         "WARN",
     ]
+    assert lines[0] == doctor.WORKS_HEADING
+    assert lines[2] == doctor.MISSING_HEADING
     hints = [line for line in lines if line.startswith(" ")]
     assert [hint.strip() for hint in hints] == [
         "-> install Nsight Compute",
@@ -205,7 +249,7 @@ def test_format_checks_one_line_per_check_plus_hints():
 
 def test_format_checks_aligns_columns():
     lines = format_checks(SAMPLE).splitlines()
-    main = [line for line in lines if not line.startswith(" ")]
+    main = [line for line in lines if not line.startswith(" ") and line not in HEADINGS]
 
     detail_columns = {
         line.index(check.detail) for line, check in zip(main, SAMPLE, strict=True)
@@ -222,8 +266,19 @@ def test_format_checks_aligns_columns():
 
 def test_format_checks_of_real_checks():
     checks = run_checks()
-    text = format_checks(checks)
-    assert len(text.splitlines()) == len(checks) + sum(1 for c in checks if c.hint)
+    lines = format_checks(checks).splitlines()
+    headings = [line for line in lines if line in HEADINGS]
+    assert headings in (
+        [doctor.WORKS_HEADING, doctor.MISSING_HEADING],  # a machine without a GPU
+        [],  # every check ok (or none)
+    )
+    assert len(lines) == len(checks) + sum(1 for c in checks if c.hint) + len(headings)
+
+
+def test_format_checks_without_headings_when_all_alike():
+    lines = format_checks(SAMPLE[1:]).splitlines()
+    assert not set(lines) & HEADINGS
+    assert lines[0].startswith("MISSING")
 
 
 def test_format_checks_empty():

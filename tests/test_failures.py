@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import math
+import re
 import textwrap
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+import nsight_lab
 from nsight_lab.records import TIME_METRIC
 from nsight_lab.store.run_store import RunStore
 
@@ -159,3 +162,50 @@ def test_a_bad_option_before_any_run_leaves_nothing(ip: InteractiveShell) -> Non
     assert isinstance(result.error_in_exec, UsageError)
     with RunStore() as store:
         assert store.list_sessions(limit=10) == []
+
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _shown_traceback(ip: InteractiveShell, error: BaseException) -> str:
+    """The traceback IPython shows for ``error``, without colours."""
+    lines = ip.InteractiveTB.structured_traceback(
+        type(error), error, error.__traceback__
+    )
+    return ANSI.sub("", "\n".join(lines))
+
+
+def test_cell_error_shows_the_users_frames_not_nsight_labs(
+    ip: InteractiveShell, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = ip.run_cell(
+        "%%nsight --backend cpu --runs 3 --warmup 0 --quiet\nx = 1\nx / 0\n"
+    )
+    error = result.error_in_exec
+    assert isinstance(error, ZeroDivisionError)
+    shown = _shown_traceback(ip, error)
+    assert "----> 2 x / 0" in shown  # the user's cell, at the failing line
+    assert "ZeroDivisionError" in shown
+    package = str(Path(nsight_lab.__file__).parent)
+    assert package not in shown
+    assert "nsight_lab" not in shown
+    # What run_cell printed is the same: no nsight-lab frame.
+    printed = ANSI.sub("", capsys.readouterr().out)
+    assert "x / 0" in printed
+    assert package not in printed
+
+
+def test_a_failure_of_nsight_lab_itself_keeps_its_frames(
+    ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nsight_lab.runner import Runner
+
+    def broken(*_args: object, **_kwargs: object) -> None:
+        msg = "a bug in nsight-lab"
+        raise RuntimeError(msg)
+
+    monkeypatch.setattr(Runner, "_collect", broken)
+    result = ip.run_cell("%%nsight --backend cpu --runs 3 --warmup 0 --quiet\nx = 1\n")
+    error = result.error_in_exec
+    assert isinstance(error, RuntimeError)
+    assert "nsight_lab" in _shown_traceback(ip, error)  # where to look for the bug

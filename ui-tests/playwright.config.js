@@ -10,12 +10,13 @@
  * The scale benchmark (tests/scale.spec.ts) has its own config,
  * playwright.scale.config.js, and does not run here.
  *
- * NSIGHT_LAB_UI_PORT moves both servers (default 8888 and 8889).
+ * NSIGHT_LAB_UI_PORT and NSIGHT_LAB_UI_COLAB_PORT move them (default 8888 and the
+ * next port); scripts/test.sh sets both to ports that are free.
  */
 const baseConfig = require('@jupyterlab/galata/lib/playwright-config');
 
 const LAB_PORT = Number(process.env.NSIGHT_LAB_UI_PORT || 8888);
-const COLAB_PORT = LAB_PORT + 1;
+const COLAB_PORT = Number(process.env.NSIGHT_LAB_UI_COLAB_PORT || LAB_PORT + 1);
 
 function server(script, port) {
   return {

@@ -22,7 +22,7 @@ import {
 import * as fs from 'fs';
 import * as path from 'path';
 
-const RESULTS_DIR = path.resolve(__dirname, '..', 'results');
+import { RESULTS_DIR } from './nsightLab';
 
 function resultPath(name: string): string {
   fs.mkdirSync(RESULTS_DIR, { recursive: true });

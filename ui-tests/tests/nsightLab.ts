@@ -7,8 +7,16 @@ import { Locator } from '@playwright/test';
 import * as fs from 'fs';
 import * as path from 'path';
 
-/** Where screenshots and measurements go (committed; referenced from README). */
-export const RESULTS_DIR = path.resolve(__dirname, '..', 'results');
+/**
+ * Where screenshots and measurements go: `test-output/` (ignored by git), so that a
+ * test run leaves the tree clean; with NSIGHT_LAB_UPDATE_RESULTS=1, `results/` (the
+ * committed evidence the README shows).
+ */
+export const RESULTS_DIR = path.resolve(
+  __dirname,
+  '..',
+  process.env.NSIGHT_LAB_UPDATE_RESULTS === '1' ? 'results' : 'test-output'
+);
 
 export const SIDEBAR = '#nsight-lab-sidebar';
 export const LIVE = `${SIDEBAR} .jp-nsightLab-LiveView`;
@@ -28,7 +36,7 @@ export async function openSidebar(
   return sidebar;
 }
 
-/** Write a JSON result under ui-tests/results/. */
+/** Write a JSON result under RESULTS_DIR. */
 export function writeResult(name: string, value: unknown): void {
   fs.mkdirSync(RESULTS_DIR, { recursive: true });
   fs.writeFileSync(
@@ -37,7 +45,7 @@ export function writeResult(name: string, value: unknown): void {
   );
 }
 
-/** The path of a screenshot under ui-tests/results/. */
+/** The path of a screenshot under RESULTS_DIR. */
 export function shot(name: string): string {
   fs.mkdirSync(RESULTS_DIR, { recursive: true });
   return path.join(RESULTS_DIR, name);

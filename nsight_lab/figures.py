@@ -281,7 +281,9 @@ def duration_figure(
 
     Three traces per (annotation, config): the lower and the upper edge of the 95%
     confidence band of the mean over the runs so far (the upper one filled down to
-    the lower), then the durations (µs) by run index. Throttled runs get an ``x``
+    the lower; from :data:`~nsight_lab.stats.MIN_BAND_RUNS` runs on, on the log
+    scale so never below 0: :func:`~nsight_lab.stats.running_mean_ci`), then the
+    durations (µs) by run index. Throttled runs get an ``x``
     marker and their reasons in the hover. :class:`LiveFigures` appends to the same
     traces run by run.
 
@@ -309,7 +311,8 @@ def duration_figure(
         y = [r.duration_ns / 1e3 for r in group]
         low, high = running_mean_ci(y)
         keep = _decimate(len(x), max_points)
-        band = [k for k in keep if k >= 1]
+        # The band only from MIN_BAND_RUNS runs on (NaN before: see running_mean_ci).
+        band = [k for k in keep if math.isfinite(low[k]) and math.isfinite(high[k])]
         fig.add_traces(
             _duration_traces(
                 i,

@@ -12,7 +12,9 @@ PowerW, ThrottledRuns, ClockEventReasons, ThermalWaitS``.
 
 Differences from nsight-python, on purpose: ``ComputeClock``/``MemoryClock`` are the
 mean clocks *measured* through NVML during the runs (MHz), not the device's rating; CI95
-uses Student's t; normalization divides every value column and names them in
+(the interval of the mean, from :func:`nsight_lab.stats.summarize`) uses Student's t, on
+the log scale for quantities that cannot be negative, so it never goes below zero;
+normalization divides every value column and names them in
 ``NormalizedColumns``.
 """
 

@@ -204,27 +204,56 @@ export interface ISessionResponse {
   summary?: ISummaryRow[];
 }
 
+/**
+ * The verdict of a compare row (nsight_lab/compare.py): `faster`/`slower` for
+ * durations and rates, `higher`/`lower` for other quantities when the interval
+ * excludes 1, `no change` when it holds 1, `deterministic` for rows without noise
+ * (work-model `model__*` metrics, or one value in every run of both sessions).
+ */
+export type CompareVerdict =
+  'faster' | 'slower' | 'higher' | 'lower' | 'no change' | 'deterministic';
+
 /** One row of `GET compare?a=&b=`: one annotation, metric and config. */
 export interface ICompareRow {
   annotation: string;
   metric: string;
+  /** The unit of the medians, means and std: `ns`, `bytes`, `FLOP`, `bytes/s`... */
+  unit: string;
   config: Record<string, JsonScalar>;
   config_index_a: number;
   config_index_b: number;
+  median_a: number | null;
+  median_b: number | null;
   mean_a: number | null;
   mean_b: number | null;
-  /** mean_b / mean_a. */
+  /** median_b / median_a. */
   ratio: number | null;
+  /** The 95% interval of the ratio of medians (order statistics; null: too few runs). */
   ci_low: number | null;
   ci_high: number | null;
   n_a: number;
   n_b: number;
   std_a: number | null;
   std_b: number | null;
-  /** Welch-Satterthwaite degrees of freedom of the interval. */
-  df: number | null;
-  /** Whether the ratio's CI excludes 1. */
+  /** Whether the ratio's CI excludes 1 (never for deterministic rows). */
   significant: boolean;
+  /** null: too few runs for an interval. */
+  verdict: CompareVerdict | null;
+}
+
+/** What two compared sessions share, and what only one of them has. */
+export interface ICompareScope {
+  regions: string[];
+  regions_only_a: string[];
+  regions_only_b: string[];
+  /** Configs both sessions ran, in a's order. */
+  configs: Record<string, JsonScalar>[];
+  configs_only_a: Record<string, JsonScalar>[];
+  configs_only_b: Record<string, JsonScalar>[];
+  /** One line, e.g. `compared on n=1024, n=4096; only in a: n=512` ('' if same). */
+  note: string;
+  /** Why nothing could be compared; null when something was. */
+  reason: string | null;
 }
 
 /** `GET compare?a=ID&b=ID` (computed by nsight_lab/compare.py). */
@@ -232,11 +261,12 @@ export interface ICompareResponse {
   schema_version: number;
   a: ISessionSummary;
   b: ISessionSummary;
-  /** The interval's method, e.g. `delta-log-welch`. */
+  /** The interval's method, e.g. `median-ratio-price-bonett`. */
   method: string;
   /** The interval's confidence level, e.g. 0.95. */
   confidence: number;
   rows: ICompareRow[];
+  scope: ICompareScope;
 }
 
 /** Websocket `events`: runs were added to a session. */

@@ -108,9 +108,11 @@ def test_duration_figure_traces_band_and_throttle_marks():
     assert list(points["x"]) == list(range(6))
     assert list(points["y"]) == pytest.approx(DURATIONS)
     low, high = running_mean_ci(DURATIONS)
-    assert list(lower["y"]) == pytest.approx(low[1:])
-    assert list(upper["y"]) == pytest.approx(high[1:])
-    assert list(lower["x"]) == list(upper["x"]) == [1, 2, 3, 4, 5]
+    # The band from MIN_BAND_RUNS (5) runs on, never below zero.
+    assert list(lower["y"]) == pytest.approx(low[4:])
+    assert list(upper["y"]) == pytest.approx(high[4:])
+    assert list(lower["x"]) == list(upper["x"]) == [4, 5]
+    assert min(lower["y"]) > 0
     assert list(points["marker"]["symbol"]) == ["circle"] * 3 + ["x"] + ["circle"] * 2
     assert points["customdata"][3][1] == "throttled: hw thermal slowdown"
     assert points["customdata"][0][1] == ""

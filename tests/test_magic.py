@@ -82,9 +82,11 @@ def test_two_configs_two_annotations(ip: InteractiveShell) -> None:
         assert row["MinValue"] == values.min()
         assert row["MaxValue"] == values.max()
         assert row["MedianValue"] == pytest.approx(np.median(values))
+        # Durations: the interval of the mean on the log scale (never below 0).
         half = stats.t.ppf(0.975, 5) * values.std(ddof=1) / math.sqrt(6)
-        assert row["CI95_Lower"] == pytest.approx(values.mean() - half)
-        assert row["CI95_Upper"] == pytest.approx(values.mean() + half)
+        rel = math.exp(half / values.mean())
+        assert row["CI95_Lower"] == pytest.approx(values.mean() / rel)
+        assert row["CI95_Upper"] == pytest.approx(values.mean() * rel)
         rsd = values.std(ddof=1) / values.mean() * 100
         assert row["RelativeStdDevPct"] == pytest.approx(rsd)
         assert row["StableMeasurement"] == (rsd < 2.0)

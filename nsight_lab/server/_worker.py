@@ -150,7 +150,7 @@ def compare_json(path: str, read_only: bool, a: int, b: int) -> str:  # noqa: FB
         NotFoundError: Either session is unknown.
         StoreError: The store cannot be read.
     """
-    from nsight_lab.compare import CONFIDENCE, METHOD, compare_runs
+    from nsight_lab.compare import CONFIDENCE, METHOD, compare
     from nsight_lab.records import SCHEMA_VERSION
     from nsight_lab.server.base import dumps
     from nsight_lab.server.handlers import _session_json
@@ -159,7 +159,7 @@ def compare_json(path: str, read_only: bool, a: int, b: int) -> str:  # noqa: FB
     with RunStore(path, read_only=read_only) as store:
         sessions = [store.get_session(a), store.get_session(b)]
         counts = store.run_counts([a, b])
-        rows = compare_runs(store.runs(a), store.runs(b))
+        rows, scope = compare(store.runs(a), store.runs(b))
     payload: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "a": _session_json(sessions[0], counts.get(a, 0)),
@@ -167,5 +167,6 @@ def compare_json(path: str, read_only: bool, a: int, b: int) -> str:  # noqa: FB
         "method": METHOD,
         "confidence": CONFIDENCE,
         "rows": [row.to_json() for row in rows],
+        "scope": scope.to_json(),
     }
     return dumps(payload)

@@ -244,14 +244,16 @@ class CompareHandler(NsightLabHandler):
 
     @tornado.web.authenticated
     async def get(self) -> None:
-        """Answer ``{"schema_version", "a", "b", "method", "confidence", "rows"}``.
+        """Answer ``schema_version, a, b, method, confidence, rows, scope``.
 
         One row per (annotation, metric, config) in both sessions, configs matched by
-        equal dicts: ``annotation, metric, config, config_index_a, config_index_b,
-        n_a, n_b, mean_a, mean_b, std_a, std_b, ratio`` (``mean_b / mean_a``),
-        ``ci_low, ci_high, df, significant``; see
-        :mod:`nsight_lab.compare` for the interval. Computed in a worker
-        thread.
+        equal dicts: ``annotation, metric, unit, config, config_index_a,
+        config_index_b, n_a, n_b, median_a, median_b, mean_a, mean_b, std_a, std_b,
+        ratio`` (``median_b / median_a``), ``ci_low, ci_high, significant, verdict``.
+        ``scope`` says which regions and configs were compared, which only one
+        session has, and ``reason`` when nothing could be. See
+        :mod:`nsight_lab.compare` for the ratio, its interval and the verdicts.
+        Computed in a worker thread.
 
         Raises:
             OptionError: ``a`` or ``b`` is missing or malformed (400).

@@ -124,18 +124,20 @@ export function compareResponse(a: number, b: number): ICompareResponse {
     schema_version: 1,
     a: session(a),
     b: session(b),
-    method: 'delta-log-welch',
+    method: 'median-ratio-price-bonett',
     confidence: 0.95,
     rows: [
       {
         annotation: XSS,
         metric: 'gpu__time_duration.sum',
+        unit: 'ns',
         config: { n: 512 },
         config_index_a: 0,
         config_index_b: 0,
         std_a: 1,
         std_b: 1,
-        df: 18,
+        median_a: 100,
+        median_b: 150,
         mean_a: 100,
         mean_b: 150,
         ratio: 1.5,
@@ -143,17 +145,20 @@ export function compareResponse(a: number, b: number): ICompareResponse {
         ci_high: 1.6,
         n_a: 10,
         n_b: 10,
-        significant: true
+        significant: true,
+        verdict: 'slower'
       },
       {
         annotation: 'b',
         metric: 'gpu__time_duration.sum',
+        unit: 'ns',
         config: { n: 512 },
         config_index_a: 0,
         config_index_b: 0,
         std_a: 1,
         std_b: 1,
-        df: 18,
+        median_a: 100,
+        median_b: 101,
         mean_a: 100,
         mean_b: 101,
         ratio: 1.01,
@@ -161,8 +166,19 @@ export function compareResponse(a: number, b: number): ICompareResponse {
         ci_high: 1.07,
         n_a: 10,
         n_b: 10,
-        significant: false
+        significant: false,
+        verdict: 'no change'
       }
-    ]
+    ],
+    scope: {
+      regions: [XSS, 'b'],
+      regions_only_a: [],
+      regions_only_b: [],
+      configs: [{ n: 512 }],
+      configs_only_a: [],
+      configs_only_b: [],
+      note: '',
+      reason: null
+    }
   };
 }

@@ -14,6 +14,7 @@ import { runTable } from '../components/RunTable';
 import {
   ICompareResponse,
   ICompareRow,
+  ICompareScope,
   IProgress,
   IRunRecord,
   ISessionInfo,
@@ -189,14 +190,28 @@ const COMPARE_RESPONSE: Shape<ICompareResponse> = {
   b: O,
   method: S,
   confidence: N,
-  rows: A
+  rows: A,
+  scope: O
+};
+const COMPARE_SCOPE: Shape<ICompareScope> = {
+  regions: A,
+  regions_only_a: A,
+  regions_only_b: A,
+  configs: A,
+  configs_only_a: A,
+  configs_only_b: A,
+  note: S,
+  reason: S_NULL
 };
 const COMPARE_ROW: Shape<ICompareRow> = {
   annotation: S,
   metric: S,
+  unit: S,
   config: O,
   config_index_a: N,
   config_index_b: N,
+  median_a: N_NULL,
+  median_b: N_NULL,
   mean_a: N_NULL,
   mean_b: N_NULL,
   std_a: N_NULL,
@@ -204,10 +219,10 @@ const COMPARE_ROW: Shape<ICompareRow> = {
   ratio: N_NULL,
   ci_low: N_NULL,
   ci_high: N_NULL,
-  df: N_NULL,
   n_a: N,
   n_b: N,
-  significant: B
+  significant: B,
+  verdict: S_NULL
 };
 const WIDGET: Shape<IWidgetTraits> = {
   session_id: N,
@@ -265,6 +280,7 @@ describe('wire.json matches the TypeScript interfaces', () => {
 
   it('a comparison', () => {
     expect(mismatches(compare, COMPARE_RESPONSE)).toEqual([]);
+    expect(mismatches(compare.scope, COMPARE_SCOPE)).toEqual([]);
     expect(compare.rows.length).toBeGreaterThan(0);
     for (const row of compare.rows) {
       expect(mismatches(row, COMPARE_ROW)).toEqual([]);
@@ -349,5 +365,10 @@ describe('the renderers show what Python computed', () => {
     const node = document.createElement('div');
     renderComparison(node, compare);
     expect(node.querySelectorAll('tbody tr')).toHaveLength(compare.rows.length);
+    // Each row's verdict and medians with their unit, as served.
+    const first = node.querySelector('tbody tr') as HTMLTableRowElement;
+    expect(first.dataset.verdict).toBe(compare.rows[0].verdict ?? '');
+    expect(compare.rows[0].unit).toBe('ns');
+    expect(first.cells[3].textContent).toMatch(/ (ns|µs|ms|s)$/);
   });
 });

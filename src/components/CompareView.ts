@@ -1,6 +1,9 @@
 /**
- * Two sessions side by side: per region, metric and config the ratio b/a with its
- * confidence interval; rows whose interval excludes 1 are marked significant.
+ * Two sessions side by side: per region, metric and config the ratio of medians
+ * b/a with its confidence interval and a verdict (faster, slower, no change within
+ * noise, deterministic), every value with its unit. What was compared (the configs
+ * both sessions share) and why nothing could be are said in words. Everything
+ * shown is computed in Python (nsight_lab/compare.py); this only renders it.
  */
 
 import { TranslationBundle, nullTranslator } from '@jupyterlab/translation';
@@ -8,9 +11,9 @@ import { Widget } from '@lumino/widgets';
 
 import { ICompareResponse, ICompareRow } from '../types';
 import { h } from './dom';
-import { formatConfig, formatNumber, sessionTitle } from './format';
+import { formatConfig, formatQuantity, sessionTitle } from './format';
 
-/** The ratio cell: `1.234× [1.100, 1.350]`. */
+/** The ratio cell: `1.234× [1.100, 1.350]`; the plain ratio without interval. */
 export function formatRatio(row: ICompareRow): string {
   if (row.ratio === null || !Number.isFinite(row.ratio)) {
     return '–';
@@ -20,6 +23,40 @@ export function formatRatio(row: ICompareRow): string {
       ? ` [${row.ci_low.toFixed(3)}, ${row.ci_high.toFixed(3)}]`
       : '';
   return `${row.ratio.toFixed(3)}×${ci}`;
+}
+
+/** The verdict cell: as served, `–` when there were too few runs to judge. */
+export function formatVerdict(row: ICompareRow): string {
+  return row.verdict ?? '–';
+}
+
+/** What a verdict means, for the cell's tooltip. */
+function verdictTitle(
+  row: ICompareRow,
+  trans: TranslationBundle,
+  confidence: number
+): string {
+  const level = `${Math.round(confidence * 100)}%`;
+  switch (row.verdict) {
+    case 'deterministic':
+      return trans.__(
+        'no noise to judge: a counted value (work model) or the same value in every run; the plain ratio'
+      );
+    case 'no change':
+      return trans.__('within noise: the %1 interval of b/a holds 1', level);
+    case null:
+      return trans.__('too few runs on a side for an interval');
+    default:
+      return trans.__('the %1 interval of b/a excludes 1', level);
+  }
+}
+
+/** The text shown when the sessions have nothing to compare. */
+export function emptyText(comparison: ICompareResponse): string {
+  const reason = comparison.scope.reason;
+  return reason
+    ? `nothing to compare: ${reason}`
+    : 'these sessions share no region and metric to compare';
 }
 
 /** Render a comparison into `node`. */
@@ -38,23 +75,25 @@ export function renderComparison(
   node.appendChild(heading);
   if (comparison.rows.length === 0) {
     node.appendChild(
-      h(
-        'p',
-        'jp-nsightLab-CompareView-empty',
-        'these sessions share no region and metric to compare'
-      )
+      h('p', 'jp-nsightLab-CompareView-empty', emptyText(comparison))
     );
     return;
   }
+  const note = comparison.scope.note;
+  if (note) {
+    node.appendChild(h('p', 'jp-nsightLab-CompareView-scope', note));
+  }
+  const level = `${Math.round(comparison.confidence * 100)}%`;
   const table = h('table', 'jp-nsightLab-Table jp-nsightLab-CompareView-table');
   const head = table.createTHead().insertRow();
   for (const label of [
     'Region',
     'Metric',
     'Config',
-    'Mean a',
-    'Mean b',
-    'b/a [95% CI]',
+    'Median a',
+    'Median b',
+    `b/a [${level} CI]`,
+    'Verdict',
     'n a/b'
   ]) {
     head.appendChild(h('th', undefined, label));
@@ -63,25 +102,36 @@ export function renderComparison(
   for (const row of comparison.rows) {
     const tr = body.insertRow();
     tr.className = row.significant ? 'jp-mod-significant' : '';
+    tr.dataset.verdict = row.verdict ?? '';
     const cells = [
       row.annotation,
       row.metric,
       formatConfig(row.config),
-      formatNumber(row.mean_a),
-      formatNumber(row.mean_b),
+      formatQuantity(row.median_a, row.unit),
+      formatQuantity(row.median_b, row.unit),
       formatRatio(row),
+      formatVerdict(row),
       `${row.n_a}/${row.n_b}`
     ];
     for (const text of cells) {
       tr.insertCell().textContent = text;
     }
-    const mark = tr.cells[5];
-    if (row.significant) {
+    tr.cells[3].title = trans.__(
+      'mean %1',
+      formatQuantity(row.mean_a, row.unit)
+    );
+    tr.cells[4].title = trans.__(
+      'mean %1',
+      formatQuantity(row.mean_b, row.unit)
+    );
+    tr.cells[6].title = verdictTitle(row, trans, comparison.confidence);
+    if (row.significant && row.verdict !== 'deterministic') {
       const badge = h('span', 'jp-nsightLab-CompareView-significant', ' ✱');
       badge.title = trans.__(
-        'significant: the 95% interval of the ratio excludes 1'
+        'significant: the %1 interval of the ratio excludes 1',
+        level
       );
-      mark.appendChild(badge);
+      tr.cells[5].appendChild(badge);
     }
   }
   node.appendChild(table);
@@ -89,7 +139,7 @@ export function renderComparison(
     h(
       'p',
       'jp-nsightLab-CompareView-legend',
-      '✱ significant: the 95% interval of b/a excludes 1'
+      `b/a is the ratio of medians (robust to outliers); ✱ significant: its ${level} interval excludes 1; deterministic: no noise to judge, the plain ratio`
     )
   );
 }

@@ -33,6 +33,56 @@ export function formatNumber(value: number | null | undefined): string {
   return `${Number(value.toPrecision(4))}`;
 }
 
+/** SI prefixes for quantities such as bytes and FLOP (decimal, as Nsight does). */
+const SI_PREFIXES: readonly [number, string][] = [
+  [1e15, 'P'],
+  [1e12, 'T'],
+  [1e9, 'G'],
+  [1e6, 'M'],
+  [1e3, 'k']
+];
+
+/** Units shown with an SI prefix, by the unit the server names. */
+const SI_UNITS: Record<string, string> = {
+  bytes: 'B',
+  'bytes/s': 'B/s',
+  FLOP: 'FLOP',
+  'FLOP/s': 'FLOP/s'
+};
+
+/**
+ * A value with its unit, as served (nsight_lab/compare.py's `metric_unit`):
+ * durations (`ns`) through {@link formatDuration}, bytes and FLOP with an SI
+ * prefix (`1.049 MB`, `2.5 GFLOP`, `812.3 GB/s`), anything else as a number
+ * followed by its unit; a plain number when the unit is unknown (`''`).
+ */
+export function formatQuantity(
+  value: number | null | undefined,
+  unit: string
+): string {
+  if (value === null || value === undefined || !Number.isFinite(value)) {
+    return '–';
+  }
+  if (unit === 'ns') {
+    return formatDuration(value);
+  }
+  const si = SI_UNITS[unit];
+  if (si !== undefined) {
+    const abs = Math.abs(value);
+    for (const [scale, prefix] of SI_PREFIXES) {
+      if (abs >= scale) {
+        return `${(value / scale).toPrecision(4)} ${prefix}${si}`;
+      }
+    }
+    return `${Number(value.toPrecision(4))} ${si}`;
+  }
+  const number = formatNumber(value);
+  if (!unit) {
+    return number;
+  }
+  return unit === '%' ? `${number} %` : `${number} ${unit}`;
+}
+
 /** An ISO-8601 UTC time in the browser's local time, to the second. */
 export function formatTime(iso: string | null | undefined): string {
   if (!iso) {

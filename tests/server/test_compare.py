@@ -7,83 +7,24 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from nsight_lab.compare import compare_runs, ratio_ci
+from nsight_lab.compare import compare as compare_sessions
+from nsight_lab.compare import compare_runs, compare_scope, metric_unit
 from nsight_lab.records import TIME_METRIC, RunRecord
 
 
 def by_hand(a, b):
-    """Delta method on the log means, Welch-Satterthwaite df, written out."""
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    ma, mb = a.mean(), b.mean()
-    va = a.var(ddof=1) / (len(a) * ma**2)
-    vb = b.var(ddof=1) / (len(b) * mb**2)
-    df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
-    t = stats.t.ppf(0.975, df)
-    ratio = mb / ma
-    half = t * math.sqrt(va + vb)
-    return ratio, ratio * math.exp(-half), ratio * math.exp(half), df
+    """Ratio of medians, Price-Bonett interval on the log scale, written out."""
 
+    def var(x):
+        y = np.sort(np.log(x))
+        n = y.size
+        c = max(1, math.floor((n + 1) / 2 - math.sqrt(n) + 0.5))
+        z = stats.norm.ppf(1 - stats.binom.cdf(c - 1, n, 0.5))
+        return ((y[n - c] - y[c - 1]) / (2 * z)) ** 2
 
-# -- the maths (pure) ----------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("a", "b"),
-    [
-        ([100.0, 102.0, 98.0, 101.0, 99.0], [80.0, 82.0, 79.0, 81.0]),
-        ([400.0, 410.0, 390.0], [405.0, 395.0, 400.0]),
-        ([1.0, 1.5], [1.2, 0.9, 1.1, 1.4, 1.0, 1.3]),
-    ],
-)
-def test_ratio_ci_matches_a_hand_computation(a, b):
-    ratio, low, high, df = ratio_ci(a, b)
-    expected = by_hand(a, b)
-    assert (ratio, low, high, df) == pytest.approx(expected, rel=1e-12)
-
-
-def test_ratio_ci_known_values():
-    # Given: a = [100, 102, 98, 101, 99] (mean 100, s^2 = 2.5),
-    #        b = [80, 82, 79, 81] (mean 80.5, s^2 = 5/3)
-    ratio, low, high, df = ratio_ci(
-        [100.0, 102.0, 98.0, 101.0, 99.0], [80.0, 82.0, 79.0, 81.0]
-    )
-    va = 2.5 / (5 * 100.0**2)
-    vb = (5 / 3) / (4 * 80.5**2)
-
-    # Then
-    assert ratio == pytest.approx(0.805)
-    assert df == pytest.approx((va + vb) ** 2 / (va**2 / 4 + vb**2 / 3))
-    half = stats.t.ppf(0.975, df) * math.sqrt(va + vb)
-    assert low == pytest.approx(0.805 * math.exp(-half))
-    assert high == pytest.approx(0.805 * math.exp(half))
-    assert low < ratio < high < 1  # b is faster, and significantly so
-
-
-def test_ratio_ci_covers_the_true_ratio_about_95_percent_of_the_time():
-    # Given: 4000 simulated pairs with a true ratio of 1.2 and 5% noise
-    rng = np.random.default_rng(7)
-    trials, covered = 4000, 0
-    for _ in range(trials):
-        a = rng.normal(100.0, 5.0, size=8)
-        b = rng.normal(120.0, 6.0, size=6)
-        _, low, high, _ = ratio_ci(a.tolist(), b.tolist())
-        covered += low <= 1.2 <= high
-
-    # Then: close to nominal (binomial sd ~0.35%)
-    assert 0.935 <= covered / trials <= 0.965
-
-
-def test_ratio_ci_edge_cases():
-    # One run on a side: no interval
-    assert ratio_ci([1.0], [2.0, 2.0]) == (2.0, None, None, None)
-    # No spread at all: the interval is the ratio itself
-    assert ratio_ci([2.0, 2.0], [3.0, 3.0]) == (1.5, 1.5, 1.5, None)
-    # A non-positive mean: no log-scale interval
-    ratio, low, high, df = ratio_ci([-1.0, 1.0, -0.5], [1.0, 2.0])
-    assert (low, high, df) == (None, None, None)
-    assert ratio == pytest.approx(1.5 / (-0.5 / 3))
-    # Zero baseline mean: the ratio is undefined
-    assert math.isnan(ratio_ci([0.0, 0.0], [1.0, 1.0])[0])
+    ratio = float(np.median(b) / np.median(a))
+    half = stats.norm.ppf(0.975) * math.sqrt(var(a) + var(b))
+    return ratio, ratio * math.exp(-half), ratio * math.exp(half)
 
 
 def record(sid, annotation, value, config, index, *, metrics=None):  # noqa: PLR0913
@@ -92,6 +33,9 @@ def record(sid, annotation, value, config, index, *, metrics=None):  # noqa: PLR
         annotation=annotation, duration_ns=value, backend="cpu",
         metrics=metrics or {},
     )  # fmt: skip
+
+
+# -- the rows (pure) -------------------------------------------------------------------
 
 
 def test_compare_runs_matches_configs_by_value_not_index():
@@ -111,6 +55,8 @@ def test_compare_runs_matches_configs_by_value_not_index():
     assert (row.config_index_a, row.config_index_b) == (1, 0)
     assert row.ratio == pytest.approx(2.0)
     assert (row.n_a, row.n_b) == (2, 2)
+    assert row.verdict is None  # two runs a side: no interval, no verdict
+    assert not row.significant
 
 
 def test_compare_runs_covers_shared_metrics_and_skips_nan():
@@ -129,9 +75,136 @@ def test_compare_runs_covers_shared_metrics_and_skips_nan():
     # Then
     assert list(rows) == [TIME_METRIC, "bytes"]
     assert rows[TIME_METRIC].n_b == 1  # the NaN run is left out
+    # The same value in every run on both sides: the plain ratio, no verdict of noise
     assert rows["bytes"].ratio == 3.0
-    assert rows["bytes"].ci_low == rows["bytes"].ci_high == 3.0
-    assert rows["bytes"].significant
+    assert rows["bytes"].ci_low is rows["bytes"].ci_high is None
+    assert rows["bytes"].verdict == "deterministic"
+    assert not rows["bytes"].significant
+
+
+def test_the_a_plus_a_case_reads_no_change():
+    # Given: two sessions of the same `a + a` (~7.2 µs), slow outliers in one
+    rng = np.random.default_rng(23)
+    a_ns = 7_200.0 * rng.lognormal(0.0, 0.08, 20)
+    b_ns = 7_200.0 * rng.lognormal(0.0, 0.08, 20)
+    b_ns[[0, 7, 13]] = [2.1e8, 9.0e7, 1.5e8]
+    assert b_ns.mean() / a_ns.mean() > 20  # what the ratio of means said
+    a = [record(1, "a + a", v, {}, 0) for v in a_ns]
+    b = [record(2, "a + a", v, {}, 0) for v in b_ns]
+
+    # When
+    (row,) = compare_runs(a, b)
+
+    # Then
+    assert row.unit == "ns"
+    assert row.median_a == pytest.approx(float(np.median(a_ns)))
+    assert row.ci_low is not None
+    assert row.ci_high is not None
+    assert row.ci_low <= 1.0 <= row.ci_high
+    assert row.verdict == "no change"
+    assert not row.significant
+
+
+def test_verdicts_units_and_model_metrics():
+    # Given: b is 2x slower, moves the same modelled bytes, reads 2x the DRAM bytes
+    def runs(sid, scale):
+        return [
+            record(
+                sid,
+                "r",
+                scale * v,
+                {"n": 1},
+                0,
+                metrics={
+                    "model__bytes_read": 4096.0 * (1 + (k % 2) * (sid - 1)),
+                    "model__flops": 1.0e6,
+                    "dram__bytes_read.sum": scale * 1000.0 * v,
+                    "dram__bytes.sum.per_second": 1.0e9 / scale * v,
+                },
+            )
+            for k, v in enumerate([1.0, 1.01, 0.99, 1.02, 0.98, 1.0])
+        ]
+
+    # When
+    rows = {row.metric: row for row in compare_runs(runs(1, 1.0), runs(2, 2.0))}
+
+    # Then
+    time = rows[TIME_METRIC]
+    assert (time.unit, time.verdict, time.significant) == ("ns", "slower", True)
+    assert time.ratio == pytest.approx(2.0)
+    dram = rows["dram__bytes_read.sum"]
+    assert (dram.unit, dram.verdict) == ("bytes", "higher")
+    rate = rows["dram__bytes.sum.per_second"]
+    assert (rate.unit, rate.verdict) == ("bytes/s", "slower")
+    for name, unit in (("model__bytes_read", "bytes"), ("model__flops", "FLOP")):
+        row = rows[name]
+        # Work-model metrics are counted, not measured: never a verdict of noise,
+        # even where they vary between runs (model__bytes_read in b)
+        assert (row.unit, row.verdict) == (unit, "deterministic")
+        assert not row.significant
+        assert row.ci_low is row.ci_high is None
+    assert rows["model__bytes_read"].ratio == pytest.approx(1.5)
+
+
+@pytest.mark.parametrize(
+    ("metric", "unit"),
+    [
+        (TIME_METRIC, "ns"),
+        ("model__flops_dtype_bf16", "FLOP"),
+        ("model__bytes_written", "bytes"),
+        ("dram__bytes_write.sum", "bytes"),
+        ("dram__bytes.sum.per_second", "bytes/s"),
+        ("sm__cycles_elapsed.avg", "cycles"),
+        ("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", "inst"),
+        ("sm__throughput.avg.pct_of_peak_sustained_elapsed", "%"),
+        ("lts__t_sectors.sum", "sectors"),
+        ("something_else", ""),
+    ],
+)
+def test_metric_unit(metric, unit):
+    assert metric_unit(metric) == unit
+
+
+def test_scope_of_sessions_with_different_configs():
+    # Given: a ran n=512, 1024, 4096; b ran n=1024, 4096, 8192; a region only in b
+    a = [
+        record(1, "mm", 10.0 * n, {"n": n}, i) for i, n in enumerate((512, 1024, 4096))
+    ]
+    b = [
+        record(2, "mm", 9.0 * n, {"n": n}, i) for i, n in enumerate((1024, 4096, 8192))
+    ]
+    b.append(record(2, "copy", 5.0, {"n": 1024}, 0))
+
+    # When
+    rows, scope = compare_sessions(a, b)
+
+    # Then
+    assert [row.config for row in rows] == [{"n": 1024}, {"n": 4096}]
+    assert scope.configs == [{"n": 1024}, {"n": 4096}]
+    assert scope.configs_only_a == [{"n": 512}]
+    assert scope.configs_only_b == [{"n": 8192}]
+    assert scope.regions_only_b == ["copy"]
+    assert scope.note == (
+        "compared on n=1024, n=4096; only in a: n=512; only in b: n=8192; "
+        "regions only in b: copy"
+    )
+    assert scope.reason is None
+
+
+def test_scope_says_why_nothing_is_shared():
+    a = [record(1, "mm", 1.0, {"n": 512, "dtype": "fp16"}, 0)]
+    b = [record(2, "mm", 1.0, {"n": 1024, "dtype": "fp16"}, 0)]
+    scope = compare_scope(a, b)
+    assert scope.reason == (
+        "no config in common for mm: a ran (n=512, dtype=fp16); "
+        "b ran (n=1024, dtype=fp16)"
+    )
+    other = [record(2, "add", 1.0, {"n": 512, "dtype": "fp16"}, 0)]
+    assert compare_scope(a, other).reason == "no region in common: a ran mm; b ran add"
+    assert compare_scope(a, []).reason == "session b has no runs yet"
+    assert compare_scope([], []).reason == "neither session has runs yet"
+    same = compare_scope(a, a)
+    assert (same.note, same.reason) == ("", None)
 
 
 # -- the endpoint --------------------------------------------------------------------
@@ -150,8 +223,10 @@ async def test_compare_endpoint(jp_fetch, filled):
 
     # Then
     assert code == 200
-    assert set(payload) == {"schema_version", "a", "b", "method", "confidence", "rows"}
-    assert payload["method"] == "delta-log-welch"
+    assert set(payload) == {
+        "schema_version", "a", "b", "method", "confidence", "rows", "scope"
+    }  # fmt: skip
+    assert payload["method"] == "median-ratio-price-bonett"
     assert payload["confidence"] == 0.95
     assert payload["a"]["id"] == filled.base
     assert payload["b"]["id"] == filled.candidate
@@ -165,23 +240,38 @@ async def test_compare_endpoint(jp_fetch, filled):
     small = payload["rows"][0]
     a_vals = [100_000.0, 102_000.0, 98_000.0, 101_000.0, 99_000.0]
     b_vals = [80_000.0, 82_000.0, 79_000.0, 81_000.0]
-    ratio, low, high, df = by_hand(a_vals, b_vals)
-    assert small["mean_a"] == pytest.approx(100_000.0)
+    ratio, low, high = by_hand(a_vals, b_vals)
+    assert small["unit"] == "ns"
+    assert small["median_a"] == pytest.approx(100_000.0)
+    assert small["median_b"] == pytest.approx(80_500.0)
     assert small["mean_b"] == pytest.approx(80_500.0)
     assert small["ratio"] == pytest.approx(ratio)
     assert small["ci_low"] == pytest.approx(low)
     assert small["ci_high"] == pytest.approx(high)
-    assert small["df"] == pytest.approx(df)
     assert (small["n_a"], small["n_b"]) == (5, 4)
     assert (small["config_index_a"], small["config_index_b"]) == (0, 1)
     assert small["significant"] is True
+    assert small["verdict"] == "faster"
     big = payload["rows"][2]
     assert big["ratio"] == pytest.approx(1.0)
     assert big["ci_low"] < 1 < big["ci_high"]
     assert big["significant"] is False
+    assert big["verdict"] == "no change"
     traffic = payload["rows"][1]
+    assert traffic["unit"] == "bytes"
     assert traffic["ratio"] == pytest.approx(2.0)
     assert traffic["significant"] is True
+    assert traffic["verdict"] == "higher"
+    assert payload["scope"] == {
+        "regions": ["matmul"],
+        "regions_only_a": ["add"],
+        "regions_only_b": ["copy"],
+        "configs": [{"n": 1024}, {"n": 2048}],
+        "configs_only_a": [],
+        "configs_only_b": [],
+        "note": "regions only in a: add; regions only in b: copy",
+        "reason": None,
+    }
 
 
 async def test_compare_with_itself_is_all_ones(jp_fetch, filled):
@@ -194,6 +284,7 @@ async def test_compare_with_a_session_without_runs_has_no_rows(jp_fetch, filled)
     code, payload = await compare(jp_fetch, a=filled.base, b=filled.running)
     assert code == 200
     assert payload["rows"] == []
+    assert payload["scope"]["reason"] == "session b has no runs yet"
 
 
 @pytest.mark.parametrize("missing", ["a", "b"])

@@ -1,13 +1,20 @@
 /**
  * CompareView: the two sessions, one row per region, metric and config with the
- * ratio b/a and its interval, significant rows marked, names shown as text.
+ * ratio of medians b/a, its interval and the served verdict, values with their
+ * units, significant rows marked (never deterministic ones), what was compared and
+ * why nothing could be in words, names shown as text.
  */
 
 import { nullTranslator } from '@jupyterlab/translation';
 
-import { CompareView, formatRatio } from '../../components/CompareView';
-import { ICompareRow } from '../../types';
-import { XSS, compareResponse, session } from '../fixtures';
+import {
+  CompareView,
+  formatRatio,
+  formatVerdict
+} from '../../components/CompareView';
+import { formatQuantity } from '../../components/format';
+import { ICompareResponse, ICompareRow } from '../../types';
+import { XSS, compareResponse } from '../fixtures';
 
 const trans = nullTranslator.load('nsight-lab');
 
@@ -33,9 +40,10 @@ describe('CompareView', () => {
       'Region',
       'Metric',
       'Config',
-      'Mean a',
-      'Mean b',
+      'Median a',
+      'Median b',
       'b/a [95% CI]',
+      'Verdict',
       'n a/b'
     ]);
     const rows = Array.from(
@@ -43,10 +51,16 @@ describe('CompareView', () => {
     );
     expect(rows.length).toBe(2);
     const [significant, same] = rows.map(cells);
+    expect(significant[3]).toBe('100.0 ns');
+    expect(significant[4]).toBe('150.0 ns');
     expect(significant[5]).toBe('1.500× [1.400, 1.600] ✱');
-    expect(significant[6]).toBe('10/10');
+    expect(significant[6]).toBe('slower');
+    expect(significant[7]).toBe('10/10');
     expect(same[0]).toBe('b');
     expect(same[5]).toBe('1.010× [0.950, 1.070]');
+    expect(same[6]).toBe('no change');
+    expect(rows[1].cells[6].title).toContain('holds 1');
+    expect(rows[0].cells[3].title).toBe('mean 100.0 ns');
     expect(rows[0].classList.contains('jp-mod-significant')).toBe(true);
     expect(rows[1].classList.contains('jp-mod-significant')).toBe(false);
     expect(
@@ -69,24 +83,127 @@ describe('CompareView', () => {
     view.dispose();
   });
 
-  it('says so when the sessions share nothing, and replaces an earlier table', () => {
+  it('says why when the sessions share nothing, and replaces an earlier table', () => {
     const view = new CompareView(trans);
     view.setComparison(compareResponse(1, 2));
+    const empty = compareResponse(1, 3);
 
     view.setComparison({
-      schema_version: 1,
-      a: session(1),
-      b: session(3),
-      method: 'delta-log-welch',
-      confidence: 0.95,
-      rows: []
+      ...empty,
+      rows: [],
+      scope: {
+        ...empty.scope,
+        regions: [],
+        configs: [],
+        reason: 'no config in common for mm: a ran n=512; b ran n=1024'
+      }
     });
 
     expect(view.node.querySelector('table')).toBeNull();
     expect(
       view.node.querySelector('.jp-nsightLab-CompareView-empty')?.textContent
-    ).toBe('these sessions share no region and metric to compare');
+    ).toBe(
+      'nothing to compare: no config in common for mm: a ran n=512; b ran n=1024'
+    );
     view.dispose();
+  });
+
+  it('says which configs were compared when the sessions ran different ones', () => {
+    const view = new CompareView(trans);
+    const response = compareResponse(1, 2);
+    const note = 'compared on n=512; only in a: n=256; only in b: n=1024';
+
+    view.setComparison({
+      ...response,
+      scope: {
+        ...response.scope,
+        configs_only_a: [{ n: 256 }],
+        configs_only_b: [{ n: 1024 }],
+        note
+      }
+    });
+
+    expect(
+      view.node.querySelector('.jp-nsightLab-CompareView-scope')?.textContent
+    ).toBe(note);
+    // No note when both ran the same configs and regions.
+    view.setComparison(response);
+    expect(
+      view.node.querySelector('.jp-nsightLab-CompareView-scope')
+    ).toBeNull();
+    view.dispose();
+  });
+
+  it('shows deterministic rows with the plain ratio, no mark, units per row', () => {
+    const view = new CompareView(trans);
+    const response: ICompareResponse = compareResponse(1, 2);
+    const base = response.rows[1];
+    const rows: ICompareRow[] = [
+      {
+        ...base,
+        metric: 'model__flops',
+        unit: 'FLOP',
+        median_a: 2.5e9,
+        median_b: 5e9,
+        ratio: 2,
+        ci_low: null,
+        ci_high: null,
+        significant: false,
+        verdict: 'deterministic'
+      },
+      {
+        ...base,
+        metric: 'dram__bytes_read.sum',
+        unit: 'bytes',
+        median_a: 1048576,
+        median_b: 2097152,
+        ratio: 2,
+        ci_low: 1.9,
+        ci_high: 2.1,
+        significant: true,
+        verdict: 'higher'
+      },
+      { ...base, ci_low: null, ci_high: null, n_a: 2, verdict: null }
+    ];
+
+    view.setComparison({ ...response, rows });
+
+    const [flops, bytes, few] = Array.from(
+      view.node.querySelectorAll<HTMLTableRowElement>('tbody tr')
+    ).map(cells);
+    expect(flops.slice(3, 7)).toEqual([
+      '2.500 GFLOP',
+      '5.000 GFLOP',
+      '2.000×',
+      'deterministic'
+    ]);
+    expect(bytes.slice(3, 7)).toEqual([
+      '1.049 MB',
+      '2.097 MB',
+      '2.000× [1.900, 2.100] ✱',
+      'higher'
+    ]);
+    expect(few[5]).toBe('1.010×');
+    expect(few[6]).toBe('–');
+    expect(
+      view.node.querySelectorAll('.jp-nsightLab-CompareView-significant')
+    ).toHaveLength(1);
+    view.dispose();
+  });
+});
+
+describe('formatQuantity', () => {
+  it('formats each unit the server names', () => {
+    expect(formatQuantity(7200, 'ns')).toBe('7.200 µs');
+    expect(formatQuantity(9.9e3, 'ns')).toBe('9.900 µs');
+    expect(formatQuantity(512, 'bytes')).toBe('512 B');
+    expect(formatQuantity(3.2e12, 'bytes/s')).toBe('3.200 TB/s');
+    expect(formatQuantity(1e6, 'FLOP')).toBe('1.000 MFLOP');
+    expect(formatQuantity(42.5, '%')).toBe('42.5 %');
+    expect(formatQuantity(1234, 'cycles')).toBe('1234 cycles');
+    expect(formatQuantity(0.5, '')).toBe('0.5');
+    expect(formatQuantity(null, 'ns')).toBe('–');
+    expect(formatQuantity(Number.NaN, 'bytes')).toBe('–');
   });
 });
 
@@ -99,5 +216,10 @@ describe('formatRatio', () => {
     expect(formatRatio(noInterval)).toBe('1.010×');
     expect(formatRatio({ ...row, ratio: null })).toBe('–');
     expect(formatRatio({ ...row, ratio: Infinity })).toBe('–');
+  });
+
+  it('shows the served verdict, or a dash when there was none', () => {
+    expect(formatVerdict(row)).toBe('no change');
+    expect(formatVerdict({ ...row, verdict: null })).toBe('–');
   });
 });

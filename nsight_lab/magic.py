@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 
+from nsight_lab import wait_for_warm_up
 from nsight_lab.errors import MeasurementError, NsightLabError, OptionError
 from nsight_lab.regions import install_nsight_shim
 
@@ -73,6 +74,7 @@ class NsightMagics(Magics):
     def nsight(self, line: str, cell: str | None = None) -> Any:  # noqa: ANN401
         """Profile the cell, or run a ``%nsight`` command."""
         __tracebackhide__ = True  # IPython shows no frame of the magic's own
+        wait_for_warm_up()  # never import what the warm-up is importing, at once
         try:
             line = self._expand(line)
             if cell is None:
@@ -353,7 +355,6 @@ class _SessionTarget:
         """Create the session, show the live view; return the session id."""
         from nsight_lab.backends import backend_entry
         from nsight_lab.roofline.peaks import known_peaks
-        from nsight_lab.views.live import WidgetView
 
         plan, options = self._plan, self._plan.options
         session = self._store.create_session(
@@ -375,6 +376,8 @@ class _SessionTarget:
             f"({plan.backend_reason}) on {device_name}"
         )
         if not options.quiet:
+            from nsight_lab.views.live import WidgetView  # plotly, anywidget
+
             self.display = WidgetView(
                 session_id=session.id,
                 header=header + "".join(f"\n  note: {n}" for n in notes),

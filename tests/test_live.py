@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -83,10 +84,11 @@ def _profile(line, *, view_kwargs=None):
 
 
 def test_widget_follows_the_runner_and_finishes_with_every_chart(monkeypatch):  # noqa: PLR0915
-    # Draw every update: the throttle is tested on its own below.
+    # Draw every update: the throttle and the budget are tested on their own below.
     monkeypatch.setattr("nsight_lab.views.live.MIN_UPDATE_INTERVAL_S", 0.0)
     options, _plan, view, records, snapshots, _ = _profile(
-        "--backend cpu --configs 256,1024 --runs 5 --warmup 1 --derive tflops"
+        "--backend cpu --configs 256,1024 --runs 5 --warmup 1 --derive tflops",
+        view_kwargs={"budget": math.inf},
     )
     widget = view.widget
     # Progress: every measured run of both configs, two regions each.

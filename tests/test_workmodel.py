@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from nsight_lab.regions import annotate
@@ -90,3 +96,51 @@ def test_softmax_reads_and_writes_each_element_once() -> None:
     assert work["model__bytes_read"] == rows * cols * F32
     assert work["model__bytes_written"] == rows * cols * F32
     assert work["model__flops"] == 5 * rows * cols
+
+
+COMPILED_IN_THE_CELL = """
+import json, sys
+import torch
+from nsight_lab.regions import annotate
+from nsight_lab.roofline.workmodel import count_work
+
+x = torch.randn(1000)
+plain = count_work(lambda: x * 2)  # no Dynamo: the counter does not import it
+dynamo_after_plain = "torch._dynamo" in sys.modules
+
+def g(a):
+    return (a * 2).sin() + 1
+
+def cell():
+    with annotate("compiled"):
+        torch.compile(g, backend="eager")(x)  # imports Dynamo inside the count
+
+compiled = count_work(cell)
+again = count_work(cell)  # Dynamo imported now: the counter skips it as PyTorch does
+print(json.dumps([dynamo_after_plain, plain, compiled, again]))
+"""
+
+
+def test_the_counter_needs_no_dynamo_and_counts_cells_that_compile() -> None:
+    # Given: a fresh interpreter, where PyTorch's Dynamo is not imported
+    root = str(Path(__file__).resolve().parent.parent)
+    # When: a plain cell is counted, then a cell whose torch.compile imports Dynamo
+    proc = subprocess.run(  # noqa: S603
+        [sys.executable, "-c", COMPILED_IN_THE_CELL],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": root},
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    dynamo_after_plain, plain, compiled, again = json.loads(
+        proc.stdout.strip().splitlines()[-1]
+    )
+    # Then: counting did not import Dynamo, and both counts of the compiled cell see
+    # its three pointwise ops
+    assert dynamo_after_plain is False
+    assert plain["cell"]["model__flops"] == 1000
+    assert compiled["compiled"]["model__flops"] == 3 * 1000
+    assert again["compiled"]["model__flops"] == 3 * 1000

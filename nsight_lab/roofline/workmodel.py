@@ -11,6 +11,7 @@ labelled ``model__*`` because they are a model, not a counter reading.
 
 from __future__ import annotations
 
+import sys
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
@@ -68,6 +69,22 @@ def _tensors(tree: Any) -> list[Any]:  # noqa: ANN401
     return [leaf for leaf in leaves if isinstance(leaf, torch.Tensor)]
 
 
+def _skip_dynamo(cls: type) -> bool:  # noqa: ARG001  (a classmethod of the counter)
+    """Whether the op counter's ``__torch_dispatch__`` is wrapped to skip Dynamo.
+
+    PyTorch wraps every dispatch mode's ``__torch_dispatch__`` in
+    ``torch._disable_dynamo`` (when its class is made), and that wrapper imports
+    ``torch._dynamo`` on its first call: sympy, FSDP, the triton kernel wrapper,
+    1-1.6 s on a 2-core CPU and 5 s on the H200 (``benchmarks/first_cell.py``), all on
+    the first cell's path. The wrapper only matters to code that ``torch.compile``
+    runs, so the counter goes without it while Dynamo is not even imported (the class
+    is made anew for each count). If the counted cell itself imports Dynamo (its first
+    ``torch.compile``), Dynamo may trace the counter's frames in that one count; the
+    counts stay right (``tests/test_workmodel.py``).
+    """
+    return "torch._dynamo" in sys.modules
+
+
 def count_work(call: Callable[[], None]) -> WorkModel:
     """Run ``call`` once under the op counter; return modelled work per region.
 
@@ -84,6 +101,8 @@ def count_work(call: Callable[[], None]) -> WorkModel:
     totals: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
 
     class _Counter(TorchDispatchMode):
+        _should_skip_dynamo: classmethod[Any, [], bool] = classmethod(_skip_dynamo)
+
         def __torch_dispatch__(
             self,
             func: Any,  # noqa: ANN401

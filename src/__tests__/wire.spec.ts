@@ -23,7 +23,7 @@ import {
   ISessionsResponse,
   ITelemetry
 } from '../types';
-import { render } from '../widget/index';
+import widget from '../widget/index';
 import type { IWidgetModel, IWidgetTraits } from '../widget/types';
 
 jest.mock('../charts/mount', () => ({
@@ -346,7 +346,7 @@ describe('the renderers show what Python computed', () => {
         off: () => undefined
       };
       const el = document.createElement('div');
-      const cleanup = render({ model, el });
+      const cleanup = widget.render({ model, el });
       const progress = traits.progress as IProgress;
       expect(
         el.querySelector('.jp-nsightLab-Widget-progressText')!.textContent

@@ -212,7 +212,7 @@ class WidgetView {
  *
  * @returns The cleanup anywidget calls when the view is removed.
  */
-export function render({ model, el }: IRenderProps): () => void {
+function render({ model, el }: IRenderProps): () => void {
   const view = new WidgetView(model, el);
   view.start();
   return () => view.dispose();

@@ -657,9 +657,9 @@ OPTIONS: tuple[Option, ...] = (
         "--normalize-against",
         "A",
         "normalize_against",
-        "divide every value column by region A's mean, per config",
+        "divide every value column by region A's median, per config",
         "divide every value column (AvgValue, StdDev, Min/Max/Median, CI95 bounds) "
-        "by region A's mean per config and metric; `NormalizedColumns` lists them",
+        "by region A's median per config and metric; `NormalizedColumns` lists them",
         read=_label("an annotation name"),
     ),
     Option(

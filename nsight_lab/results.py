@@ -14,8 +14,10 @@ Differences from nsight-python, on purpose: ``ComputeClock``/``MemoryClock`` are
 mean clocks *measured* through NVML during the runs (MHz), not the device's rating; CI95
 (the interval of the mean, from :func:`nsight_lab.stats.summarize`) uses Student's t, on
 the log scale for quantities that cannot be negative, so it never goes below zero;
-normalization divides every value column and names them in
-``NormalizedColumns``.
+normalization divides every value column by the target region's median
+(``MedianValue``; nsight-python divides by its mean, which one slow run can move) and
+names them in ``NormalizedColumns``; the roofline columns use the median duration too,
+while ``AvgValue`` stays the mean.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import pandas as pd
 
 from nsight_lab.errors import OptionError
 from nsight_lab.records import TIME_METRIC, RunRecord
-from nsight_lab.roofline.placement import place_session
+from nsight_lab.roofline.placement import place_session, region_work
 from nsight_lab.stats import geomean, summarize
 
 if TYPE_CHECKING:
@@ -200,8 +202,8 @@ def to_dataframe(  # noqa: PLR0913  (the --derive/--normalize ones are keyword-o
         param_names: Grid parameter names, in order; each becomes a column.
         derive: ``--derive`` names.
         functions: User derive functions by name.
-        normalize_against: Annotation whose values divide the others', per config
-            and metric.
+        normalize_against: Annotation whose *median* divides every value column,
+            per config and metric (one slow run of it does not move the ratios).
         peaks: The device's roofs; with them, time rows gain the roofline columns.
         derive_failures: Collects user derive functions' failures (their values become
             NaN); without it such a failure raises.
@@ -339,25 +341,68 @@ ROOFLINE_COLUMNS = (
 """Roofline placement of each region (time rows only; see ``roofline.place``)."""
 
 
+WORK_COLUMNS = (
+    "FLOPs",
+    "FLOPsSource",
+    "BytesRead",
+    "BytesWritten",
+    "BytesSource",
+    "ArithmeticIntensity",
+    "AchievedTFLOPs",
+    "AchievedGBps",
+)
+"""The roofline columns that need no peaks: filled whenever FLOPs and bytes are."""
+
+
+def _time_rows(
+    frame: pd.DataFrame,
+    annotation: str,
+    config: Mapping[str, object],
+    params: list[str],
+) -> pd.Series:
+    match = (frame["Annotation"] == annotation) & (frame["Metric"] == TIME_METRIC)
+    for name in params:
+        match &= frame[name] == config.get(name)
+    return match
+
+
 def _add_roofline(
     frame: pd.DataFrame,
     records: Sequence[RunRecord],
     peaks: Peaks | None,
     params: list[str],
 ) -> pd.DataFrame:
+    """Fill the roofline columns of the time rows.
+
+    FLOPs, bytes, intensity and achieved rates (:data:`WORK_COLUMNS`) whenever they
+    are measured or modelled, with or without peaks; the roof, bound verdict, % of
+    roof and dtype only with ``peaks``. Rates and the verdict use each region's
+    *median* duration (one slow run does not flip a verdict); ``AvgValue`` stays the
+    mean, as in nsight-python.
+    """
     for column in ROOFLINE_COLUMNS:
         frame[column] = (
             math.nan
             if column not in {"FLOPsSource", "BytesSource", "Bound", "RooflineDtype"}
             else ""
         )
+    for w in region_work(records):
+        frame.loc[_time_rows(frame, w.annotation, w.config, params), WORK_COLUMNS] = [
+            w.flops,
+            w.flops_source,
+            w.bytes_read,
+            w.bytes_written,
+            w.bytes_source,
+            w.intensity,
+            w.achieved_flops_per_s / 1e12,
+            w.achieved_bytes_per_s / 1e9,
+        ]
     if peaks is None:
         return frame
     for p in place_session(records, peaks):
-        match = (frame["Annotation"] == p.annotation) & (frame["Metric"] == TIME_METRIC)
-        for name in params:
-            match &= frame[name] == p.config.get(name)
-        frame.loc[match, list(ROOFLINE_COLUMNS)] = [
+        frame.loc[
+            _time_rows(frame, p.annotation, p.config, params), list(ROOFLINE_COLUMNS)
+        ] = [
             p.flops,
             p.flops_source,
             p.bytes_read,
@@ -380,8 +425,8 @@ def _normalize(frame: pd.DataFrame, target: str, params: list[str]) -> pd.DataFr
         msg = f"--normalize-against: no region named {target!r}; regions seen: {seen}"
         raise OptionError(msg)
     keys = [*params, "Metric"]
-    base = frame.loc[frame["Annotation"] == target, [*keys, "AvgValue"]].rename(
-        columns={"AvgValue": "_base"}
+    base = frame.loc[frame["Annotation"] == target, [*keys, "MedianValue"]].rename(
+        columns={"MedianValue": "_base"}
     )
     merged: pd.DataFrame = (
         frame.merge(base, on=keys, how="left") if keys else frame.assign(_base=np.nan)

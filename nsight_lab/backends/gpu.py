@@ -49,15 +49,19 @@ class GpuContext:
     def __init__(self, torch: Any, options: ProfileOptions) -> None:  # noqa: ANN401
         """Allocate the flush buffer, open NVML, lock clocks if asked, sample."""
         self.notes: list[str] = []
+        self._torch_sum = torch.sum
         self.device = torch.cuda.current_device()
         props = torch.cuda.get_device_properties(self.device)
         self.name: str = props.name
         self._flush_buffer = None
+        self._flush_out = None
         if options.cache_control == "all":
             nbytes = max(2 * int(getattr(props, "L2_cache_size", 0)), MIN_FLUSH_BYTES)
-            self._flush_buffer = torch.empty(
-                nbytes // 4, dtype=torch.int32, device=self.device
+            # Written once here; each flush then only reads it (see flush_l2).
+            self._flush_buffer = torch.ones(
+                nbytes // 4, dtype=torch.float32, device=self.device
             )
+            self._flush_out = torch.empty((), dtype=torch.float32, device=self.device)
         self.monitor: GpuMonitor | None = None
         self._sampler: TelemetrySampler | None = None
         self._guard: ThermalGuard | None = None
@@ -81,9 +85,16 @@ class GpuContext:
         return self.monitor.max_sm_clock_mhz if self.monitor else None
 
     def flush_l2(self) -> None:
-        """Zero a buffer twice the L2 size (``--cache-control all``; else nothing)."""
+        """Read a buffer twice the L2 size (``--cache-control all``; else nothing).
+
+        A read-only sweep (a sum into a preallocated scalar, on the current stream,
+        before the start event) evicts the L2 and leaves it clean. Writing the buffer
+        instead (``zero_()``) left dirty lines whose write-back slowed the next
+        memory-bound kernel by up to 9 % (see ``shared/device/FACTS.md``); Nsight
+        Compute's own flush leaves the L2 clean too.
+        """
         if self._flush_buffer is not None:
-            self._flush_buffer.zero_()
+            self._torch_sum(self._flush_buffer, 0, out=self._flush_out)
 
     def telemetry(self) -> Telemetry:
         """The newest telemetry sample (empty without NVML)."""
@@ -96,6 +107,7 @@ class GpuContext:
     def close(self) -> None:
         """Stop sampling, reset locked clocks, free the flush buffer."""
         self._flush_buffer = None
+        self._flush_out = None
         if self._sampler is not None:
             self._sampler.close()
         if self.monitor is not None:

@@ -31,12 +31,14 @@ __all__ = [
     "Bound",
     "Peaks",
     "Placement",
+    "RegionWork",
     "Source",
     "TrafficComparison",
     "dtype_class",
     "peaks_for",
     "place",
     "place_records",
+    "region_work",
     "traffic_comparison",
 ]
 
@@ -468,6 +470,75 @@ def _region_work(
     if flops is None or read is None or written is None:
         return None
     return flops, flops_source, read, written, bytes_source
+
+
+@dataclass(frozen=True)
+class RegionWork:
+    """One region's (of one config) FLOPs, bytes and achieved rates: no peaks needed.
+
+    What :func:`place_records` computes before it looks at the roofs, so the results
+    DataFrame can show it on a device whose peaks are unknown (the cpu backend
+    without ``%nsight peaks --cpu``). Rates are over the *median* duration.
+    """
+
+    annotation: str
+    config_index: int
+    config: dict[str, JsonScalar]
+    flops: float
+    flops_source: Source
+    bytes_read: float
+    bytes_written: float
+    bytes_source: Source
+    duration_ns: float
+    """The median duration over the region's runs."""
+    intensity: float
+    """FLOP per DRAM byte; ``inf`` with no bytes, 0 with no FLOPs."""
+    achieved_flops_per_s: float
+    achieved_bytes_per_s: float
+
+
+def region_work(records: Sequence[RunRecord]) -> list[RegionWork]:
+    """FLOPs, bytes and achieved rates of every (config, region) of ``records``.
+
+    Sourced as in :func:`place_records` (measured counters, else the work model;
+    medians over runs), rates over the median duration, so one slow run does not
+    move them. Regions with no FLOP or byte figure, or that did no work, are left
+    out.
+
+    Raises:
+        Nothing.
+    """
+    groups: dict[tuple[int, str], list[RunRecord]] = defaultdict(list)
+    for record in records:
+        groups[(record.config_index, record.annotation)].append(record)
+    out: list[RegionWork] = []
+    for (config_index, annotation), group in groups.items():
+        work = _region_work(group)
+        duration = _median([r.duration_ns for r in group])
+        if work is None or duration is None or not duration > 0:
+            continue
+        flops, flops_source, read, written, bytes_source = work
+        moved = read + written
+        if flops == 0 and moved == 0:
+            continue
+        seconds = duration * 1e-9
+        out.append(
+            RegionWork(
+                annotation=annotation,
+                config_index=config_index,
+                config=dict(group[0].config),
+                flops=float(flops),
+                flops_source=flops_source,
+                bytes_read=float(read),
+                bytes_written=float(written),
+                bytes_source=bytes_source,
+                duration_ns=float(duration),
+                intensity=math.inf if moved == 0 else flops / moved,
+                achieved_flops_per_s=flops / seconds,
+                achieved_bytes_per_s=moved / seconds,
+            )
+        )
+    return out
 
 
 def place_records(

@@ -20,7 +20,7 @@ export const CHART_MISSING: Record<ChartKind, string> = {
   clocks:
     'clocks and temperature need NVML telemetry: run on an NVIDIA GPU with nvidia-ml-py installed (the cpu backend reads none)',
   roofline:
-    'roofline needs FLOP/byte counts: run with --derive tflops or --backend ncu',
+    'roofline needs device peaks and FLOP/byte counts: on the cpu backend run %nsight peaks --cpu; on a GPU, profile PyTorch ops with --warmup 1 or more, or use --backend ncu',
   traffic:
     'byte traffic needs DRAM byte counts: run with --backend ncu --metrics dram__bytes_read.sum,dram__bytes_write.sum, or profile torch ops whose bytes can be modelled'
 };

@@ -18,7 +18,7 @@ describe('chart titles and missing words', () => {
       expect(chartMissing(kind)).toBe(CHART_MISSING[kind]);
     }
     expect(chartMissing('roofline')).toBe(
-      'roofline needs FLOP/byte counts: run with --derive tflops or --backend ncu'
+      'roofline needs device peaks and FLOP/byte counts: on the cpu backend run %nsight peaks --cpu; on a GPU, profile PyTorch ops with --warmup 1 or more, or use --backend ncu'
     );
   });
 

@@ -1,0 +1,117 @@
+"""The results DataFrame: work columns without peaks, medians for verdicts."""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+import pytest
+
+from nsight_lab.records import TIME_METRIC, RunRecord, SessionInfo
+from nsight_lab.results import ROOFLINE_COLUMNS, WORK_COLUMNS, to_dataframe
+from nsight_lab.roofline.placement import Peaks, peaks_for
+
+H200 = peaks_for("NVIDIA H200")
+SESSION = SessionInfo(id=1, status="done", backend="cpu", created_at="2026-01-01")
+# Memory bound on the H200: 1 FLOP per 12 bytes, far below the ridge.
+MODEL = {"model__flops": 1e6, "model__bytes_read": 8e6, "model__bytes_written": 4e6}
+# A made-up device whose ridge (10 FLOP/byte) sits between the two regions' intensities.
+SMALL = Peaks(
+    device="test", flops_per_s={"fp32": 1e12}, dram_bytes_per_s=1e11, source="test"
+)
+
+
+def _rec(annotation: str, run: int, duration_ns: float, metrics: dict) -> RunRecord:
+    return RunRecord(
+        session_id=1,
+        config_index=0,
+        config={},
+        run_index=run,
+        annotation=annotation,
+        duration_ns=duration_ns,
+        backend="cpu",
+        metrics=metrics,
+    )
+
+
+def _time_row(frame, annotation: str):
+    rows = frame[(frame["Annotation"] == annotation) & (frame["Metric"] == TIME_METRIC)]
+    assert len(rows) == 1
+    return rows.iloc[0]
+
+
+def _durations(*, slow_run: bool) -> list[float]:
+    durations = [1000.0, 1010.0, 990.0, 1005.0, 995.0, 1000.0, 1002.0, 998.0]
+    if slow_run:
+        durations[3] *= 100
+    return durations
+
+
+def test_work_columns_are_filled_without_peaks() -> None:
+    records = [_rec("r", i, d, MODEL) for i, d in enumerate([1000.0, 3000.0, 2000.0])]
+    row = _time_row(to_dataframe(records, SESSION, [], peaks=None), "r")
+    assert row["FLOPs"] == 1e6
+    assert (row["FLOPsSource"], row["BytesSource"]) == ("modelled", "modelled")
+    assert (row["BytesRead"], row["BytesWritten"]) == (8e6, 4e6)
+    assert row["ArithmeticIntensity"] == pytest.approx(1e6 / 12e6)
+    # Rates over the median duration (2000 ns), not the mean.
+    assert row["AchievedTFLOPs"] == pytest.approx(1e6 / 2000e-9 / 1e12)
+    assert row["AchievedGBps"] == pytest.approx(12e6 / 2000e-9 / 1e9)
+    # Only the roof needs peaks.
+    for column in set(ROOFLINE_COLUMNS) - set(WORK_COLUMNS):
+        assert row[column] == "" or math.isnan(row[column]), column
+    with_peaks = _time_row(to_dataframe(records, SESSION, [], peaks=H200), "r")
+    for column in WORK_COLUMNS:
+        assert with_peaks[column] == row[column], column
+    assert with_peaks["Bound"] == "memory"
+
+
+def test_no_work_model_leaves_the_work_columns_empty() -> None:
+    records = [_rec("r", i, 1000.0, {}) for i in range(3)]
+    row = _time_row(to_dataframe(records, SESSION, [], peaks=None), "r")
+    assert math.isnan(row["FLOPs"])
+    assert row["FLOPsSource"] == ""
+
+
+def test_one_slow_run_does_not_flip_the_verdict() -> None:
+    # Intensity 12 FLOP/byte, just above SMALL's ridge of 10: compute bound.
+    work = {"model__flops": 12e4, "model__bytes_read": 1e4, "model__bytes_written": 0}
+
+    def frame(*, slow_run: bool):
+        durations = _durations(slow_run=slow_run)
+        records = [_rec("r", i, d, work) for i, d in enumerate(durations)]
+        return to_dataframe(records, SESSION, [], peaks=SMALL)
+
+    calm, noisy = (
+        _time_row(frame(slow_run=False), "r"),
+        _time_row(frame(slow_run=True), "r"),
+    )
+    assert noisy["AvgValue"] > 10 * calm["AvgValue"]  # AvgValue stays the mean
+    assert noisy["Bound"] == calm["Bound"] == "compute"
+    for row, slow_run in ((calm, False), (noisy, True)):
+        median = statistics.median(_durations(slow_run=slow_run))
+        assert row["MedianValue"] == pytest.approx(median)
+        assert row["PctOfRoof"] == pytest.approx(12e4 / (median * 1e-9) / 1e12 * 100)
+    assert noisy["AchievedTFLOPs"] == pytest.approx(calm["AchievedTFLOPs"], rel=0.01)
+    assert noisy["PctOfRoof"] == pytest.approx(calm["PctOfRoof"], rel=0.01)
+
+
+def test_normalization_divides_by_the_target_median() -> None:
+    def frame(*, slow_run: bool):
+        records = [
+            _rec("ref", i, d, {}) for i, d in enumerate(_durations(slow_run=slow_run))
+        ]
+        records += [_rec("r", i, 2000.0 + i, {}) for i in range(8)]
+        return to_dataframe(records, SESSION, [], normalize_against="ref")
+
+    calm, noisy = frame(slow_run=False), frame(slow_run=True)
+    for data, slow_run in ((calm, False), (noisy, True)):
+        ref_median = statistics.median(_durations(slow_run=slow_run))
+        r = _time_row(data, "r")
+        assert r["MedianValue"] == pytest.approx(2003.5 / ref_median)
+        assert r["AvgValue"] == pytest.approx(2003.5 / ref_median)
+        assert r["Normalized"] == "ref"
+        assert _time_row(data, "ref")["MedianValue"] == pytest.approx(1.0)
+    assert _time_row(noisy, "r")["AvgValue"] == pytest.approx(
+        _time_row(calm, "r")["AvgValue"], rel=0.01
+    )

@@ -14,13 +14,13 @@ import argparse
 import contextlib
 import json
 import os
-import re
 import sys
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from nsight_lab.errors import NsightLabError, OptionError
+from nsight_lab.options import shown, whole_number
 from nsight_lab.safetext import for_terminal, frame_for_terminal, frame_to_csv
 from nsight_lab.store.run_store import SESSION_FILTERS
 
@@ -57,13 +57,11 @@ def _whole(minimum: int) -> Callable[[str], int]:
     """An argparse type: a whole number in ``[minimum, 2**63 - 1]``."""
 
     def parse(text: str) -> int:
-        digits = text.strip()
-        if re.fullmatch(r"[+-]?[0-9]{1,19}", digits, re.ASCII):  # before int()
-            value = int(digits)
-            if minimum <= value <= _MAX_ID:
-                return value
-        shown = repr(text[:_ECHO_CHARS]) + ("..." if len(text) > _ECHO_CHARS else "")
-        msg = f"expected a whole number from {minimum} to {_MAX_ID}, got {shown}"
+        value = whole_number(text, minimum, _MAX_ID)
+        if value is not None:
+            return value
+        got = shown(text, _ECHO_CHARS)
+        msg = f"expected a whole number from {minimum} to {_MAX_ID}, got {got}"
         raise argparse.ArgumentTypeError(msg)
 
     return parse

@@ -23,13 +23,13 @@ import math
 import re
 import shlex
 import sys
-import unicodedata
 from dataclasses import dataclass, field, fields
 from types import ModuleType
 from typing import TYPE_CHECKING, Literal, get_args
 
 from nsight_lab.errors import OptionError
 from nsight_lab.records import TIME_METRIC, JsonScalar
+from nsight_lab.safetext import unsafe_character
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -69,9 +69,6 @@ _INT_DIGITS = 19
 """More digits than this are beyond a 64-bit integer: refused before ``int()``."""
 _INT64 = 2**63
 
-_BIDI_CONTROLS = frozenset(
-    "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-)
 IPYTHON_NAMES = frozenset(
     {"get_ipython", "In", "Out", "exit", "quit", "_", "__", "___", "_i", "_ii", "_iii",
      "_ih", "_oh", "_dh"}
@@ -210,6 +207,20 @@ class ProfileOptions:
         return out
 
 
+def whole_number(raw: str, minimum: int, maximum: int) -> int | None:
+    """``raw`` (stripped) as an integer in ``[minimum, maximum]``, else ``None``.
+
+    ASCII digits with an optional sign, at most :data:`_INT_DIGITS` of them, counted
+    before ``int()``: Python refuses texts of over 4,300 digits, and converting long
+    ones is quadratic. ``'²'`` and other Unicode digits are refused.
+    """
+    text = raw.strip()
+    if not re.fullmatch(r"[+-]?[0-9]{1,%d}" % _INT_DIGITS, text, re.ASCII):  # noqa: UP031
+        return None
+    value = int(text, 10)
+    return value if minimum <= value <= maximum else None
+
+
 def shown(raw: str, limit: int = ECHO_CHARS) -> str:
     """Quote ``raw`` for an error message: ``repr``, cut to ``limit`` characters.
 
@@ -219,17 +230,6 @@ def shown(raw: str, limit: int = ECHO_CHARS) -> str:
     if len(raw) <= limit:
         return repr(raw)
     return f"{raw[:limit]!r}... ({len(raw):,} characters)"
-
-
-def unsafe_character(text: str) -> str | None:
-    """Return the first control character, lone surrogate or bidi override in ``text``.
-
-    ``None`` when there is none. Tabs count: option values never need them.
-    """
-    for char in text:
-        if char in _BIDI_CONTROLS or unicodedata.category(char) in {"Cc", "Cs"}:
-            return char
-    return None
 
 
 def _check_text(option: str, raw: str) -> str:
@@ -300,11 +300,8 @@ def _int(minimum: int, maximum: int = MAX_RUNS) -> Callable[[str, str], int]:
     """Reader of an integer in ``[minimum, maximum]``; digits are counted first."""
 
     def parse(option: str, raw: str) -> int:
-        value = None
-        text = raw.strip()
-        if re.fullmatch(r"[+-]?[0-9]{1,%d}" % _INT_DIGITS, text, re.ASCII):  # noqa: UP031
-            value = int(text, 10)  # digits checked first: never int() on 100k digits
-        if value is None or value < minimum or value > maximum:
+        value = whole_number(raw, minimum, maximum)
+        if value is None:
             kind = "a positive integer" if minimum >= 1 else "an integer >= 0"
             msg = f"{option}: expected {kind} (at most {maximum:,}), got {shown(raw)}"
             raise OptionError(msg)

@@ -27,30 +27,42 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
+    "BIDI_CONTROLS",
     "FORMULA_PREFIXES",
     "csv_cell",
     "for_terminal",
     "frame_for_csv",
     "frame_for_terminal",
     "frame_to_csv",
+    "unsafe_character",
 ]
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 """Characters that make a spreadsheet read a cell as a formula (OWASP)."""
 
-_BIDI_CONTROLS = frozenset(
+BIDI_CONTROLS = frozenset(
     "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 )
+"""Bidi marks, embeddings, overrides and isolates: they reorder the text around them."""
 _SEPARATORS = frozenset("\u2028\u2029")
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
 
 
+def _is_control(char: str) -> bool:
+    """A C0/C1 control, DEL, a lone surrogate or a bidi control."""
+    return char in BIDI_CONTROLS or unicodedata.category(char) in {"Cc", "Cs"}
+
+
+def unsafe_character(text: str) -> str | None:
+    """Return the first control character, lone surrogate or bidi control in ``text``.
+
+    ``None`` when there is none. Tabs and newlines count (they are controls).
+    """
+    return next((char for char in text if _is_control(char)), None)
+
+
 def _unsafe_for_terminal(char: str) -> bool:
-    return (
-        char in _BIDI_CONTROLS
-        or char in _SEPARATORS
-        or unicodedata.category(char) in {"Cc", "Cs"}
-    )
+    return char in _SEPARATORS or _is_control(char)
 
 
 def for_terminal(text: str) -> str:
@@ -60,7 +72,7 @@ def for_terminal(text: str) -> str:
     overrides and line/paragraph separators are replaced by their Python escape;
     everything else, accented letters and CJK included, is kept.
     """
-    if text.isprintable() and not any(c in _BIDI_CONTROLS for c in text):
+    if text.isprintable() and not any(c in BIDI_CONTROLS for c in text):
         return text
     return "".join(repr(c)[1:-1] if _unsafe_for_terminal(c) else c for c in text)
 

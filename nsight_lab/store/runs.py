@@ -172,20 +172,7 @@ class _RunQueries:
             NotFoundError: No session has that id.
             StoreError: The store is closed or unreadable.
         """
-        with self._read("read runs") as conn:
-            rows = conn.execute(
-                f"SELECT {_RUN_COLUMNS} FROM runs WHERE session_id = ? AND id > ?"  # noqa: S608  (constant SQL)
-                " ORDER BY id LIMIT ?",
-                (session_id, after_id, -1 if limit is None else limit),
-            ).fetchall()
-            if (
-                not rows
-                and not conn.execute(
-                    "SELECT 1 FROM sessions WHERE id = ?", (session_id,)
-                ).fetchone()
-            ):
-                raise self._not_found(session_id)
-        return [(int(row[0]), _run_from_row(row)) for row in rows]
+        return self._run_pairs(session_id, after_id, limit, newest=False)
 
     def runs(
         self, session_id: int, *, after_id: int = 0, limit: int | None = None
@@ -255,11 +242,22 @@ class _RunQueries:
             NotFoundError: No session has that id.
             StoreError: The store is closed or unreadable.
         """
+        return self._run_pairs(session_id, after_id, limit, newest=True)
+
+    def _run_pairs(
+        self, session_id: int, after_id: int, limit: int | None, *, newest: bool
+    ) -> list[tuple[int, RunRecord]]:
+        """The first (or, with ``newest``, the last) ``limit`` runs after ``after_id``.
+
+        Returned in id order either way; an empty answer checks that the session
+        exists, so a missing session is an error rather than no runs.
+        """
+        order = "DESC" if newest else "ASC"
         with self._read("read runs") as conn:
             rows = conn.execute(
                 f"SELECT {_RUN_COLUMNS} FROM runs WHERE session_id = ? AND id > ?"  # noqa: S608  (constant SQL)
-                " ORDER BY id DESC LIMIT ?",
-                (session_id, after_id, limit),
+                f" ORDER BY id {order} LIMIT ?",
+                (session_id, after_id, -1 if limit is None else limit),
             ).fetchall()
             if (
                 not rows
@@ -268,7 +266,9 @@ class _RunQueries:
                 ).fetchone()
             ):
                 raise self._not_found(session_id)
-        return [(int(row[0]), _run_from_row(row)) for row in reversed(rows)]
+        if newest:
+            rows.reverse()
+        return [(int(row[0]), _run_from_row(row)) for row in rows]
 
     def runs_done(self, session_id: int) -> tuple[int, tuple[int, int] | None]:
         """Return a session's complete runs and its newest run's place.

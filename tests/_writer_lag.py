@@ -19,6 +19,13 @@ from nsight_lab.records import RunRecord, Telemetry
 from nsight_lab.store.run_store import RunStore
 from nsight_lab.store.writer import LAG_BOUND_ROWS, LAG_BOUND_S, StoreWriter
 
+# What a unit test on a shared CI machine allows on top of the writer's own 100 ms:
+# 2 busy cores were seen to starve every thread of this process for up to ~50 ms at a
+# time (worst lags 107-147 ms in CI, 30-40 ms on a quiet machine). The writer's real
+# lag is measured in benchmarks/store_lag.py; this bound still fails a writer that
+# holds batches open (the old one: 1.9 s before its first commit).
+SCHEDULING_SLACK_S = 0.2
+
 
 def _record(session_id: int, run_index: int) -> RunRecord:
     return RunRecord(
@@ -96,7 +103,8 @@ def lag_violations(db: Path, pace_s: float) -> tuple[list[str], str]:  # noqa: P
             break
         handed = bisect.bisect_right(handed_at, t)
         due = max(
-            bisect.bisect_right(handed_at, t - LAG_BOUND_S), handed - LAG_BOUND_ROWS
+            bisect.bisect_right(handed_at, t - LAG_BOUND_S - SCHEDULING_SLACK_S),
+            handed - LAG_BOUND_ROWS,
         )
         if committed < due:
             late.append(
@@ -111,4 +119,4 @@ def lag_violations(db: Path, pace_s: float) -> tuple[list[str], str]:  # noqa: P
 
 if __name__ == "__main__":
     late, summary = lag_violations(Path(sys.argv[1]), float(sys.argv[2]))
-    print(json.dumps({"late": late, "summary": summary}))  # noqa: T201
+    print(json.dumps({"late": late, "summary": summary, "slack_s": SCHEDULING_SLACK_S}))  # noqa: T201

@@ -386,30 +386,45 @@ def clocks_figure(
         _validate=False,
     )
     values = [_clock_values(r) for r in ordered]
-    series = (
-        ("SM clock", [v[0] for v in values], "y", "MHz"),
-        ("temperature", [v[1] for v in values], "y2", "°C"),
-    )
-    for (name, ys, axis, unit), colour in zip(
-        series, (PALETTE[0], PALETTE[3]), strict=True
-    ):
-        fig.add_trace(
-            _scatter(
-                x=x,
-                y=ys,
-                name=name,
-                yaxis=axis,
-                mode="lines+markers",
-                line={"color": colour, "width": 1},
-                marker={"color": colour, "symbol": symbols, "size": 7},
-                customdata=custom,
-                hovertemplate=(
-                    f"%{{customdata[0]}}<br>{name}: %{{y:.0f}} {unit}"
-                    "<br>%{customdata[1]}<extra></extra>"
-                ),
-            )
-        )
+    if not any(_has_telemetry(r) for r in every):
+        # Nothing to draw (the cpu backend, or no NVML): no traces, so every view says
+        # why in words instead of drawing empty axes around -1...4 MHz.
+        return fig
+    for trace in _clock_traces():
+        fig.add_trace(trace)
+    fig.data[0].update(x=x, y=[v[0] for v in values], customdata=custom)
+    fig.data[1].update(x=x, y=[v[1] for v in values], customdata=custom)
+    for trace in fig.data:
+        trace.marker.symbol = symbols
     return fig
+
+
+def _has_telemetry(record: RunRecord) -> bool:
+    return any(value is not None for value in _clock_values(record))
+
+
+def _clock_traces() -> list[go.Scatter]:
+    """The clock chart's two empty traces: SM clock (left axis), temperature (right)."""
+    series = (("SM clock", "y", "MHz"), ("temperature", "y2", "°C"))
+    return [
+        _scatter(
+            x=[],
+            y=[],
+            name=name,
+            yaxis=axis,
+            mode="lines+markers",
+            line={"color": colour, "width": 1},
+            marker={"color": colour, "symbol": [], "size": 7},
+            customdata=[],
+            hovertemplate=(
+                f"%{{customdata[0]}}<br>{name}: %{{y:.0f}} {unit}"
+                "<br>%{customdata[1]}<extra></extra>"
+            ),
+        )
+        for (name, axis, unit), colour in zip(
+            series, (PALETTE[0], PALETTE[3]), strict=True
+        )
+    ]
 
 
 class _Group:
@@ -583,6 +598,14 @@ class LiveFigures:
             custom.append(_clock_custom(record, self.with_config))
         if not xs:
             return None
+        traces: list[dict[str, Any]] = []
+        if not self.figures["clocks"]["data"]:
+            if not any(v is not None for v in (*sm, *temp)):
+                return None  # no telemetry yet: the chart stays empty (views say why)
+            traces = [
+                figure_json(go.Figure(data=[t], layout=go.Layout()))["data"][0]
+                for t in _clock_traces()
+            ]
         op = _extend_op(
             [0, 1],
             {
@@ -592,7 +615,7 @@ class LiveFigures:
                 "customdata": [custom, list(custom)],
             },
         )
-        return self._apply("clocks", [], [op])
+        return self._apply("clocks", traces, [op])
 
     def _apply(
         self, name: str, traces: list[dict[str, Any]], extend: list[dict[str, Any]]

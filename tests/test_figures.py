@@ -384,6 +384,41 @@ def test_live_figures_appended_run_by_run_equal_the_full_figures():
     assert "clocks" not in live.add(records[-1:])
 
 
+def test_no_telemetry_draws_no_clock_traces_live_or_at_once():
+    """The cpu backend reads no clocks: no empty axes, the views say why instead."""
+    bare = [
+        RunRecord(**{**r.__dict__, "telemetry": Telemetry()})
+        for r in _records(configs=(0, 1))
+    ]
+    assert list(clocks_figure(bare).data) == []
+    live = LiveFigures(with_config=True)
+    assert all("clocks" not in live.add([r]) for r in bare)
+    assert live.figures["clocks"]["data"] == []
+    assert figures_to_json(bare)["clocks"]["data"] == []
+
+
+def test_clock_traces_appear_with_the_first_reading_and_match_the_full_figure():
+    """Runs without a reading before the first one with it (NVML opened late)."""
+    records = _records(configs=(0, 1))
+    mixed = [
+        RunRecord(**{**r.__dict__, "telemetry": Telemetry()}) if i < 4 else r
+        for i, r in enumerate(records)
+    ]
+    live = LiveFigures(with_config=True)
+    front = json.loads(json.dumps(live.figures))
+    for record in mixed:
+        for name, change in live.add([record]).items():
+            _apply_like_plotly(front[name], change)
+    full = figure_json(clocks_figure(mixed))
+    assert [t["name"] for t in front["clocks"]["data"]] == ["SM clock", "temperature"]
+    got = front["clocks"]["data"][0]
+    # Runs before the first reading are left out live (nothing to draw yet); every
+    # run from the first reading on is at its true position, as in the full figure.
+    first = full["data"][0]["x"].index(got["x"][0])
+    assert got["x"] == full["data"][0]["x"][first:]
+    assert got["y"] == full["data"][0]["y"][first:]
+
+
 def test_live_figures_keep_the_latest_points_per_trace():
     records = [r for r in _records() if r.annotation == "addcmul"]
     live = LiveFigures(with_config=False, max_points=4)

@@ -124,7 +124,8 @@ def test_widget_follows_the_runner_and_finishes_with_every_chart(monkeypatch):  
     assert len(data) == 4
     assert all(len(t["x"]) == 5 for t in data)
     clocks = view.live.figures["clocks"]
-    assert len(clocks["data"][0]["x"]) == 10  # one point per run
+    # The cpu backend reads no telemetry: no traces, so the views say why in words.
+    assert clocks["data"] == []
     # No roofline before the end.
     assert "roofline" not in widget.figures
 

@@ -615,8 +615,8 @@ OPTIONS: tuple[Option, ...] = (
         "C",
         "cache_control",
         "flush the L2 before each region",
-        "`all` zeroes a buffer twice the L2 size before each region, as nvbench and "
-        "`do_bench` do",
+        "`all` reads a buffer twice the L2 size before each region (a read-only "
+        "sweep leaves the L2 clean, as Nsight Compute's flush does)",
         choices=_literal(CacheControl),
     ),
     Option(
@@ -624,9 +624,9 @@ OPTIONS: tuple[Option, ...] = (
         "C",
         "clock_control",
         "lock the SM clock to base",
-        "`base` locks the SM clock through NVML to the GPU's default applications "
-        "clock for the session and resets it afterwards, also after errors; where "
-        "not permitted the session notes say so",
+        "`base` locks the GPU clock through NVML to its base (TDP) clock, the clock "
+        "`ncu --clock-control base` uses, for the session and resets it afterwards, "
+        "also after errors; where not permitted the session notes say so",
         choices=_literal(ClockControl),
     ),
     Option(

@@ -101,6 +101,7 @@ class GpuMonitor:
     name: str
     max_sm_clock_mhz: float | None
     locked_sm_clock_mhz: float | None = None
+    _tdp_locked: bool = False
 
     @classmethod
     def open(cls, uuid: str | None = None, index: int = 0) -> GpuMonitor:
@@ -134,6 +135,8 @@ class GpuMonitor:
         temp = _try(lambda: nvml.nvmlDeviceGetTemperature(h, nvml.NVML_TEMPERATURE_GPU))
         power_mw = _try(lambda: nvml.nvmlDeviceGetPowerUsage(h))
         mask = _try(lambda: nvml.nvmlDeviceGetCurrentClocksEventReasons(h)) or 0
+        if self._tdp_locked and sm is not None:
+            self.locked_sm_clock_mhz = max(self.locked_sm_clock_mhz or 0.0, float(sm))
         ceiling = self.locked_sm_clock_mhz or self.max_sm_clock_mhz
         return Telemetry(
             sm_clock_mhz=sm,
@@ -161,24 +164,52 @@ class GpuMonitor:
         return None if limit is None or temp is None else limit - temp
 
     def lock_base_clock(self) -> tuple[bool, str]:
-        """Lock the SM clock to NVML's default applications clock (the base clock).
+        """Lock the GPU clock to its base (TDP) clock, as ``ncu --clock-control base``.
+
+        NVML's ``NVML_CLOCK_LIMIT_ID_TDP`` asks the driver for the clock the board is
+        rated to hold at its power limit -- what Nsight Compute locks to for
+        ``--clock-control base`` (on the H200 about 1,500 MHz under load). NVML's
+        *default applications clock* is another figure (1,980 MHz on the H200): locking
+        to it made the events and ncu paths of one cell run at different clocks. Where
+        the driver refuses the TDP limit, the default applications clock is the
+        fallback, and the message says so.
 
         Returns:
             Whether the clock is locked, and what happened in words.
         """
         nvml, h = self.nvml, self.handle
+        tdp = getattr(nvml, "NVML_CLOCK_LIMIT_ID_TDP", None)
+        if tdp is not None:
+            try:
+                nvml.nvmlDeviceSetGpuLockedClocks(h, tdp, tdp)
+            except nvml.NVMLError as exc:
+                refused = str(exc)
+            else:
+                # The driver picks the MHz and NVML does not say which; an idle GPU
+                # sits below it. So the ceiling for throttle detection is the highest
+                # clock read under the lock (see read()).
+                self.locked_sm_clock_mhz = None
+                self._tdp_locked = True
+                return True, (
+                    "SM clock locked to the base (TDP) clock, as ncu --clock-control "
+                    "base, for this session"
+                )
+        else:
+            refused = "this nvidia-ml-py has no NVML_CLOCK_LIMIT_ID_TDP"
         base = _try(
             lambda: nvml.nvmlDeviceGetDefaultApplicationsClock(
                 h, nvml.NVML_CLOCK_GRAPHICS
             )
         )
         if base is None:
-            return (
-                False,
-                "clocks not locked: NVML does not report a base clock for this GPU",
+            said = (
+                f"clocks not locked: the driver refused the base (TDP) clock "
+                f"({refused}) and NVML reports no default applications clock"
             )
+            return False, said
         return self.lock_sm_clock(
-            int(base), what="base (NVML's default applications clock)"
+            int(base),
+            what=f"NVML's default applications clock (base (TDP) refused: {refused})",
         )
 
     def lock_sm_clock(self, mhz: int, what: str = "") -> tuple[bool, str]:
@@ -200,13 +231,14 @@ class GpuMonitor:
 
     def reset_clocks(self) -> None:
         """Undo :meth:`lock_base_clock` (safe to call when nothing was locked)."""
-        if self.locked_sm_clock_mhz is None:
+        if self.locked_sm_clock_mhz is None and not self._tdp_locked:
             return
         try:
             self.nvml.nvmlDeviceResetGpuLockedClocks(self.handle)
         except self.nvml.NVMLError as exc:  # pragma: no cover - needs a failing driver
             log.warning("[nsight-lab] could not reset locked clocks: %s", exc)
         self.locked_sm_clock_mhz = None
+        self._tdp_locked = False
 
 
 def _try(read: Callable[[], Any]) -> Any:  # noqa: ANN401

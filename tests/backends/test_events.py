@@ -176,16 +176,22 @@ def test_clock_control_base_locks_and_reports() -> None:
     from nsight_lab.backends.events import CudaEventsBackend
 
     m = CudaEventsBackend().open(parse_options("--clock-control base"))
+    monitor = m._gpu.monitor  # noqa: SLF001
     try:
         notes = list(m.notes)
-        locked = m._gpu.monitor.locked_sm_clock_mhz if m._gpu.monitor else None  # noqa: SLF001
+        locked = monitor is not None and (
+            monitor._tdp_locked or monitor.locked_sm_clock_mhz is not None  # noqa: SLF001
+        )
     finally:
         m.close()
-    assert any("MHz" in n for n in notes), notes
-    if locked is None:
+    assert any("clock" in n for n in notes), notes
+    if not locked:
         pytest.skip(f"clock locking not permitted here: {notes}")
-    assert m._gpu.monitor is not None  # noqa: SLF001
-    assert m._gpu.monitor.locked_sm_clock_mhz is None  # noqa: SLF001  (reset on close)
+    assert monitor is not None
+    assert any("base (TDP) clock" in n for n in notes), notes
+    # Reset on close.
+    assert monitor.locked_sm_clock_mhz is None
+    assert not monitor._tdp_locked  # noqa: SLF001
 
 
 def _clocks_while_busy(monitor: Any, work: Any, seconds: float = 1.0) -> list[float]:

@@ -8,6 +8,7 @@ packages; each missing piece skips with its reason.
 from __future__ import annotations
 
 import importlib.util
+import statistics
 import textwrap
 
 import pytest
@@ -90,3 +91,56 @@ def test_whole_cell_and_configs(tmp_path):
     small = [r.duration_ns for r in records if r.config_index == 0]
     large = [r.duration_ns for r in records if r.config_index == 1]
     assert min(large) > max(small) > 0
+
+
+def test_clock_control_base_matches_ncu(tmp_path):
+    """One cell, ``--clock-control base`` on the events and the ncu paths: same clock.
+
+    A compute-bound bf16 matmul's time scales with the SM clock, so its durations on
+    the two paths agree only when both lock the same clock (ncu's base; NVML's
+    default applications clock, 1980 vs ~1490 MHz on the H200, made them differ by
+    about a third). The clock NVML reads under nsight-lab's lock is compared with the
+    one ncu ran at (``sm__cycles_elapsed.avg.per_second``) too.
+    """
+    torch = pytest.importorskip("torch")
+    from nsight_lab.backends.base import RunKey
+    from nsight_lab.backends.events import CudaEventsBackend
+
+    a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+    m = CudaEventsBackend().open(parse_options("--clock-control base"))
+    clocks = []
+    try:
+        monitor = m._gpu.monitor  # noqa: SLF001
+        if monitor is None or not monitor._tdp_locked:  # noqa: SLF001
+            pytest.skip(f"base clock not locked here: {m.notes}")
+        for _ in range(20):  # warm up under the lock
+            a @ a
+        for i in range(20):
+            m.begin_run(RunKey(0, i))
+            m.enter_region("mm")
+            a @ a
+            m.exit_region("mm")
+            m.end_run(0.0)
+            clocks.append(monitor.read().sm_clock_mhz)
+        timings = m.completed(wait=True)
+    finally:
+        m.close()
+    events_ns = statistics.median(t.regions["mm"] for t in timings)
+    nvml_mhz = statistics.median(c for c in clocks if c)
+    cycles = "sm__cycles_elapsed.avg.per_second"
+    records, _ = run(
+        f"--runs 5 --warmup 1 --clock-control base --metrics {cycles}",
+        'import nsight_lab\nwith nsight_lab.annotate("mm"):\n    a @ a\n',
+        {"a": a},
+        tmp_path,
+    )
+    ncu_ns = statistics.median(r.duration_ns for r in records)
+    rate = statistics.median(r.metrics[cycles] for r in records)
+    # ncu_report gives the rate in the unit ncu chose (cycle/second or /nsecond).
+    ncu_mhz = next(rate * k for k in (1e-6, 1e-3, 1.0, 1e3) if 100 <= rate * k <= 1e4)
+    print(  # noqa: T201
+        f"events {events_ns / 1e3:.1f} us at NVML {nvml_mhz:.0f} MHz; "
+        f"ncu {ncu_ns / 1e3:.1f} us at {ncu_mhz:.0f} MHz"
+    )
+    assert nvml_mhz == pytest.approx(ncu_mhz, rel=0.03)
+    assert events_ns == pytest.approx(ncu_ns, rel=0.03)

@@ -138,7 +138,7 @@ def main(out_dir: Path) -> dict[str, Any]:
             "within_3pct": None if ratio is None else abs(ratio - 1) <= BOUND,
             "bound_applies": bool(theirs and theirs >= MIN_NS),
         }
-        print(f"{name:12s} cupti {ours} ncu {theirs} ratio {ratio}", flush=True)  # noqa: T201
+        print(f"{name:12s} cupti {ours} ncu {theirs} ratio {ratio}", flush=True)
     result = {
         "device": gpu,
         "ncu_version": ".".join(map(str, ncu_version(ncu) or ())) if ncu else None,

@@ -1,23 +1,37 @@
 /**
- * Number, time and config formatting for the sidebar: words and units, no markup.
+ * Number, time and config formatting for the sidebar, the main-area panels and the
+ * inline widget (bundled there too: this module imports types only): words and
+ * units, no markup.
  */
 
-import { ISessionInfo, JsonScalar } from '../types';
+import type { ISessionInfo, JsonScalar } from '../types';
 
-/** A duration in nanoseconds, in the unit that reads best. */
+/** Duration units, largest first: nanoseconds per unit and the unit's symbol. */
+const DURATION_UNITS: readonly [number, string][] = [
+  [1e9, 's'],
+  [1e6, 'ms'],
+  [1e3, 'µs']
+];
+
+/**
+ * A duration in nanoseconds in the unit that reads best, always with its unit:
+ * four significant digits (`21.56 ms`, `7.200 µs`), whole nanoseconds as they are
+ * (`512 ns`). The unit is picked after rounding, so 999,960 ns reads `1.000 ms`,
+ * not `1000 µs`. The one duration format of the sidebar, the main-area panels and
+ * the inline widget; `–` for a missing or non-finite value.
+ */
 export function formatDuration(ns: number | null | undefined): string {
   if (ns === null || ns === undefined || !Number.isFinite(ns)) {
     return '–';
   }
-  const abs = Math.abs(ns);
-  if (abs >= 1e9) {
-    return `${(ns / 1e9).toPrecision(4)} s`;
+  for (const [scale, unit] of DURATION_UNITS) {
+    const scaled = Number((ns / scale).toPrecision(4));
+    if (Math.abs(scaled) >= 1) {
+      return `${(ns / scale).toPrecision(4)} ${unit}`;
+    }
   }
-  if (abs >= 1e6) {
-    return `${(ns / 1e6).toPrecision(4)} ms`;
-  }
-  if (abs >= 1e3) {
-    return `${(ns / 1e3).toPrecision(4)} µs`;
+  if (Number.isInteger(ns)) {
+    return `${ns} ns`;
   }
   return `${ns.toPrecision(4)} ns`;
 }

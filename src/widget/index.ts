@@ -10,7 +10,7 @@
 import type { AnyWidget } from '@anywidget/types';
 
 import { ChartGrid, servedOrder } from '../charts/grid';
-import { formatCell, summaryColumns } from './format';
+import { formatSummaryCell, summaryColumns } from './format';
 import { OPEN_SESSION_EVENT, SIDEBAR_MARKER } from './link';
 import type {
   IRenderProps,
@@ -78,7 +78,7 @@ export function renderTable(
     for (const column of columns) {
       const value = row[column] ?? null;
       const td = tr.insertCell();
-      td.textContent = formatCell(value);
+      td.textContent = formatSummaryCell(row, column);
       if (typeof value === 'number') {
         td.classList.add(`${CLASS}-number`);
       }

@@ -51,8 +51,8 @@ describe('CompareView', () => {
     );
     expect(rows.length).toBe(2);
     const [significant, same] = rows.map(cells);
-    expect(significant[3]).toBe('100.0 ns');
-    expect(significant[4]).toBe('150.0 ns');
+    expect(significant[3]).toBe('100 ns');
+    expect(significant[4]).toBe('150 ns');
     expect(significant[5]).toBe('1.500× [1.400, 1.600] ✱');
     expect(significant[6]).toBe('slower');
     expect(significant[7]).toBe('10/10');
@@ -60,7 +60,7 @@ describe('CompareView', () => {
     expect(same[5]).toBe('1.010× [0.950, 1.070]');
     expect(same[6]).toBe('no change');
     expect(rows[1].cells[6].title).toContain('holds 1');
-    expect(rows[0].cells[3].title).toBe('mean 100.0 ns');
+    expect(rows[0].cells[3].title).toBe('mean 100 ns');
     expect(rows[0].classList.contains('jp-mod-significant')).toBe(true);
     expect(rows[1].classList.contains('jp-mod-significant')).toBe(false);
     expect(

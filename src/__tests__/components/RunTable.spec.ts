@@ -62,6 +62,44 @@ describe('runTable', () => {
     ).toBe(true);
   });
 
+  it('shows values with their unit, durations in the one duration format', () => {
+    const rows: ISummaryRow[] = [
+      {
+        Annotation: 'a',
+        Metric: 'gpu__time_duration.sum',
+        AvgValue: 21560000,
+        MinValue: 999960,
+        NumRuns: 3,
+        Unit: 'ns'
+      },
+      { Annotation: 'a', Metric: 'gbps', AvgValue: 812.25, Unit: 'GB/s' }
+    ];
+
+    const table = runTable(rows);
+
+    const head = Array.from(table.querySelectorAll('th')).map(
+      th => th.textContent
+    );
+    expect(head).toEqual([
+      'Annotation',
+      'Metric',
+      'AvgValue',
+      'MinValue',
+      'NumRuns'
+    ]);
+    const cells = Array.from(table.tBodies[0].rows).map(row =>
+      Array.from(row.cells).map(td => td.textContent)
+    );
+    expect(cells[0]).toEqual([
+      'a',
+      'gpu__time_duration.sum',
+      '21.56 ms',
+      '1.000 ms',
+      '3'
+    ]);
+    expect(cells[1][2]).toBe('812.3 GB/s');
+  });
+
   it('is an empty table without rows', () => {
     const table = runTable([]);
     expect(table.querySelectorAll('td')).toHaveLength(0);

@@ -4,13 +4,18 @@
  * get/on/off surface as anywidget's.
  */
 import { IChartHandle, IFigure, mountChart } from '../../charts/mount';
-import widget, { OPEN_SESSION_EVENT } from '../../widget/index';
+import { formatDuration } from '../../components/format';
+import widget, { OPEN_SESSION_EVENT, renderTable } from '../../widget/index';
 import * as widgetModule from '../../widget/index';
 
 // Only the default export: a named `render` makes anywidget warn that direct
 // exports are deprecated.
 const render = widget.render;
-import { formatCell, summaryColumns } from '../../widget/format';
+import {
+  formatCell,
+  formatSummaryCell,
+  summaryColumns
+} from '../../widget/format';
 import type {
   IProgress,
   IWidgetModel,
@@ -147,6 +152,42 @@ describe('format', () => {
     expect(formatCell(12)).toBe('12');
     expect(formatCell(null)).toBe('');
     expect(formatCell(true)).toBe('true');
+  });
+
+  it('shows durations through the one duration format, not as raw ns', () => {
+    const row = {
+      Annotation: 'matmul',
+      Metric: 'gpu__time_duration.sum',
+      AvgValue: 21560000,
+      StdDev: 1234.6,
+      MinValue: 512,
+      MaxValue: 2.5e9,
+      NumRuns: 200,
+      Unit: 'ns'
+    };
+    expect(formatSummaryCell(row, 'AvgValue')).toBe('21.56 ms');
+    expect(formatSummaryCell(row, 'AvgValue')).toBe(formatDuration(21560000));
+    expect(formatSummaryCell(row, 'StdDev')).toBe('1.235 µs');
+    expect(formatSummaryCell(row, 'MinValue')).toBe('512 ns');
+    expect(formatSummaryCell(row, 'MaxValue')).toBe('2.500 s');
+    // A count is not a duration, even in a row whose unit is ns.
+    expect(formatSummaryCell(row, 'NumRuns')).toBe('200');
+    expect(summaryColumns([row])).not.toContain('Unit');
+  });
+
+  it('renders the widget summary with units (no 21560000)', () => {
+    const table = document.createElement('table');
+    renderTable(table, [
+      {
+        Annotation: 'matmul',
+        Metric: 'gpu__time_duration.sum',
+        AvgValue: 21560000,
+        Unit: 'ns'
+      }
+    ]);
+    const text = table.tBodies[0].rows[0].cells[2].textContent;
+    expect(text).toBe('21.56 ms');
+    expect(table.textContent).not.toContain('21560000');
   });
 });
 
@@ -295,12 +336,12 @@ describe('render', () => {
     const headers = Array.from(table.querySelectorAll('th')).map(
       th => th.textContent
     );
+    // The unit is in the value cells, so there is no Unit column.
     expect(headers).toEqual([
       'Annotation',
       'Metric',
       'AvgValue',
-      'StableMeasurement',
-      'Unit'
+      'StableMeasurement'
     ]);
     const cells = Array.from(table.querySelectorAll('tbody tr')).map(tr =>
       Array.from(tr.querySelectorAll('td')).map(td => td.textContent)
@@ -309,10 +350,9 @@ describe('render', () => {
       '<img src=x onerror="alert(1)">',
       'gpu__time_duration.sum',
       '1235',
-      'true',
-      ''
+      'true'
     ]);
-    expect(cells[1]).toEqual(['fused', 'tflops', '0.5', '', 'TFLOP/s']);
+    expect(cells[1]).toEqual(['fused', 'tflops', '0.5 TFLOP/s', '']);
     cleanup();
   });
 

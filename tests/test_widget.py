@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import textwrap
 from pathlib import Path
 
@@ -9,10 +10,10 @@ import nbformat
 import pytest
 
 from nsight_lab.figures import CHART_ORDER
+from nsight_lab.views.bundle import MIME_TYPE
 from nsight_lab.views.progress import make_progress
 from nsight_lab.views.widget import STATIC_DIR, NsightWidget
 
-WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 ALL_VIEWS = [WIDGET_VIEW, "text/plain", "text/html"]
 """What a notebook front end shows (the test session's shell is a terminal one)."""
@@ -97,55 +98,24 @@ def test_static_fallback_is_cached_until_a_trait_changes():
     )
 
 
-def test_running_fallback_has_no_charts_and_final_one_has_every_chart():
+def test_the_widgets_fallback_is_the_progress_and_summary_without_kaleido(
+    monkeypatch,
+):
+    # The widget is the in-flight view: its text/html (hosts without widgets) is
+    # the progress line and the summary; the final bundle has the charts.
+    monkeypatch.setitem(sys.modules, "kaleido", None)  # importing it fails
     figures = {name: _figure() for name in ("traffic", "duration", "clocks")}
-    running = NsightWidget(figures=figures)
-    assert "<img" not in running.static_fallback()["text/html"]
-    done = NsightWidget(figures=figures, status="completed")
-    page = done.static_fallback()["text/html"]
-    charts = [part.split('"')[0] for part in page.split('data-chart="')[1:]]
-    assert charts in (["duration", "clocks", "traffic"], [])
-    if not charts:  # no kaleido/browser here: a note instead of the images
-        assert "static export needs kaleido" in page
-    assert "<script" not in page  # no script in the fallback: nothing from a CDN
-
-
-def test_static_fallback_says_why_when_png_export_fails(monkeypatch):
-    from nsight_lab import figures as figures_module
-
-    def no_png(*_args, **_kwargs):
-        msg = "no browser"
-        raise figures_module.StaticExportError(msg)
-
-    monkeypatch.setattr(figures_module, "write_png", no_png)
-    widget = NsightWidget(figures={"duration": _figure()}, status="failed")
-    page = widget.static_fallback()["text/html"]
-    assert "<img" not in page
-    assert "static export needs kaleido" in page
-    assert "<script" not in page  # no megabytes of plotly.js per cell, no CDN
-
-
-def test_a_chart_that_fails_to_export_is_a_note_and_the_others_are_drawn(monkeypatch):
-    from nsight_lab import figures as figures_module
-
-    class KaleidoError(Exception):  # kaleido's own, derived from Exception only
-        pass
-
-    def picky_png(fig, path, **_kwargs):
-        if "bad" in str(fig.layout.title.text):
-            msg = "Error 525: plotly.js error"
-            raise KaleidoError(msg)
-        path.write_bytes(b"\x89PNG fake")
-
-    monkeypatch.setattr(figures_module, "write_png", picky_png)
-    bad = {"data": [], "layout": {"title": {"text": "bad <b>"}}}
     widget = NsightWidget(
-        figures={"duration": _figure(), "clocks": bad}, status="completed"
+        figures=figures,
+        status="completed",
+        progress=_progress(runs_done_total=3, status="completed"),
+        summary=[{"Annotation": "sum", "AvgValue": 1.5}],
     )
     page = widget.static_fallback()["text/html"]
-    assert page.count("<img") == 1
-    assert 'data-chart-note="clocks"' in page
-    assert "clocks chart not saved as an image" in page
+    assert "3 / 3 runs" in page
+    assert "jp-nsightLab-Static-summary" in page
+    assert "<img" not in page
+    assert "<script" not in page
 
 
 def test_any_failure_of_the_static_view_is_a_note_not_an_exception(monkeypatch):
@@ -238,20 +208,17 @@ def executed(tmp_path_factory):
     return path
 
 
-def _widget_state(nb):
-    states = nb.metadata["widgets"][WIDGET_STATE]["state"]
-    ours = [
-        s["state"]
-        for s in states.values()
-        if s["state"].get("_anywidget_id") == "nsight_lab.views.widget.NsightWidget"
-    ]
-    assert len(ours) == 1
-    return ours[0]
-
-
-def test_saved_widget_state_holds_the_final_result(executed: Path):
+def test_the_saved_output_is_the_final_bundle_without_the_widget(executed: Path):
     nb = nbformat.read(executed, as_version=4)
-    state = _widget_state(nb)
+    outputs = [o for c in nb.cells for o in c.get("outputs", [])]
+    # The live widget's output was replaced by the final bundle: no widget view,
+    # so nothing to say "model not found" after reopening.
+    assert not [o for o in outputs if WIDGET_VIEW in o.get("data", {})]
+    finals = [o for o in outputs if MIME_TYPE in o.get("data", {})]
+    assert len(finals) == 1
+    data = finals[0]["data"]
+    assert set(data) == {MIME_TYPE, "text/html", "text/plain"}
+    state = data[MIME_TYPE]
     assert state["session_id"] == 42
     assert state["status"] == "completed"
     progress = state["progress"]
@@ -264,7 +231,6 @@ def test_saved_widget_state_holds_the_final_result(executed: Path):
     assert progress["eta_s"] is None
     assert progress["text"].startswith("8 / 8 runs · config 2 / 2 · run 4 / 4")
     assert state["chart_order"] == list(CHART_ORDER)
-    assert "records" not in state  # the per-record trait is gone: nothing read it
     assert set(state["figures"]) == {"duration", "clocks", "roofline", "traffic"}
     duration = [
         t for t in state["figures"]["duration"]["data"] if t["mode"] == "lines+markers"
@@ -272,11 +238,8 @@ def test_saved_widget_state_holds_the_final_result(executed: Path):
     assert sorted(len(t["x"]) for t in duration) == [4, 4, 4, 4]
     assert {r["Annotation"] for r in state["summary"]} == {"scale <x2>", "sum"}
     assert {r["n"] for r in state["summary"]} == {128, 512}
-    # The output shows this widget, with the final static fallback next to it.
-    outputs = [o for c in nb.cells for o in c.get("outputs", [])]
-    views = [o for o in outputs if WIDGET_VIEW in o.get("data", {})]
-    assert len(views) == 1
-    assert "nsight-lab session 42: completed" in views[0]["data"]["text/html"]
+    assert "nsight-lab session 42: completed" in data["text/html"]
+    assert data["text/plain"].startswith("nsight-lab session 42: completed")
 
 
 def _html(nb, config=None):
@@ -288,36 +251,22 @@ def _html(nb, config=None):
 
 
 def _has_fallback(body):
+    medians = body.split('class="jp-nsightLab-Static-medians"')[1].split("</table>")[0]
     return (
         "nsight-lab session 42: completed" in body
         and "jp-nsightLab-Static-summary" in body
         and "scale &lt;x2&gt;" in body
-        and (body.count('data-chart="') == 4 or "static export needs kaleido" in body)
+        and medians.count("<div style=") == 4  # two regions x two configs
+        and "%nsight show 42" in body
     )
 
 
-def test_nbconvert_html_shows_the_static_fallback_without_widget_state(executed):
-    # JupyterLab saves no widget state by default (and GitHub renders none): the
-    # text/html of the widget's bundle is what nbconvert shows then.
+def test_nbconvert_html_shows_the_static_fallback(executed):
+    # nbconvert (and GitHub) render no nsight-lab type: the bundle's text/html.
     nb = nbformat.read(executed, as_version=4)
-    del nb.metadata["widgets"]
-    assert _has_fallback(_html(nb))
-
-
-def test_nbconvert_html_with_widget_state(executed):
-    nb = nbformat.read(executed, as_version=4)
-    # With saved state, nbconvert embeds the widget (final traits) for its
-    # html-manager instead of the fallback ...
     body = _html(nb)
-    assert WIDGET_STATE in body
-    assert '"status": "completed"' in body
-    # ... unless text/html is ranked first, as for a static export.
-    static = {
-        "NbConvertBase": {
-            "display_data_priority": ["text/html", "image/png", "text/plain"]
-        }
-    }
-    assert _has_fallback(_html(nb, static))
+    assert _has_fallback(body)
+    assert MIME_TYPE not in body
 
 
 EXAMPLE = Path(__file__).parents[1] / "examples" / "quickstart.ipynb"
@@ -337,10 +286,10 @@ def test_the_example_notebook_runs_and_converts_with_its_fallback(tmp_path: Path
     client.execute()
     outputs = [o for c in nb.cells for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
-    views = [o for o in outputs if WIDGET_VIEW in o.get("data", {})]
-    assert len(views) == 2  # the sweep and the fusion profile
-    assert all(": completed" in v["data"]["text/html"] for v in views)
-    del nb.metadata["widgets"]  # as JupyterLab saves it, and GitHub renders it
+    assert not [o for o in outputs if WIDGET_VIEW in o.get("data", {})]
+    finals = [o for o in outputs if MIME_TYPE in o.get("data", {})]
+    assert len(finals) == 2  # the sweep and the fusion profile
+    assert all(": completed" in v["data"]["text/html"] for v in finals)
     body = _html(nb)
     assert body.count("jp-nsightLab-Static") >= 2
     assert "quickstart-sweep" in body or "matmul" in body

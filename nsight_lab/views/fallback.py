@@ -1,48 +1,57 @@
-"""The inline widget's static fallback: self-contained HTML for hosts without widgets.
+"""The static view of a session: self-contained HTML for hosts without nsight-lab.
 
-nbconvert, GitHub and other viewers that render no widgets show the ``text/html`` of
-the widget's MIME bundle instead. It holds the session's progress line, the summary
-table and the same figures the widget draws, as inline PNG images (through
-:func:`nsight_lab.figures.write_png`); where PNG export is unavailable, a note says
-what is missing. Every text from the profile is HTML-escaped, with control
-characters made visible (:func:`nsight_lab.figures.printable`). No exception escapes:
-a chart that cannot be drawn becomes a note, and :func:`failure_bundle` is the page
-when anything else fails.
+A cell's final output (:mod:`nsight_lab.views.bundle`) carries this HTML as
+``text/html`` beside nsight-lab's own MIME type: hosts without the lab extension
+(GitHub, nbconvert, Colab, VS Code) show it. It holds the session's progress line,
+a bar per region and config of the median duration (HTML bars drawn from the
+records), the summary table, and a note saying where the interactive charts are.
+
+Nothing here runs a browser or exports an image: the page is plain text, built in a
+few milliseconds (``benchmarks/final_bundle.py`` measures it), so a cell whose
+output nobody sees that way does not pay for it. Bars are ``<div>`` elements with
+inline ``style`` widths and colours: JupyterLab's sanitizer (for untrusted
+notebooks) keeps those but drops ``<style>`` and ``<svg>``, so the numbers beside
+them stay readable wherever styles are stripped.
+
+Every text from the profile is HTML-escaped, with control characters made visible
+(:func:`nsight_lab.figures.printable`). No exception escapes the bundle builder:
+:func:`failure_bundle` is the page when anything fails.
 """
 
 from __future__ import annotations
 
-import base64
-import contextlib
 import html
-import logging
 import math
-import tempfile
-import warnings
-from pathlib import Path
+from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping, Sequence
+    from collections.abc import Mapping, Sequence
+
+    from nsight_lab.records import JsonScalar, RunRecord
 
 __all__ = [
     "failure_bundle",
+    "format_duration",
     "static_bundle",
     "static_text",
     "summary_text",
 ]
 
-logger = logging.getLogger(__name__)
-
 _CSS = (
     "<style>"
     ".jp-nsightLab-Static table{border-collapse:collapse;margin:6px 0}"
     ".jp-nsightLab-Static th,.jp-nsightLab-Static td"
-    "{padding:2px 8px;border-bottom:1px solid #ccc;text-align:left}"
+    "{padding:2px 8px;border-bottom:1px solid rgba(128,128,128,.4);text-align:left}"
     ".jp-nsightLab-Static td.num{text-align:right}"
-    ".jp-nsightLab-Static img{max-width:100%;height:auto}"
     "</style>"
 )
+"""Table rules; a sanitizer that drops ``<style>`` leaves plain, readable tables."""
+
+UNDEFINED = "\u2013"
+"""An en dash: what a duration that is not a number reads (as in the front end)."""
+BAR_WIDTH_PX = 240
+"""Width of the longest median bar."""
 
 
 def _escape(value: object) -> str:
@@ -82,6 +91,36 @@ def failure_bundle(session_id: int, status: str, exc: BaseException) -> dict[str
             f"<i>{_escape(note)}</i></p></div>"
         ),
     }
+
+
+def format_duration(ns: float) -> str:
+    """A duration in nanoseconds in the unit that reads best, 4 significant digits.
+
+    As the front end's ``formatDuration`` (``src/components/format.ts``): ``6.473
+    µs``, ``21.56 ms``, ``1.200 s``, whole nanoseconds as they are (``512 ns``); the
+    unit is picked after rounding (999,960 ns reads ``1.000 ms``);
+    :data:`UNDEFINED` if not finite.
+
+    Raises:
+        Nothing.
+    """
+    if not math.isfinite(ns):
+        return UNDEFINED
+    for scale, unit in ((1e9, "s"), (1e6, "ms"), (1e3, "µs")):
+        if abs(float(f"{ns / scale:.4g}")) >= 1:
+            return f"{_precision4(ns / scale)} {unit}"
+    if ns == int(ns):
+        return f"{int(ns)} ns"
+    return f"{_precision4(ns)} ns"
+
+
+def _precision4(value: float) -> str:
+    """``value`` with 4 significant digits, as JavaScript's ``toPrecision(4)``."""
+    if value == 0:
+        return "0.000"
+    rounded = float(f"{value:.4g}")  # 9.9996 -> 10.0: decimals after rounding
+    decimals = max(3 - math.floor(math.log10(abs(rounded))), 0)
+    return f"{value:.{decimals}f}"
 
 
 def _cell(value: Any) -> str:  # noqa: ANN401  (a JSON value)
@@ -131,79 +170,54 @@ def _summary_html(rows: Sequence[Mapping[str, Any]]) -> str:
     )
 
 
-@contextlib.contextmanager
-def _one_browser() -> Iterator[None]:
-    """Export every chart through one headless browser (kaleido's sync server).
+def _config_text(config: Mapping[str, JsonScalar]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in config.items())
 
-    Without it each PNG starts a browser of its own (seconds each). Nothing happens
-    when kaleido is missing or its server already runs (someone else's, left alone).
+
+def _median_bars(records: Sequence[RunRecord]) -> str:
+    """A table of the median duration per region and config, each with a bar.
+
+    Regions in the order they first ran, configs in order; one colour per region
+    (:data:`nsight_lab.figures.PALETTE`, as the duration chart's first traces). The
+    longest bar is :data:`BAR_WIDTH_PX` wide; the others are to scale.
     """
-    try:
-        # kaleido ships no py.typed.
-        import kaleido  # type: ignore[import-untyped]
-    except ImportError:
-        yield
-        return
-    server = getattr(kaleido, "_global_server", None)
-    if server is None or server.is_running():
-        yield
-        return
-    with warnings.catch_warnings():
-        # plotly passes per-call options the shared server ignores; they are defaults.
-        warnings.filterwarnings("ignore", message="The kopts argument is ignored")
-        try:
-            kaleido.start_sync_server(silence_warnings=True)
-        except Exception as exc:  # noqa: BLE001  (no browser: write_png says why)
-            logger.info("[nsight-lab] kaleido server did not start: %s", exc)
-            yield
-            return
-        try:
-            yield
-        finally:
-            kaleido.stop_sync_server(silence_warnings=True)
+    from nsight_lab.figures import PALETTE
+    from nsight_lab.stats import summarize
 
-
-def _charts_png(figures: Mapping[str, Any], names: Sequence[str]) -> list[str] | None:
-    """Each figure as an ``<img>`` with an inline PNG; None when export is unavailable.
-
-    A chart that fails on its own (a figure plotly.js or kaleido rejects) is a note
-    in its place; the other charts are still drawn.
-    """
-    import plotly.graph_objects as go
-
-    from nsight_lab.figures import StaticExportError, write_png
-
-    out = []
-    drawn = 0
-    with tempfile.TemporaryDirectory(prefix="nsight-lab-") as tmp, _one_browser():
-        for name in names:
-            path = Path(tmp) / f"{name}.png"
-            try:
-                write_png(go.Figure(figures[name]), path)
-                data = base64.b64encode(path.read_bytes()).decode("ascii")
-            except StaticExportError as exc:
-                if exc.unavailable and drawn == 0:
-                    logger.info("[nsight-lab] no static charts: %s", exc)
-                    return None
-                out.append(_chart_note(name, exc))
-                continue
-            except Exception as exc:  # noqa: BLE001  (any failure: a note instead)
-                out.append(_chart_note(name, exc))
-                continue
-            drawn += 1
-            out.append(
-                f'<img alt="{_escape(name)} chart" '
-                f'data-chart="{_escape(name)}" '
-                f'src="data:image/png;base64,{data}">'
-            )
-    return out
-
-
-def _chart_note(name: str, exc: BaseException) -> str:
-    logger.info("[nsight-lab] chart %r not saved as an image: %r", name, exc)
+    groups: dict[tuple[str, int], list[float]] = defaultdict(list)
+    configs: dict[int, Mapping[str, JsonScalar]] = {}
+    for record in records:
+        groups[(record.annotation, record.config_index)].append(record.duration_ns)
+        configs.setdefault(record.config_index, record.config)
+    if not groups:
+        return ""
+    regions = list(dict.fromkeys(annotation for annotation, _ in groups))
+    keys = sorted(groups, key=lambda key: (regions.index(key[0]), key[1]))
+    medians = {key: summarize(groups[key]).median for key in keys}
+    top = max((m for m in medians.values() if math.isfinite(m)), default=0.0)
+    with_config = len(configs) > 1
+    rows = []
+    for annotation, ci in keys:
+        median = medians[(annotation, ci)]
+        share = median / top if top > 0 and math.isfinite(median) else 0.0
+        colour = PALETTE[regions.index(annotation) % len(PALETTE)]
+        config = _escape(_config_text(configs[ci])) if with_config else ""
+        rows.append(
+            f"<tr><td>{_escape(annotation)}</td>"
+            + (f"<td>{config}</td>" if with_config else "")
+            + f'<td class="num">{_escape(format_duration(median))}</td>'
+            f'<td class="num">{len(groups[(annotation, ci)])}</td>'
+            f'<td style="width:{BAR_WIDTH_PX}px"><div style="width:'
+            f"{max(share * BAR_WIDTH_PX, 1):.0f}px;height:0.8em;"
+            f'background-color:{colour}"></div></td></tr>'
+        )
+    head = "<th>region</th>" + ("<th>config</th>" if with_config else "")
     return (
-        f'<p data-chart-note="{_escape(name)}"><i>{_escape(name)} chart not saved as '
-        f"an image: {_escape(_first_line(exc))}</i></p>"
+        '<table class="jp-nsightLab-Static-medians">'
+        '<caption style="text-align:left"><b>Median duration per region'
+        + (" and config" if with_config else "")
+        + f"</b></caption><thead><tr>{head}<th>median</th><th>runs</th><th></th>"
+        f"</tr></thead><tbody>{''.join(rows)}</tbody></table>"
     )
 
 
@@ -215,7 +229,7 @@ def static_text(
     message: str,
     summary: Sequence[Mapping[str, Any]],
 ) -> str:
-    """Return the ``text/plain`` view of a widget's state (as :func:`static_bundle`).
+    """Return the ``text/plain`` view of a session (as :func:`static_bundle`).
 
     Raises:
         Nothing.
@@ -226,37 +240,42 @@ def static_text(
     return _plain("\n".join(part for part in parts if part))
 
 
-def static_bundle(  # noqa: PLR0913  (the widget's traits, keyword-only)
+def _where_the_charts_are(session_id: int) -> str:
+    return (
+        "<p><i>Interactive charts of this session: open the notebook in JupyterLab "
+        "or Jupyter Notebook 7 with nsight-lab installed, or run "
+        f"<code>%nsight show {session_id}</code> where its run store is.</i></p>"
+    )
+
+
+def static_bundle(  # noqa: PLR0913  (the session's state, keyword-only)
     *,
     session_id: int,
     status: str,
     progress: Mapping[str, Any],
     message: str,
-    figures: Mapping[str, Any],
     summary: Sequence[Mapping[str, Any]],
+    records: Sequence[RunRecord] = (),
 ) -> dict[str, str]:
-    """Return ``text/plain`` and ``text/html`` views of a widget's state.
-
-    Charts are drawn only once the session ended (a running session's fallback is the
-    progress line; its output is replaced when the session ends).
+    """Return ``text/plain`` and ``text/html`` views of a session.
 
     Args:
         session_id: The store's session id.
         status: running, completed, failed or interrupted.
-        progress: The widget's ``progress`` trait
-            (:meth:`nsight_lab.views.progress.ProgressInfo.to_json`); its ``text``
-            is the progress line.
+        progress: :meth:`nsight_lab.views.progress.ProgressInfo.to_json`; its
+            ``text`` is the progress line.
         message: Notes and the last progress message.
-        figures: Chart name -> plotly figure JSON.
         summary: Rows of the summary table.
+        records: The session's records: a bar per region and config of their
+            median duration, and a note on where the interactive charts are
+            (none while running: the live view's fallback is the progress line).
 
     Returns:
         The MIME bundle entries.
 
     Raises:
-        Exception: Only what building the page itself raises (the widget catches
-            it and shows :func:`failure_bundle`); a chart that cannot be exported as
-            PNG, for whatever reason, is replaced by a note.
+        Exception: Only what building the page itself raises (the caller shows
+            :func:`failure_bundle` instead).
     """
     title = f"nsight-lab session {session_id}: {status}"
     line = str(progress.get("text", ""))
@@ -275,22 +294,11 @@ def static_bundle(  # noqa: PLR0913  (the widget's traits, keyword-only)
     ]
     if message:
         parts.append(f"<pre>{_escape(message)}</pre>")
+    if records:
+        parts.append(_median_bars(records))
     parts.append(_summary_html(summary))
-    if status != "running" and figures:
-        from nsight_lab.figures import ordered_charts
-
-        names = ordered_charts(figures)
-        charts = _charts_png(figures, names)
-        if charts is None:
-            # Inline plotly.js would add megabytes per cell and still draw nothing on
-            # GitHub (no scripts run there); say what is missing instead.
-            charts = [
-                (
-                    "<p><i>charts not saved as images here: static export needs "
-                    "kaleido and a Chrome/Chromium browser: pip install kaleido</i></p>"
-                )
-            ]
-        parts.extend(f"<div>{chart}</div>" for chart in charts)
+    if records:
+        parts.append(_where_the_charts_are(session_id))
     body = "".join(parts)
     return {
         "text/plain": plain,

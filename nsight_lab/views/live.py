@@ -13,6 +13,12 @@ implementation; the progress (the ``progress`` trait) from
 :mod:`nsight_lab.views.progress` and the summary rows from
 :func:`nsight_lab.results.summary_rows`, as the sidebar's: the widget's front end
 only renders them.
+
+The widget is the in-flight view only. At the end, :meth:`WidgetView.finish`
+replaces the cell's output with the final bundle of :mod:`nsight_lab.views.bundle`
+(nsight-lab's session JSON for the lab extension, a static page, text), which a
+saved notebook shows again with no kernel, and closes the widget (why no widget
+view stays in that bundle: the :mod:`~nsight_lab.views.bundle` docstring).
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from nsight_lab.figures import LiveFigures, figures_to_json, printable
 from nsight_lab.results import summary_rows
+from nsight_lab.views.bundle import final_bundle
 from nsight_lab.views.progress import ProgressInfo, make_progress
 from nsight_lab.views.widget import NsightWidget
 
@@ -66,6 +73,8 @@ class WidgetView:
         first_draw_s: Seconds the first draw took (it displays the widget).
         drawn: Updates that reached the widget.
         records: Every record taken so far, once each.
+        bundle: The final MIME bundle (:func:`nsight_lab.views.bundle.final_bundle`)
+            once :meth:`finish` ran, else None.
     """
 
     def __init__(  # noqa: PLR0913  (keyword-only settings)
@@ -95,6 +104,7 @@ class WidgetView:
         self.max_points = max_points
         self.budget = budget
         self.records: list[RunRecord] = []
+        self.bundle: dict[str, Any] | None = None
         self.update_s = 0.0
         self.first_draw_s = 0.0
         self.drawn = 0
@@ -168,6 +178,10 @@ class WidgetView:
     ) -> None:
         """Show the final state: the summary table and every figure, built once.
 
+        The cell's output becomes the final bundle (:attr:`bundle`) in place of
+        the widget, which is closed; the widget's traits still hold the final
+        state (for a caller that kept it; nothing is sent to a front end).
+
         Args:
             frame: The results DataFrame (None when the session failed before one).
             records: Every record of the session.
@@ -190,16 +204,27 @@ class WidgetView:
             if self.records or placements
             else {}
         )
+        progress = self._final_progress(status).to_json()
+        text = printable("\n".join(m for m in (self.header, message) if m))
+        summary = summary_rows(frame)
+        self.bundle = final_bundle(
+            session_id=self.widget.session_id,
+            status=status,
+            progress=progress,
+            message=text,
+            figures=figures,
+            summary=summary,
+            records=self.records,
+            sidebar_link=self.widget.sidebar_link,
+        )
+        self._show_final(self.bundle)
         with self.widget.hold_sync():
-            self.widget.progress = self._final_progress(status).to_json()
-            self.widget.message = printable(
-                "\n".join(m for m in (self.header, message) if m)
-            )
+            self.widget.progress = progress
+            self.widget.message = text
             self.widget.figures = figures
             self.widget.figures_seq = self._seq  # every append is in these
-            self.widget.summary = summary_rows(frame)
+            self.widget.summary = summary
             self.widget.status = status
-        self._display(refresh=True)
 
     # -- internals --------------------------------------------------------------------
     def _final_progress(self, status: SessionStatus) -> ProgressInfo:
@@ -283,13 +308,27 @@ class WidgetView:
         else:
             self.widget.append = {"seq": self._seq, "charts": charts}
 
-    def _display(self, *, refresh: bool = False) -> None:
-        """Show the widget once; ``refresh`` re-sends its bundle (static fallback)."""
+    def _display(self) -> None:
+        """Show the widget, once."""
         if not self._show:
             return
         from IPython.display import display
 
         if self._handle is None:
             self._handle = display(self.widget, display_id=True)
-        elif refresh:
-            self._handle.update(self.widget)
+
+    def _show_final(self, bundle: dict[str, Any]) -> None:
+        """Put ``bundle`` in the widget's place (or show it) and close the widget.
+
+        The output is replaced before the widget's comm closes, so the front end
+        never shows a closed widget's view in between.
+        """
+        if not self._show:
+            return
+        from IPython.display import display
+
+        if self._handle is None:
+            display(bundle, raw=True)
+        else:
+            self._handle.update(bundle, raw=True)
+        self.widget.close()

@@ -2,12 +2,15 @@
 
 :class:`NsightWidget` is declarations only: the bundled front end
 (``static/widget.js``, built from ``src/widget/index.ts`` by ``jlpm build:widget``)
-plus the synced traits it draws. State lives in the traits, so a re-rendered output or
-a notebook reopened with saved widget state shows the same view.
-:class:`nsight_lab.views.live.WidgetView` drives the traits from a running profile.
+plus the synced traits it draws. State lives in the traits, so a re-rendered output
+shows the same view. :class:`nsight_lab.views.live.WidgetView` drives the traits from
+a running profile; the widget is the in-flight view only: when the session ends, the
+cell's output is replaced by the final bundle (:mod:`nsight_lab.views.bundle`) and
+the widget is closed.
 
 Hosts that render no widgets (nbconvert, GitHub) get the static fallback of
-:mod:`nsight_lab.views.fallback` as ``text/html`` in the same MIME bundle.
+:mod:`nsight_lab.views.fallback` (the progress line and the summary so far) as
+``text/html`` in the same MIME bundle.
 """
 
 from __future__ import annotations
@@ -94,7 +97,6 @@ class NsightWidget(anywidget.AnyWidget):
             "status",
             "progress",
             "message",
-            "figures",
             "summary",
         )
 
@@ -104,12 +106,11 @@ class NsightWidget(anywidget.AnyWidget):
     def static_fallback(self) -> dict[str, str]:
         """Return the ``text/plain`` and ``text/html`` views of the current state.
 
-        The HTML is self-contained (summary table, charts as inline PNG, or a note
-        where PNG export is unavailable) and is cached until a trait changes.
+        The HTML is self-contained (progress line, message, summary table; the
+        charts are the final bundle's) and is cached until a trait changes.
 
         Raises:
-            Nothing: a chart that cannot be exported is left out with a note, and
-            any other failure gives a short note instead of the page.
+            Nothing: a failure gives a short note instead of the page.
         """
         if self._fallback is None:
             from nsight_lab.views.fallback import failure_bundle, static_bundle
@@ -120,7 +121,6 @@ class NsightWidget(anywidget.AnyWidget):
                     status=self.status,
                     progress=self.progress,
                     message=self.message,
-                    figures=self.figures,
                     summary=self.summary,
                 )
             except Exception as exc:  # noqa: BLE001  (a display must never raise)
@@ -145,12 +145,12 @@ class NsightWidget(anywidget.AnyWidget):
         ]
         if "text/html" in wanted:
             return {**data, **self.static_fallback()}, metadata
-        if wanted:  # a terminal: the text only, no charts drawn as images for nothing
+        if wanted:  # a terminal: the text only
             return {**data, "text/plain": self.static_text()}, metadata
         return data, metadata
 
     def static_text(self) -> str:
-        """Return the ``text/plain`` view of the current state (no chart export).
+        """Return the ``text/plain`` view of the current state.
 
         Raises:
             Nothing.

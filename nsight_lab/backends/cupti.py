@@ -82,6 +82,18 @@ def combine_kernels(kernels: Sequence[KernelActivity], how: CombineMode) -> floa
     return sum(k.duration_ns for k in ordered)
 
 
+def kernels_by_external_id(
+    kernels: Sequence[KernelActivity], external_ids: dict[int, int]
+) -> dict[int, list[KernelActivity]]:
+    """External correlation id -> the kernels launched under it (untagged left out)."""
+    by_id: dict[int, list[KernelActivity]] = defaultdict(list)
+    for kernel in kernels:
+        ext = external_ids.get(kernel.correlation_id)
+        if ext is not None:
+            by_id[ext].append(kernel)
+    return by_id
+
+
 def attribute(
     kernels: Sequence[KernelActivity],
     external_ids: dict[int, int],
@@ -93,11 +105,7 @@ def attribute(
     Kernels with no id (the L2 flush, work outside any profiled run) are ignored.
     A run with no regions is the whole cell: every kernel launched during it.
     """
-    by_id: dict[int, list[KernelActivity]] = defaultdict(list)
-    for kernel in kernels:
-        ext = external_ids.get(kernel.correlation_id)
-        if ext is not None:
-            by_id[ext].append(kernel)
+    by_id = kernels_by_external_id(kernels, external_ids)
     timings = []
     for run in runs:
         base = run.seq * IDS_PER_RUN
@@ -256,7 +264,15 @@ class CuptiBackend(InProcessCollector):
 
 
 class CuptiMeasurement:
-    """One profile timed from CUPTI kernel activity."""
+    """One profile timed from CUPTI kernel activity.
+
+    Subclasses (the ``pm`` backend) add work around each measured span through the
+    ``_before_run``, ``_before_region``, ``_after_region`` and ``_after_run`` hooks
+    and add to each run's timing in ``_timings``, on the same activity records.
+    """
+
+    flush_interval_s: float = FLUSH_INTERVAL_S
+    """Read CUPTI's buffers at most this often (unless waited for)."""
 
     def __init__(self, options: ProfileOptions) -> None:
         """Start CUPTI activity collection and open the GPU context."""
@@ -290,10 +306,24 @@ class CuptiMeasurement:
         """Wait for thermal headroom (``--thermal auto``)."""
         return self._gpu.thermal_wait(on_wait)
 
+    def _before_run(self) -> None:
+        """Launch what precedes a run, untagged: the L2 flush."""
+        self._gpu.flush_l2()
+
+    def _before_region(self) -> None:
+        """Launch what precedes a region (tagged with the run's id): the L2 flush."""
+        self._gpu.flush_l2()
+
+    def _after_region(self) -> None:
+        """Launch what follows a region (tagged with the run's id): nothing here."""
+
+    def _after_run(self, run: PendingRun) -> None:
+        """Launch what follows a run, untagged: nothing here."""
+
     def begin_run(self, key: RunKey) -> None:
         """Flush the L2 (untagged), then tag the run's own launches."""
         self._seq += 1
-        self._gpu.flush_l2()
+        self._before_run()
         self._current = PendingRun(key=key, seq=self._seq)
         self._push(self._seq * IDS_PER_RUN)
 
@@ -302,13 +332,14 @@ class CuptiMeasurement:
         run = self._current
         if run is None:  # pragma: no cover - runner contract
             return
-        self._gpu.flush_l2()
+        self._before_region()
         run.regions.append(name)
         self._push(run.seq * IDS_PER_RUN + len(run.regions))
 
     def exit_region(self, name: str) -> None:  # noqa: ARG002
         """Stop tagging launches with the region's id."""
         self._pop()
+        self._after_region()
 
     def end_run(self, thermal_wait_s: float) -> None:
         """Close the run; its kernels are read at the next collection."""
@@ -316,6 +347,7 @@ class CuptiMeasurement:
         if run is None:  # pragma: no cover - runner contract
             return
         self._pop()
+        self._after_run(run)
         run.telemetry = self._gpu.telemetry()
         run.thermal_wait_s = thermal_wait_s
         self._pending.append(run)
@@ -331,13 +363,25 @@ class CuptiMeasurement:
         """Flush CUPTI (at most every 50 ms unless ``wait``) and attribute kernels."""
         if not self._pending:
             return []
-        due = time.monotonic() - self._last_flush >= FLUSH_INTERVAL_S
+        due = time.monotonic() - self._last_flush >= self.flush_interval_s
         if not (wait or due or len(self._pending) >= MAX_PENDING_RUNS):
             return []
         self._torch.cuda.synchronize()
         kernels, external_ids = _ACTIVITY.drain()
         self._last_flush = time.monotonic()
         runs, self._pending = self._pending, []
+        return self._timings(kernels, external_ids, runs)
+
+    def _timings(
+        self,
+        kernels: list[KernelActivity],
+        external_ids: dict[int, int],
+        runs: list[PendingRun],
+    ) -> list[RunTiming]:
+        """The timings of ``runs`` from the kernels read since the last collection.
+
+        Called with the GPU idle (synchronized), every kernel of ``runs`` read.
+        """
         return attribute(kernels, external_ids, runs, self._combine)
 
     def close(self) -> None:

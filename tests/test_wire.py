@@ -102,3 +102,21 @@ def test_sidebar_and_widget_show_the_same_summary_order_and_names(wire):
         assert "runs_planned" not in item
         assert item["runs_planned_total"] == 2 * 3
     assert final["progress"]["text"].startswith("6 / 6 runs · config 2 / 2 · run 3 / 3")
+
+
+def test_the_final_output_is_the_widgets_final_state(wire):
+    rebuilt, _ = wire
+    bundle = rebuilt["final_bundle"]
+    final = rebuilt["widget_final"]
+    # A cell's final output (views/bundle.py) draws what the widget ended with.
+    assert bundle["session_id"] == final["session_id"]
+    assert bundle["status"] == final["status"] == "completed"
+    assert bundle["progress"] == final["progress"]
+    assert bundle["summary"] == final["summary"]
+    assert bundle["chart_order"] == final["chart_order"]
+    assert bundle["sidebar_link"] == final["sidebar_link"]
+    assert list(bundle["figures"]) == list(final["figures"])
+    duration = bundle["figures"]["duration"]["data"]
+    assert [t["x"] for t in duration] == [
+        t["x"] for t in final["figures"]["duration"]["data"]
+    ]

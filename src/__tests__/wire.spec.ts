@@ -23,6 +23,7 @@ import {
   ISessionsResponse,
   ITelemetry
 } from '../types';
+import { ISessionBundle } from '../mime/types';
 import widget from '../widget/index';
 import type { IWidgetModel, IWidgetTraits } from '../widget/types';
 
@@ -236,6 +237,17 @@ const WIDGET: Shape<IWidgetTraits> = {
   summary: A,
   sidebar_link: S
 };
+const BUNDLE: Shape<ISessionBundle> = {
+  version: N,
+  session_id: N,
+  status: S,
+  progress: O,
+  message: S,
+  chart_order: A,
+  figures: O,
+  summary: A,
+  sidebar_link: S
+};
 
 const list = WIRE.sessions_list as ISessionsResponse;
 const detail = WIRE.session_detail as ISessionResponse;
@@ -243,6 +255,7 @@ const live = WIRE.live_session as ISessionResponse;
 const compare = WIRE.compare as ICompareResponse;
 const running = WIRE.widget_running as IWidgetTraits;
 const final = WIRE.widget_final as IWidgetTraits;
+const bundle = WIRE.final_bundle as ISessionBundle;
 
 describe('wire.json matches the TypeScript interfaces', () => {
   it('the session list and its items', () => {
@@ -292,6 +305,17 @@ describe('wire.json matches the TypeScript interfaces', () => {
       expect(mismatches(traits, WIDGET)).toEqual([]);
       expect(mismatches(traits.progress, PROGRESS)).toEqual([]);
     }
+  });
+
+  it("a cell's final output (nsight-lab's session JSON)", () => {
+    expect(mismatches(bundle, BUNDLE)).toEqual([]);
+    expect(mismatches(bundle.progress, PROGRESS)).toEqual([]);
+    // The widget's final state, drawn without a kernel: the same summary, order
+    // and charts.
+    expect(bundle.summary).toEqual(final.summary);
+    expect(bundle.chart_order).toEqual(final.chart_order);
+    expect(Object.keys(bundle.figures)).toEqual(Object.keys(final.figures));
+    expect(bundle.progress).toEqual(final.progress);
   });
 });
 

@@ -9,7 +9,7 @@
  */
 import type { AnyWidget } from '@anywidget/types';
 
-import { ChartGrid, servedOrder } from '../charts/grid';
+import { ChartGrid, IChartGridOptions, servedOrder } from '../charts/grid';
 import { formatSummaryCell, summaryColumns } from './format';
 import { OPEN_SESSION_EVENT, SIDEBAR_MARKER } from './link';
 import type {
@@ -86,11 +86,18 @@ export function renderTable(
   }
 }
 
+/**
+ * How a session view draws beyond the widget's defaults: the words for a chart of
+ * the order with nothing to draw (the widget leaves such charts out).
+ */
+export type ISessionViewOptions = Pick<IChartGridOptions, 'missing'>;
+
 /** The widget view of one model in one element. */
 class WidgetView {
   constructor(
     private readonly model: IWidgetModel,
-    private readonly el: HTMLElement
+    private readonly el: HTMLElement,
+    options: ISessionViewOptions = {}
   ) {
     el.classList.add(CLASS);
     const header = element('div', `${CLASS}-header`, el);
@@ -108,7 +115,8 @@ class WidgetView {
     this.progressText = element('div', `${CLASS}-progressText`, progress);
     this.message = element('div', `${CLASS}-message`, el);
     this.charts = new ChartGrid(element('div', `${CLASS}-charts`, el), {
-      className: `${CLASS}-chart`
+      className: `${CLASS}-chart`,
+      missing: options.missing
     });
     this.table = element('table', `${CLASS}-summary`, el);
   }
@@ -208,14 +216,28 @@ class WidgetView {
 }
 
 /**
+ * Draw the session of `model` into `el` and follow its changes: the widget's view,
+ * also drawn by the lab extension's renderer of a cell's final output (`mime/`).
+ *
+ * @returns The cleanup that removes the view.
+ */
+export function renderSession(
+  model: IWidgetModel,
+  el: HTMLElement,
+  options: ISessionViewOptions = {}
+): () => void {
+  const view = new WidgetView(model, el, options);
+  view.start();
+  return () => view.dispose();
+}
+
+/**
  * AFM render: draw the session into `el`.
  *
  * @returns The cleanup anywidget calls when the view is removed.
  */
 function render({ model, el }: IRenderProps): () => void {
-  const view = new WidgetView(model, el);
-  view.start();
-  return () => view.dispose();
+  return renderSession(model, el);
 }
 
 export default { render } satisfies AnyWidget<IWidgetTraits>;

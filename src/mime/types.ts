@@ -1,0 +1,33 @@
+/**
+ * The final output of a `%%nsight` cell, as nsight_lab/views/bundle.py writes it
+ * under {@link SESSION_MIME_TYPE}: keys exactly as Python sends them (snake_case),
+ * the same as the inline widget's traits of the same names.
+ */
+import type { IFigure } from '../charts/mount';
+import type { IProgress, ISummaryRow, SessionStatus } from '../types';
+
+/** nsight-lab's session JSON (nsight_lab/views/bundle.py `MIME_TYPE`). */
+export const SESSION_MIME_TYPE = 'application/vnd.nsight-lab.session+json';
+
+/** The newest shape this renderer reads (bundle.py `BUNDLE_VERSION`). */
+export const BUNDLE_VERSION = 1;
+
+/** The session of one cell's final output (bundle.py `session_json`). */
+export interface ISessionBundle {
+  /** The shape's version; a newer one than {@link BUNDLE_VERSION} is refused. */
+  version: number;
+  session_id: number;
+  status: SessionStatus;
+  /** Where the profile ended (views/progress.py); empty if it never started. */
+  progress: IProgress | Record<string, never>;
+  /** The header (backend, device, notes) and why the session ended so. */
+  message: string;
+  /** The order to draw the charts in (nsight_lab/figures.py `CHART_ORDER`). */
+  chart_order: string[];
+  /** Chart name -> figure JSON (figures.py `figures_to_json`), floats rounded. */
+  figures: Record<string, IFigure>;
+  /** The summary table's rows (nsight_lab/results.py `summary_rows`). */
+  summary: ISummaryRow[];
+  /** The session's link in the sidebar ('' for none). */
+  sidebar_link: string;
+}

@@ -27,4 +27,8 @@ export const SERVER_EXTENSION_MISSING_MSG =
  */
 export namespace CommandIDs {
   export const openSidebar = 'nsight-lab:open-sidebar';
+  /** Open (or activate) a session's panel in the main area; args `{ id }`. */
+  export const openSession = 'nsight-lab:open-session';
+  /** Open (or activate) the comparison panel of b over a; args `{ a, b }`. */
+  export const compareSessions = 'nsight-lab:compare-sessions';
 }

@@ -64,7 +64,7 @@ export interface ISessionDetail {
   lastRunId: number;
 }
 
-/** The selection of the history list: none, one session, or two to compare. */
+/** What a session panel or a comparison panel shows: one session, or two compared. */
 export interface ISelectionState {
   /** Selected session ids, in the order they were selected (at most two). */
   ids: number[];
@@ -74,6 +74,16 @@ export interface ISelectionState {
   comparison: ICompareResponse | null;
   loading: boolean;
   error: string | null;
+}
+
+/**
+ * One session (one id) or a comparison (two ids) read on its own and read again as
+ * its sessions get new runs: what a main-area panel shows. Dispose it with the panel.
+ */
+export interface ISelectionSource extends IDisposable {
+  /** Emitted when what was read changes (loading, read, failed). */
+  readonly changed: ISignal<ISelectionSource, void>;
+  readonly state: ISelectionState;
 }
 
 /**
@@ -94,15 +104,30 @@ export interface IRunsModel extends IDisposable {
   readonly listLoading: boolean;
   readonly listError: string | null;
   readonly live: ILiveState;
-  readonly selection: ISelectionState;
+  /**
+   * The sessions picked in the history list, in the order picked (at most two:
+   * the second is compared with the first).
+   */
+  readonly selectedIds: readonly number[];
+  /** Emitted with its id when a session was deleted from the store. */
+  readonly sessionDeleted: ISignal<IRunsModel, number>;
   settings: ISidebarSettings;
   /** Read the status, the list and the live session; open the websocket. */
   start(): Promise<void>;
   setFilters(filters: ISessionFilters): void;
   sessionAt(index: number): ISessionSummary | undefined;
   ensureRange(start: number, end: number): void;
-  select(id: number, mode?: 'single' | 'add'): Promise<void>;
+  /**
+   * Pick a session in the history list: `single` picks it alone; `add` adds it as
+   * the second one, or un-picks it when picked. Returns the ids picked now.
+   */
+  select(id: number, mode?: 'single' | 'add'): readonly number[];
   clearSelection(): void;
+  /**
+   * Read session `ids[0]`, or compare `ids[0]` (a) with `ids[1]` (b), on its own; it
+   * is read again as the sessions get new runs until it is disposed.
+   */
+  openSelection(ids: readonly number[]): ISelectionSource;
   /** @throws {NsightLabResponseError} When the server refuses. */
   deleteSession(id: number): Promise<void>;
   /** @throws {NsightLabResponseError} When the server refuses. */

@@ -4,10 +4,12 @@
  * This is the only module that imports plotly.js: the sidebar and the inline widget
  * both draw through `mountChart`, so one figure JSON looks the same everywhere.
  * Figures are drawn as they are (plotly renders trace names as SVG text); the only
- * change is the host theme's colours (see `theme.ts`).
+ * changes are the host theme's colours (see `theme.ts`) and the legend, placed
+ * below the plot in the rows it needs at the chart's width (see `legend.ts`).
  */
 import Plotly from 'plotly.js-basic-dist-min';
 
+import { DEFAULT_CHART_HEIGHT, legendBelow, legendEntries } from './legend';
 import { Layout, onThemeChange, readTheme, themeLayout } from './theme';
 
 /** A plotly trace as JSON. */
@@ -108,6 +110,25 @@ function copyFigure(figure: IFigure): IFigure {
   return JSON.parse(JSON.stringify(figure)) as IFigure;
 }
 
+/**
+ * The height the page gives a chart's element, before a legend is added: its laid
+ * out height, else its CSS `height` or `min-height` (an element not shown yet),
+ * else {@link DEFAULT_CHART_HEIGHT}.
+ */
+export function elementHeight(el: HTMLElement): number {
+  if (el.clientHeight > 0) {
+    return el.clientHeight;
+  }
+  const style = getComputedStyle(el);
+  for (const value of [style.height, style.minHeight]) {
+    const px = parseFloat(value);
+    if (Number.isFinite(px) && px > 0) {
+      return px;
+    }
+  }
+  return DEFAULT_CHART_HEIGHT;
+}
+
 /** Apply `change` to the drawn chart with plotly's own append calls. */
 async function appendToPlot(
   el: HTMLElement,
@@ -142,6 +163,9 @@ export function mountChart(
   let current = figure;
   let owned = false; // whether `current` is our copy, safe to append to
   let disposed = false;
+  // The element's own height, read once before the legend's rows are added to it.
+  let baseHeight: number | null = null;
+  let drawnWidth = -1; // the width the legend was placed for
   const config = {
     responsive: true,
     displaylogo: false,
@@ -154,10 +178,14 @@ export function mountChart(
       return;
     }
     const copy = copyFigure(current);
-    const layout = themeLayout(copy.layout, readTheme(el));
+    const themed = themeLayout(copy.layout, readTheme(el));
     // Keep the user's zoom and legend choices across live updates.
-    layout.uirevision = layout.uirevision ?? 'nsight-lab';
-    Plotly.react(el, copy.data ?? [], layout, config).catch(
+    themed.uirevision = themed.uirevision ?? 'nsight-lab';
+    baseHeight = baseHeight ?? elementHeight(el);
+    drawnWidth = el.clientWidth;
+    const placed = legendBelow(themed, copy.data ?? [], drawnWidth, baseHeight);
+    el.style.height = `${placed.height}px`;
+    Plotly.react(el, copy.data ?? [], placed.layout, config).catch(
       (reason: unknown) => {
         console.error('[nsight-lab] a chart failed to draw:', reason);
       }
@@ -170,9 +198,15 @@ export function mountChart(
   let resize: ResizeObserver | null = null;
   if (typeof ResizeObserver !== 'undefined') {
     resize = new ResizeObserver(() => {
-      if (!disposed && el.isConnected && el.clientWidth > 0) {
-        // A chart hidden again before the resize ran rejects; nothing to do then.
-        Promise.resolve(Plotly.Plots.resize(el)).catch(() => undefined);
+      // The height is set here (with the legend's rows); only a new width calls
+      // for a new layout: it may fit more or fewer legend entries per row.
+      if (
+        !disposed &&
+        el.isConnected &&
+        el.clientWidth > 0 &&
+        el.clientWidth !== drawnWidth
+      ) {
+        draw();
       }
     });
     resize.observe(el);
@@ -202,6 +236,11 @@ export function mountChart(
         owned = true;
       }
       appendToFigure(current, change);
+      if (legendEntries(change.traces, { showlegend: true }).length > 0) {
+        // A new legend entry may need a new legend row: draw it all again.
+        draw();
+        return;
+      }
       appendToPlot(el, change).catch((reason: unknown) => {
         console.error('[nsight-lab] a chart failed to update:', reason);
         draw();

@@ -2,6 +2,11 @@
  * The filters of the history list: text, notebook, annotation, device, backend,
  * status and a date range. Typing waits briefly, then the list is read again.
  *
+ * Laid out for the sidebar's default 250 px: one search line with a "Filters"
+ * button that shows (or hides) the other filters, one labelled field per line, so
+ * no placeholder is cut and every input and dropdown has a visible label. The
+ * button counts the hidden filters that are set.
+ *
  * The backends offered are the server's registry (`GET status` `backends`), so a new
  * backend needs no change here.
  */
@@ -65,6 +70,13 @@ export function backendsOf(status: IStatusResponse | null): IBackendInfo[] {
 
 type TextKey = 'text' | 'notebook' | 'annotation' | 'device';
 
+/** How many filters other than the search text are set. */
+export function countHiddenFilters(filters: ISessionFilters): number {
+  return (Object.keys(filters) as (keyof ISessionFilters)[]).filter(
+    key => key !== 'text' && filters[key] !== ''
+  ).length;
+}
+
 /**
  * The filter bar.
  */
@@ -72,23 +84,40 @@ export class FilterBar extends Widget {
   constructor(model: IRunsModel, trans: TranslationBundle) {
     super();
     this._model = model;
+    this._trans = trans;
     this.addClass('jp-nsightLab-FilterBar');
-    const texts: [TextKey, string][] = [
-      ['text', trans.__('Search name, notebook, cell, region')],
-      ['notebook', trans.__('Notebook path (exact)')],
-      ['annotation', trans.__('Annotation (exact)')],
-      ['device', trans.__('Device (exact)')]
+
+    const search = h('div', 'jp-nsightLab-FilterBar-search');
+    const text = this._textInput(
+      'text',
+      trans.__('Search name, notebook, cell or region'),
+      trans.__('Search sessions')
+    );
+    text.type = 'search';
+    const toggle = (this._toggle = h(
+      'button',
+      'jp-nsightLab-FilterBar-toggle jp-nsightLab-Button'
+    ));
+    toggle.type = 'button';
+    toggle.setAttribute('aria-expanded', 'false');
+    toggle.title = trans.__('Show or hide the other filters');
+    toggle.addEventListener('click', () => this.toggleFields());
+    search.append(text, toggle);
+
+    const fields = (this._fields = h('div', 'jp-nsightLab-FilterBar-fields'));
+    fields.id = `jp-nsightLab-FilterBar-fields-${++FilterBar._count}`;
+    fields.hidden = true;
+    toggle.setAttribute('aria-controls', fields.id);
+    const texts: [TextKey, string, string][] = [
+      ['notebook', trans.__('Notebook'), trans.__('exact path')],
+      ['annotation', trans.__('Region'), trans.__('exact annotation')],
+      ['device', trans.__('Device'), trans.__('exact name')]
     ];
-    for (const [key, placeholder] of texts) {
-      const input = h('input', `jp-nsightLab-FilterBar-${key}`);
-      input.type = key === 'text' ? 'search' : 'text';
-      input.placeholder = placeholder;
-      input.setAttribute('aria-label', placeholder);
-      input.addEventListener('input', () => this._schedule());
-      this._inputs.set(key, input);
-      this.node.appendChild(input);
+    for (const [key, label, placeholder] of texts) {
+      fields.appendChild(
+        this._field(label, this._textInput(key, label, placeholder))
+      );
     }
-    const row = h('div', 'jp-nsightLab-FilterBar-row');
     this._anyBackend = trans.__('any backend');
     this._backend = this._select(
       'backend',
@@ -106,8 +135,26 @@ export class FilterBar extends Widget {
     );
     this._since = this._date('since', trans.__('From (date)'));
     this._until = this._date('until', trans.__('To (date, inclusive)'));
-    row.append(this._backend, this._status, this._since, this._until);
-    this.node.appendChild(row);
+    fields.append(
+      this._field(trans.__('Backend'), this._backend),
+      this._field(trans.__('Status'), this._status),
+      this._field(trans.__('From'), this._since),
+      this._field(trans.__('To'), this._until)
+    );
+    this.node.append(search, fields);
+    this._showCount();
+  }
+
+  /** Whether the filters other than the search are shown. */
+  get fieldsShown(): boolean {
+    return !this._fields.hidden;
+  }
+
+  /** Show or hide the filters other than the search. */
+  toggleFields(show: boolean = !this.fieldsShown): void {
+    this._fields.hidden = !show;
+    this._toggle.setAttribute('aria-expanded', show ? 'true' : 'false');
+    this.node.classList.toggle('jp-mod-expanded', show);
   }
 
   /** The filters as the inputs say now. */
@@ -157,6 +204,39 @@ export class FilterBar extends Widget {
       select.appendChild(option);
     }
     select.value = chosen;
+  }
+
+  /** The toggle's words: `Filters`, or `Filters (2)` when two hidden ones are set. */
+  private _showCount(): void {
+    const count = countHiddenFilters(this.read());
+    this._toggle.textContent =
+      count > 0
+        ? this._trans.__('Filters (%1)', count)
+        : this._trans.__('Filters');
+    this._toggle.classList.toggle('jp-mod-active', count > 0);
+  }
+
+  /** A text input for filter `key`, labelled for assistive technology. */
+  private _textInput(
+    key: TextKey,
+    label: string,
+    placeholder: string
+  ): HTMLInputElement {
+    const input = h('input', `jp-nsightLab-FilterBar-${key}`);
+    input.type = 'text';
+    input.placeholder = placeholder;
+    input.title = label;
+    input.setAttribute('aria-label', label);
+    input.addEventListener('input', () => this._schedule());
+    this._inputs.set(key, input);
+    return input;
+  }
+
+  /** A visible label beside its control (the label element names the control). */
+  private _field(label: string, control: HTMLElement): HTMLLabelElement {
+    const field = h('label', 'jp-nsightLab-FilterBar-field');
+    field.append(h('span', 'jp-nsightLab-FilterBar-label', label), control);
+    return field;
   }
 
   private _option(value: string, label: string): HTMLOptionElement {
@@ -209,9 +289,14 @@ export class FilterBar extends Widget {
     if (changed) {
       this._model.setFilters(next);
     }
+    this._showCount();
   }
 
+  private static _count = 0;
   private _model: IRunsModel;
+  private _trans: TranslationBundle;
+  private _toggle: HTMLButtonElement;
+  private _fields: HTMLDivElement;
   private _inputs = new Map<TextKey, HTMLInputElement>();
   private _backend: HTMLSelectElement;
   private _anyBackend: string;

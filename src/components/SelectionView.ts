@@ -1,19 +1,28 @@
 /**
- * The selection section: a hint, loading, an error, one session, or a comparison.
+ * What a main-area panel shows of its selection source: loading, an error, one
+ * session, or a comparison.
  */
 
 import { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 
-import { IRunsModel } from '../tokens';
+import { IRunsModel, ISelectionSource } from '../tokens';
 import { CompareView } from './CompareView';
 import { h } from './dom';
 import { SessionView } from './SessionView';
 
 export class SelectionView extends Widget {
-  constructor(model: IRunsModel, trans: TranslationBundle) {
+  /**
+   * @param model - The session view's actions (delete, export) and settings.
+   * @param source - What to show; the view listens to it, its owner disposes it.
+   */
+  constructor(
+    model: IRunsModel,
+    source: ISelectionSource,
+    trans: TranslationBundle
+  ) {
     super();
-    this._model = model;
+    this._source = source;
     this._trans = trans;
     this.addClass('jp-nsightLab-SelectionView');
     this.title.label = trans.__('Selected');
@@ -21,29 +30,33 @@ export class SelectionView extends Widget {
     this._session = new SessionView(model, trans);
     this._compare = new CompareView(trans);
     this.node.append(this._message, this._session.node, this._compare.node);
-    model.selectionChanged.connect(this._render, this);
+    source.changed.connect(this._render, this);
     this._render();
+  }
+
+  /** The source shown. */
+  get source(): ISelectionSource {
+    return this._source;
   }
 
   dispose(): void {
     if (this.isDisposed) {
       return;
     }
+    this._source.changed.disconnect(this._render, this);
     this._session.dispose();
     this._compare.dispose();
     super.dispose();
   }
 
   private _render(): void {
-    const selection = this._model.selection;
+    const selection = this._source.state;
     const trans = this._trans;
     let message = '';
     let showSession = false;
     let showCompare = false;
     if (selection.ids.length === 0) {
-      message = trans.__(
-        'Select a session in the history to see its runs and charts; ctrl- or shift-click a second one to compare them.'
-      );
+      message = trans.__('No session to show.');
     } else if (selection.error !== null) {
       message = selection.error;
     } else if (selection.loading) {
@@ -78,7 +91,7 @@ export class SelectionView extends Widget {
             : 'empty';
   }
 
-  private _model: IRunsModel;
+  private _source: ISelectionSource;
   private _trans: TranslationBundle;
   private _message: HTMLParagraphElement;
   private _session: SessionView;

@@ -1,12 +1,14 @@
 /**
  * The history list: every stored session, newest first, virtualised. Only the rows
  * in view (plus a few) exist in the DOM; pages are read from the server as the user
- * scrolls. Click selects one session; ctrl-, cmd- or shift-click adds a second one
- * to compare.
+ * scrolls. Click (or Enter on a focused row) picks a session and asks to open it;
+ * ctrl-, cmd- or shift-click picks a second one and asks to compare the two
+ * (`openRequested`: the plugin opens the panel in the main area).
  */
 
 import { TranslationBundle } from '@jupyterlab/translation';
 import { Message } from '@lumino/messaging';
+import { ISignal, Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
 import { IRunsModel } from '../tokens';
@@ -79,6 +81,7 @@ export class SessionList extends Widget {
     this.node.append(this._summary, this._scroller);
     this._scroller.addEventListener('scroll', () => this._schedule());
     this._spacer.addEventListener('click', event => this._onClick(event));
+    this._spacer.addEventListener('keydown', event => this._onKey(event));
     if (typeof ResizeObserver !== 'undefined') {
       this._resize = new ResizeObserver(() => this._schedule());
       this._resize.observe(this._scroller);
@@ -86,6 +89,14 @@ export class SessionList extends Widget {
     model.sessionsChanged.connect(this._schedule, this);
     model.selectionChanged.connect(this._schedule, this);
     model.statusChanged.connect(this._schedule, this);
+  }
+
+  /**
+   * Emitted with the ids to open: one session (a click), or two to compare (a
+   * ctrl/shift-click that picked a second one: `[a, b]`).
+   */
+  get openRequested(): ISignal<this, readonly number[]> {
+    return this._openRequested;
   }
 
   /** The scroll container (tests scroll it). */
@@ -119,13 +130,14 @@ export class SessionList extends Widget {
         this._rows.delete(index);
       }
     }
-    const selected = new Set(model.selection.ids);
+    const selected = new Set(model.selectedIds);
     let loaded = 0;
     for (let index = range.start; index < range.end; index++) {
       let row = this._rows.get(index);
       if (!row) {
         row = h('div', 'jp-nsightLab-SessionList-row');
         row.setAttribute('role', 'option');
+        row.tabIndex = -1;
         row.style.top = `${rowOffset(index, ROW_HEIGHT)}px`;
         row.style.height = `${ROW_HEIGHT}px`;
         this._rows.set(index, row);
@@ -223,7 +235,25 @@ export class SessionList extends Widget {
       return;
     }
     const add = event.ctrlKey || event.metaKey || event.shiftKey;
-    void this._model.select(Number(id), add ? 'add' : 'single');
+    this._pick(Number(id), add);
+  }
+
+  private _onKey(event: KeyboardEvent): void {
+    const target = event.target as HTMLElement | null;
+    const id = target?.dataset.sessionId;
+    if (event.key !== 'Enter' || !id) {
+      return;
+    }
+    event.preventDefault();
+    this._pick(Number(id), event.ctrlKey || event.metaKey || event.shiftKey);
+  }
+
+  /** Pick session `id` and ask to open what the picks now say. */
+  private _pick(id: number, add: boolean): void {
+    const ids = this._model.select(id, add ? 'add' : 'single');
+    if (!add || ids.length === 2) {
+      this._openRequested.emit(ids);
+    }
   }
 
   private _model: IRunsModel;
@@ -234,4 +264,5 @@ export class SessionList extends Widget {
   private _rows = new Map<number, HTMLDivElement>();
   private _frame: number | null = null;
   private _resize: ResizeObserver | null = null;
+  private _openRequested = new Signal<this, readonly number[]>(this);
 }

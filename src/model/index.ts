@@ -1,10 +1,12 @@
 /**
- * RunsModel: what the sidebar shows, and the only user of request.ts and events.ts.
+ * RunsModel: what the sidebar and the main-area panels show, and the only user of
+ * request.ts and events.ts.
  *
- * A facade over three parts, one per concern: the session list (`sessions.ts`),
- * the selection and comparison (`selection.ts`) and the live session (`live.ts`).
- * It owns the events socket and routes its messages: the server only says *what*
- * changed; the part that shows it re-reads it over REST.
+ * A facade over three parts, one per concern: the session list (`sessions.ts`,
+ * with the ids picked in it), the sessions and comparisons the panels show
+ * (`selection.ts`, one per panel) and the live session (`live.ts`). It owns the
+ * events socket and routes its messages: the server only says *what* changed; the
+ * part that shows it re-reads it over REST.
  */
 
 import { ServerConnection } from '@jupyterlab/services';
@@ -22,7 +24,7 @@ import {
   IDownload,
   ILiveState,
   IRunsModel,
-  ISelectionState
+  ISelectionSource
 } from '../tokens';
 import {
   DEFAULT_SIDEBAR_SETTINGS,
@@ -33,7 +35,7 @@ import {
 } from '../types';
 import { IModelContext } from './context';
 import { LiveModel } from './live';
-import { SelectionModel } from './selection';
+import { SelectionModel, nextSelection } from './selection';
 import { SessionListModel } from './sessions';
 
 export {
@@ -57,15 +59,13 @@ export class RunsModel implements IRunsModel {
   constructor(options: RunsModel.IOptions) {
     this._serverSettings = options.serverSettings;
     this._settings = options.settings ?? DEFAULT_SIDEBAR_SETTINGS;
-    const context: IModelContext = {
+    const context: IModelContext = (this._context = {
       serverSettings: options.serverSettings,
       settings: () => this._settings
-    };
+    });
     this._list = new SessionListModel(context);
-    this._selection = new SelectionModel(context);
     this._live = new LiveModel(context);
     this._list.changed.connect(() => this._sessionsChanged.emit(), this);
-    this._selection.changed.connect(() => this._selectionChanged.emit(), this);
     this._live.changed.connect(() => this._liveChanged.emit(), this);
 
     this._events =
@@ -90,6 +90,9 @@ export class RunsModel implements IRunsModel {
   }
   get connectionChanged(): ISignal<this, ConnectionState> {
     return this._connectionChanged;
+  }
+  get sessionDeleted(): ISignal<this, number> {
+    return this._sessionDeleted;
   }
 
   get isDisposed(): boolean {
@@ -119,8 +122,8 @@ export class RunsModel implements IRunsModel {
   get live(): ILiveState {
     return this._live.state;
   }
-  get selection(): ISelectionState {
-    return this._selection.state;
+  get selectedIds(): readonly number[] {
+    return this._selectedIds;
   }
   get currentNotebook(): string | null {
     return this._live.currentNotebook;
@@ -132,7 +135,9 @@ export class RunsModel implements IRunsModel {
   set settings(value: ISidebarSettings) {
     this._settings = value;
     this._list.intervalMs = value.refreshInterval;
-    this._selection.intervalMs = value.refreshInterval;
+    for (const source of this._openSources()) {
+      source.intervalMs = value.refreshInterval;
+    }
     this._live.applySettings();
   }
 
@@ -177,23 +182,44 @@ export class RunsModel implements IRunsModel {
   }
 
   /**
-   * Select a session. `single` selects it alone; `add` adds it as the second one
-   * (the comparison), or removes it when already selected.
+   * Pick a session in the history list. `single` picks it alone; `add` adds it as
+   * the second one (the comparison), or un-picks it when picked.
    */
-  select(id: number, mode: 'single' | 'add' = 'single'): Promise<void> {
-    return this._selection.select(id, mode);
+  select(id: number, mode: 'single' | 'add' = 'single'): readonly number[] {
+    this._selectedIds = nextSelection([...this._selectedIds], id, mode);
+    this._selectionChanged.emit();
+    return this._selectedIds;
   }
 
   clearSelection(): void {
-    this._selection.clear();
+    this._selectedIds = [];
+    this._selectionChanged.emit();
   }
 
-  /** Delete a session from the store; the list, the selection and live follow. */
+  /**
+   * Read a session (one id) or a comparison (two) on its own, read again when its
+   * sessions get new runs, until disposed.
+   */
+  openSelection(ids: readonly number[]): ISelectionSource {
+    const source = new SelectionModel(this._context);
+    this._opened.add(source);
+    void source.show(ids);
+    return source;
+  }
+
+  /**
+   * Delete a session from the store; the list, the picks and live follow, and
+   * `sessionDeleted` tells the panels.
+   */
   async deleteSession(id: number): Promise<void> {
     await requestAPI<null>(`sessions/${id}`, this._serverSettings, {
       method: 'DELETE'
     });
-    await this._selection.forget(id);
+    if (this._selectedIds.includes(id)) {
+      this._selectedIds = this._selectedIds.filter(x => x !== id);
+      this._selectionChanged.emit();
+    }
+    this._sessionDeleted.emit(id);
     this._live.forget(id);
     await Promise.all([this._list.reload(), this._live.find()]);
   }
@@ -231,7 +257,9 @@ export class RunsModel implements IRunsModel {
     }
     this._isDisposed = true;
     this._list.dispose();
-    this._selection.dispose();
+    for (const source of this._openSources()) {
+      source.dispose();
+    }
     this._live.dispose();
     this._events.dispose();
     Signal.clearData(this);
@@ -252,8 +280,10 @@ export class RunsModel implements IRunsModel {
       // A session not shown live yet: maybe the new live one.
       void this._live.find();
     }
-    if (this._selection.includes(id)) {
-      this._selection.requestRefresh();
+    for (const source of this._openSources()) {
+      if (source.includes(id)) {
+        source.requestRefresh();
+      }
     }
     // Run counts in the list.
     this._list.requestReload();
@@ -271,11 +301,23 @@ export class RunsModel implements IRunsModel {
     this._connectionChanged.emit(state);
   }
 
+  /** The sources handed out and not yet disposed (those disposed are dropped). */
+  private _openSources(): SelectionModel[] {
+    for (const source of this._opened) {
+      if (source.isDisposed) {
+        this._opened.delete(source);
+      }
+    }
+    return [...this._opened];
+  }
+
   private _serverSettings: ServerConnection.ISettings;
+  private _context: IModelContext;
   private _settings: ISidebarSettings;
   private _events: EventsConnection;
   private _list: SessionListModel;
-  private _selection: SelectionModel;
+  private _selectedIds: readonly number[] = [];
+  private _opened = new Set<SelectionModel>();
   private _live: LiveModel;
   /** The websocket's previous state: an open after 'reconnecting' is a reconnect. */
   private _lastConnection: ConnectionState | null = null;
@@ -287,6 +329,7 @@ export class RunsModel implements IRunsModel {
   private _liveChanged = new Signal<this, void>(this);
   private _statusChanged = new Signal<this, void>(this);
   private _connectionChanged = new Signal<this, ConnectionState>(this);
+  private _sessionDeleted = new Signal<this, number>(this);
 }
 
 /**

@@ -1,14 +1,15 @@
 /**
- * The selection of the history list: none, one session read in full, or two
- * sessions compared (`GET compare`, computed on the server).
+ * A selection of sessions read from the server: none, one session read in full, or
+ * two sessions compared (`GET compare`, computed on the server). Each main-area
+ * panel reads its own (`RunsModel.openSelection`); `nextSelection` is also the rule
+ * of the history list's picks.
  */
 
-import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { RefreshGate } from '../refresh';
 import { describeError, requestAPI, withQuery } from '../request';
-import { ISelectionState } from '../tokens';
+import { ISelectionSource, ISelectionState } from '../tokens';
 import { ICompareResponse } from '../types';
 import { IModelContext } from './context';
 import { fetchSessionRuns, keepLast } from './runs';
@@ -48,7 +49,7 @@ function sameIds(a: number[], b: number[]): boolean {
 /**
  * The selected session(s), read again (only the new runs) while they change.
  */
-export class SelectionModel implements IDisposable {
+export class SelectionModel implements ISelectionSource {
   constructor(context: IModelContext) {
     this._context = context;
     this._gate = new RefreshGate(
@@ -80,8 +81,16 @@ export class SelectionModel implements IDisposable {
 
   /** Select a session (see {@link nextSelection}) and read it. */
   async select(id: number, mode: 'single' | 'add' = 'single'): Promise<void> {
-    const ids = nextSelection(this._state.ids, id, mode);
-    this._state = { ...EMPTY_SELECTION, ids, loading: ids.length > 0 };
+    await this.show(nextSelection(this._state.ids, id, mode));
+  }
+
+  /** Read session `ids[0]`, or the comparison of `ids[0]` with `ids[1]`. */
+  async show(ids: readonly number[]): Promise<void> {
+    this._state = {
+      ...EMPTY_SELECTION,
+      ids: [...ids],
+      loading: ids.length > 0
+    };
     this._changed.emit();
     await this._fetch(false);
   }

@@ -104,7 +104,9 @@ class WidgetView {
     this.title = element('span', `${CLASS}-title`, header);
     this.status = element('span', `${CLASS}-status`, header);
     this.link = element('a', `${CLASS}-sidebarLink`, header);
-    this.link.textContent = 'Open in the nsight-lab sidebar';
+    // The lab extension opens the session in a main-area panel (src/widgets/).
+    this.link.textContent = 'Open in nsight-lab';
+    this.link.title = 'Open this session in an nsight-lab panel';
     this.link.addEventListener('click', this.onLinkClick);
     const progress = element('div', `${CLASS}-progress`, el);
     this.bar = element('div', `${CLASS}-progressBar`, progress);

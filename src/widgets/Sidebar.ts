@@ -1,16 +1,18 @@
 /**
- * The nsight-lab side panel: sections for the live profile, the history list, the
- * selected session(s) and the store location, over one RunsModel.
+ * The nsight-lab side panel: sections for the live profile, the history list and
+ * the store location, over one RunsModel. A session or a comparison opened from the
+ * history list shows in the main area (`SelectionPanel`), not here, so the sidebar
+ * stays usable at its default width.
  */
 
 import { TranslationBundle, nullTranslator } from '@jupyterlab/translation';
 import { SidePanel } from '@jupyterlab/ui-components';
 import { Message } from '@lumino/messaging';
+import { ISignal, Signal } from '@lumino/signaling';
 import { AccordionPanel, Panel, Widget } from '@lumino/widgets';
 
 import { FilterBar } from '../components/FilterBar';
 import { LiveView } from '../components/LiveView';
-import { SelectionView } from '../components/SelectionView';
 import { SessionList } from '../components/SessionList';
 import { StatusView } from '../components/StatusView';
 import { ConnectionState } from '../events';
@@ -36,6 +38,13 @@ export function connectionText(
       return '';
   }
 }
+
+/**
+ * The sections' shares of the sidebar's height (live, history, store): the history
+ * list gets the most (at a 720 px window, 5 rows or more at the default width),
+ * the live view enough for its chart, the store its few lines.
+ */
+export const SECTION_SIZES: readonly number[] = [9, 10, 1];
 
 /**
  * The nsight-lab side panel.
@@ -64,23 +73,48 @@ export class Sidebar extends SidePanel {
     history.addClass('jp-nsightLab-History');
     history.title.label = trans.__('History');
     history.addWidget(new FilterBar(this._model, trans));
-    history.addWidget(new SessionList(this._model, trans));
-    this._selection = new SelectionView(this._model, trans);
+    const list = (this._list = new SessionList(this._model, trans));
+    list.openRequested.connect((_, ids) => this._openRequested.emit(ids), this);
+    history.addWidget(list);
     const status = (this._status = new StatusView(this._model, trans));
-    for (const section of [this._live, history, this._selection, status]) {
+    for (const section of [this._live, history, status]) {
       this.addWidget(section);
     }
     if (this.content instanceof AccordionPanel) {
-      this.content.setRelativeSizes([3, 5, 5, 1]);
+      this.content.setRelativeSizes([...SECTION_SIZES]);
     }
 
     this._model.connectionChanged.connect(this._renderConnection, this);
     this._renderConnection();
   }
 
-  /** The sections, top to bottom: live, history, selection, store. */
+  /** The sections, top to bottom: live, history, store. */
   get sections(): Widget[] {
-    return [this._live, this._history, this._selection, this._status];
+    return [this._live, this._history, this._status];
+  }
+
+  /** The history list. */
+  get sessionList(): SessionList {
+    return this._list;
+  }
+
+  /**
+   * Emitted with the ids the history list asks to open: one session, or two to
+   * compare (`[a, b]`).
+   */
+  get openRequested(): ISignal<this, readonly number[]> {
+    return this._openRequested;
+  }
+
+  /**
+   * Read the store and open the live updates, once: when the sidebar is first
+   * shown, or when a panel needs the live updates first.
+   */
+  start(): void {
+    if (!this._started) {
+      this._started = true;
+      void this._model.start();
+    }
   }
 
   /** The model the sections show. */
@@ -108,10 +142,7 @@ export class Sidebar extends SidePanel {
 
   protected onAfterShow(msg: Message): void {
     super.onAfterShow(msg);
-    if (!this._started) {
-      this._started = true;
-      void this._model.start();
-    }
+    this.start();
   }
 
   private _renderConnection(): void {
@@ -125,10 +156,11 @@ export class Sidebar extends SidePanel {
   private _bundle: TranslationBundle;
   private _connection: Widget;
   private _live: LiveView;
-  private _selection: SelectionView;
   private _history: Panel;
+  private _list: SessionList;
   private _status: StatusView;
   private _started = false;
+  private _openRequested = new Signal<this, readonly number[]>(this);
 }
 
 /**

@@ -84,10 +84,15 @@ describe('mountChart append', () => {
     const el = document.createElement('div');
     const original = figure();
     const handle = mountChart(el, original, { watchTheme: false });
-    handle.append(CHANGE);
+    // A trace without a legend entry (a band edge) is added in place.
+    const change: IChartAppend = {
+      ...CHANGE,
+      traces: [{ ...CHANGE.traces[0], showlegend: false }]
+    };
+    handle.append(change);
     await flush();
     expect(addTraces).toHaveBeenCalledTimes(1);
-    expect(addTraces.mock.calls[0][1]).toEqual(CHANGE.traces);
+    expect(addTraces.mock.calls[0][1]).toEqual(change.traces);
     expect(extendTraces).toHaveBeenCalledWith(
       el,
       CHANGE.extend[0].data,
@@ -103,5 +108,37 @@ describe('mountChart append', () => {
     handle.append(CHANGE); // disposed: nothing
     await flush();
     expect(addTraces).toHaveBeenCalledTimes(1);
+  });
+
+  it('draws again when a new trace adds a legend entry (room for its row)', async () => {
+    const el = document.createElement('div');
+    const handle = mountChart(
+      el,
+      {
+        data: [{ type: 'scatter', name: 'first', x: [0], y: [1] }],
+        layout: {}
+      },
+      { watchTheme: false }
+    );
+    expect(react).toHaveBeenCalledTimes(1);
+
+    handle.append(CHANGE);
+    await flush();
+
+    expect(addTraces).not.toHaveBeenCalled();
+    expect(react).toHaveBeenCalledTimes(2);
+    const [, data, layout] = react.mock.calls[1];
+    expect(data.map((trace: { name: string }) => trace.name)).toEqual([
+      'first',
+      'new'
+    ]);
+    // Two entries now: a legend below the plot, the chart taller by its row.
+    expect(layout.legend).toMatchObject({
+      orientation: 'h',
+      yanchor: 'bottom'
+    });
+    expect(parseFloat(el.style.height)).toBeGreaterThan(240);
+    expect(handle.figure.data[1].x).toEqual([0]);
+    handle.dispose();
   });
 });

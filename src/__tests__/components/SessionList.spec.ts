@@ -12,6 +12,7 @@ import {
 import { nullTranslator } from '@jupyterlab/translation';
 import { IRunsModel } from '../../tokens';
 import { EMPTY_FILTERS, ISessionSummary } from '../../types';
+import { nextSelection } from '../../model/selection';
 import { session } from '../fixtures';
 
 function fakeModel(total: number): IRunsModel & { ensureRange: jest.Mock } {
@@ -37,13 +38,8 @@ function fakeModel(total: number): IRunsModel & { ensureRange: jest.Mock } {
       eventAt: null,
       updatedAt: null
     },
-    selection: {
-      ids: [3],
-      detail: null,
-      comparison: null,
-      loading: false,
-      error: null
-    },
+    selectedIds: [3],
+    sessionDeleted: new Signal(owner),
     settings: {
       refreshInterval: 200,
       maxPoints: 100,
@@ -56,8 +52,17 @@ function fakeModel(total: number): IRunsModel & { ensureRange: jest.Mock } {
     sessionAt: (index: number): ISessionSummary | undefined =>
       index < 100 ? session(total - index) : undefined,
     ensureRange: jest.fn(),
-    select: jest.fn(),
+    // Picks as RunsModel does (the history list's rule), starting from [3].
+    select: jest.fn(function (
+      this: { selectedIds: number[] },
+      id: number,
+      mode: 'single' | 'add'
+    ) {
+      this.selectedIds = nextSelection(this.selectedIds, id, mode);
+      return this.selectedIds;
+    }),
     clearSelection: jest.fn(),
+    openSelection: jest.fn(),
     deleteSession: jest.fn(),
     exportSession: jest.fn(),
     downloadReport: jest.fn(),
@@ -104,22 +109,39 @@ describe('SessionList', () => {
     );
   });
 
-  it('marks the selected session and selects on click, adds with ctrl', () => {
+  it('marks the picked session; a click opens one, ctrl-click a second compares', () => {
     const model = fakeModel(5);
     const list = new SessionList(model, nullTranslator.load('nsight-lab'));
+    const opened: (readonly number[])[] = [];
+    list.openRequested.connect((_, ids) => opened.push([...ids]));
     Object.defineProperty(list.scroller, 'clientHeight', { value: 440 });
     list.render();
 
     const selected = list.node.querySelector<HTMLElement>('.jp-mod-selected');
     expect(selected?.dataset.sessionId).toBe('3');
 
-    const row = list.node.querySelector<HTMLElement>('[data-session-id="5"]');
-    row?.dispatchEvent(new MouseEvent('click', { bubbles: true }));
-    row?.dispatchEvent(
-      new MouseEvent('click', { bubbles: true, ctrlKey: true })
-    );
+    const click = (id: number, ctrlKey = false): void => {
+      list.node
+        .querySelector<HTMLElement>(`[data-session-id="${id}"]`)
+        ?.dispatchEvent(new MouseEvent('click', { bubbles: true, ctrlKey }));
+    };
+    click(5);
+    click(4, true);
     expect(model.select).toHaveBeenNthCalledWith(1, 5, 'single');
-    expect(model.select).toHaveBeenNthCalledWith(2, 5, 'add');
+    expect(model.select).toHaveBeenNthCalledWith(2, 4, 'add');
+    // The click opens session 5; the ctrl-click compares 4 (b) with 5 (a).
+    expect(opened).toEqual([[5], [5, 4]]);
+
+    // Ctrl-clicking a picked one un-picks it and opens nothing.
+    click(4, true);
+    expect(opened).toHaveLength(2);
+
+    // Enter on a focused row opens it too.
+    const row = list.node.querySelector<HTMLElement>('[data-session-id="2"]');
+    row?.dispatchEvent(
+      new KeyboardEvent('keydown', { key: 'Enter', bubbles: true })
+    );
+    expect(opened[2]).toEqual([2]);
   });
 
   it('says when nothing matches or nothing is stored', () => {

@@ -128,8 +128,28 @@ describe('RunsModel list', () => {
   });
 });
 
-describe('RunsModel selection', () => {
-  it('reads one selected session with its figures; a second selection compares', async () => {
+describe('RunsModel picks and panel sources', () => {
+  it('picks in the history list without reading: a second one to compare', () => {
+    const calls = serve({});
+    const { model } = makeModel();
+    let changes = 0;
+    model.selectionChanged.connect(() => (changes += 1));
+
+    expect(model.select(2)).toEqual([2]);
+    expect(model.select(7, 'add')).toEqual([2, 7]);
+    // A third one replaces the older of the two; re-adding one removes it.
+    expect(model.select(9, 'add')).toEqual([7, 9]);
+    expect(model.select(9, 'add')).toEqual([7]);
+    expect(model.selectedIds).toEqual([7]);
+    expect(changes).toBe(4);
+    // Picking reads nothing: the panels read what they show.
+    expect(calls).toEqual([]);
+    model.clearSelection();
+    expect(model.selectedIds).toEqual([]);
+    model.dispose();
+  });
+
+  it('opens a source of one session with its figures, or of a comparison', async () => {
     const calls = serve({
       'sessions/*': url =>
         sessionResponse(session(Number(url.pathname.split('/')[2])), [
@@ -144,25 +164,57 @@ describe('RunsModel selection', () => {
     });
     const { model } = makeModel();
 
-    await model.select(2);
+    const one = model.openSelection([2]);
+    expect(one.state.loading).toBe(true);
+    await settle();
 
-    expect(model.selection.ids).toEqual([2]);
-    expect(model.selection.detail?.session.id).toBe(2);
-    expect(model.selection.detail?.runs.length).toBe(2);
-    expect(model.selection.detail?.figures.duration?.data.length).toBe(1);
+    expect(one.state.ids).toEqual([2]);
+    expect(one.state.detail?.session.id).toBe(2);
+    expect(one.state.detail?.runs.length).toBe(2);
+    expect(one.state.detail?.figures.duration?.data.length).toBe(1);
     expect(calls).toContain('GET sessions/2?after_id=0&tail=5&figures=1');
 
-    await model.select(7, 'add');
+    const two = model.openSelection([2, 7]);
+    await settle();
 
-    expect(model.selection.ids).toEqual([2, 7]);
-    expect(model.selection.comparison?.rows[0].ratio).toBe(1.5);
+    expect(two.state.comparison?.rows[0].ratio).toBe(1.5);
     expect(calls).toContain('GET compare?a=2&b=7');
+    // Each source is its own: the first still shows its session.
+    expect(one.state.detail?.session.id).toBe(2);
+    model.dispose();
+    expect(one.isDisposed).toBe(true);
+    expect(two.isDisposed).toBe(true);
+  });
 
-    // A third one replaces the older of the two; re-adding one removes it.
-    await model.select(9, 'add');
-    expect(model.selection.ids).toEqual([7, 9]);
-    await model.select(9, 'add');
-    expect(model.selection.ids).toEqual([7]);
+  it('reads an open source again on runs-changed of its session, not once disposed', async () => {
+    let reads = 0;
+    serve({
+      'sessions/4': () => {
+        reads += 1;
+        return sessionResponse(session(4, { status: 'running' }), [
+          run(reads, 4)
+        ]);
+      },
+      sessions: () => sessionsPage(1, 0, PAGE_SIZE)
+    });
+    const { model, events } = makeModel();
+    const source = model.openSelection([4]);
+    await settle();
+    expect(reads).toBe(1);
+
+    events.emit({ type: 'runs-changed', session_id: 4, last_run_id: 2 });
+    await settle();
+    expect(reads).toBe(2);
+    expect(source.state.detail?.runs.map(r => r.id)).toEqual([1, 2]);
+
+    events.emit({ type: 'runs-changed', session_id: 5, last_run_id: 9 });
+    await settle();
+    expect(reads).toBe(2); // another session's runs
+
+    source.dispose();
+    events.emit({ type: 'runs-changed', session_id: 4, last_run_id: 3 });
+    await settle();
+    expect(reads).toBe(2);
     model.dispose();
   });
 
@@ -170,14 +222,15 @@ describe('RunsModel selection', () => {
     serve({});
     const { model } = makeModel();
 
-    await model.select(3);
+    const source = model.openSelection([3]);
+    await settle();
 
-    expect(model.selection.error).toBe('no sessions/3');
-    expect(model.selection.loading).toBe(false);
+    expect(source.state.error).toBe('no sessions/3');
+    expect(source.state.loading).toBe(false);
     model.dispose();
   });
 
-  it('deletes a selected session and clears the selection', async () => {
+  it('deletes a session: the picks drop it and the panels are told', async () => {
     const calls = serve({
       'sessions/*': (_url, init) =>
         init?.method === 'DELETE'
@@ -186,12 +239,16 @@ describe('RunsModel selection', () => {
       sessions: () => sessionsPage(3, 0, PAGE_SIZE)
     });
     const { model } = makeModel();
-    await model.select(4);
+    const deleted: number[] = [];
+    model.sessionDeleted.connect((_, id) => deleted.push(id));
+    model.select(4);
+    model.select(2, 'add');
 
     await model.deleteSession(4);
 
     expect(calls).toContain('DELETE sessions/4');
-    expect(model.selection.ids).toEqual([]);
+    expect(model.selectedIds).toEqual([2]);
+    expect(deleted).toEqual([4]);
     model.dispose();
   });
 });

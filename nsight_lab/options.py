@@ -46,6 +46,9 @@ Any other ``--derive`` name is a function.
 """
 
 DEFAULT_RUNS = 10
+DEFAULT_SAMPLE_INTERVAL_US = 20
+"""The pm backend's sampling interval: a 100 µs region spans at least 5 samples."""
+MAX_SAMPLE_INTERVAL_US = 1_000_000
 DEFAULT_WARMUP = 2
 DEFAULT_MAX_TIME_S = 10.0
 """Cap on the time spent per config.
@@ -118,6 +121,8 @@ class ProfileOptions:
 
     :data:`DEFAULT_MAX_CONFIGS` when not given.
     """
+    sample_interval_us: int = DEFAULT_SAMPLE_INTERVAL_US
+    """PM sampling interval of the ``pm`` backend, in µs."""
     given: tuple[str, ...] = field(default=(), compare=False)
     """The options the user wrote, for the record of the session."""
 
@@ -667,6 +672,17 @@ OPTIONS: tuple[Option, ...] = (
         "how several kernels of one region combine in per-kernel backends (cupti, "
         "ncu); `events` and `cpu` time the region's span",
         choices=_literal(CombineMode),
+    ),
+    Option(
+        "--sample-interval",
+        "US",
+        "sample_interval_us",
+        "PM sampling interval in µs (pm backend)",
+        "the `pm` backend's PM sampling interval in µs: each sample's counters cover "
+        "this much GPU time, and each region gets a DRAM-quiet gap this long on each "
+        "side so that no sample mixes it with its neighbours; the default gives a "
+        "100 µs region at least 5 samples of its timeline",
+        read=_int(1, MAX_SAMPLE_INTERVAL_US),
     ),
     Option(
         "--target-rsd",

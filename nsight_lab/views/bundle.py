@@ -95,7 +95,8 @@ def session_json(  # noqa: PLR0913  (the session's final state, keyword-only)
     """Return the :data:`MIME_TYPE` data of a session (the lab renderer's input).
 
     Keys are the widget's traits of the same names (``src/mime/types.ts``
-    ``ISessionBundle``), plus ``version`` (:data:`BUNDLE_VERSION`).
+    ``ISessionBundle``), plus ``version`` (:data:`BUNDLE_VERSION`) and
+    ``summary_columns`` (the summary's columns in order).
 
     Args:
         session_id: The store's session id.
@@ -119,6 +120,9 @@ def session_json(  # noqa: PLR0913  (the session's final state, keyword-only)
         "chart_order": list(CHART_ORDER),
         "figures": _rounded(dict(figures), FIGURE_DIGITS),
         "summary": [dict(row) for row in summary],
+        # A saved notebook's JSON has its keys sorted (nbformat writes it so): the
+        # columns' order cannot ride on the rows' key order.
+        "summary_columns": list(dict.fromkeys(key for row in summary for key in row)),
         "sidebar_link": sidebar_link,
     }
 

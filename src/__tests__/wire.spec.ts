@@ -246,6 +246,7 @@ const BUNDLE: Shape<ISessionBundle> = {
   chart_order: A,
   figures: O,
   summary: A,
+  summary_columns: A,
   sidebar_link: S
 };
 
@@ -316,6 +317,7 @@ describe('wire.json matches the TypeScript interfaces', () => {
     expect(bundle.chart_order).toEqual(final.chart_order);
     expect(Object.keys(bundle.figures)).toEqual(Object.keys(final.figures));
     expect(bundle.progress).toEqual(final.progress);
+    expect(bundle.summary_columns).toEqual(Object.keys(final.summary[0]));
   });
 });
 

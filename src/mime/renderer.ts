@@ -63,6 +63,11 @@ function problem(data: Record<string, unknown>): string | null {
       'summary',
       Array.isArray(data.summary) && data.summary.every(row => isObject(row))
     ],
+    [
+      'summary_columns',
+      Array.isArray(data.summary_columns) &&
+        data.summary_columns.every(name => typeof name === 'string')
+    ],
     ['sidebar_link', typeof data.sidebar_link === 'string']
   ];
   const bad = checks.filter(([, ok]) => !ok).map(([key]) => key);
@@ -82,6 +87,25 @@ export function readBundle(data: unknown): ISessionBundle | string {
   return data as unknown as ISessionBundle;
 }
 
+/**
+ * `rows` with their keys in the served column order (the table shows the columns
+ * in the rows' key order); keys the order does not name keep theirs, after it.
+ */
+export function inServedOrder(
+  rows: readonly ISummaryRow[],
+  columns: readonly string[]
+): ISummaryRow[] {
+  return rows.map(row => {
+    const ordered: ISummaryRow = {};
+    for (const key of [...columns, ...Object.keys(row)]) {
+      if (key in row && !(key in ordered)) {
+        ordered[key] = row[key];
+      }
+    }
+    return ordered;
+  });
+}
+
 /** A widget model that holds `bundle` and never changes. */
 export function bundleModel(bundle: ISessionBundle): IWidgetModel {
   const traits: IWidgetTraits = {
@@ -93,7 +117,7 @@ export function bundleModel(bundle: ISessionBundle): IWidgetModel {
     chart_order: bundle.chart_order,
     figures_seq: 0,
     append: {},
-    summary: bundle.summary,
+    summary: inServedOrder(bundle.summary, bundle.summary_columns),
     sidebar_link: bundle.sidebar_link
   };
   return {

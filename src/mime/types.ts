@@ -28,6 +28,11 @@ export interface ISessionBundle {
   figures: Record<string, IFigure>;
   /** The summary table's rows (nsight_lab/results.py `summary_rows`). */
   summary: ISummaryRow[];
+  /**
+   * The summary's columns in order: a saved notebook's JSON has its keys sorted,
+   * so the rows' own key order is lost on reopening.
+   */
+  summary_columns: string[];
   /** The session's link in the sidebar ('' for none). */
   sidebar_link: string;
 }

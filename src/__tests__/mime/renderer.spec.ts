@@ -185,6 +185,24 @@ describe('the session renderer', () => {
     });
   });
 
+  it('keeps the served column order of a saved notebook (keys sorted)', async () => {
+    const bundle = fixture();
+    const served = summaryColumns(bundle.summary);
+    // nbformat writes a notebook's JSON with its keys sorted.
+    bundle.summary = bundle.summary.map(row =>
+      Object.fromEntries(
+        Object.keys(row)
+          .sort()
+          .map(key => [key, row[key]])
+      )
+    );
+    expect(summaryColumns(bundle.summary)).not.toEqual(served);
+    const renderer = await rendered(bundle);
+    const head = renderer.node.querySelector('table')!.tHead!.rows[0].cells;
+    expect(Array.from(head).map(c => c.textContent)).toEqual(served);
+    expect(served.slice(0, 3)).toEqual(['Annotation', 'Metric', 'n']);
+  });
+
   it('sets text from the profile as text only', async () => {
     const bundle = fixture();
     const hostile = '<img src=x onerror="window.nsightPwned=1">';

@@ -23,7 +23,7 @@ import math
 import re
 import shlex
 import sys
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Literal, get_args
 
@@ -36,8 +36,13 @@ if TYPE_CHECKING:
 
 CacheControl = Literal["all", "none"]
 ClockControl = Literal["base", "none"]
-ThermalMode = Literal["auto", "off"]
-CombineMode = Literal["sum", "max", "first"]
+ThermalMode = Literal["auto", "manual", "off"]
+CombineMode = Literal["sum", "max", "first", "single"]
+"""The built-in ways to fold a region's kernels; ``--combine`` also takes a function.
+
+``single``: each region must launch one kernel (nsight-python's default).
+"""
+ReplayMode = Literal["kernel", "range"]
 
 BUILTIN_DERIVED = ("tflops", "gbps")
 """Derived metrics nsight-lab computes itself.
@@ -85,6 +90,23 @@ _METRIC_RE = re.compile(
 
 
 @dataclass(frozen=True)
+class ThermalSettings:
+    """``--thermal-settings``: nsight-python's thermal_wait/cont/timeout/device.
+
+    ``None`` keeps the default (10 and 20 deg C of headroom, 180 s, the profiled GPU).
+    """
+
+    wait_c: float | None = None
+    """Pause before a run when the thermal headroom is at or below this (deg C)."""
+    cont_c: float | None = None
+    """Resume once the headroom is back to this (deg C); above ``wait_c``."""
+    timeout_s: float | None = None
+    """The longest wait for the GPU to cool, then go on."""
+    device: int | None = None
+    """The CUDA device whose temperature is watched (default: the profiled one)."""
+
+
+@dataclass(frozen=True)
 class ProfileOptions:
     """What one ``%%nsight`` cell asked for, validated."""
 
@@ -106,10 +128,27 @@ class ProfileOptions:
     clock_control: ClockControl = "none"
     """``base`` locks the SM clock to its base clock through NVML for the session."""
     thermal: ThermalMode = "auto"
+    thermal_settings: ThermalSettings | None = None
+    """``--thermal-settings``: the thresholds ``auto`` and ``manual`` wait by."""
     derive: tuple[str, ...] = ()
     normalize_against: str | None = None
-    combine: CombineMode = "sum"
-    """How several kernels in one region combine (per-kernel backends only)."""
+    combine: str = "sum"
+    """How several kernels in one region combine (per-kernel backends only).
+
+    A :data:`CombineMode` word, or the name of a binary function (``combine_fn``).
+    """
+    combine_fn: Callable[[float, float], float] | None = field(
+        default=None, compare=False, repr=False, metadata={"runtime": True}
+    )
+    """The function ``combine`` names, resolved from the notebook (not stored)."""
+    ignore_kernels: tuple[str, ...] = ()
+    """Kernel names left out of every region (nsight-python's ignore_kernel_list)."""
+    replay_mode: ReplayMode = "kernel"
+    """nsight-python's ``replay_mode``: ``range`` times each region as one range."""
+    output_csv: str | None = None
+    """``--output-csv PREFIX``: write nsight-python's raw and processed CSV files."""
+    configs_from: str | None = None
+    """``--configs-from [NAMES=]VAR``: the configs, an explicit list in the notebook."""
     target_rsd_pct: float | None = None
     max_time_s: float | None = None
     name: str | None = None
@@ -196,18 +235,21 @@ class ProfileOptions:
     def to_json(self) -> dict[str, object]:
         """Return the options as a JSON-able dict (stored with the session).
 
-        Every field but ``given``, in field order; ``params`` as ``{name: [values]}``
-        and other tuples as lists.
+        Every field but ``given`` and the runtime ones (``combine_fn``), in field
+        order; ``params`` as ``{name: [values]}``, other tuples as lists and
+        ``thermal_settings`` as a dict.
         """
         out: dict[str, object] = {}
         for spec in fields(self):
             value = getattr(self, spec.name)
-            if spec.name == "given":
+            if spec.name == "given" or spec.metadata.get("runtime"):
                 continue
             if spec.name == "params":
                 value = {name: list(vals) for name, vals in value}
             elif isinstance(value, tuple):
                 value = list(value)
+            elif is_dataclass(value) and not isinstance(value, type):
+                value = asdict(value)
             out[spec.name] = value
         return out
 
@@ -482,6 +524,88 @@ def _read_out(option: str, raw: str) -> str:
     return _binding(option, raw, "a variable name for the DataFrame")
 
 
+def _read_combine(option: str, raw: str) -> str:
+    if raw in get_args(CombineMode):
+        return raw
+    what = (
+        f"one of {', '.join(repr(m) for m in get_args(CombineMode))} or the name of a "
+        "function f(x, y) in the notebook"
+    )
+    return _identifier(option, raw, what)
+
+
+def split_kernel_names(raw: str) -> list[str]:
+    """``raw`` split at the commas outside ``<...>``, ``(...)`` and ``[...]``.
+
+    Kernel names hold commas in their template and parameter lists
+    (``void gemm<float, 128>(...)``); those stay inside the name.
+    """
+    names: list[str] = []
+    depth = 0
+    start = 0
+    for i, char in enumerate(raw):
+        if char in "<([":
+            depth += 1
+        elif char in ">)]":
+            depth = max(depth - 1, 0)
+        elif char == "," and depth == 0:
+            names.append(raw[start:i].strip())
+            start = i + 1
+    names.append(raw[start:].strip())
+    return names
+
+
+def _read_ignore_kernels(option: str, raw: str) -> tuple[str, ...]:
+    names = split_kernel_names(raw)
+    if any(not name for name in names):
+        msg = (
+            f"{option}: empty kernel name in {shown(raw)}; give comma-separated "
+            "kernel names (quote names with spaces)"
+        )
+        raise OptionError(msg)
+    return tuple(names)
+
+
+_THERMAL_KEYS = ("wait", "cont", "timeout", "device")
+
+
+def _read_thermal_settings(option: str, raw: str) -> ThermalSettings:
+    values: dict[str, float] = {}
+    for item in raw.split(","):
+        key, eq, text = (part.strip() for part in item.partition("="))
+        if not eq or key not in _THERMAL_KEYS or key in values:
+            msg = (
+                f"{option}: expected wait=C,cont=C,timeout=S,device=N (each at most "
+                f"once, any of them), got {shown(raw)}"
+            )
+            raise OptionError(msg)
+        if key == "device":
+            values[key] = _int(0, 1_024)(f"{option} device", text)
+        else:
+            values[key] = _positive_float()(f"{option} {key}", text)
+    wait, cont = values.get("wait"), values.get("cont")
+    if wait is not None and cont is not None and cont <= wait:
+        msg = (
+            f"{option}: cont ({cont:g} C) must be above wait ({wait:g} C): wait is the "
+            "headroom that pauses the runs, cont the headroom they resume at"
+        )
+        raise OptionError(msg)
+    return ThermalSettings(
+        wait_c=values.get("wait"),
+        cont_c=values.get("cont"),
+        timeout_s=values.get("timeout"),
+        device=int(values["device"]) if "device" in values else None,
+    )
+
+
+def _read_configs_from(option: str, raw: str) -> str:
+    names, eq, var = raw.rpartition("=")
+    if eq:
+        _names(option, names, lambda n: _binding(option, n, "NAME1,NAME2=VAR"))
+    _identifier(option, var.strip(), "the notebook variable holding the configs")
+    return raw
+
+
 def backend_choices() -> tuple[str, ...]:
     """The ``--backend`` values: ``auto``, then every id of the backend registry.
 
@@ -568,6 +692,17 @@ OPTIONS: tuple[Option, ...] = (
         read=_read_configs,
     ),
     Option(
+        "--configs-from",
+        "VAR",
+        "configs_from",
+        "the configs: a list in the notebook (NAMES=VAR names tuple items)",
+        "the configs, an explicit list in the notebook variable `VAR` (instead of "
+        "`--configs`/`--param`): dicts bind their keys; tuples bind the names given "
+        "as `NAMES=VAR` (`n,dtype=configs`); single values bind `n`. Values may be "
+        "any objects (a `torch.dtype`); the store keeps their text",
+        read=_read_configs_from,
+    ),
+    Option(
         "--param",
         "NAME=V1,V2,...",
         "params",
@@ -641,18 +776,33 @@ OPTIONS: tuple[Option, ...] = (
         "wait for thermal headroom before runs",
         "`auto` waits before a run while the GPU is within 10 °C of its slowdown "
         "temperature, until 20 °C of headroom is back (nsight-python's thresholds), "
-        "and shows the wait",
+        "and shows the wait; `manual` waits by the thresholds of "
+        "`--thermal-settings` (nsight-python's `thermal_mode='manual'`)",
         choices=_literal(ThermalMode),
+    ),
+    Option(
+        "--thermal-settings",
+        "KEY=V",
+        "thermal_settings",
+        "wait=C,cont=C,timeout=S,device=N: pause, resume, give up, GPU",
+        "nsight-python's `thermal_wait`, `thermal_cont`, `thermal_timeout` and "
+        "`thermal_device`, any of them: pause when the headroom is at or below "
+        "`wait` °C (10), resume at `cont` °C (20, above `wait`), go on after "
+        "`timeout` s (180), watch CUDA device `device` (the profiled one)",
+        read=_read_thermal_settings,
     ),
     Option(
         "--derive",
         "D1,D2",
         "derive",
-        "tflops|gbps|NAME (NAME(duration_ns, **config) in the notebook)",
+        "tflops|gbps|NAME (NAME(duration_ns, *config) in the notebook)",
         "derived metrics, `tflops`, `gbps` or `NAME`: FLOP/s and bytes/s from the "
         "FLOPs and compulsory bytes PyTorch's ops in the region imply (counted in one "
-        "extra untimed run per config), or `NAME(duration_ns, **config)`, a function "
-        "of the notebook returning a number or a dict of numbers",
+        "extra untimed run per config), or a function of the notebook called as "
+        "nsight-python's `derive_metric` (`NAME(duration_ns, *config)`, or the "
+        "`--metrics` values first; `NAME(duration_ns, **config)` works too) returning "
+        "a number, a `(number, unit)` tuple or a dict of them. A notebook function "
+        "named `tflops` or `gbps` is used instead of the built-in one, with a note",
         read=_read_derive,
     ),
     Option(
@@ -668,10 +818,33 @@ OPTIONS: tuple[Option, ...] = (
         "--combine",
         "C",
         "combine",
-        "how the kernels of one region combine (cupti, ncu)",
+        "sum|max|first|single|F: how a region's kernels combine (cupti, ncu)",
         "how several kernels of one region combine in per-kernel backends (cupti, "
-        "ncu); `events` and `cpu` time the region's span",
-        choices=_literal(CombineMode),
+        "ncu): `sum`, `max`, `first`, `single` (one kernel per region, else "
+        "nsight-python's error) or the name of a function `F(x, y)` of the "
+        "notebook, folded over the kernels in launch order (nsight-python's "
+        "`combine_kernel_metrics`); `events` and `cpu` time the region's span",
+        read=_read_combine,
+    ),
+    Option(
+        "--ignore-kernels",
+        "K1,K2",
+        "ignore_kernels",
+        "kernels left out of every region (cupti, ncu)",
+        "kernel names left out of every region in per-kernel backends (cupti, ncu), "
+        "nsight-python's `ignore_kernel_list`; commas inside `<...>`/`(...)` belong "
+        "to the name",
+        read=_read_ignore_kernels,
+    ),
+    Option(
+        "--replay-mode",
+        "R",
+        "replay_mode",
+        "each kernel of a region, or the region as one range",
+        "`kernel`: a region's kernels are measured one by one and folded by "
+        "`--combine`; `range`: the region is one range (cupti: from its first "
+        "kernel's start to its last one's end), nsight-python's `replay_mode`",
+        choices=_literal(ReplayMode),
     ),
     Option(
         "--sample-interval",
@@ -703,6 +876,17 @@ OPTIONS: tuple[Option, ...] = (
         f"{DEFAULT_MAX_TIME_S:g} s with `--target-rsd`); alone, caps each config's "
         "time",
         read=_positive_float(),
+    ),
+    Option(
+        "--output-csv",
+        "PREFIX",
+        "output_csv",
+        "also write nsight-python's raw and processed CSV files at PREFIX",
+        "also write nsight-python's CSV files, `PREFIX``profiled_data-<name>-<id>.csv` "
+        "(one row per run, region and metric) and `PREFIX``processed_data-<name>-"
+        "<id>.csv` (the results DataFrame); `<name>` is `--name` or `cell`, `<id>` "
+        "the session",
+        read=_label("a shorter prefix"),
     ),
     Option(
         "--name",
@@ -910,6 +1094,16 @@ def parse_options(line: str) -> ProfileOptions:
     if dup is not None:
         how = "--configs binds 'n'; " if dup == "n" and "--configs" in seen else ""
         msg = f"--param: parameter {dup!r} is given twice; {how}give each name once"
+        raise OptionError(msg)
+    if "--configs-from" in seen and params:
+        other = "--configs" if "--configs" in seen else "--param"
+        msg = (
+            f"--configs-from gives the configs itself; drop {other} (or list every "
+            "config in the variable)"
+        )
+        raise OptionError(msg)
+    if "--thermal-settings" in seen and kw.get("thermal") == "off":
+        msg = "--thermal-settings has no effect with --thermal off; drop one of the two"
         raise OptionError(msg)
     if kw.get("target_rsd_pct") is not None and kw.get("max_time_s") is None:
         kw["max_time_s"] = DEFAULT_MAX_TIME_S

@@ -26,6 +26,7 @@ from nsight_lab.backends.base import Availability, RunKey, RunTiming
 from nsight_lab.backends.gpu import GpuContext, require_cuda
 from nsight_lab.backends.inprocess import InProcessCollector
 from nsight_lab.errors import BackendUnavailableError
+from nsight_lab.kernels import KernelFold
 from nsight_lab.records import Telemetry
 
 if TYPE_CHECKING:
@@ -70,16 +71,21 @@ class PendingRun:
     thermal_wait_s: float = 0.0
 
 
-def combine_kernels(kernels: Sequence[KernelActivity], how: CombineMode) -> float:
-    """Fold the kernels of one region into one duration (ns)."""
-    if not kernels:
-        return 0.0
-    ordered = sorted(kernels, key=lambda k: k.start_ns)
-    if how == "first":
-        return ordered[0].duration_ns
-    if how == "max":
-        return max(k.duration_ns for k in ordered)
-    return sum(k.duration_ns for k in ordered)
+def combine_kernels(
+    kernels: Sequence[KernelActivity], how: CombineMode | KernelFold
+) -> float:
+    """Fold the kernels of one region into one duration (ns).
+
+    ``--ignore-kernels`` are left out; ``--replay-mode range`` takes the span from the
+    first kernel's start to the last one's end (see :mod:`nsight_lab.kernels`).
+    """
+    fold = how if isinstance(how, KernelFold) else KernelFold(combine=how)
+    ordered = [
+        k for k in sorted(kernels, key=lambda k: k.start_ns) if fold.keep(k.name)
+    ]
+    if fold.replay_mode == "range" and ordered:
+        return float(max(k.end_ns for k in ordered) - ordered[0].start_ns)
+    return fold.fold([k.duration_ns for k in ordered])
 
 
 def kernels_by_external_id(
@@ -98,7 +104,7 @@ def attribute(
     kernels: Sequence[KernelActivity],
     external_ids: dict[int, int],
     runs: Sequence[PendingRun],
-    how: CombineMode,
+    how: CombineMode | KernelFold,
 ) -> list[RunTiming]:
     """Group kernels into the regions of ``runs`` by external correlation id.
 
@@ -106,6 +112,7 @@ def attribute(
     A run with no regions is the whole cell: every kernel launched during it.
     """
     by_id = kernels_by_external_id(kernels, external_ids)
+    keep = how.keep if isinstance(how, KernelFold) else lambda _: True
     timings = []
     for run in runs:
         base = run.seq * IDS_PER_RUN
@@ -126,7 +133,11 @@ def attribute(
                 },
                 whole_ns=combine_kernels(everything, how),
                 kernels={
-                    name: tuple(k.name for k in sorted(ks, key=lambda k: k.start_ns))
+                    name: tuple(
+                        k.name
+                        for k in sorted(ks, key=lambda k: k.start_ns)
+                        if keep(k.name)
+                    )
                     for name, ks in regions.items()
                 },
                 telemetry=run.telemetry,
@@ -278,7 +289,7 @@ class CuptiMeasurement:
         """Start CUPTI activity collection and open the GPU context."""
         self._torch = require_cuda("cupti")
         self._cupti = _ACTIVITY.load()
-        self._combine: CombineMode = options.combine
+        self._combine = KernelFold.of(options)
         _ACTIVITY.start()
         try:
             self._gpu = GpuContext(self._torch, options)

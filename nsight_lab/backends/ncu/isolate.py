@@ -51,6 +51,7 @@ from nsight_lab.backends.ncu.report import KernelRow, read_report
 from nsight_lab.backends.ncu.shipping import free_variables, ship
 from nsight_lab.errors import BackendUnavailableError, MeasurementError
 from nsight_lab.gpu.stack import NCU_INSTALL_HINT, find_ncu
+from nsight_lab.kernels import KernelFold
 from nsight_lab.paths import reports_dir
 from nsight_lab.records import TIME_METRIC, RunRecord
 from nsight_lab.regions import CELL_REGION
@@ -59,7 +60,6 @@ from nsight_lab.runner import Progress
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-    from nsight_lab.options import CombineMode
     from nsight_lab.plan import Plan
     from nsight_lab.records import JsonScalar
 
@@ -344,7 +344,9 @@ def _records(  # noqa: PLR0913  (one field each)
         for region, kernels in sorted(
             regions.items(), key=lambda item: order.get(item[0], len(order))
         ):
-            values = _combine(kernels, metrics, plan.options.combine)
+            fold = KernelFold.of(plan.options)
+            kernels = [k for k in kernels if fold.keep(k.kernel)]  # noqa: PLW2901
+            values = _combine(kernels, metrics, fold)
             duration = values.pop(TIME_METRIC, None)
             if duration is None:
                 continue
@@ -365,17 +367,11 @@ def _records(  # noqa: PLR0913  (one field each)
 
 
 def _combine(
-    kernels: list[KernelRow], metrics: list[str], mode: CombineMode
+    kernels: list[KernelRow], metrics: list[str], fold: KernelFold
 ) -> dict[str, float]:
     combined: dict[str, float] = {}
     for metric in metrics:
         values = [k.metrics[metric] for k in kernels if metric in k.metrics]
-        if not values:
-            continue
-        if mode == "sum":
-            combined[metric] = float(sum(values))
-        elif mode == "max":
-            combined[metric] = float(max(values))
-        else:
-            combined[metric] = float(values[0])
+        if values:
+            combined[metric] = fold.fold(values)
     return combined

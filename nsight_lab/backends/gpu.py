@@ -9,7 +9,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from nsight_lab.errors import BackendUnavailableError
-from nsight_lab.gpu.telemetry import GpuMonitor, TelemetrySampler, ThermalGuard
+from nsight_lab.gpu.telemetry import (
+    THERMAL_RESUME_HEADROOM_C,
+    THERMAL_TIMEOUT_S,
+    THERMAL_WAIT_HEADROOM_C,
+    GpuMonitor,
+    TelemetrySampler,
+    ThermalGuard,
+)
+from nsight_lab.options import ThermalSettings
 from nsight_lab.records import Telemetry
 
 if TYPE_CHECKING:
@@ -43,6 +51,48 @@ def require_cuda(backend_id: str) -> Any:  # noqa: ANN401  (the torch module)
     return torch
 
 
+def thermal_guard(
+    options: ProfileOptions,
+    headroom_c: Callable[[], float | None],
+    torch: Any,  # noqa: ANN401  (the torch module)
+    device: int,
+    notes: list[str],
+) -> ThermalGuard | None:
+    """The wait for thermal headroom ``--thermal`` asks for, or ``None`` (``off``).
+
+    ``auto`` and ``manual`` both wait by ``--thermal-settings`` (nsight-python's
+    defaults where not given: pause at 10 deg C of headroom, resume at 20, give up
+    after 180 s); nsight-python's ``auto`` also moves the resume threshold by how fast
+    the GPU heats, which nsight-lab does not. ``device`` there watches another CUDA
+    device than the profiled one (``device``); where it cannot be opened, a note says
+    so and the profiled one is watched.
+    """
+    if options.thermal == "off":
+        return None
+    settings = options.thermal_settings or ThermalSettings()
+    watched = settings.device
+    if watched is not None and watched != device:
+        try:
+            props = torch.cuda.get_device_properties(watched)
+            other = GpuMonitor.open(uuid=str(getattr(props, "uuid", "")) or None)
+            headroom_c = other.thermal_headroom_c
+        except Exception as exc:  # noqa: BLE001  (a bad ordinal, no NVML: say so)
+            notes.append(
+                f"--thermal-settings device={watched}: cannot watch it ({exc}); "
+                "watching the profiled GPU"
+            )
+
+    def given(value: float | None, default: float) -> float:
+        return default if value is None else value
+
+    return ThermalGuard(
+        headroom_c,
+        wait_at_c=given(settings.wait_c, THERMAL_WAIT_HEADROOM_C),
+        resume_at_c=given(settings.cont_c, THERMAL_RESUME_HEADROOM_C),
+        timeout_s=given(settings.timeout_s, THERMAL_TIMEOUT_S),
+    )
+
+
 class GpuContext:
     """The current CUDA device with its flush buffer, NVML monitor and controls."""
 
@@ -74,8 +124,9 @@ class GpuContext:
                 _, said = self.monitor.lock_base_clock()
                 self.notes.append(said)
             self._sampler = TelemetrySampler(self.monitor)
-            if options.thermal == "auto":
-                self._guard = ThermalGuard(self._sampler.headroom_c)
+            self._guard = thermal_guard(
+                options, self._sampler.headroom_c, torch, self.device, self.notes
+            )
         elif options.clock_control == "base":
             self.notes.append("clocks not locked: NVML is unavailable")
 

@@ -12,6 +12,7 @@ import { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
 import { chartMissing } from '../charts/titles';
+import type { ISummaryRow } from '../types';
 import { renderSession } from '../widget/index';
 import type { IWidgetModel, IWidgetTraits } from '../widget/types';
 import { BUNDLE_VERSION, ISessionBundle } from './types';

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 
 from nsight_lab import backends as registry
 from nsight_lab.errors import BackendUnavailableError, OptionError
-from nsight_lab.roofline.counters import ROOFLINE_METRICS
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -80,9 +79,15 @@ def make_plan(options: ProfileOptions, probes: Mapping[str, Availability]) -> Pl
         )
         raise OptionError(msg)
     if entry.counters and not extra:
-        # Asked for counters without naming metrics: collect what the roofline and the
-        # traffic views need, so the run is worth its passes.
-        options = replace(options, metrics=ROOFLINE_METRICS)
+        # Asked for counters without naming metrics: collect the backend's defaults
+        # (for ncu what the roofline and the traffic views need), so the run is worth
+        # its passes. A backend takes what of its defaults it can and notes the rest.
+        options = replace(options, metrics=entry.default_metrics)
+    found = probes.get(backend)
+    why_not = found.cannot_measure if found is not None else None
+    refused = why_not(extra) if why_not and extra and entry.counters else None
+    if refused:
+        raise OptionError(refused)
     return Plan(
         options=options,
         backend=backend,
@@ -104,17 +109,29 @@ def _choose(
     skipped: list[str] = []
     for entry in candidates:
         found = probes.get(entry.id)
-        if found is not None and found.ok:
+        # A counter backend may run here and still not take these metrics (pm).
+        refused = (
+            found.cannot_measure(extra)
+            if found is not None and found.ok and found.cannot_measure and extra
+            else None
+        )
+        if found is not None and found.ok and not refused:
             why = skipped[0] if skipped else ""
             return entry.id, entry.auto_reason.format(
                 metrics=_listed(extra, ", "), why=why
             )
-        skipped.append(found.reason if found else f"{entry.id} backend not probed")
+        skipped.append(
+            refused or (found.reason if found else f"{entry.id} backend not probed")
+        )
     why = skipped[0] if skipped else "none is registered"
     if extra:
+        each = "; ".join(
+            f"{entry.id}: {reason}"
+            for entry, reason in zip(candidates, skipped, strict=True)
+        )
         msg = (
             f"--metrics {_listed(extra)} need {_counter_backends()}, "
-            f"which is unavailable: {why}"
+            f"which is unavailable: {each}"
         )
     else:
         names = ", ".join(entry.id for entry in candidates)

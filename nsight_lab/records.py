@@ -12,8 +12,8 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-SCHEMA_VERSION = 1
-"""Version of the record shape and of the store schema (see ``_migrations.py``)."""
+SCHEMA_VERSION = 2
+"""Version of the record shape and of the store schema (see ``store/migrations.py``)."""
 
 TIME_METRIC = "gpu__time_duration.sum"
 """The metric name every backend reports (nsight-python's name for a region's time)."""
@@ -72,6 +72,10 @@ class RunRecord:
     thermal_wait_s: float = 0.0
     """Seconds spent waiting for thermal headroom before this run."""
     finished_at: str = field(default_factory=utc_now)
+    series: bytes | None = field(default=None, repr=False)
+    """The region's counter timeline in this run, packed (the ``pm`` backend, see
+    :mod:`nsight_lab.backends.pm.series`); kept in the store, not sent on the wire
+    (figures are built in Python)."""
 
 
 @dataclass(frozen=True)

@@ -243,9 +243,11 @@ class Runner:
                 duration_ns=duration,
                 backend=self.plan.backend,
                 kernels=timing.kernels.get(name, ()),
-                metrics=dict(model.get(name, {})),
+                # Measured counters after the model: a counted value wins.
+                metrics={**model.get(name, {}), **timing.counters.get(name, {})},
                 telemetry=timing.telemetry,
                 thermal_wait_s=timing.thermal_wait_s,
+                series=timing.series.get(name),
             )
             for name, duration in regions.items()
         ]

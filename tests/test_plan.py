@@ -15,6 +15,7 @@ GPU = {
     "ncu": Availability(
         ok=False, reason="ncu not found", hint="install Nsight Compute"
     ),
+    "pm": Availability(ok=False, reason="cupti-python is not installed"),
 }
 NO_GPU = {
     **GPU,
@@ -47,7 +48,8 @@ def test_counters_need_ncu() -> None:
     with pytest.raises(BackendUnavailableError, match="ncu not found"):
         make_plan(parse_options("--metrics dram__bytes_read.sum"), GPU)
     with pytest.raises(
-        OptionError, match=r"--metrics dram__bytes_read.sum needs the ncu backend"
+        OptionError,
+        match=r"--metrics dram__bytes_read.sum needs the ncu or pm backend",
     ):
         make_plan(parse_options("--metrics dram__bytes_read.sum --backend events"), GPU)
 
@@ -59,7 +61,7 @@ def test_model_work_only_for_builtin_derived() -> None:
 
 def test_probe_table_on_this_machine_names_every_backend() -> None:
     table = probe_all()
-    assert set(table) == {"cpu", "events", "cupti", "ncu"}
+    assert set(table) == {"cpu", "events", "cupti", "ncu", "pm"}
     assert table["cpu"].ok
     assert table["ncu"].reason
 

@@ -35,6 +35,8 @@ from nsight_lab.backends.base import (
     RunKey,
     RunTiming,
 )
+from nsight_lab.backends.pm.metrics import DEFAULT_OPTION_METRICS as PM_DEFAULT_METRICS
+from nsight_lab.roofline.counters import ROOFLINE_METRICS
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -83,6 +85,9 @@ class BackendEntry:
     on_host: bool = False
     """It times the host CPU, not a GPU: its regions are placed under the CPU's
     measured roofs (``%nsight peaks --cpu``)."""
+    default_metrics: tuple[str, ...] = ROOFLINE_METRICS
+    """What a counter backend collects when asked for by name without
+    ``--metrics`` (the region time first)."""
 
 
 BACKENDS: tuple[BackendEntry, ...] = (
@@ -111,9 +116,18 @@ BACKENDS: tuple[BackendEntry, ...] = (
         "nsight_lab.backends.ncu.collector:NcuCollector",
         "Nsight Compute hardware counters; the cell runs in a child process under ncu",
         auto_order=0,
-        auto_reason="metrics {metrics} need hardware counters",
+        auto_reason="metrics {metrics} need hardware counters; not PM sampling: {why}",
         counters=True,
         isolated=True,
+    ),
+    BackendEntry(
+        "pm",
+        "nsight_lab.backends.pm.collector:PmBackend",
+        "CUPTI PM sampling: hardware counters and their timelines, in this process",
+        auto_order=-1,  # before ncu: in process, streamed, no child Python
+        auto_reason="metrics {metrics} are PM-sampled in this process (CUPTI)",
+        counters=True,
+        default_metrics=PM_DEFAULT_METRICS,
     ),
 )
 """Every backend, in the order :func:`probe_all` and the sidebar list them."""

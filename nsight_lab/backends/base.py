@@ -38,6 +38,11 @@ class Availability:
     ok: bool
     reason: str
     hint: str = ""
+    cannot_measure: Callable[[tuple[str, ...]], str | None] | None = None
+    """For a counter backend that takes only some metrics here (``pm``): why it
+    cannot measure these ``--metrics`` together (one line), or ``None`` when it can.
+    ``None`` here: it takes whatever its tool accepts. Asked by the plan; cheap after
+    the first question on a device."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,10 @@ class RunTiming:
     kernels: dict[str, tuple[str, ...]] = field(default_factory=dict)
     telemetry: Telemetry = field(default_factory=Telemetry)
     thermal_wait_s: float = 0.0
+    counters: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Region name -> counter metric -> its value in this run (counter backends)."""
+    series: dict[str, bytes] = field(default_factory=dict)
+    """Region name -> its packed counter timeline (``pm.series.pack``), if sampled."""
 
 
 @dataclass(frozen=True)

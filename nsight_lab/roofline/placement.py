@@ -61,7 +61,11 @@ DTYPE_CLASSES: tuple[str, ...] = (
 DEFAULT_DTYPE = "fp32"
 """The compute roof a region is placed under when nothing says otherwise."""
 
-Source = Literal["measured", "modelled"]
+Source = Literal["measured", "measured (PM sampling)", "modelled"]
+"""Where a region's FLOPs or bytes come from: counters (Nsight Compute's, or CUPTI
+PM sampling's, see :data:`MEASURED_BY`), or the PyTorch work model."""
+MEASURED_BY: dict[str, Source] = {"pm": "measured (PM sampling)"}
+"""The source label of counters measured by a backend other than Nsight Compute."""
 Bound = Literal["memory", "compute"]
 
 _T = 1e12
@@ -451,7 +455,8 @@ def _region_work(
     flops_source: Source
     bytes_source: Source
     if counted_flops:
-        flops, flops_source = _median(counted_flops), "measured"
+        flops = _median(counted_flops)
+        flops_source = MEASURED_BY.get(group[0].backend, "measured")
     else:
         model = [
             r.metrics["model__flops"] for r in group if "model__flops" in r.metrics
@@ -460,7 +465,7 @@ def _region_work(
     if counted_bytes:
         read = _median([b[0] for b in counted_bytes])
         written = _median([b[1] for b in counted_bytes])
-        bytes_source = "measured"
+        bytes_source = MEASURED_BY.get(group[0].backend, "measured")
     else:
         keys = ("model__bytes_read", "model__bytes_written")
         model_bytes = [r.metrics for r in group if all(k in r.metrics for k in keys)]

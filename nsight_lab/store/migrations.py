@@ -90,7 +90,13 @@ _STEP_1: tuple[str, ...] = (
     "INSERT INTO meta (key, value) VALUES ('change_seq', 0)",
 )
 
-STEPS: list[tuple[str, ...]] = [_STEP_1]
+_STEP_2: tuple[str, ...] = (
+    # The pm backend's counter timeline of each region and run (a few KB at most,
+    # packed float32: nsight_lab/backends/pm/series.py); NULL for other backends.
+    "ALTER TABLE runs ADD COLUMN series BLOB",
+)
+
+STEPS: list[tuple[str, ...]] = [_STEP_1, _STEP_2]
 """``STEPS[i]``: the SQL statements that upgrade schema version ``i`` to ``i + 1``."""
 
 

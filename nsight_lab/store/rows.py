@@ -25,7 +25,8 @@ _SESSION_COLUMNS = (
 _RUN_COLUMNS = (
     "id, session_id, config_index, config_json, run_index, annotation, duration_ns,"
     " backend, kernels_json, metrics_json, sm_clock_mhz, mem_clock_mhz, temperature_c,"
-    " power_w, clock_event_reasons_json, throttled, thermal_wait_s, finished_at"
+    " power_w, clock_event_reasons_json, throttled, thermal_wait_s, finished_at,"
+    " series"
 )
 
 
@@ -63,14 +64,14 @@ def _run_to_row(r: RunRecord) -> tuple[Any, ...]:
         json.dumps(list(r.kernels)), json.dumps(dict(r.metrics)), t.sm_clock_mhz,
         t.mem_clock_mhz, t.temperature_c, t.power_w,
         json.dumps(list(t.clock_event_reasons)), int(t.throttled), r.thermal_wait_s,
-        r.finished_at,
+        r.finished_at, r.series,
     )  # fmt: skip
 
 
 def _run_from_row(row: Sequence[Any]) -> RunRecord:
     (_, sid, config_index, config_json, run_index, annotation, duration_ns, backend,
      kernels_json, metrics_json, sm_clock, mem_clock, temperature, power, reasons_json,
-     throttled, thermal_wait_s, finished_at) = row  # fmt: skip
+     throttled, thermal_wait_s, finished_at, series) = row  # fmt: skip
     return RunRecord(
         session_id=int(sid),
         config_index=int(config_index),
@@ -92,6 +93,7 @@ def _run_from_row(row: Sequence[Any]) -> RunRecord:
         ),
         thermal_wait_s=float(thermal_wait_s),
         finished_at=finished_at,
+        series=None if series is None else bytes(series),
     )
 
 

@@ -38,8 +38,8 @@ if TYPE_CHECKING:
 
 
 def test_the_table_names_each_backend_once_with_a_collector() -> None:
-    assert backend_ids() == ("cpu", "events", "cupti", "ncu")
-    assert backend_choices() == ("auto", "cpu", "events", "cupti", "ncu")
+    assert backend_ids() == ("cpu", "events", "cupti", "ncu", "pm")
+    assert backend_choices() == ("auto", "cpu", "events", "cupti", "ncu", "pm")
     for entry in BACKENDS:
         module_name, _, class_name = entry.collector.partition(":")
         collector_class = getattr(importlib.import_module(module_name), class_name)
@@ -53,13 +53,13 @@ def test_the_table_names_each_backend_once_with_a_collector() -> None:
 
 def test_auto_order_comes_from_the_table() -> None:
     assert [e.id for e in auto_candidates(counters=False)] == ["events", "cpu"]
-    assert [e.id for e in auto_candidates(counters=True)] == ["ncu"]
+    assert [e.id for e in auto_candidates(counters=True)] == ["pm", "ncu"]
     assert backend_entry("cupti").auto_order is None  # only when asked by name
 
 
 def test_an_unknown_id_names_the_registered_ones() -> None:
-    with pytest.raises(KeyError, match=r"no backend 'pm'.*'cpu', 'events'"):
-        backend_entry("pm")
+    with pytest.raises(KeyError, match=r"no backend 'nope'.*'cpu', 'events'"):
+        backend_entry("nope")
 
 
 def test_probe_table_on_this_machine() -> None:
@@ -222,23 +222,23 @@ def test_a_new_backend_gets_the_region_rules(ip: InteractiveShell) -> None:
 def test_auto_takes_a_new_counters_backend_before_ncu(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    pm = BackendEntry(
-        "pm",
-        "tiny:PmCollector",
-        "PM sampling",
-        auto_order=-1,
-        auto_reason="metrics {metrics} are PM-sampleable",
+    sampler = BackendEntry(
+        "sampler",
+        "tiny:SamplerCollector",
+        "counter sampling",
+        auto_order=-2,
+        auto_reason="metrics {metrics} are sampled",
         counters=True,
     )
-    monkeypatch.setattr(backends, "BACKENDS", (*backends.BACKENDS, pm))
+    monkeypatch.setattr(backends, "BACKENDS", (*backends.BACKENDS, sampler))
     ok = Availability(ok=True, reason="here")
-    probes = {"cpu": ok, "events": ok, "ncu": ok, "pm": ok}
+    probes = {"cpu": ok, "events": ok, "ncu": ok, "sampler": ok}
 
     plan = make_plan(parse_options("--metrics dram__bytes_read.sum"), probes)
-    assert plan.backend == "pm"
-    assert plan.backend_reason == "metrics dram__bytes_read.sum are PM-sampleable"
+    assert plan.backend == "sampler"
+    assert plan.backend_reason == "metrics dram__bytes_read.sum are sampled"
 
-    probes["pm"] = Availability(ok=False, reason="no PM sampling here")
+    probes["sampler"] = Availability(ok=False, reason="no sampling here")
     plan = make_plan(parse_options("--metrics dram__bytes_read.sum"), probes)
     assert plan.backend == "ncu"
     assert make_plan(parse_options(""), probes).backend == "events"

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from nsight_lab.records import SCHEMA_VERSION
 from nsight_lab.server import events
 
 WRITER = Path(__file__).with_name("_events_writer.py")
@@ -84,7 +85,7 @@ async def test_runs_from_another_process_are_pushed_within_half_a_second(
             last_run_id=written["run_id"],
         )  # fmt: skip
         delays.append(arrived - written["written_at"])
-        assert event["schema_version"] == 1
+        assert event["schema_version"] == SCHEMA_VERSION
     print(  # noqa: T201  (the measured figure is the point)
         "\nruns-changed delay after a write by another process: "
         + ", ".join(f"{d * 1000:.0f} ms" for d in delays)

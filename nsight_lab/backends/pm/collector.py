@@ -1,0 +1,518 @@
+"""The ``pm`` backend: hardware counters per region from CUPTI PM sampling, in process.
+
+It is the cupti backend (:mod:`nsight_lab.backends.cupti`) plus PM sampling: region
+durations and kernel names come from the same CUPTI activity records, whose kernel
+start and end times share the GPU global-timer timebase with the PM samples. At each
+collection (the GPU synchronized, at most every :attr:`PmMeasurement.flush_interval_s`)
+the sampler is drained and every sample is attributed to the regions whose kernels it
+overlaps (:mod:`.attribution`); each run's records get the regions' counter totals in
+``metrics`` (the names of ``--metrics``, as the ncu backend's records carry them, so
+the roofline and the byte-traffic chart use them) and their timelines in ``series``.
+
+**The DRAM-quiet gap.** Before each region (after its L2 flush) and after it, a spin
+kernel (``torch.cuda._sleep``) runs for at least one sample interval. It moves no
+data, and its launches carry their own external correlation id
+(:data:`QUIET_EXTERNAL_ID`) so the attribution leaves it out of every weight: no
+sample can then overlap both a region's kernels and its neighbours' (the flush reads
+twice the L2, ~100 MB on an H200, just before the region), which is what makes the
+per-region totals exact (see :mod:`.attribution` for the bound without it). The cost
+is two intervals of GPU time per region and run (40 µs at the default 20 µs); the
+region's own time does not include it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from nsight_lab.backends.base import Availability
+from nsight_lab.backends.cupti import (
+    IDS_PER_RUN,
+    CuptiMeasurement,
+    KernelActivity,
+    PendingRun,
+    kernels_by_external_id,
+)
+from nsight_lab.backends.gpu import require_cuda
+from nsight_lab.backends.inprocess import InProcessCollector
+from nsight_lab.backends.pm import attribution, errors, metrics, series
+from nsight_lab.backends.pm.sampler import (
+    Chunk,
+    CuptiMetricsHost,
+    PmSampler,
+    chip_name,
+    cupti_version,
+)
+from nsight_lab.errors import BackendUnavailableError, NsightLabError, OptionError
+from nsight_lab.regions import CELL_REGION
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from numpy.typing import NDArray
+
+    from nsight_lab.backends.base import RunTiming
+    from nsight_lab.options import ProfileOptions
+
+logger = logging.getLogger(__name__)
+
+QUIET_EXTERNAL_ID = 1
+"""External correlation id of the quiet spin kernels: below ``IDS_PER_RUN``, so no
+run's region ever claims it (run ids start at ``1 * IDS_PER_RUN``)."""
+QUIET_MARGIN = 1.1
+"""The spin lasts this multiple of the sample interval at the highest SM clock."""
+FALLBACK_CLOCK_MHZ = 3000.0
+"""SM clock assumed without NVML: above any GPU's, so the spin is never too short."""
+FLUSH_INTERVAL_S = 0.1
+"""Drain and attribute at most this often (stop, decode and start cost ~ms)."""
+
+Key = tuple[int, str]
+"""A region of a batch: (run sequence number, region name)."""
+
+
+def _device_name(torch: Any, index: int) -> str:  # noqa: ANN401  (the torch module)
+    return str(torch.cuda.get_device_properties(index).name)
+
+
+class _Checks:
+    """Per-process answers: can PM sampling start here, which metrics fit together."""
+
+    def __init__(self) -> None:
+        self.startable: dict[int, str | None] = {}
+        self.by_device: dict[str, metrics.MetricCheck] = {}
+
+    def check(self, torch: Any, index: int) -> metrics.MetricCheck:  # noqa: ANN401
+        """The metric check of CUDA device ``index`` (its verdicts cached in the store).
+
+        Raises:
+            BackendUnavailableError: CUPTI cannot name the device's chip.
+        """
+        name = _device_name(torch, index)
+        found = self.by_device.get(name)
+        if found is None:
+            from nsight_lab.store.run_store import RunStore
+
+            store: metrics.MetricsCache | None
+            try:
+                store = RunStore()
+            except NsightLabError as exc:
+                logger.warning("[nsight-lab] PM metric verdicts not cached: %s", exc)
+                store = None
+            found = metrics.MetricCheck(name, CuptiMetricsHost(chip_name(index)), store)
+            self.by_device[name] = found
+        return found
+
+    def start_problem(self, index: int) -> str | None:
+        """Why PM sampling cannot be enabled on device ``index`` (tried once)."""
+        if index not in self.startable:
+            try:
+                from cupti import pm_sampling
+
+                probe = pm_sampling.Collector(index)
+                probe.enable()
+                probe.disable()
+            except Exception as exc:  # noqa: BLE001  (the reason is the answer)
+                self.startable[index] = str(errors.explain(exc, started=False))
+            else:
+                self.startable[index] = None
+        return self.startable[index]
+
+
+_CHECKS = _Checks()
+
+
+def cannot_measure(wanted: tuple[str, ...]) -> str | None:
+    """Why PM sampling cannot take ``wanted`` on this GPU, or None; never raises.
+
+    The first call on a device enables PM sampling once to see that it starts
+    (permission, nvperf libraries, driver) and asks the profiler host API about the
+    metrics; later calls read the verdicts (kept per device in the store).
+    """
+    try:
+        torch = require_cuda("pm")
+        index = int(torch.cuda.current_device())
+        problem = _CHECKS.start_problem(index)
+        if problem is not None:
+            return problem
+        return _CHECKS.check(torch, index).why_not(wanted)
+    except Exception as exc:  # noqa: BLE001  (a probe never raises)
+        return (
+            str(exc)
+            if isinstance(exc, NsightLabError)
+            else f"{type(exc).__name__}: {exc}"
+        )
+
+
+class PmBackend(InProcessCollector):
+    """Hardware counters per region through CUPTI PM sampling, in this process."""
+
+    id = "pm"
+
+    def probe(self) -> Availability:
+        """Available with cupti-python >= 13.4, a CUDA GPU and counter permission.
+
+        Cheap: whether PM sampling really starts, and which metrics it takes, is
+        asked only when counters are (``Availability.cannot_measure``).
+        """
+        problem = errors.version_problem(cupti_version())
+        if problem is not None:
+            reason, _, hint = problem.partition("; ")
+            return Availability(ok=False, reason=reason, hint=hint)
+        try:
+            require_cuda(self.id)
+        except BackendUnavailableError as exc:
+            return Availability(ok=False, reason=str(exc).split(": ", 1)[-1])
+        from nsight_lab.gpu import stack
+
+        permission = stack.counter_permission()
+        if permission.ok is False:
+            return Availability(
+                ok=False,
+                reason="GPU performance counters need permission (ERR_NVGPUCTRPERM)",
+                hint=errors.PERMISSION,
+            )
+        return Availability(
+            ok=True,
+            reason="CUPTI PM sampling: counters and their timelines, in process",
+            cannot_measure=cannot_measure,
+        )
+
+    def open(self, options: ProfileOptions) -> PmMeasurement:
+        """Start CUPTI activity and PM sampling on the current CUDA device.
+
+        Raises:
+            BackendUnavailableError: No CUDA device, no cupti-python >= 13.4, or
+                CUPTI refused (permission, nvperf libraries, driver, busy).
+            OptionError: The metrics do not fit in one PM sampling pass.
+        """
+        problem = errors.version_problem(cupti_version())
+        if problem is not None:
+            raise errors.unavailable(problem)
+        return PmMeasurement(options)
+
+
+@dataclass
+class RawBatch:
+    """One collection's raw material, kept with ``keep_raw`` (fixtures, benchmarks).
+
+    Attributes:
+        metrics: The sampled metrics, in value-column order.
+        samples: ``[start_ns, end_ns, *values]`` of every sample.
+        regions: ``(run sequence, region name, [[start_ns, end_ns], ...])``.
+        busy: Other kernels' ``[start_ns, end_ns]`` (flushes, untagged work).
+        quiet: The quiet spin kernels' ``[start_ns, end_ns]``.
+    """
+
+    metrics: list[str]
+    samples: list[list[float]] = field(default_factory=list)
+    regions: list[tuple[int, str, list[list[int]]]] = field(default_factory=list)
+    busy: list[list[int]] = field(default_factory=list)
+    quiet: list[list[int]] = field(default_factory=list)
+
+
+@dataclass
+class _RegionTotals:
+    """What the chunks of one collection add up to for one region."""
+
+    sums: NDArray[np.float64]
+    """Count and rate columns: the region's share (rates times the sample's ns)."""
+    ratio_sums: NDArray[np.float64]
+    """Ratio columns: sum of overlap * value."""
+    ratio_ns: float = 0.0
+    busy_ns: float = 0.0
+    t_us: list[float] = field(default_factory=list)
+    points: list[NDArray[np.float64]] = field(default_factory=list)
+
+
+class PmMeasurement(CuptiMeasurement):
+    """One profile: CUPTI activity for the durations, PM sampling for the counters."""
+
+    flush_interval_s = FLUSH_INTERVAL_S
+
+    def __init__(self, options: ProfileOptions) -> None:
+        """Open CUPTI activity and the GPU context, then enable PM sampling.
+
+        Raises:
+            BackendUnavailableError: CUPTI refused; everything opened is closed again.
+            OptionError: ``--metrics`` do not fit in one PM sampling pass.
+        """
+        super().__init__(options)
+        try:
+            self._open_sampler(options)
+        except BaseException:
+            super().close()
+            raise
+        self.keep_raw = False
+        """Keep every collection's samples and kernel intervals in :attr:`raw`."""
+        self.raw: list[RawBatch] = []
+
+    def _open_sampler(self, options: ProfileOptions) -> None:
+        index = int(self._gpu.device)
+        check = _CHECKS.check(self._torch, index)
+        wanted = list(options.extra_metrics)
+        if "--metrics" in options.given:
+            refused = check.why_not(tuple(wanted))
+            if refused:
+                raise OptionError(refused)
+            chosen = wanted
+        else:  # the defaults: what fits in one pass, the rest noted
+            accepted = [m for m in wanted if check.why_not((m,)) is None]
+            chosen = check.groups(accepted)[0] if accepted else []
+            left = [m for m in wanted if m not in chosen]
+            if left:
+                self.notes.append(
+                    f"PM sampling on {check.host.chip} left out {', '.join(left)} "
+                    "(not in one pass with the rest); ask for them with --metrics"
+                )
+        if not chosen:
+            msg = "--metrics: no metric left to PM-sample; name some with --metrics"
+            raise OptionError(msg)
+        self.metrics = tuple(chosen)
+        self._kinds = [metrics.kind_of(m) for m in self.metrics]
+        self.interval_ns = int(options.sample_interval_us) * 1000
+        clock_mhz = float(self._gpu.max_sm_clock_mhz or FALLBACK_CLOCK_MHZ)
+        self._quiet_cycles = math.ceil(
+            self.interval_ns * clock_mhz / 1e3 * QUIET_MARGIN
+        )
+        self._sampler = PmSampler(index, self.metrics, self.interval_ns)
+        self._cell_has_regions: bool | None = None
+        self.notes.append(
+            f"PM sampling every {options.sample_interval_us} µs on "
+            f"{check.host.chip}: {', '.join(self.metrics)}; a DRAM-quiet "
+            f"{options.sample_interval_us * QUIET_MARGIN:.3g} µs spin before and "
+            "after each region (not part of its time)"
+        )
+
+    # -- the quiet gap ---------------------------------------------------------------
+
+    def _quiet(self) -> None:
+        """Launch the DRAM-quiet spin, tagged so the attribution leaves it out."""
+        self._push(QUIET_EXTERNAL_ID)
+        try:
+            self._torch.cuda._sleep(self._quiet_cycles)  # noqa: SLF001
+        finally:
+            self._pop()
+
+    def _before_run(self) -> None:
+        """A cell without regions is one span: flush and go quiet before it."""
+        if self._cell_has_regions is not True:
+            self._gpu.flush_l2()
+            self._quiet()
+
+    def _before_region(self) -> None:
+        """Flush the L2, then a quiet gap, before the region's own kernels."""
+        self._gpu.flush_l2()
+        self._quiet()
+
+    def _after_region(self) -> None:
+        """A quiet gap after the region's kernels."""
+        self._quiet()
+
+    def _after_run(self, run: PendingRun) -> None:
+        """Close a region-less run's span with a quiet gap; learn the cell's shape."""
+        if not run.regions:
+            self._quiet()
+        self._cell_has_regions = bool(run.regions)
+
+    # -- counters --------------------------------------------------------------------
+
+    def _timings(
+        self,
+        kernels: list[KernelActivity],
+        external_ids: dict[int, int],
+        runs: list[PendingRun],
+    ) -> list[RunTiming]:
+        """The cupti timings, each region given its counters and timeline."""
+        timings = super()._timings(kernels, external_ids, runs)
+        chunks = self._sampler.drain()
+        layout, quiet = self._layout(kernels, external_ids, runs)
+        totals = self._attribute(chunks, layout)
+        if self.keep_raw:
+            self.raw.append(self._raw(chunks, layout, quiet))
+        out = []
+        for run, timing in zip(runs, timings, strict=True):
+            names = run.regions or [CELL_REGION]
+            counters: dict[str, dict[str, float]] = {}
+            packed: dict[str, bytes] = {}
+            for name in names:
+                found = totals.get((run.seq, name))
+                if found is None:
+                    continue
+                counters[name] = self._values(found)
+                if found.t_us:
+                    packed[name] = self._series(found)
+            out.append(dataclasses.replace(timing, counters=counters, series=packed))
+        return out
+
+    def _layout(
+        self,
+        kernels: Sequence[KernelActivity],
+        external_ids: dict[int, int],
+        runs: Sequence[PendingRun],
+    ) -> tuple[attribution.Layout[Key], list[attribution.Span]]:
+        """Each region's kernel intervals, the other busy kernels, the quiet spins."""
+        by_id = kernels_by_external_id(kernels, external_ids)
+        regions: dict[Key, list[attribution.Span]] = {}
+        claimed: set[int] = {QUIET_EXTERNAL_ID}
+        for run in runs:
+            base = run.seq * IDS_PER_RUN
+            slots = (
+                enumerate(run.regions, start=1) if run.regions else [(0, CELL_REGION)]
+            )
+            for slot, name in slots:
+                claimed.add(base + slot)
+                regions[(run.seq, name)] = [
+                    (k.start_ns, k.end_ns) for k in by_id.get(base + slot, [])
+                ]
+        busy = [
+            (k.start_ns, k.end_ns)
+            for k in kernels
+            if external_ids.get(k.correlation_id) not in claimed
+        ]
+        quiet = [(k.start_ns, k.end_ns) for k in by_id.get(QUIET_EXTERNAL_ID, [])]
+        return attribution.Layout(regions=regions, busy=busy), quiet
+
+    def _attribute(
+        self, chunks: Sequence[Chunk], layout: attribution.Layout[Key]
+    ) -> dict[Key, _RegionTotals]:
+        width = len(self.metrics)
+        rate = np.array([k == "rate" for k in self._kinds])
+        totals: dict[Key, _RegionTotals] = {}
+        for chunk in chunks:
+            weights = attribution.weigh(chunk.starts, chunk.ends, layout)
+            needed = weights.needed()
+            if len(needed) == 0:
+                continue
+            rows = np.nan_to_num(chunk.values(needed))
+            lengths = (chunk.ends[needed] - chunk.starts[needed]).astype(np.float64)
+            additive = np.where(rate, rows * lengths[:, None], rows)
+            sums = attribution.region_sums(weights, additive)
+            means = attribution.region_means(weights, rows)
+            overlap = np.bincount(
+                weights.region, weights.overlap_ns, minlength=len(weights.keys)
+            )
+            pair_rows = np.searchsorted(needed, weights.sample)
+            for i, key in enumerate(weights.keys):
+                if overlap[i] <= 0:
+                    continue
+                found = totals.setdefault(
+                    key,
+                    _RegionTotals(
+                        sums=np.zeros(width),
+                        ratio_sums=np.zeros(width),
+                        busy_ns=float(weights.busy_ns[i]),
+                    ),
+                )
+                found.sums += sums[key]
+                found.ratio_sums += np.nan_to_num(means[key]) * overlap[i]
+                found.ratio_ns += float(overlap[i])
+                self._points(
+                    found,
+                    weights,
+                    i,
+                    pair_rows=pair_rows,
+                    additive=additive,
+                    rows=rows,
+                    chunk=chunk,
+                )
+        return totals
+
+    def _points(  # noqa: PLR0913  (one region's pairs of one chunk)
+        self,
+        found: _RegionTotals,
+        weights: attribution.Weights[Key],
+        index: int,
+        *,
+        pair_rows: NDArray[np.intp],
+        additive: NDArray[np.float64],
+        rows: NDArray[np.float64],
+        chunk: Chunk,
+    ) -> None:
+        """Add the region's timeline points of one chunk: rates while it ran."""
+        ratio = np.array([k == "ratio" for k in self._kinds])
+        scale = np.array([metrics.timeline_scale(m) for m in self.metrics])
+        first = float(weights.first_ns[index])
+        length = max(float(weights.last_ns[index]) - first, 0.0)
+        for pair in np.flatnonzero(weights.region == index):
+            sample = int(weights.sample[pair])
+            row = int(pair_rows[pair])
+            share = float(weights.share[pair])
+            overlap = float(weights.overlap_ns[pair])
+            # The region's part of the sample over the time it overlapped it: the
+            # rate while its kernels ran (idle and quiet time carried none).
+            rates = share * additive[row] / overlap * scale
+            mid = (float(chunk.starts[sample]) + float(chunk.ends[sample])) / 2 - first
+            found.t_us.append(min(max(mid, 0.0), length) / 1e3)
+            found.points.append(np.where(ratio, rows[row], rates))
+
+    def _values(self, found: _RegionTotals) -> dict[str, float]:
+        """The region's value of each metric in this run (finite ones only)."""
+        out: dict[str, float] = {}
+        for j, (metric, kind) in enumerate(zip(self.metrics, self._kinds, strict=True)):
+            if kind == "count":
+                value = float(found.sums[j])
+            elif kind == "rate":
+                value = (
+                    float(found.sums[j]) / found.busy_ns if found.busy_ns else math.nan
+                )
+            else:
+                value = (
+                    float(found.ratio_sums[j]) / found.ratio_ns
+                    if found.ratio_ns
+                    else math.nan
+                )
+            if math.isfinite(value):
+                out[metric] = value
+        return out
+
+    def _series(self, found: _RegionTotals) -> bytes:
+        order = np.argsort(found.t_us, kind="stable")
+        table = np.array(found.points)[order]
+        return series.pack(
+            series.CounterSeries(
+                metrics=self.metrics,
+                units=tuple(metrics.timeline_unit(m) for m in self.metrics),
+                t_us=tuple(float(found.t_us[i]) for i in order),
+                values=tuple(
+                    tuple(float(v) for v in table[:, j])
+                    for j in range(len(self.metrics))
+                ),
+            )
+        )
+
+    def _raw(
+        self,
+        chunks: Sequence[Chunk],
+        layout: attribution.Layout[Key],
+        quiet: list[attribution.Span],
+    ) -> RawBatch:
+        batch = RawBatch(metrics=list(self.metrics))
+        for chunk in chunks:
+            values = chunk.all_values()
+            batch.samples += [
+                [int(a), int(b), *map(float, row)]
+                for a, b, row in zip(chunk.starts, chunk.ends, values, strict=True)
+            ]
+        batch.regions = [
+            (seq, name, [[int(a), int(b)] for a, b in spans])
+            for (seq, name), spans in layout.regions.items()
+        ]
+        batch.busy = [[int(a), int(b)] for a, b in layout.busy]
+        batch.quiet = [[int(a), int(b)] for a, b in quiet]
+        return batch
+
+    def close(self) -> None:
+        """Stop PM sampling, then CUPTI activity and the GPU context."""
+        sampler = getattr(self, "_sampler", None)
+        try:
+            if sampler is not None:
+                with contextlib.suppress(Exception):
+                    sampler.close()
+        finally:
+            super().close()

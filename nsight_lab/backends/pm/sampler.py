@@ -1,0 +1,388 @@
+"""The thin wrapper of ``cupti.pm_sampling`` (cupti-python >= 13.4) and its host API.
+
+:class:`PmSampler` enables PM sampling on one device, configures the metrics and the
+interval (GPU time-interval trigger), starts it, and at each :meth:`~PmSampler.drain`
+stops it, decodes everything sampled since the last drain and starts it again. The
+collector drains only while the GPU is idle (after a synchronize), so nothing runs
+while sampling is stopped.
+
+**Decoding in chunks.** ``Collector.decode(max_samples)`` fills a counter-data image
+of at most ``max_samples`` samples; 10,000 is the largest that works
+(``decode(max_samples=100000)`` raised ``ERROR_UNKNOWN`` on the H200) and a single
+decode silently dropped what came after the 10,000th sample. :func:`decode_all` calls
+it again while a chunk comes back full (CUPTI's decode stops when the image is full
+and the next call continues from there), checks that each chunk starts after the last
+one ended, and raises rather than lose samples when a full chunk is not followed by a
+continuation (:data:`~.errors.STUCK`) or there are more than ``max_chunks`` of them.
+
+**Evaluating only what is needed.** A sample's metric values are computed on the host
+on demand (``CounterData[i]``, which CUPTI notes is expensive); its timestamps are
+known without that. :class:`Chunk` reads the timestamps, the attribution picks the
+samples that overlap a region, and only those are evaluated.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.metadata
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+
+from nsight_lab.backends.pm import errors
+from nsight_lab.errors import MeasurementError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from numpy.typing import NDArray
+
+MAX_DECODE_SAMPLES = 10_000
+"""Samples per decode: the largest ``max_samples`` that works (see the module doc)."""
+MAX_CHUNKS = 1_000
+"""Decodes per drain before giving up: 10 million samples, 200 s at 20 µs."""
+EXPECTED_SHARE = 0.9
+"""A drain that decoded less than this share of the samples its time implies, ending
+on a full chunk, lost samples."""
+HARDWARE_BUFFER_BYTES = 512 << 20
+"""The hardware buffer CUPTI samples into between drains (cupti-python's default)."""
+
+
+class CounterDataLike(Protocol):
+    """What :func:`decode_all` reads of ``cupti.pm_sampling.CounterData``."""
+
+    metrics: list[str]
+    num_total_samples: int
+    num_populated_samples: int
+    num_completed_samples: int
+
+    def __len__(self) -> int:
+        """Completed samples."""
+
+    def __getitem__(self, index: int) -> Any:  # noqa: ANN401  (a cupti Sample)
+        """The ``index``-th completed sample: timestamps and evaluated values."""
+
+
+class Decoder(Protocol):
+    """``cupti.pm_sampling.Collector``, as far as decoding goes (fakes in tests)."""
+
+    def decode(self, max_samples: int = MAX_DECODE_SAMPLES) -> CounterDataLike:
+        """Decode the next samples of the hardware buffer, at most ``max_samples``."""
+
+
+@dataclass
+class Chunk:
+    """One decode's samples: timestamps at once, metric values on demand.
+
+    Attributes:
+        metrics: The metric of each value column.
+        starts: Sample start times (ns, GPU global timer).
+        ends: Sample end times.
+        full: The decode filled its image (more samples may follow).
+    """
+
+    metrics: tuple[str, ...]
+    starts: NDArray[np.int64]
+    ends: NDArray[np.int64]
+    full: bool
+    _data: CounterDataLike | None = None
+    _values: dict[int, NDArray[np.float64]] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        """The number of samples."""
+        return len(self.starts)
+
+    @classmethod
+    def read(cls, data: CounterDataLike, max_samples: int) -> Chunk:
+        """Take the timestamps of a decoded image (evaluating nothing if it can).
+
+        cupti-python 13.4 keeps them in ``CounterData._start_timestamps`` and
+        ``_end_timestamps``; reading them spares evaluating every sample's metrics
+        (the expensive part). Where a later version renames them, every sample is
+        evaluated through the public ``data[i]`` instead, and the values kept.
+        """
+        completed = int(data.num_completed_samples)
+        full = completed >= max_samples or (
+            int(data.num_total_samples) > 0
+            and int(data.num_populated_samples) >= int(data.num_total_samples)
+        )
+        chunk = cls(
+            metrics=tuple(str(m) for m in data.metrics),
+            starts=np.zeros(0, np.int64),
+            ends=np.zeros(0, np.int64),
+            full=full,
+            _data=data,
+        )
+        starts = getattr(data, "_start_timestamps", None)
+        ends = getattr(data, "_end_timestamps", None)
+        if (
+            isinstance(starts, list | tuple)
+            and isinstance(ends, list | tuple)
+            and len(starts) >= completed
+            and len(ends) >= completed
+        ):
+            chunk.starts = np.asarray(starts[:completed], dtype=np.int64)
+            chunk.ends = np.asarray(ends[:completed], dtype=np.int64)
+            return chunk
+        samples = [data[i] for i in range(completed)]
+        chunk.starts = np.array([s.start_timestamp for s in samples], dtype=np.int64)
+        chunk.ends = np.array([s.end_timestamp for s in samples], dtype=np.int64)
+        chunk._values = {
+            i: np.asarray(s.metric_values, dtype=np.float64)
+            for i, s in enumerate(samples)
+        }
+        return chunk
+
+    def values(self, indices: Sequence[int] | NDArray[np.intp]) -> NDArray[np.float64]:
+        """The metric values of the samples ``indices`` (one row each), evaluated once.
+
+        Raises:
+            MeasurementError: CUPTI could not evaluate a sample.
+        """
+        width = len(self.metrics)
+        out = np.zeros((len(indices), width))
+        for row, index in enumerate(int(i) for i in indices):
+            cached = self._values.get(index)
+            if cached is None:
+                if self._data is None:  # pragma: no cover - built by read()
+                    msg = "PM sample values are gone (the chunk was released)"
+                    raise MeasurementError(msg)
+                try:
+                    sample = self._data[index]
+                except Exception as exc:
+                    msg = (
+                        f"CUPTI could not evaluate PM sample {index} "
+                        f"({type(exc).__name__}: {exc}); check %nsight doctor"
+                    )
+                    raise MeasurementError(msg) from exc
+                cached = np.asarray(sample.metric_values, dtype=np.float64)
+                self._values[index] = cached
+            out[row] = cached
+        return out
+
+    def all_values(self) -> NDArray[np.float64]:
+        """Every sample's values (a fixture or a check of the totals)."""
+        return self.values(np.arange(len(self)))
+
+
+def decode_all(
+    decoder: Decoder,
+    *,
+    max_samples: int = MAX_DECODE_SAMPLES,
+    max_chunks: int = MAX_CHUNKS,
+    expected: int | None = None,
+) -> list[Chunk]:
+    """Decode every sample waiting in the hardware buffer, chunk by chunk.
+
+    A full chunk followed by an empty one is the end only if that many samples were
+    expected: with ``expected`` (the sampling time over the interval) and fewer than
+    90 % of it decoded, the decode is taken to have stopped early.
+
+    Returns:
+        The chunks in time order; the last is not full (or empty).
+
+    Raises:
+        MeasurementError: A full chunk was not followed by one that continues
+            after it, there were more than ``max_chunks`` chunks, the hardware
+            buffer overflowed, or CUPTI failed to decode.
+    """
+    chunks: list[Chunk] = []
+    while True:
+        try:
+            data = decoder.decode(max_samples=max_samples)
+        except Exception as exc:
+            if chunks and chunks[-1].full:
+                raise MeasurementError(errors.STUCK.format(limit=max_samples)) from exc
+            raise errors.explain(exc, started=True) from exc
+        chunk = Chunk.read(data, max_samples)
+        if chunks and chunks[-1].full:
+            previous_end = int(chunks[-1].ends[-1]) if len(chunks[-1]) else 0
+            decoded = sum(len(c) for c in chunks)
+            short = expected is not None and decoded < EXPECTED_SHARE * expected
+            if (len(chunk) == 0 and short) or (
+                len(chunk) and int(chunk.starts[0]) < previous_end
+            ):
+                raise MeasurementError(errors.STUCK.format(limit=max_samples))
+        if len(chunk):
+            chunks.append(chunk)
+        if not chunk.full:
+            return chunks
+        if len(chunks) >= max_chunks:
+            raise MeasurementError(
+                errors.TOO_MANY_CHUNKS.format(limit=max_chunks * max_samples)
+            )
+
+
+def cupti_version() -> str | None:
+    """The installed cupti-python's version, or None."""
+    try:
+        return importlib.metadata.version("cupti-python")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def chip_name(device_index: int) -> str:
+    """CUPTI's name of the chip of CUDA device ``device_index`` (``"GH100"``).
+
+    Raises:
+        BackendUnavailableError: CUPTI cannot be loaded or does not know the device.
+    """
+    try:
+        from cupti import cupti
+
+        params = cupti.DeviceGetChipNameParams()
+        params.struct_size = cupti.DEVICE_GET_CHIP_NAME_PARAMS_STRUCT_SIZE
+        params.device_index = device_index
+        cupti.device_get_chip_name(params.ptr)
+        return str(params.p_chip_name)
+    except Exception as exc:
+        raise errors.explain(exc, started=False) from exc
+
+
+class CuptiMetricsHost:
+    """The profiler host API of one chip: config images and their passes (no GPU)."""
+
+    def __init__(self, chip: str) -> None:
+        """Remember the chip; CUPTI is loaded when first asked."""
+        self.chip = chip
+        self._names: list[str] | None = None
+
+    def passes(self, metrics: Sequence[str]) -> int:
+        """The passes PM sampling needs for ``metrics``.
+
+        Raises:
+            ValueError: A metric is unknown on this chip for PM sampling.
+        """
+        from cupti import profiler_host
+
+        host = profiler_host.ProfilerHost(
+            self.chip, profiler_host.ProfilerType.PM_SAMPLING
+        )
+        host.initialize()
+        try:
+            image = host.create_config_image(metrics=list(metrics))
+            return int(profiler_host.get_num_of_passes(image))
+        finally:
+            host.deinitialize()
+
+    def names(self) -> list[str]:
+        """Every metric PM sampling knows on this chip: base metrics and sub-metrics."""
+        if self._names is None:
+            from cupti import profiler_host
+
+            host = profiler_host.ProfilerHost(
+                self.chip, profiler_host.ProfilerType.PM_SAMPLING
+            )
+            host.initialize()
+            found: list[str] = []
+            try:
+                for kind in profiler_host.MetricType:
+                    if kind.name.startswith("_"):
+                        continue
+                    for base in host.get_base_metrics(kind):
+                        found.append(base)
+                        with contextlib.suppress(ValueError):
+                            found += host.get_sub_metrics(base, kind)
+            finally:
+                host.deinitialize()
+            self._names = sorted(set(found))
+        return self._names
+
+
+class PmSampler:
+    """PM sampling on one device, with metrics and interval fixed when opened.
+
+    Raises (from the constructor):
+        BackendUnavailableError: CUPTI refused to enable or configure PM sampling
+            (permission, nvperf libraries, old driver or GPU, busy).
+    """
+
+    def __init__(
+        self,
+        device_index: int,
+        metrics: Sequence[str],
+        interval_ns: int,
+        *,
+        buffer_bytes: int = HARDWARE_BUFFER_BYTES,
+    ) -> None:
+        """Enable, configure and start PM sampling."""
+        try:
+            from cupti import pm_sampling
+        except Exception as exc:
+            raise errors.explain(exc, started=False) from exc
+        self.metrics = tuple(metrics)
+        self.interval_ns = int(interval_ns)
+        self._collector: Any = pm_sampling.Collector(device_index)
+        self._running = False
+        self._started_ns = 0
+        try:
+            self._collector.enable()
+        except Exception as exc:
+            raise errors.explain(exc, started=False) from exc
+        try:
+            self._collector.configure(
+                metrics=list(self.metrics),
+                sampling_interval=self.interval_ns,
+                trigger_mode=pm_sampling.TriggerMode.GPU_TIME_INTERVAL,
+                hardware_buffer_size=buffer_bytes,
+            )
+        except ValueError as exc:
+            self._disable()
+            why = (
+                f"PM sampling refused the configuration ({exc}); check the metrics "
+                "with %nsight doctor, or use --backend ncu"
+            )
+            raise errors.unavailable(why) from exc
+        except Exception as exc:
+            self._disable()
+            raise errors.explain(exc, started=False) from exc
+        self._start()
+
+    def _start(self) -> None:
+        try:
+            self._collector.start()
+        except Exception as exc:
+            self._disable()
+            raise errors.explain(exc, started=False) from exc
+        self._running = True
+        self._started_ns = time.perf_counter_ns()
+
+    def drain(self, *, restart: bool = True) -> list[Chunk]:
+        """Stop, decode everything sampled so far, and start again (if ``restart``).
+
+        Call only while the GPU is idle: no sample is taken between stop and start.
+
+        Raises:
+            MeasurementError: Decoding failed or would lose samples.
+        """
+        expected = None
+        if self._running:
+            try:
+                self._collector.stop()
+            except Exception as exc:
+                raise errors.explain(exc, started=True) from exc
+            self._running = False
+            expected = (time.perf_counter_ns() - self._started_ns) // self.interval_ns
+        chunks = decode_all(self._collector, expected=expected)
+        if restart:
+            try:
+                self._collector.start()
+            except Exception as exc:
+                raise errors.explain(exc, started=True) from exc
+            self._running = True
+            self._started_ns = time.perf_counter_ns()
+        return chunks
+
+    def _disable(self) -> None:
+        with contextlib.suppress(Exception):
+            self._collector.disable()
+
+    def close(self) -> None:
+        """Stop and disable PM sampling (what was not drained is dropped)."""
+        if self._running:
+            with contextlib.suppress(Exception):
+                self._collector.stop()
+            self._running = False
+        self._disable()

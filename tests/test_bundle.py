@@ -360,3 +360,22 @@ def test_a_session_that_ends_before_any_update_shows_the_bundle_alone(monkeypatc
     view.finish(None, [], status="failed", message="RuntimeError: boom")
     assert calls == [(view.bundle, {"raw": True})]  # no widget was ever shown
     assert view.widget.comm is None
+
+
+def test_summary_values_carry_their_unit_and_no_unit_column():
+    rows = [
+        {"Annotation": "mm", "AvgValue": 21_560_000.0, "StdDev": 999_960.0,
+         "Unit": "ns", "NumRuns": 3},
+        {"Annotation": "bw", "AvgValue": 812.3, "Unit": "GB/s", "NumRuns": 3},
+    ]  # fmt: skip
+    bundle = static_bundle(
+        session_id=1, status="completed", progress={}, message="", summary=rows
+    )
+    page, text = bundle["text/html"], bundle["text/plain"]
+    for out in (page, text):
+        assert "21.56 ms" in out
+        assert "1.000 ms" in out
+        assert "812.3 GB/s" in out
+        assert "Unit" not in out
+        assert "2.156e+07" not in out
+    assert '<td class="num">3</td>' in page  # counts stay plain numbers

@@ -23,7 +23,7 @@ from __future__ import annotations
 import html
 import math
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -43,7 +43,7 @@ _CSS = (
     ".jp-nsightLab-Static table{border-collapse:collapse;margin:6px 0}"
     ".jp-nsightLab-Static th,.jp-nsightLab-Static td"
     "{padding:2px 8px;border-bottom:1px solid rgba(128,128,128,.4);text-align:left}"
-    ".jp-nsightLab-Static td.num{text-align:right}"
+    ".jp-nsightLab-Static td.num{text-align:right;white-space:nowrap}"
     "</style>"
 )
 """Table rules; a sanitizer that drops ``<style>`` leaves plain, readable tables."""
@@ -123,6 +123,16 @@ def _precision4(value: float) -> str:
     return f"{value:.{decimals}f}"
 
 
+UNIT_COLUMNS = ("AvgValue", "StdDev", "MinValue", "MaxValue")
+"""Summary columns whose values are in the row's ``Unit``: shown with it, as the
+front end's ``formatSummaryCell`` does, so the tables have no ``Unit`` column."""
+_UNIT = "Unit"
+
+
+def _number(value: object) -> TypeGuard[float]:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _cell(value: Any) -> str:  # noqa: ANN401  (a JSON value)
     if value is None:
         return ""
@@ -133,8 +143,21 @@ def _cell(value: Any) -> str:  # noqa: ANN401  (a JSON value)
     return str(value)
 
 
+def _summary_cell(row: Mapping[str, Any], column: str) -> str:
+    """One summary value as text: durations in their unit (``21.56 ms``)."""
+    value, unit = row.get(column), row.get(_UNIT)
+    if column in UNIT_COLUMNS and _number(value) and isinstance(unit, str) and unit:
+        if unit == "ns":
+            return format_duration(value)
+        return f"{_cell(value)} {unit}"
+    return _cell(value)
+
+
 def _columns(rows: Sequence[Mapping[str, Any]]) -> list[str]:
-    return list(dict.fromkeys(key for row in rows for key in row))
+    """Every key in first-seen order, but ``Unit`` (the value cells carry it)."""
+    return [
+        key for key in dict.fromkeys(key for row in rows for key in row) if key != _UNIT
+    ]
 
 
 def summary_text(rows: Sequence[Mapping[str, Any]]) -> str:
@@ -142,7 +165,7 @@ def summary_text(rows: Sequence[Mapping[str, Any]]) -> str:
     if not rows:
         return ""
     columns = _columns(rows)
-    cells = [columns, *([_cell(row.get(c)) for c in columns] for row in rows)]
+    cells = [columns, *([_summary_cell(row, c) for c in columns] for row in rows)]
     widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
     return "\n".join(
         "  ".join(text.ljust(width) for text, width in zip(line, widths, strict=True))
@@ -159,10 +182,8 @@ def _summary_html(rows: Sequence[Mapping[str, Any]]) -> str:
     for row in rows:
         tds = []
         for column in columns:
-            value = row.get(column)
-            numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
-            attr = ' class="num"' if numeric else ""
-            tds.append(f"<td{attr}>{_escape(_cell(value))}</td>")
+            attr = ' class="num"' if _number(row.get(column)) else ""
+            tds.append(f"<td{attr}>{_escape(_summary_cell(row, column))}</td>")
         body.append(f"<tr>{''.join(tds)}</tr>")
     return (
         '<table class="jp-nsightLab-Static-summary">'

@@ -242,6 +242,7 @@ class PmMeasurement(CuptiMeasurement):
             BackendUnavailableError: CUPTI refused; everything opened is closed again.
             OptionError: ``--metrics`` do not fit in one PM sampling pass.
         """
+        require_cuda("pm")  # say "pm" rather than "cupti" when there is no GPU
         super().__init__(options)
         try:
             self._open_sampler(options)
@@ -358,8 +359,11 @@ class PmMeasurement(CuptiMeasurement):
     ) -> tuple[attribution.Layout[Key], list[attribution.Span]]:
         """Each region's kernel intervals, the other busy kernels, the quiet spins."""
         by_id = kernels_by_external_id(kernels, external_ids)
+        # --ignore-kernels: an ignored kernel is no part of its region; what it moves
+        # goes to outside, as any other kernel's.
+        keep = getattr(self._combine, "keep", None) or (lambda _: True)
         regions: dict[Key, list[attribution.Span]] = {}
-        claimed: set[int] = {QUIET_EXTERNAL_ID}
+        claimed: set[int] = set()
         for run in runs:
             base = run.seq * IDS_PER_RUN
             slots = (
@@ -368,12 +372,15 @@ class PmMeasurement(CuptiMeasurement):
             for slot, name in slots:
                 claimed.add(base + slot)
                 regions[(run.seq, name)] = [
-                    (k.start_ns, k.end_ns) for k in by_id.get(base + slot, [])
+                    (k.start_ns, k.end_ns)
+                    for k in by_id.get(base + slot, [])
+                    if keep(k.name)
                 ]
         busy = [
             (k.start_ns, k.end_ns)
             for k in kernels
-            if external_ids.get(k.correlation_id) not in claimed
+            if (ext := external_ids.get(k.correlation_id)) != QUIET_EXTERNAL_ID
+            and (ext not in claimed or not keep(k.name))
         ]
         quiet = [(k.start_ns, k.end_ns) for k in by_id.get(QUIET_EXTERNAL_ID, [])]
         return attribution.Layout(regions=regions, busy=busy), quiet

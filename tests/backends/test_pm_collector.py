@@ -1,0 +1,394 @@
+# ruff: noqa: SLF001  (a measurement is built around fakes: its private state is set)
+"""The pm collector without a GPU: its quiet gaps, counters, series, probe and plan.
+
+A :class:`PmMeasurement` is built around fakes (CUPTI's activity calls, torch's spin
+kernel, the GPU context, a sampler that hands out prepared chunks); the kernels and
+samples of a batch are written here with known byte rates, so each region's counters
+are known numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pytest
+
+from nsight_lab.backends import BACKENDS
+from nsight_lab.backends.base import Availability, RunKey
+from nsight_lab.backends.cupti import IDS_PER_RUN, KernelActivity, PendingRun
+from nsight_lab.backends.pm import collector as pm
+from nsight_lab.backends.pm import errors
+from nsight_lab.backends.pm.attribution import covered, merge_spans
+from nsight_lab.backends.pm.metrics import DEFAULT_OPTION_METRICS
+from nsight_lab.backends.pm.sampler import Chunk
+from nsight_lab.backends.pm.series import unpack
+from nsight_lab.errors import BackendUnavailableError, OptionError
+from nsight_lab.options import parse_options
+from nsight_lab.plan import make_plan
+from nsight_lab.regions import CELL_REGION
+
+US = 1_000
+METRICS = (
+    "dram__bytes_read.sum",
+    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed",
+    "sm__warps_active.avg.pct_of_peak_sustained_active",
+)
+
+
+@dataclass
+class Calls:
+    log: list[str] = field(default_factory=list)
+
+
+class FakeCupti:
+    def __init__(self, calls: Calls) -> None:
+        self.calls = calls
+
+    def activity_push_external_correlation_id(self, _kind: Any, ext: int) -> None:
+        self.calls.log.append(f"push {ext}")
+
+    def activity_pop_external_correlation_id(self, _kind: Any) -> None:
+        self.calls.log.append("pop")
+
+
+class FakeGpu:
+    def __init__(self, calls: Calls) -> None:
+        self.calls = calls
+
+    def flush_l2(self) -> None:
+        self.calls.log.append("flush")
+
+    def telemetry(self) -> Any:
+        from nsight_lab.records import Telemetry
+
+        return Telemetry()
+
+
+class FakeTorch:
+    def __init__(self, calls: Calls) -> None:
+        self.calls = calls
+        outer = self
+
+        class Cuda:
+            @staticmethod
+            def _sleep(cycles: int) -> None:
+                outer.calls.log.append(f"spin {cycles}")
+
+        self.cuda = Cuda()
+
+
+class FakeSampler:
+    def __init__(self, chunks: list[Chunk]) -> None:
+        self.chunks = chunks
+        self.closed = False
+
+    def drain(self) -> list[Chunk]:
+        chunks, self.chunks = self.chunks, []
+        return chunks
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def measurement(
+    calls: Calls | None = None, metrics: tuple[str, ...] = METRICS
+) -> pm.PmMeasurement:
+    calls = calls or Calls()
+    m = pm.PmMeasurement.__new__(pm.PmMeasurement)
+    m._torch = FakeTorch(calls)
+    m._cupti = FakeCupti(calls)
+    m._gpu = FakeGpu(calls)
+    m._kind = "CUSTOM2"
+    m._combine = "sum"
+    m._seq = 0
+    m._depth = 0
+    m._current = None
+    m._pending = []
+    m._cell_has_regions = None
+    m._quiet_cycles = 44_000
+    m.metrics = metrics
+    m._kinds = [pm.metrics.kind_of(name) for name in metrics]
+    m.interval_ns = 20 * US
+    m.keep_raw = False
+    m.raw = []
+    m.notes = []
+    return m
+
+
+def test_each_region_gets_a_flush_and_a_quiet_spin_on_each_side() -> None:
+    calls = Calls()
+    m = measurement(calls)
+    m.begin_run(RunKey(0, 0))  # first run: the cell's shape is not known yet
+    m.enter_region("a")
+    m.exit_region("a")
+    m.enter_region("b")
+    m.exit_region("b")
+    m.end_run(0.0)
+    run_id = 1 * IDS_PER_RUN
+    quiet = [f"push {pm.QUIET_EXTERNAL_ID}", "spin 44000", "pop"]
+    assert calls.log == [
+        "flush", *quiet, f"push {run_id}",  # before the run (shape unknown)
+        "flush", *quiet, f"push {run_id + 1}", "pop", *quiet,  # region a
+        "flush", *quiet, f"push {run_id + 2}", "pop", *quiet,  # region b
+        "pop",
+    ]  # fmt: skip
+    calls.log.clear()
+    m.begin_run(RunKey(0, 1))  # the cell has regions: no span of its own
+    assert calls.log == [f"push {2 * IDS_PER_RUN}"]
+
+
+def test_a_cell_without_regions_is_one_quiet_delimited_span() -> None:
+    calls = Calls()
+    m = measurement(calls)
+    m.begin_run(RunKey(0, 0))
+    m.end_run(0.0)
+    quiet = [f"push {pm.QUIET_EXTERNAL_ID}", "spin 44000", "pop"]
+    assert calls.log == ["flush", *quiet, f"push {IDS_PER_RUN}", "pop", *quiet]
+
+
+def kernel(name: str, start: int, end: int, corr: int) -> KernelActivity:
+    return KernelActivity(name=name, start_ns=start, end_ns=end, correlation_id=corr)
+
+
+def batch() -> tuple[list[KernelActivity], dict[int, int], list[PendingRun], Chunk]:
+    """Two runs of a cell with regions 'copy' (3 B/ns, 100 µs) and 'tiny' (1 B/ns,
+    8 µs), each after a flush (4 B/ns) and between quiet spins; samples of 20 µs.
+    The tensor pipe is 50 % busy in 'copy' (a rate), warps 70 % active (a ratio)."""
+    kernels: list[KernelActivity] = []
+    ext: dict[int, int] = {}
+    rates: list[tuple[int, int, float]] = []
+    runs = []
+    corr = 0
+    t = 0
+
+    def launch(name: str, length: int, tag: int | None, rate: float) -> None:
+        nonlocal corr, t
+        corr += 1
+        kernels.append(kernel(name, t, t + length, corr))
+        if tag is not None:
+            ext[corr] = tag
+        rates.append((t, t + length, rate))
+        t += length
+
+    for seq in (1, 2):
+        base = seq * IDS_PER_RUN
+        runs.append(
+            PendingRun(key=RunKey(0, seq - 1), seq=seq, regions=["copy", "tiny"])
+        )
+        for slot, (name, length, rate) in enumerate(
+            [("copy", 100 * US, 3.0), ("tiny", 8 * US, 1.0)], start=1
+        ):
+            launch("flush", 25 * US, base, 4.0)
+            launch("spin", 22 * US, pm.QUIET_EXTERNAL_ID, 0.0)
+            launch(name, length, base + slot, rate)
+            launch("spin", 22 * US, pm.QUIET_EXTERNAL_ID, 0.0)
+    starts = np.arange(-5 * US, t + 20 * US, 20 * US)
+    ends = starts + 20 * US
+    dram = np.zeros(len(starts))
+    tensor_ns = np.zeros(len(starts))
+    for start, end, rate in rates:
+        span = covered(merge_spans([(start, end)]), starts, ends)
+        dram += rate * span
+        if rate == 3.0:  # the copy region's tensor pipe: 50 % of its time
+            tensor_ns += 0.5 * span
+    values = np.stack(
+        [dram, 100.0 * tensor_ns / (ends - starts), np.full(len(starts), 70.0)], axis=1
+    )
+    chunk = Chunk(
+        metrics=METRICS,
+        starts=starts.astype(np.int64),
+        ends=ends.astype(np.int64),
+        full=False,
+        _values={i: values[i] for i in range(len(starts))},
+    )
+    return kernels, ext, runs, chunk
+
+
+def test_counters_per_region_and_run_are_the_known_numbers() -> None:
+    kernels, ext, runs, chunk = batch()
+    m = measurement()
+    m._sampler = FakeSampler([chunk])
+    first, second = m._timings(kernels, ext, runs)
+    for timing in (first, second):
+        assert timing.regions == {"copy": 100.0 * US, "tiny": 8.0 * US}
+        copy, tiny = timing.counters["copy"], timing.counters["tiny"]
+        assert copy["dram__bytes_read.sum"] == pytest.approx(3.0 * 100 * US)
+        assert tiny["dram__bytes_read.sum"] == pytest.approx(1.0 * 8 * US)
+        # A rate over the region's kernel time, not diluted by quiet or idle time.
+        pct = "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed"
+        assert copy[pct] == pytest.approx(50.0)
+        assert tiny[pct] == pytest.approx(0.0)
+        assert copy["sm__warps_active.avg.pct_of_peak_sustained_active"] == 70.0
+        series = unpack(timing.series["copy"])
+        assert series.units == ("GB/s", "%", "%")
+        assert min(series.t_us) >= 0.0
+        assert max(series.t_us) <= 100.0
+        # While the copy ran it moved 3 bytes/ns: 3 GB/s at every point.
+        assert set(np.round(series.values[0], 3)) == {3.0}
+
+
+def test_the_whole_cell_is_one_region_when_it_has_none() -> None:
+    m = measurement(metrics=("dram__bytes_read.sum",))
+    run = PendingRun(key=RunKey(0, 0), seq=1)
+    kernels = [kernel("k", 100 * US, 150 * US, 1), kernel("flush", 0, 30 * US, 2)]
+    ext = {1: IDS_PER_RUN}
+    chunk = Chunk(
+        metrics=("dram__bytes_read.sum",),
+        starts=np.array([0, 60 * US, 120 * US]),
+        ends=np.array([60 * US, 120 * US, 180 * US]),
+        full=False,
+        _values={0: np.array([7.0]), 1: np.array([5.0]), 2: np.array([6.0])},
+    )
+    m._sampler = FakeSampler([chunk])
+    (timing,) = m._timings(kernels, ext, [run])
+    assert timing.counters == {CELL_REGION: {"dram__bytes_read.sum": 11.0}}
+    assert CELL_REGION in timing.series
+
+
+def test_raw_batches_keep_what_a_fixture_needs() -> None:
+    kernels, ext, runs, chunk = batch()
+    m = measurement()
+    m._sampler = FakeSampler([chunk])
+    m.keep_raw = True
+    m._timings(kernels, ext, runs)
+    (raw,) = m.raw
+    assert raw.metrics == list(METRICS)
+    assert len(raw.samples) == len(chunk)
+    assert [r[:2] for r in raw.regions] == [
+        (1, "copy"),
+        (1, "tiny"),
+        (2, "copy"),
+        (2, "tiny"),
+    ]
+    assert len(raw.quiet) == 8
+    assert len(raw.busy) == 4  # the flushes
+
+
+def test_close_stops_sampling_even_when_cupti_fails() -> None:
+    m = measurement()
+    sampler = FakeSampler([])
+    m._sampler = sampler
+    with pytest.raises(AttributeError):
+        m.close()  # the fakes have no CUPTI activity to stop
+    assert sampler.closed
+
+
+# ------------------------------------------------------------------ probe and plan
+
+
+def test_probe_without_cupti_python_says_how_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(pm, "cupti_version", lambda: None)
+    found = pm.PmBackend().probe()
+    assert not found.ok
+    assert found.reason == "cupti-python is not installed"
+    assert "pip install 'nsight-lab[pm]'" in found.hint
+
+
+def test_probe_with_an_old_cupti_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pm, "cupti_version", lambda: "13.0.2")
+    found = pm.PmBackend().probe()
+    assert not found.ok
+    assert "predates PM sampling" in found.reason
+
+
+def test_probe_without_counter_permission_says_what_to_do(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from nsight_lab.gpu import stack
+
+    monkeypatch.setattr(pm, "cupti_version", lambda: "13.4.0")
+    monkeypatch.setattr(pm, "require_cuda", lambda _: None)
+    monkeypatch.setattr(
+        stack, "counter_permission", lambda: stack.StackStatus(ok=False, detail="")
+    )
+    found = pm.PmBackend().probe()
+    assert not found.ok
+    assert "ERR_NVGPUCTRPERM" in found.reason
+    assert found.hint == errors.PERMISSION
+
+
+def test_probe_that_can_run_asks_about_metrics_lazily(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from nsight_lab.gpu import stack
+
+    monkeypatch.setattr(pm, "cupti_version", lambda: "13.4.0")
+    monkeypatch.setattr(pm, "require_cuda", lambda _: None)
+    monkeypatch.setattr(
+        stack, "counter_permission", lambda: stack.StackStatus(ok=True, detail="")
+    )
+    found = pm.PmBackend().probe()
+    assert found.ok
+    assert found.cannot_measure is pm.cannot_measure
+
+
+def test_cannot_measure_never_raises(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_gpu(_: str) -> None:
+        msg = "backend 'pm' is unavailable: no CUDA GPU visible"
+        raise BackendUnavailableError(msg)
+
+    monkeypatch.setattr(pm, "require_cuda", no_gpu)
+    assert pm.cannot_measure(("dram__bytes_read.sum",)) == (
+        "backend 'pm' is unavailable: no CUDA GPU visible"
+    )
+
+
+OK = Availability(ok=True, reason="here")
+PROBES = {"cpu": OK, "events": OK, "cupti": OK, "ncu": OK}
+
+
+def test_auto_takes_pm_for_metrics_it_can_sample() -> None:
+    probes = {
+        **PROBES,
+        "pm": Availability(ok=True, reason="pm", cannot_measure=lambda _: None),
+    }
+    plan = make_plan(parse_options("--metrics dram__bytes_read.sum"), probes)
+    assert plan.backend == "pm"
+    assert plan.backend_reason == (
+        "metrics dram__bytes_read.sum are PM-sampled in this process (CUPTI)"
+    )
+
+
+def test_auto_keeps_ncu_and_says_why_pm_could_not() -> None:
+    refusal = "--metrics: PM sampling on GH100 (NVIDIA H200) cannot sample x__y.sum"
+    probes = {
+        **PROBES,
+        "pm": Availability(ok=True, reason="pm", cannot_measure=lambda _: refusal),
+    }
+    plan = make_plan(parse_options("--metrics x__y.sum"), probes)
+    assert plan.backend == "ncu"
+    assert plan.backend_reason.endswith(f"not PM sampling: {refusal}")
+    probes["pm"] = Availability(
+        ok=False, reason="GPU performance counters need permission"
+    )
+    plan = make_plan(parse_options("--metrics x__y.sum"), probes)
+    assert plan.backend_reason.endswith(
+        "not PM sampling: GPU performance counters need permission"
+    )
+
+
+def test_pm_by_name_refuses_metrics_it_cannot_take_in_one_line() -> None:
+    refusal = "--metrics: these 9 metrics need 2 passes ... fit together: a,b | c"
+    probes = {
+        **PROBES,
+        "pm": Availability(ok=True, reason="pm", cannot_measure=lambda _: refusal),
+    }
+    with pytest.raises(OptionError) as caught:
+        make_plan(parse_options("--backend pm --metrics a__b.sum"), probes)
+    assert str(caught.value) == refusal
+
+
+def test_pm_by_name_without_metrics_samples_the_defaults() -> None:
+    asked: list[tuple[str, ...]] = []
+    check = Availability(ok=True, reason="pm", cannot_measure=asked.append)
+    plan = make_plan(parse_options("--backend pm"), {**PROBES, "pm": check})
+    assert plan.options.metrics == DEFAULT_OPTION_METRICS
+    assert asked == []  # the defaults are trimmed to what fits when opened
+    entry = next(e for e in BACKENDS if e.id == "pm")
+    assert entry.counters
+    assert not entry.isolated
+    assert entry.auto_order is not None

@@ -1,0 +1,149 @@
+"""pm records downstream: the store's series column, BytesSource, the counters chart."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import TYPE_CHECKING, Any
+
+from nsight_lab.backends.pm.series import CounterSeries, pack
+from nsight_lab.figures import CHART_ORDER, counters_figure, figures_to_json
+from nsight_lab.records import RunRecord, SessionInfo
+from nsight_lab.results import to_dataframe
+from nsight_lab.roofline.placement import peaks_for, region_work
+from nsight_lab.store import migrations
+from nsight_lab.store.run_store import RunStore
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+DRAM = ("dram__bytes_read.sum", "dram__bytes_write.sum")
+TENSOR = "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed"
+
+
+def series(level: float, n: int = 5) -> bytes:
+    return pack(
+        CounterSeries(
+            metrics=(*DRAM, TENSOR),
+            units=("GB/s", "GB/s", "%"),
+            t_us=tuple(20.0 * i + 10 for i in range(n)),
+            values=((level,) * n, (level / 2,) * n, (12.5,) * n),
+        )
+    )
+
+
+def pm_record(annotation: str, run: int, duration_us: float, **kw: Any) -> RunRecord:
+    fields: dict[str, Any] = {
+        "session_id": 1,
+        "config_index": 0,
+        "config": {},
+        "run_index": run,
+        "annotation": annotation,
+        "duration_ns": duration_us * 1e3,
+        "backend": "pm",
+        "metrics": {
+            DRAM[0]: 256e6,
+            DRAM[1]: 256e6,
+            "model__flops": 64e6,
+            "model__bytes_read": 250e6,
+            "model__bytes_written": 250e6,
+        },
+        "series": series(3000.0 + run),
+    }
+    fields.update(kw)
+    return RunRecord(**fields)
+
+
+def test_counters_over_time_draws_the_median_run_of_each_region() -> None:
+    records = [
+        pm_record("x*2", 0, 130.0),
+        pm_record("x*2", 1, 120.0),  # the median of three
+        pm_record("x*2", 2, 125.0),
+        pm_record("<b>sum</b>", 0, 70.0, series=series(2000.0, 3)),
+        pm_record("events-only", 0, 5.0, series=None),
+    ]
+    fig = counters_figure(records)
+    assert fig is not None
+    names = [t.name for t in fig.data]
+    assert names == [f"{DRAM[0]} (GB/s)", f"{DRAM[1]} (GB/s)", f"{TENSOR} (%)"]
+    read = fig.data[0]
+    # x*2's median run (run 2, 125 µs) first, then sum's; None between the regions.
+    assert list(read.y) == [3002.0] * 5 + [None] + [2000.0] * 3 + [None]
+    assert read.x[0] == 10.0
+    assert read.x[6] > 125.0  # the second region starts after the first one's span
+    assert fig.data[2].yaxis == "y2"  # % on its own row
+    texts = [a.text for a in fig.layout.annotations]
+    assert texts == ["x*2", "&lt;b&gt;sum&lt;/b&gt;"]  # markup shown as text
+    assert len(fig.layout.shapes) == 1  # one separator between two regions
+
+
+def test_no_series_no_chart() -> None:
+    assert counters_figure([pm_record("a", 0, 100.0, series=None)]) is None
+    figures = figures_to_json([pm_record("a", 0, 100.0, series=None)])
+    assert "counters" not in figures
+
+
+def test_the_counters_chart_is_served_last_in_chart_order() -> None:
+    assert CHART_ORDER[-1] == "counters"
+    peaks = peaks_for("NVIDIA H200")
+    figures = figures_to_json([pm_record("a", i, 100.0) for i in range(3)], peaks)
+    assert list(figures) == ["duration", "clocks", "roofline", "traffic", "counters"]
+    # The roofline hover says where the bytes came from.
+    (region,) = [t for t in figures["roofline"]["data"] if "customdata" in t]
+    assert "bytes measured (PM sampling)" in region["customdata"][0][6]
+
+
+def test_measured_bytes_say_pm_sampling_and_flops_stay_modelled() -> None:
+    records = [pm_record("x*2", i, 120.0 + i) for i in range(3)]
+    (work,) = region_work(records)
+    assert work.bytes_source == "measured (PM sampling)"
+    assert work.flops_source == "modelled"
+    assert (work.bytes_read, work.bytes_written) == (256e6, 256e6)
+    session = SessionInfo(id=1, status="completed", backend="pm", created_at="now")
+    frame = to_dataframe(records, session, [])
+    row = frame[frame["Metric"] == "gpu__time_duration.sum"].iloc[0]
+    assert (row["BytesSource"], row["FLOPsSource"]) == (
+        "measured (PM sampling)",
+        "modelled",
+    )
+    ncu = [pm_record("x*2", i, 120.0, backend="ncu", series=None) for i in range(3)]
+    assert region_work(ncu)[0].bytes_source == "measured"
+
+
+def test_the_store_keeps_each_run_series(tmp_path: Path) -> None:
+    with RunStore(tmp_path / "s.sqlite") as store:
+        sid = store.create_session(backend="pm").id
+        written = [
+            pm_record("a", 0, 100.0, session_id=sid),
+            pm_record("b", 0, 10.0, session_id=sid, series=None),
+        ]
+        store.add_runs(written)
+        back = store.runs(sid)
+    assert [r.series for r in back] == [written[0].series, None]
+    assert back[0].metrics[DRAM[0]] == 256e6
+
+
+def test_a_version_1_store_gains_the_series_column(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite"
+    conn = sqlite3.connect(path)
+    for statement in migrations.STEPS[0]:
+        conn.execute(statement)
+    conn.execute(
+        "INSERT INTO sessions (backend, status, created_at, schema_version)"
+        " VALUES ('events', 'completed', '2026-01-01T00:00:00+00:00', 1)"
+    )
+    conn.execute(
+        "INSERT INTO runs (session_id, config_index, config_json, run_index,"
+        " annotation, duration_ns, backend, finished_at)"
+        " VALUES (1, 0, '{}', 0, 'a', 5.0, 'events', '2026-01-01T00:00:00+00:00')"
+    )
+    conn.execute("PRAGMA user_version = 1")
+    conn.commit()
+    conn.close()
+    with RunStore(path) as store:
+        (run,) = store.runs(1)
+    assert run.series is None
+    assert run.duration_ns == 5.0
+
+
+def test_an_unreadable_series_is_left_out_of_the_chart() -> None:
+    assert counters_figure([pm_record("a", 0, 1.0, series=b"junk")]) is None

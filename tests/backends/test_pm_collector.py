@@ -109,7 +109,6 @@ def measurement(
     m._cell_has_regions = None
     m._quiet_cycles = 44_000
     m.metrics = metrics
-    m._kinds = [pm.metrics.kind_of(name) for name in metrics]
     m.interval_ns = 20 * US
     m.keep_raw = False
     m.raw = []

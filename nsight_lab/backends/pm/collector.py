@@ -29,8 +29,6 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from nsight_lab.backends.base import Availability
 from nsight_lab.backends.cupti import (
     IDS_PER_RUN,
@@ -41,7 +39,8 @@ from nsight_lab.backends.cupti import (
 )
 from nsight_lab.backends.gpu import require_cuda
 from nsight_lab.backends.inprocess import InProcessCollector
-from nsight_lab.backends.pm import attribution, errors, metrics, series
+from nsight_lab.backends.pm import attribution, errors, metrics
+from nsight_lab.backends.pm.counters import region_counters
 from nsight_lab.backends.pm.sampler import (
     Chunk,
     CuptiMetricsHost,
@@ -54,8 +53,6 @@ from nsight_lab.regions import CELL_REGION
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-
-    from numpy.typing import NDArray
 
     from nsight_lab.backends.base import RunTiming
     from nsight_lab.options import ProfileOptions
@@ -216,20 +213,6 @@ class RawBatch:
     quiet: list[list[int]] = field(default_factory=list)
 
 
-@dataclass
-class _RegionTotals:
-    """What the chunks of one collection add up to for one region."""
-
-    sums: NDArray[np.float64]
-    """Count and rate columns: the region's share (rates times the sample's ns)."""
-    ratio_sums: NDArray[np.float64]
-    """Ratio columns: sum of overlap * value."""
-    ratio_ns: float = 0.0
-    busy_ns: float = 0.0
-    t_us: list[float] = field(default_factory=list)
-    points: list[NDArray[np.float64]] = field(default_factory=list)
-
-
 class PmMeasurement(CuptiMeasurement):
     """One profile: CUPTI activity for the durations, PM sampling for the counters."""
 
@@ -275,7 +258,6 @@ class PmMeasurement(CuptiMeasurement):
             msg = "--metrics: no metric left to PM-sample; name some with --metrics"
             raise OptionError(msg)
         self.metrics = tuple(chosen)
-        self._kinds = [metrics.kind_of(m) for m in self.metrics]
         self.interval_ns = int(options.sample_interval_us) * 1000
         clock_mhz = float(self._gpu.max_sm_clock_mhz or FALLBACK_CLOCK_MHZ)
         self._quiet_cycles = math.ceil(
@@ -333,22 +315,22 @@ class PmMeasurement(CuptiMeasurement):
         timings = super()._timings(kernels, external_ids, runs)
         chunks = self._sampler.drain()
         layout, quiet = self._layout(kernels, external_ids, runs)
-        totals = self._attribute(chunks, layout)
+        totals = region_counters(chunks, layout, self.metrics)
         if self.keep_raw:
             self.raw.append(self._raw(chunks, layout, quiet))
         out = []
         for run, timing in zip(runs, timings, strict=True):
-            names = run.regions or [CELL_REGION]
-            counters: dict[str, dict[str, float]] = {}
+            values: dict[str, dict[str, float]] = {}
             packed: dict[str, bytes] = {}
-            for name in names:
+            for name in run.regions or [CELL_REGION]:
                 found = totals.get((run.seq, name))
                 if found is None:
                     continue
-                counters[name] = self._values(found)
-                if found.t_us:
-                    packed[name] = self._series(found)
-            out.append(dataclasses.replace(timing, counters=counters, series=packed))
+                values[name] = found.values(self.metrics)
+                blob = found.packed_series(self.metrics)
+                if blob is not None:
+                    packed[name] = blob
+            out.append(dataclasses.replace(timing, counters=values, series=packed))
         return out
 
     def _layout(
@@ -384,114 +366,6 @@ class PmMeasurement(CuptiMeasurement):
         ]
         quiet = [(k.start_ns, k.end_ns) for k in by_id.get(QUIET_EXTERNAL_ID, [])]
         return attribution.Layout(regions=regions, busy=busy), quiet
-
-    def _attribute(
-        self, chunks: Sequence[Chunk], layout: attribution.Layout[Key]
-    ) -> dict[Key, _RegionTotals]:
-        width = len(self.metrics)
-        rate = np.array([k == "rate" for k in self._kinds])
-        totals: dict[Key, _RegionTotals] = {}
-        for chunk in chunks:
-            weights = attribution.weigh(chunk.starts, chunk.ends, layout)
-            needed = weights.needed()
-            if len(needed) == 0:
-                continue
-            rows = np.nan_to_num(chunk.values(needed))
-            lengths = (chunk.ends[needed] - chunk.starts[needed]).astype(np.float64)
-            additive = np.where(rate, rows * lengths[:, None], rows)
-            sums = attribution.region_sums(weights, additive)
-            means = attribution.region_means(weights, rows)
-            overlap = np.bincount(
-                weights.region, weights.overlap_ns, minlength=len(weights.keys)
-            )
-            pair_rows = np.searchsorted(needed, weights.sample)
-            for i, key in enumerate(weights.keys):
-                if overlap[i] <= 0:
-                    continue
-                found = totals.setdefault(
-                    key,
-                    _RegionTotals(
-                        sums=np.zeros(width),
-                        ratio_sums=np.zeros(width),
-                        busy_ns=float(weights.busy_ns[i]),
-                    ),
-                )
-                found.sums += sums[key]
-                found.ratio_sums += np.nan_to_num(means[key]) * overlap[i]
-                found.ratio_ns += float(overlap[i])
-                self._points(
-                    found,
-                    weights,
-                    i,
-                    pair_rows=pair_rows,
-                    additive=additive,
-                    rows=rows,
-                    chunk=chunk,
-                )
-        return totals
-
-    def _points(  # noqa: PLR0913  (one region's pairs of one chunk)
-        self,
-        found: _RegionTotals,
-        weights: attribution.Weights[Key],
-        index: int,
-        *,
-        pair_rows: NDArray[np.intp],
-        additive: NDArray[np.float64],
-        rows: NDArray[np.float64],
-        chunk: Chunk,
-    ) -> None:
-        """Add the region's timeline points of one chunk: rates while it ran."""
-        ratio = np.array([k == "ratio" for k in self._kinds])
-        scale = np.array([metrics.timeline_scale(m) for m in self.metrics])
-        first = float(weights.first_ns[index])
-        length = max(float(weights.last_ns[index]) - first, 0.0)
-        for pair in np.flatnonzero(weights.region == index):
-            sample = int(weights.sample[pair])
-            row = int(pair_rows[pair])
-            share = float(weights.share[pair])
-            overlap = float(weights.overlap_ns[pair])
-            # The region's part of the sample over the time it overlapped it: the
-            # rate while its kernels ran (idle and quiet time carried none).
-            rates = share * additive[row] / overlap * scale
-            mid = (float(chunk.starts[sample]) + float(chunk.ends[sample])) / 2 - first
-            found.t_us.append(min(max(mid, 0.0), length) / 1e3)
-            found.points.append(np.where(ratio, rows[row], rates))
-
-    def _values(self, found: _RegionTotals) -> dict[str, float]:
-        """The region's value of each metric in this run (finite ones only)."""
-        out: dict[str, float] = {}
-        for j, (metric, kind) in enumerate(zip(self.metrics, self._kinds, strict=True)):
-            if kind == "count":
-                value = float(found.sums[j])
-            elif kind == "rate":
-                value = (
-                    float(found.sums[j]) / found.busy_ns if found.busy_ns else math.nan
-                )
-            else:
-                value = (
-                    float(found.ratio_sums[j]) / found.ratio_ns
-                    if found.ratio_ns
-                    else math.nan
-                )
-            if math.isfinite(value):
-                out[metric] = value
-        return out
-
-    def _series(self, found: _RegionTotals) -> bytes:
-        order = np.argsort(found.t_us, kind="stable")
-        table = np.array(found.points)[order]
-        return series.pack(
-            series.CounterSeries(
-                metrics=self.metrics,
-                units=tuple(metrics.timeline_unit(m) for m in self.metrics),
-                t_us=tuple(float(found.t_us[i]) for i in order),
-                values=tuple(
-                    tuple(float(v) for v in table[:, j])
-                    for j in range(len(self.metrics))
-                ),
-            )
-        )
 
     def _raw(
         self,

@@ -1,0 +1,165 @@
+"""One collection's samples -> each region's counter values and timeline (pure).
+
+:func:`region_counters` weighs the samples of each decoded chunk against the
+regions' kernels (:mod:`.attribution`), evaluates only the samples some region has a
+share of, and adds up per region, by the kind of each metric (:func:`.metrics.kind_of`):
+
+- *counts*: the region's pro-rata share of each sample;
+- *rates* (``.per_second``, ``.pct_of_peak_sustained_elapsed``): turned into counts
+  by the sample's length, shared, then divided by the region's kernel time -- a rate
+  over the time the region ran, not diluted by the quiet gaps around it;
+- *ratios*: the overlap-weighted mean of the samples that overlap the region.
+
+The timeline point of a sample is the region's share over the time the sample
+overlapped the region's kernels (GB/s for bytes, per second for other counts, the
+value itself for ratios), at the sample's midpoint measured from the region's first
+kernel start (clamped to the region's span).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol, TypeVar
+
+import numpy as np
+
+from nsight_lab.backends.pm import attribution, metrics, series
+
+if TYPE_CHECKING:
+    from collections.abc import Hashable, Sequence
+
+    from numpy.typing import NDArray
+
+K = TypeVar("K", bound="Hashable")
+
+
+class Samples(Protocol):
+    """A decoded chunk (:class:`~.sampler.Chunk`): timestamps, values on demand."""
+
+    @property
+    def starts(self) -> NDArray[np.int64]:
+        """Sample start times (ns)."""
+
+    @property
+    def ends(self) -> NDArray[np.int64]:
+        """Sample end times (ns)."""
+
+    def values(self, indices: NDArray[np.intp]) -> NDArray[np.float64]:
+        """The metric values of the samples ``indices``, one row each."""
+
+
+@dataclass
+class RegionCounters:
+    """What the samples of one collection add up to for one region of one run."""
+
+    sums: NDArray[np.float64]
+    """Count and rate columns: the region's share (rates times the sample's ns)."""
+    ratio_sums: NDArray[np.float64]
+    """Ratio columns: the sum of overlap * value."""
+    ratio_ns: float = 0.0
+    """The overlap the ratio sums are weighted by."""
+    busy_ns: float = 0.0
+    """The region's kernel time (the union of its kernels)."""
+    t_us: list[float] = field(default_factory=list)
+    points: list[NDArray[np.float64]] = field(default_factory=list)
+
+    def values(self, names: Sequence[str]) -> dict[str, float]:
+        """The region's value of each metric (only finite ones)."""
+        out: dict[str, float] = {}
+        for j, name in enumerate(names):
+            kind = metrics.kind_of(name)
+            if kind == "count":
+                value = float(self.sums[j])
+            elif kind == "rate":
+                value = float(self.sums[j]) / self.busy_ns if self.busy_ns else math.nan
+            else:
+                value = (
+                    float(self.ratio_sums[j]) / self.ratio_ns
+                    if self.ratio_ns
+                    else math.nan
+                )
+            if math.isfinite(value):
+                out[name] = value
+        return out
+
+    def packed_series(self, names: Sequence[str]) -> bytes | None:
+        """The region's timeline, packed (:func:`.series.pack`); None without points."""
+        if not self.t_us:
+            return None
+        order = np.argsort(self.t_us, kind="stable")
+        table = np.array(self.points)[order]
+        return series.pack(
+            series.CounterSeries(
+                metrics=tuple(names),
+                units=tuple(metrics.timeline_unit(m) for m in names),
+                t_us=tuple(float(self.t_us[i]) for i in order),
+                values=tuple(
+                    tuple(float(v) for v in table[:, j]) for j in range(len(names))
+                ),
+            )
+        )
+
+
+def region_counters(
+    chunks: Sequence[Samples], layout: attribution.Layout[K], names: Sequence[str]
+) -> dict[K, RegionCounters]:
+    """Each region's counters and timeline points over ``chunks`` (see module doc).
+
+    Args:
+        chunks: The decoded samples, in time order.
+        layout: The regions' kernel intervals and the other busy kernels.
+        names: The metric of each value column.
+
+    Returns:
+        Region key -> its counters, for every region some sample overlaps.
+    """
+    kinds = [metrics.kind_of(m) for m in names]
+    rate = np.array([k == "rate" for k in kinds])
+    ratio = np.array([k == "ratio" for k in kinds])
+    scale = np.array([metrics.timeline_scale(m) for m in names])
+    totals: dict[K, RegionCounters] = {}
+    for chunk in chunks:
+        weights = attribution.weigh(chunk.starts, chunk.ends, layout)
+        needed = weights.needed()
+        if len(needed) == 0:
+            continue
+        rows = np.nan_to_num(chunk.values(needed))
+        lengths = (chunk.ends[needed] - chunk.starts[needed]).astype(np.float64)
+        additive = np.where(rate, rows * lengths[:, None], rows)
+        sums = attribution.region_sums(weights, additive)
+        means = attribution.region_means(weights, rows)
+        overlap = np.bincount(
+            weights.region, weights.overlap_ns, minlength=len(weights.keys)
+        )
+        pair_rows = np.searchsorted(needed, weights.sample)
+        # The region's part of each sample over the time it overlapped the region:
+        # its rate while the region's kernels ran (idle and quiet time carried none).
+        rates = (
+            weights.share[:, None]
+            * additive[pair_rows]
+            / weights.overlap_ns[:, None]
+            * scale
+        )
+        point_values = np.where(ratio, rows[pair_rows], rates)
+        mids = (chunk.starts[weights.sample] + chunk.ends[weights.sample]) / 2
+        for i, key in enumerate(weights.keys):
+            if overlap[i] <= 0:
+                continue
+            found = totals.setdefault(
+                key,
+                RegionCounters(
+                    sums=np.zeros(len(names)),
+                    ratio_sums=np.zeros(len(names)),
+                    busy_ns=float(weights.busy_ns[i]),
+                ),
+            )
+            found.sums += sums[key]
+            found.ratio_sums += np.nan_to_num(means[key]) * overlap[i]
+            found.ratio_ns += float(overlap[i])
+            mine = weights.region == i
+            first = float(weights.first_ns[i])
+            length = max(float(weights.last_ns[i]) - first, 0.0)
+            found.t_us += (np.clip(mids[mine] - first, 0.0, length) / 1e3).tolist()
+            found.points += list(point_values[mine])
+    return totals

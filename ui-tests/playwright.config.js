@@ -1,8 +1,10 @@
 /**
  * Configuration for Playwright using default from @jupyterlab/galata.
  *
- * Two JupyterLab servers, one per project:
+ * Two JupyterLab servers:
  * - `sidebar` (tests/sidebar.spec.ts): JupyterLab with the nsight-lab lab extension.
+ * - `reopen` (tests/reopen.spec.ts): the same server; a saved %%nsight output
+ *   reopened with no kernel, drawn by the extension's mime renderer.
  * - `widget-colab` (tests/magic-widget.spec.ts): the nsight-lab lab extension
  *   disabled, as on Colab (JUPYTER_CONFIG_DIR=colab-config, whose
  *   labconfig/page_config.json disables it); the inline anywidget only.
@@ -43,6 +45,11 @@ module.exports = {
     {
       name: 'sidebar',
       testMatch: 'sidebar.spec.ts',
+      use: { baseURL: `http://localhost:${LAB_PORT}` }
+    },
+    {
+      name: 'reopen',
+      testMatch: 'reopen.spec.ts',
       use: { baseURL: `http://localhost:${LAB_PORT}` }
     },
     {

@@ -3,7 +3,8 @@
 ":func:`run_checks` probes every backend of the registry
 (:func:`nsight_lab.backends.probe_all`: can it measure here, and if not why) and asks
 :mod:`nsight_lab.gpu.stack` one question per topic (GPU, driver, NVML, torch, ncu,
-ncu_report, nsight-python, counter permission, CUPTI), turning each answer into a
+ncu_report, nsight-python, counter permission, CUPTI; PM sampling is asked of the pm
+backend, which tries to start it), turning each answer into a
 :class:`Check` with what to do. What works comes first (the ``cpu`` backend always
 does), then what is missing here. It never raises: a probe that fails unexpectedly
 becomes an ``"error"`` check naming the exception. :func:`format_checks` writes the
@@ -82,8 +83,8 @@ def run_checks() -> list[Check]:
     Returns:
         One :class:`Check` per backend (``backend cpu``, ``backend events``, ...,
         in registry order), then one per topic: GPU, driver, NVML, torch, ncu,
-        ncu_report, nsight-python, counter permission, CUPTI. Those with status
-        ``"ok"`` come first, each group in that order.
+        ncu_report, nsight-python, counter permission, CUPTI, PM sampling. Those
+        with status ``"ok"`` come first, each group in that order.
 
     Raises:
         Nothing: every failure becomes a :class:`Check` with status ``"error"``.
@@ -117,6 +118,7 @@ def run_checks() -> list[Check]:
         ("nsight-python", lambda: _check_nsight_python(ncu)),
         ("counter permission", _check_counter_permission),
         ("CUPTI", _check_cupti),
+        ("PM sampling", _check_pm_sampling),
     ]
     checks = [_run_step(name, step) for name, step in steps]
     return sorted(checks, key=lambda check: check.status != "ok")  # stable
@@ -336,3 +338,11 @@ def _check_counter_permission() -> Check:
 def _check_cupti() -> Check:
     found = gpu_stack.cupti_status()
     return Check("CUPTI", "ok" if found.ok else "missing", found.detail, found.hint)
+
+
+def _check_pm_sampling() -> Check:
+    """The pm backend, tried for real: PM sampling starts and takes its counters."""
+    from nsight_lab.backends.pm.availability import diagnose
+
+    found = diagnose()
+    return Check("PM sampling", found.status, found.detail, found.hint)

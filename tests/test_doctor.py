@@ -26,6 +26,7 @@ TOPICS = [
     "nsight-python",
     "counter permission",
     "CUPTI",
+    "PM sampling",
 ]
 NCU_2025_OUTPUT = """\
 NVIDIA (R) Nsight Compute Command Line Profiler

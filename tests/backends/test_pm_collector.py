@@ -18,8 +18,8 @@ import pytest
 from nsight_lab.backends import BACKENDS
 from nsight_lab.backends.base import Availability, RunKey
 from nsight_lab.backends.cupti import IDS_PER_RUN, KernelActivity, PendingRun
+from nsight_lab.backends.pm import availability, errors
 from nsight_lab.backends.pm import collector as pm
-from nsight_lab.backends.pm import errors
 from nsight_lab.backends.pm.attribution import covered, merge_spans
 from nsight_lab.backends.pm.metrics import DEFAULT_OPTION_METRICS
 from nsight_lab.backends.pm.sampler import Chunk
@@ -330,7 +330,7 @@ def test_cannot_measure_never_raises(monkeypatch: pytest.MonkeyPatch) -> None:
         msg = "backend 'pm' is unavailable: no CUDA GPU visible"
         raise BackendUnavailableError(msg)
 
-    monkeypatch.setattr(pm, "require_cuda", no_gpu)
+    monkeypatch.setattr(availability, "require_cuda", no_gpu)
     assert pm.cannot_measure(("dram__bytes_read.sum",)) == (
         "backend 'pm' is unavailable: no CUDA GPU visible"
     )

@@ -27,7 +27,7 @@ import dataclasses
 import logging
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from nsight_lab.backends.base import Availability
 from nsight_lab.backends.cupti import (
@@ -39,16 +39,15 @@ from nsight_lab.backends.cupti import (
 )
 from nsight_lab.backends.gpu import require_cuda
 from nsight_lab.backends.inprocess import InProcessCollector
-from nsight_lab.backends.pm import attribution, errors, metrics
+from nsight_lab.backends.pm import attribution, errors
+from nsight_lab.backends.pm.availability import CHECKS, cannot_measure
 from nsight_lab.backends.pm.counters import region_counters
 from nsight_lab.backends.pm.sampler import (
     Chunk,
-    CuptiMetricsHost,
     PmSampler,
-    chip_name,
     cupti_version,
 )
-from nsight_lab.errors import BackendUnavailableError, NsightLabError, OptionError
+from nsight_lab.errors import BackendUnavailableError, OptionError
 from nsight_lab.regions import CELL_REGION
 
 if TYPE_CHECKING:
@@ -71,79 +70,6 @@ FLUSH_INTERVAL_S = 0.1
 
 Key = tuple[int, str]
 """A region of a batch: (run sequence number, region name)."""
-
-
-def _device_name(torch: Any, index: int) -> str:  # noqa: ANN401  (the torch module)
-    return str(torch.cuda.get_device_properties(index).name)
-
-
-class _Checks:
-    """Per-process answers: can PM sampling start here, which metrics fit together."""
-
-    def __init__(self) -> None:
-        self.startable: dict[int, str | None] = {}
-        self.by_device: dict[str, metrics.MetricCheck] = {}
-
-    def check(self, torch: Any, index: int) -> metrics.MetricCheck:  # noqa: ANN401
-        """The metric check of CUDA device ``index`` (its verdicts cached in the store).
-
-        Raises:
-            BackendUnavailableError: CUPTI cannot name the device's chip.
-        """
-        name = _device_name(torch, index)
-        found = self.by_device.get(name)
-        if found is None:
-            from nsight_lab.store.run_store import RunStore
-
-            store: metrics.MetricsCache | None
-            try:
-                store = RunStore()
-            except NsightLabError as exc:
-                logger.warning("[nsight-lab] PM metric verdicts not cached: %s", exc)
-                store = None
-            found = metrics.MetricCheck(name, CuptiMetricsHost(chip_name(index)), store)
-            self.by_device[name] = found
-        return found
-
-    def start_problem(self, index: int) -> str | None:
-        """Why PM sampling cannot be enabled on device ``index`` (tried once)."""
-        if index not in self.startable:
-            try:
-                from cupti import pm_sampling
-
-                probe = pm_sampling.Collector(index)
-                probe.enable()
-                probe.disable()
-            except Exception as exc:  # noqa: BLE001  (the reason is the answer)
-                self.startable[index] = str(errors.explain(exc, started=False))
-            else:
-                self.startable[index] = None
-        return self.startable[index]
-
-
-_CHECKS = _Checks()
-
-
-def cannot_measure(wanted: tuple[str, ...]) -> str | None:
-    """Why PM sampling cannot take ``wanted`` on this GPU, or None; never raises.
-
-    The first call on a device enables PM sampling once to see that it starts
-    (permission, nvperf libraries, driver) and asks the profiler host API about the
-    metrics; later calls read the verdicts (kept per device in the store).
-    """
-    try:
-        torch = require_cuda("pm")
-        index = int(torch.cuda.current_device())
-        problem = _CHECKS.start_problem(index)
-        if problem is not None:
-            return problem
-        return _CHECKS.check(torch, index).why_not(wanted)
-    except Exception as exc:  # noqa: BLE001  (a probe never raises)
-        return (
-            str(exc)
-            if isinstance(exc, NsightLabError)
-            else f"{type(exc).__name__}: {exc}"
-        )
 
 
 class PmBackend(InProcessCollector):
@@ -238,7 +164,7 @@ class PmMeasurement(CuptiMeasurement):
 
     def _open_sampler(self, options: ProfileOptions) -> None:
         index = int(self._gpu.device)
-        check = _CHECKS.check(self._torch, index)
+        check = CHECKS.check(self._torch, index)
         wanted = list(options.extra_metrics)
         if "--metrics" in options.given:
             refused = check.why_not(tuple(wanted))

@@ -1,0 +1,171 @@
+"""Can PM sampling run here, and on which metrics: the plan's question, the doctor's.
+
+The ``pm`` probe is cheap (cupti-python's version, a CUDA GPU, counter permission);
+the rest is asked only when counters are: :func:`cannot_measure` (what
+``Availability.cannot_measure`` of the probe points to) enables PM sampling once per
+process and device to see that it starts (permission, nvperf libraries, driver) and
+checks the metrics through the profiler host API, the verdicts kept per device in the
+store (:class:`~.metrics.MetricCheck`). :func:`diagnose` is ``%nsight doctor``'s
+"PM sampling" line: all of it, as a status, what was found and what to do.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from nsight_lab.backends.gpu import require_cuda
+from nsight_lab.backends.pm import errors, metrics
+from nsight_lab.backends.pm.sampler import CuptiMetricsHost, chip_name, cupti_version
+from nsight_lab.errors import NsightLabError
+
+logger = logging.getLogger(__name__)
+
+
+def _device_name(torch: Any, index: int) -> str:  # noqa: ANN401  (the torch module)
+    return str(torch.cuda.get_device_properties(index).name)
+
+
+class Checks:
+    """Per-process answers: can PM sampling start here, which metrics fit together."""
+
+    def __init__(self) -> None:
+        """Nothing asked yet."""
+        self.startable: dict[int, str | None] = {}
+        self.by_device: dict[str, metrics.MetricCheck] = {}
+
+    def check(self, torch: Any, index: int) -> metrics.MetricCheck:  # noqa: ANN401
+        """The metric check of CUDA device ``index`` (its verdicts cached in the store).
+
+        Raises:
+            BackendUnavailableError: CUPTI cannot name the device's chip.
+        """
+        name = _device_name(torch, index)
+        found = self.by_device.get(name)
+        if found is None:
+            from nsight_lab.store.run_store import RunStore
+
+            store: metrics.MetricsCache | None
+            try:
+                store = RunStore()
+            except NsightLabError as exc:
+                logger.warning("[nsight-lab] PM metric verdicts not cached: %s", exc)
+                store = None
+            host = CuptiMetricsHost(chip_name(index))
+            found = metrics.MetricCheck(name, host, store)
+            self.by_device[name] = found
+        return found
+
+    def start_problem(self, index: int) -> str | None:
+        """Why PM sampling cannot be enabled on device ``index`` (tried once)."""
+        if index not in self.startable:
+            try:
+                from cupti import pm_sampling
+
+                probe = pm_sampling.Collector(index)
+                probe.enable()
+                probe.disable()
+            except Exception as exc:  # noqa: BLE001  (the reason is the answer)
+                self.startable[index] = str(errors.explain(exc, started=False))
+            else:
+                self.startable[index] = None
+        return self.startable[index]
+
+
+CHECKS = Checks()
+"""This process's answers (CUPTI's state is per process too)."""
+
+
+def _said(exc: BaseException) -> str:
+    return (
+        str(exc) if isinstance(exc, NsightLabError) else f"{type(exc).__name__}: {exc}"
+    )
+
+
+def cannot_measure(wanted: tuple[str, ...]) -> str | None:
+    """Why PM sampling cannot take ``wanted`` on this GPU, or None; never raises.
+
+    The first call on a device enables PM sampling once to see that it starts
+    (permission, nvperf libraries, driver) and asks the profiler host API about the
+    metrics; later calls read the verdicts (kept per device in the store).
+    """
+    try:
+        torch = require_cuda("pm")
+        index = int(torch.cuda.current_device())
+        problem = CHECKS.start_problem(index)
+        if problem is not None:
+            return problem
+        return CHECKS.check(torch, index).why_not(wanted)
+    except Exception as exc:  # noqa: BLE001  (a probe never raises)
+        return _said(exc)
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """The doctor's line about PM sampling."""
+
+    status: Literal["ok", "warn", "missing", "error"]
+    detail: str
+    hint: str = ""
+
+
+def _prerequisite_missing() -> Diagnosis | None:
+    """cupti-python >= 13.4, a CUDA GPU, counter permission: what is missing."""
+    problem = errors.version_problem(cupti_version())
+    if problem is not None:
+        reason, _, hint = problem.partition("; ")
+        return Diagnosis("missing", reason, hint)
+    try:
+        require_cuda("pm")
+    except NsightLabError as exc:
+        reason = str(exc).removeprefix("backend 'pm' is unavailable: ")
+        what, _, hint = reason.partition("; ")
+        return Diagnosis("missing", what, hint)
+    from nsight_lab.gpu import stack
+
+    if stack.counter_permission().ok is False:
+        return Diagnosis(
+            "error", "GPU performance counters are for admins only", errors.PERMISSION
+        )
+    return None
+
+
+def diagnose() -> Diagnosis:
+    """Whether PM sampling works here, the exact reason if not, and what to do.
+
+    Tries everything the backend needs, in order: cupti-python >= 13.4, a CUDA GPU,
+    counter permission, enabling PM sampling (nvperf libraries, driver, GPU), the
+    chip's name, and whether the default counters fit in one pass.
+
+    Raises:
+        Nothing.
+    """
+    missing = _prerequisite_missing()
+    if missing is not None:
+        return missing
+    try:
+        torch = require_cuda("pm")
+        index = int(torch.cuda.current_device())
+        problem = CHECKS.start_problem(index)
+        if problem is not None:
+            why = problem.removeprefix("backend 'pm' is unavailable: ")
+            return Diagnosis("error", f"PM sampling does not start: {why}")
+        check = CHECKS.check(torch, index)
+        refused = check.why_not(metrics.DEFAULT_METRICS)
+    except Exception as exc:  # noqa: BLE001  (the doctor reports, it never raises)
+        return Diagnosis(
+            "error",
+            f"PM sampling check failed: {_said(exc)}",
+            "please report this as an nsight-lab bug, with this output",
+        )
+    where = f"{check.host.chip} ({check.device}), cupti-python {cupti_version()}"
+    if refused is not None:
+        return Diagnosis(
+            "warn",
+            f"PM sampling works on {where}; not all default counters fit: {refused}",
+            "--backend pm samples those that fit together and notes the rest",
+        )
+    return Diagnosis(
+        "ok", f"PM sampling works on {where}; the default counters fit in one pass"
+    )

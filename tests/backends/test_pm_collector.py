@@ -112,6 +112,8 @@ def measurement(
     m.interval_ns = 20 * US
     m.keep_raw = False
     m.raw = []
+    m.quiet_gaps = True
+    m.cost = pm.Cost()
     m.notes = []
     return m
 
@@ -200,9 +202,19 @@ def batch() -> tuple[list[KernelActivity], dict[int, int], list[PendingRun], Chu
         starts=starts.astype(np.int64),
         ends=ends.astype(np.int64),
         full=False,
-        _values={i: values[i] for i in range(len(starts))},
+        _data=Evaluates(values),  # type: ignore[arg-type]
     )
     return kernels, ext, runs, chunk
+
+
+class Evaluates:
+    """Stands in for CUPTI's CounterData: a sample's values when asked for."""
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.table = values
+
+    def __getitem__(self, index: int) -> Any:
+        return type("Sample", (), {"metric_values": list(self.table[index])})()
 
 
 def test_counters_per_region_and_run_are_the_known_numbers() -> None:
@@ -244,6 +256,28 @@ def test_the_whole_cell_is_one_region_when_it_has_none() -> None:
     (timing,) = m._timings(kernels, ext, [run])
     assert timing.counters == {CELL_REGION: {"dram__bytes_read.sum": 11.0}}
     assert CELL_REGION in timing.series
+
+
+def test_without_quiet_gaps_no_spin_is_launched() -> None:
+    calls = Calls()
+    m = measurement(calls)
+    m.quiet_gaps = False
+    m.begin_run(RunKey(0, 0))
+    m.enter_region("a")
+    m.exit_region("a")
+    m.end_run(0.0)
+    assert not any(c.startswith("spin") for c in calls.log)
+
+
+def test_the_host_cost_is_counted() -> None:
+    kernels, ext, runs, chunk = batch()
+    m = measurement()
+    m._sampler = FakeSampler([chunk])
+    m._timings(kernels, ext, runs)
+    assert m.cost.drains == 1
+    assert m.cost.samples_decoded == len(chunk)
+    # Only the samples that overlap a region were needed (not the flush-only ones).
+    assert 0 < m.cost.samples_evaluated < len(chunk)
 
 
 def test_raw_batches_keep_what_a_fixture_needs() -> None:

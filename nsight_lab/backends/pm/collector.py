@@ -26,6 +26,7 @@ import contextlib
 import dataclasses
 import logging
 import math
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -139,6 +140,27 @@ class RawBatch:
     quiet: list[list[int]] = field(default_factory=list)
 
 
+@dataclass
+class Cost:
+    """Where the pm backend's own host time goes (the benchmark reports it)."""
+
+    drains: int = 0
+    drain_s: float = 0.0
+    """Stopping, decoding and restarting PM sampling."""
+    attribute_s: float = 0.0
+    """Weighing the samples and evaluating the ones regions need (CUPTI host API)."""
+    samples_decoded: int = 0
+    samples_evaluated: int = 0
+
+    def add(self, chunks: Sequence[Chunk], drain_s: float, attribute_s: float) -> None:
+        """Count one collection."""
+        self.drains += 1
+        self.drain_s += drain_s
+        self.attribute_s += attribute_s
+        self.samples_decoded += sum(len(c) for c in chunks)
+        self.samples_evaluated += sum(c.evaluated for c in chunks)
+
+
 class PmMeasurement(CuptiMeasurement):
     """One profile: CUPTI activity for the durations, PM sampling for the counters."""
 
@@ -161,6 +183,9 @@ class PmMeasurement(CuptiMeasurement):
         self.keep_raw = False
         """Keep every collection's samples and kernel intervals in :attr:`raw`."""
         self.raw: list[RawBatch] = []
+        self.quiet_gaps = True
+        """False leaves the spins out: only to measure what the gaps buy."""
+        self.cost = Cost()
 
     def _open_sampler(self, options: ProfileOptions) -> None:
         index = int(self._gpu.device)
@@ -202,6 +227,8 @@ class PmMeasurement(CuptiMeasurement):
 
     def _quiet(self) -> None:
         """Launch the DRAM-quiet spin, tagged so the attribution leaves it out."""
+        if not self.quiet_gaps:
+            return
         self._push(QUIET_EXTERNAL_ID)
         try:
             self._torch.cuda._sleep(self._quiet_cycles)  # noqa: SLF001
@@ -239,9 +266,12 @@ class PmMeasurement(CuptiMeasurement):
     ) -> list[RunTiming]:
         """The cupti timings, each region given its counters and timeline."""
         timings = super()._timings(kernels, external_ids, runs)
+        started = time.perf_counter()
         chunks = self._sampler.drain()
+        drained = time.perf_counter()
         layout, quiet = self._layout(kernels, external_ids, runs)
         totals = region_counters(chunks, layout, self.metrics)
+        self.cost.add(chunks, drained - started, time.perf_counter() - drained)
         if self.keep_raw:
             self.raw.append(self._raw(chunks, layout, quiet))
         out = []

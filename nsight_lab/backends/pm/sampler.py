@@ -94,6 +94,11 @@ class Chunk:
         """The number of samples."""
         return len(self.starts)
 
+    @property
+    def evaluated(self) -> int:
+        """How many samples' metric values have been evaluated."""
+        return len(self._values)
+
     @classmethod
     def read(cls, data: CounterDataLike, max_samples: int) -> Chunk:
         """Take the timestamps of a decoded image (evaluating nothing if it can).

@@ -111,3 +111,13 @@ def test_when_it_works_it_names_the_chip_and_the_defaults(
     if status == "warn":
         assert "fit together" in found.detail
         assert "notes the rest" in found.hint
+
+
+def test_metric_verdicts_are_kept_in_the_run_store() -> None:
+    cache = availability.StoreCache()
+    assert cache.cache_get("pm-metrics:X") is None
+    cache.cache_put("pm-metrics:X", {"version": 1, "chip": "GH100"})
+    assert cache.cache_get("pm-metrics:X") == {"version": 1, "chip": "GH100"}
+    check = MetricCheck("X", Host(8), cache)
+    assert check.why_not(("dram__bytes_read.sum",)) is None
+    assert "dram__bytes_read.sum" in cache.cache_get("pm-metrics:X")["accepted"]

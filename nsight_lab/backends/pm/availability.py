@@ -11,7 +11,6 @@ store (:class:`~.metrics.MetricCheck`). :func:`diagnose` is ``%nsight doctor``'s
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -20,11 +19,27 @@ from nsight_lab.backends.pm import errors, metrics
 from nsight_lab.backends.pm.sampler import CuptiMetricsHost, chip_name, cupti_version
 from nsight_lab.errors import NsightLabError
 
-logger = logging.getLogger(__name__)
-
 
 def _device_name(torch: Any, index: int) -> str:  # noqa: ANN401  (the torch module)
     return str(torch.cuda.get_device_properties(index).name)
+
+
+class StoreCache:
+    """The run store's cache, opened for each read or write: nothing stays open."""
+
+    def cache_get(self, key: str) -> Any:  # noqa: ANN401  (any JSON value)
+        """The JSON value under ``key``, or None."""
+        from nsight_lab.store.run_store import RunStore
+
+        with RunStore() as store:
+            return store.cache_get(key)
+
+    def cache_put(self, key: str, value: Any) -> None:  # noqa: ANN401
+        """Keep ``value`` under ``key``."""
+        from nsight_lab.store.run_store import RunStore
+
+        with RunStore() as store:
+            store.cache_put(key, value)
 
 
 class Checks:
@@ -44,16 +59,8 @@ class Checks:
         name = _device_name(torch, index)
         found = self.by_device.get(name)
         if found is None:
-            from nsight_lab.store.run_store import RunStore
-
-            store: metrics.MetricsCache | None
-            try:
-                store = RunStore()
-            except NsightLabError as exc:
-                logger.warning("[nsight-lab] PM metric verdicts not cached: %s", exc)
-                store = None
             host = CuptiMetricsHost(chip_name(index))
-            found = metrics.MetricCheck(name, host, store)
+            found = metrics.MetricCheck(name, host, StoreCache())
             self.by_device[name] = found
         return found
 

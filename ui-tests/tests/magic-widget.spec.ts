@@ -26,6 +26,7 @@ import * as path from 'path';
 
 import {
   runningKernels,
+  savedNotebookText,
   setSource,
   shutdownKernels,
   startActiveCell
@@ -162,6 +163,11 @@ test('%%nsight shows live progress and charts, then a static page that reopening
 
   // Save (with widget state), stop the kernel, reopen with no kernel: the same page.
   await page.notebook.save();
+  // The widget was closed at the end: none of its state (its 1 MB bundle, the
+  // figures) is saved, widget state on or not.
+  const saved = await savedNotebookText(page, `${tmpPath}/magic-widget.ipynb`);
+  expect(saved).not.toContain('nsight_lab.views.widget.NsightWidget');
+  expect(saved.length).toBeLessThan(150000);
   await page.notebook.close();
   await shutdownKernels(page);
   await page.evaluate(async path => {

@@ -86,3 +86,16 @@ export async function savedOutputs(
     return cells.map(cell => (cell.outputs ?? []) as ISavedOutput[]);
   }, path);
 }
+
+/** The notebook saved at `path`, as JSON text (read from the server). */
+export async function savedNotebookText(
+  page: IJupyterLabPageFixture,
+  path: string
+): Promise<string> {
+  return page.evaluate(async path => {
+    const model = await window.jupyterapp.serviceManager.contents.get(path, {
+      content: true
+    });
+    return JSON.stringify(model.content);
+  }, path);
+}

@@ -734,12 +734,15 @@ OPTIONS: tuple[Option, ...] = (
         "--metrics",
         "M1,M2",
         "metrics",
-        f"Nsight Compute metrics (beyond {TIME_METRIC}: ncu backend)",
+        f"Nsight Compute metrics (beyond {TIME_METRIC}: pm or ncu backend)",
         "Nsight Compute metric names (`dram__bytes_read.sum`, ...); anything beyond "
-        f"`{TIME_METRIC}` runs the `ncu` backend. With `--backend ncu` and no "
+        f"`{TIME_METRIC}` runs the `pm` backend when PM sampling takes them all "
+        "in one pass, else the `ncu` backend. With `--backend ncu` and no "
         "`--metrics`, the roofline set (DRAM bytes, FP32/FP64/FP16 instruction and "
-        "tensor-path op counters) is collected. An unknown name gets close names "
-        "from `ncu --query-metrics`",
+        "tensor-path op counters) is collected; with `--backend pm`, DRAM and L2 "
+        "bytes, tensor-pipe activity, SM cycles active and PCIe bytes. An unknown "
+        "name gets close names from `ncu --query-metrics` (ncu) or the chip's PM "
+        "sampling metrics (pm)",
         read=_read_metrics,
     ),
     Option(

@@ -11,9 +11,11 @@ import pytest
 
 from nsight_lab.figures import CHART_ORDER
 from nsight_lab.views.bundle import MIME_TYPE
+from nsight_lab.views.live import CLOSED_ESM
 from nsight_lab.views.progress import make_progress
 from nsight_lab.views.widget import STATIC_DIR, NsightWidget
 
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 ALL_VIEWS = [WIDGET_VIEW, "text/plain", "text/html"]
 """What a notebook front end shows (the test session's shell is a terminal one)."""
@@ -214,6 +216,18 @@ def test_the_saved_output_is_the_final_bundle_without_the_widget(executed: Path)
     # The live widget's output was replaced by the final bundle: no widget view,
     # so nothing to say "model not found" after reopening.
     assert not [o for o in outputs if WIDGET_VIEW in o.get("data", {})]
+    # nbclient saves the last state of closed widgets too: ours was emptied before
+    # closing, so the notebook carries neither its 1 MB ESM nor its live figures.
+    states = nb.metadata["widgets"][WIDGET_STATE]["state"].values()
+    ours = [
+        s["state"]
+        for s in states
+        if s["state"].get("_anywidget_id") == "nsight_lab.views.widget.NsightWidget"
+    ]
+    assert len(ours) == 1
+    assert ours[0]["_esm"] == CLOSED_ESM
+    assert ours[0]["figures"] == {}
+    assert executed.stat().st_size < 150_000
     finals = [o for o in outputs if MIME_TYPE in o.get("data", {})]
     assert len(finals) == 1
     data = finals[0]["data"]

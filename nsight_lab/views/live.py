@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from nsight_lab.runner import Progress
 
 __all__ = [
+    "CLOSED_ESM",
     "MAX_POINTS",
     "MAX_UPDATES_PER_S",
     "MIN_UPDATE_INTERVAL_S",
@@ -62,6 +63,8 @@ MAX_POINTS = 2000
 """Points per trace: the latest ones while running, evenly thinned at the end."""
 CHECKPOINT_MIN_POINTS = 256
 """Points appended before the first re-send of the whole live figures."""
+CLOSED_ESM = "export default { render() {} };"
+"""The front-end module of a widget whose output was replaced (it has no view)."""
 
 
 class WidgetView:
@@ -321,7 +324,11 @@ class WidgetView:
         """Put ``bundle`` in the widget's place (or show it) and close the widget.
 
         The output is replaced before the widget's comm closes, so the front end
-        never shows a closed widget's view in between.
+        never shows a closed widget's view in between. Before closing, the widget's
+        front-end state is emptied (its ~1 MB ESM bundle swapped for
+        :data:`CLOSED_ESM`, the live figures dropped): nbclient (``nbconvert
+        --execute``, papermill) saves the last state of every widget, closed or
+        not, into the notebook; JupyterLab saves open widgets only.
         """
         if not self._show:
             return
@@ -331,4 +338,8 @@ class WidgetView:
             display(bundle, raw=True)
         else:
             self._handle.update(bundle, raw=True)
+            with self.widget.hold_sync():
+                self.widget._esm = CLOSED_ESM  # noqa: SLF001  (anywidget's trait)
+                self.widget.figures = {}
+                self.widget.append = {}
         self.widget.close()

@@ -148,6 +148,14 @@ for (const [theme, other] of [
     test.setTimeout(240000);
     const name = `reopen-${tag}.ipynb`;
     const path = `${tmpPath}/${name}`;
+    // Errors of the widget's or the renderer's code, as the page logs them.
+    const errors: string[] = [];
+    page.on('console', message => {
+      const text = message.text();
+      if (message.type() === 'error' && /anywidget|nsight/i.test(text)) {
+        errors.push(text);
+      }
+    });
     await setTheme(page, theme);
     await page.notebook.createNew(name);
     await runCode(page, 0, '%load_ext nsight_lab');
@@ -195,6 +203,8 @@ for (const [theme, other] of [
     await expectChartsIn(page, !dark);
     await setTheme(page, theme);
     await expectChartsIn(page, dark);
+    // Replacing the live widget (its module swapped, then closed) logged nothing.
+    expect(errors).toEqual([]);
     writeResult(`reopen-${tag}.json`, {
       theme,
       saved_output_bytes: bytes,

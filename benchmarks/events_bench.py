@@ -151,9 +151,9 @@ def main(out_dir: Path) -> dict[str, Any]:
                     "fixed_cost_ours_ms": (wall_ours - per_run_ours * R2) * 1e3,
                     "sm_clock_mhz": [
                         float(row["SMClockMHzMin"]),
-                        float(row["ComputeClock"]),
+                        float(row["SMClockMHz"]),
                     ],
-                    "mem_clock_mhz": float(row["MemoryClock"]),
+                    "mem_clock_mhz": float(row["MemoryClockMHz"]),
                     "temperature_c": [
                         float(row["TemperatureC"]),
                         float(row["TemperatureCMax"]),

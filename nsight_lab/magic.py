@@ -11,11 +11,10 @@ marked, their traceback starting at the user's frames (nsight-lab's are cut off)
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
-import socket
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,25 +22,21 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 
 from nsight_lab import wait_for_warm_up
-from nsight_lab.errors import MeasurementError, NsightLabError, OptionError
+from nsight_lab.errors import NsightLabError, OptionError
 from nsight_lab.regions import install_nsight_shim
+from nsight_lab.session import MAX_MESSAGE_CHARS
 
 if TYPE_CHECKING:
     import types
-    from collections.abc import Sequence
 
     import pandas as pd
     from IPython.core.interactiveshell import InteractiveShell
 
-    from nsight_lab.backends import CellCode, Collector, Output
-    from nsight_lab.plan import Plan
-    from nsight_lab.records import RunRecord, SessionStatus
+    from nsight_lab.backends import CellCode
+    from nsight_lab.options import ProfileOptions
+    from nsight_lab.plan import ConfigList, Plan
     from nsight_lab.results import UserDerive
     from nsight_lab.roofline.placement import Peaks
-    from nsight_lab.runner import Progress
-    from nsight_lab.store.run_store import RunStore
-    from nsight_lab.store.writer import StoreWriter
-    from nsight_lab.views.live import WidgetView
 
 LINE_COMMANDS = (
     "%nsight doctor | history [N] | show ID | peaks [--cpu] [--refresh] | help"
@@ -223,6 +218,9 @@ class NsightMagics(Magics):
         from nsight_lab.backends import get_collector, probe_all
         from nsight_lab.options import check_bindings, parse_options
         from nsight_lab.plan import make_plan
+        from nsight_lab.records import TIME_METRIC
+        from nsight_lab.results import DeriveFailures, DeriveSpec
+        from nsight_lab.session import ProfileRequest, profile
         from nsight_lab.store.run_store import RunStore
 
         if line.strip() in {"--help", "-h"}:
@@ -233,16 +231,49 @@ class NsightMagics(Magics):
         options = parse_options(line)
         check_bindings(options, shell.user_ns)
         _check_cell_text(cell)
-        functions = _derive_functions(options.derive, shell.user_ns)
-        plan = make_plan(options, probe_all())
+        functions, notes = _derive_functions(options.derive, shell.user_ns)
+        options = _resolve_combine(options, shell.user_ns)
+        config_list = _config_list(options.configs_from, shell.user_ns)
+        plan = make_plan(options, probe_all(), config_list)
+        if any(name in functions for name in ("tflops", "gbps")):
+            # A notebook function replaces the model: no counting pass for it.
+            builtin = [d for d in options.derive if d in {"tflops", "gbps"}]
+            plan = replace(plan, model_work=any(d not in functions for d in builtin))
+        _check_isolated_configs(plan)
         collector = get_collector(plan.backend)
         code = self._cell_code(cell)
         install_nsight_shim()
+        label = _file_label(options.name or "cell")
+        request = ProfileRequest(
+            derive=DeriveSpec(
+                names=options.derive,
+                functions=functions,
+                inputs=options.extra_metrics or (TIME_METRIC,),
+                failures=DeriveFailures(),
+            ),
+            notebook=_notebook_path(shell.user_ns),
+            display="none" if options.quiet else "widget",
+            config_values=plan.bindings,
+            csv_tag=lambda session_id: f"{label}-{session_id}",
+            notes=notes,
+        )
         with RunStore() as store:
-            frame = self._profile(plan, code, functions, store, collector)
+            done = profile(
+                plan,
+                code,
+                collector=collector,
+                store=store,
+                request=request,
+                on_session=self._session_began,
+            )
+        for path in done.csv_files:
+            print(f"nsight-lab: wrote {path}", file=sys.stderr)  # noqa: T201
         if options.out:
-            shell.user_ns[options.out] = frame
-        return None if options.quiet else frame
+            shell.user_ns[options.out] = done.frame
+        return None if options.quiet else done.frame
+
+    def _session_began(self, session_id: int) -> None:
+        self.last_session_id = session_id
 
     def _cell_code(self, cell: str) -> CellCode:
         """The cell as typed, as plain Python and compiled, with the user namespace."""
@@ -259,213 +290,7 @@ class NsightMagics(Magics):
             namespace=shell.user_ns,
         )
 
-    def _profile(
-        self,
-        plan: Plan,
-        cell: CellCode,
-        functions: dict[str, UserDerive],
-        store: RunStore,
-        collector: Collector,
-    ) -> pd.DataFrame:
-        """Let ``collector`` measure the cell into a new session; build the results.
 
-        Nothing measured is deleted: a failure after runs finished leaves the session
-        ``failed`` with its runs, and the error names it; only a bad option found
-        before any run finished leaves nothing behind.
-        """
-        from nsight_lab.results import DeriveFailures, to_dataframe
-        from nsight_lab.roofline.placement import place_session
-        from nsight_lab.store.writer import StoreWriter
-
-        shell = self.shell
-        assert shell is not None  # noqa: S101
-        options = plan.options
-        writer = StoreWriter(store)
-        notebook = _notebook_path(shell.user_ns)
-        target = _SessionTarget(plan, cell, store, writer, notebook)
-        derive_failures = DeriveFailures()
-        try:
-            with writer:
-                records = collector.collect(plan, cell, target.output())
-            session_id = target.session_id()
-            frame = to_dataframe(
-                records,
-                store.get_session(session_id),
-                options.param_names,
-                derive=options.derive,
-                functions=functions,
-                normalize_against=options.normalize_against,
-                peaks=target.peaks,
-                derive_failures=derive_failures,
-            )
-        except BaseException as exc:
-            target.fail(exc)
-            raise
-        finally:
-            if target.id is not None:
-                self.last_session_id = target.id
-        store.finish_session(session_id, "completed")
-        if derive_failures:
-            # The durations stand; each failing derive function and config gets one
-            # line, in the session's notes and under the cell.
-            frame.attrs["notes"] = derive_failures.notes()
-            for note in frame.attrs["notes"]:
-                store.add_note(session_id, note)
-                print(f"nsight-lab session {session_id}: {note}", file=sys.stderr)  # noqa: T201
-        if target.display is not None:
-            placed = place_session(records, target.peaks) if target.peaks else []
-            target.display.finish(frame, records, placed, target.peaks)
-        return frame
-
-
-class _SessionTarget:
-    """Where one profile's records go: its session, the store writer, the live view.
-
-    The collector opens the session through :meth:`begin` once it knows the device; a
-    failure after that keeps the session and its runs (:meth:`fail`).
-    """
-
-    def __init__(
-        self,
-        plan: Plan,
-        cell: CellCode,
-        store: RunStore,
-        writer: StoreWriter,
-        notebook: str | None,
-    ) -> None:
-        """Prepare to open a session for ``plan`` when the collector begins."""
-        self._plan = plan
-        self._cell = cell
-        self._store = store
-        self._writer = writer
-        self._notebook = notebook
-        self.id: int | None = None
-        self.display: WidgetView | None = None
-        self.peaks: Peaks | None = None
-        self.done: list[RunRecord] = []
-
-    def output(self) -> Output:
-        """The hooks handed to the collector."""
-        from nsight_lab.backends import Output
-
-        quiet = self._plan.options.quiet
-        return Output(self.begin, self.sink, None if quiet else self.progress)
-
-    def begin(self, device_name: str | None, notes: Sequence[str]) -> int:
-        """Create the session, show the live view; return the session id."""
-        from nsight_lab.backends import backend_entry
-        from nsight_lab.roofline.peaks import known_peaks
-
-        plan, options = self._plan, self._plan.options
-        session = self._store.create_session(
-            backend=plan.backend,
-            backend_reason=plan.backend_reason,
-            name=options.name,
-            notebook=self._notebook,
-            device=device_name,
-            host=socket.gethostname(),
-            options=options.to_json(),
-            configs=plan.configs,
-            runs_planned=plan.runs_planned,
-            cell_source=self._cell.source,
-            notes=list(notes),
-        )
-        self.id = session.id
-        header = (
-            f"nsight-lab session {session.id}: backend {plan.backend} "
-            f"({plan.backend_reason}) on {device_name}"
-        )
-        if not options.quiet:
-            from nsight_lab.views.live import WidgetView  # plotly, anywidget
-
-            self.display = WidgetView(
-                session_id=session.id,
-                header=header + "".join(f"\n  note: {n}" for n in notes),
-                sidebar_link=f"#nsight-lab/sessions/{session.id}",
-            )
-        on_host = backend_entry(plan.backend).on_host
-        self.peaks = known_peaks(self._store, device_name, cpu=on_host)
-        return session.id
-
-    def sink(self, batch: list[RunRecord]) -> None:
-        """Keep ``batch`` for a failure's count and hand it to the store writer."""
-        self.done.extend(batch)
-        self._writer.put(batch)
-
-    def progress(self, now: Progress) -> None:
-        """Show the progress in the live view."""
-        if self.display is not None:
-            self.display.update(now)
-
-    def session_id(self) -> int:
-        """The session the collector began.
-
-        Raises:
-            MeasurementError: The collector returned without beginning one.
-        """
-        if self.id is None:  # pragma: no cover - every collector begins
-            msg = f"the {self._plan.backend} collector returned without a session"
-            raise MeasurementError(msg)
-        return self.id
-
-    def fail(self, exc: BaseException) -> None:
-        """Record how the profile ended early (see :func:`_record_failure`).
-
-        Raises:
-            NsightLabError: ``exc`` as one line that says the session was kept.
-        """
-        if self.id is None:  # the backend could not start: nothing to keep
-            return
-        status, message, instead = _record_failure(self._store, self.id, exc, self.done)
-        if self.display is not None:
-            self.display.finish(None, self.done, status=status, message=message)
-        if instead is not None:
-            raise instead from exc
-
-
-def _record_failure(
-    store: RunStore, session_id: int, exc: BaseException, done: list[RunRecord]
-) -> tuple[SessionStatus, str, BaseException | None]:
-    """Record how a profile ended early; nothing measured is deleted.
-
-    Ctrl-C leaves the session ``interrupted``. Any other failure after runs finished
-    (the cell, a region rule, an empty ``annotate()`` name, ``--normalize-against``)
-    leaves it ``failed`` with the reason and its runs; only a bad option found before
-    any run finished leaves nothing behind.
-
-    Returns:
-        The status and message to show, and the error to raise instead of ``exc``
-        (ours, saying the session was kept), if any.
-    """
-    if isinstance(exc, KeyboardInterrupt):
-        message = "stopped by KeyboardInterrupt"
-        store.finish_session(session_id, "interrupted", message)
-        return "interrupted", message, None
-    runs = len({(r.config_index, r.run_index) for r in done})
-    if isinstance(exc, OptionError) and not runs:
-        store.delete_session(session_id)
-        return "failed", str(exc), None
-    error = f"{type(exc).__name__}: {exc}"
-    with contextlib.suppress(NsightLabError):  # a broken store: raise exc itself
-        store.finish_session(session_id, "failed", error)
-    kept = (
-        f"session {session_id} kept with its {runs} run{'' if runs == 1 else 's'}: "
-        f"%nsight show {session_id}"
-    )
-    if isinstance(exc, NsightLabError):  # shown as one line: say it there
-        suffix = f" ({kept})"
-        budget = MAX_MESSAGE_CHARS - len(suffix)  # shorten the reason, not the news
-        reason = " ".join(str(exc).split())
-        if len(reason) > budget:
-            reason = reason[: budget - 3] + "..."
-        return "failed", error, type(exc)(reason + suffix)
-    if isinstance(exc, Exception) and hasattr(exc, "add_note"):  # Python 3.11+
-        exc.add_note(f"nsight-lab: {kept} (marked failed)")
-    return "failed", error, None
-
-
-MAX_MESSAGE_CHARS = 300
-"""Longest error message the magic shows (the options already quote values short)."""
 MAX_EXPANDED_CHARS = 4_096
 """Longest magic line whose ``$name``/``{expr}`` are expanded (see ``_expand``)."""
 _MAGIC_RUNNERS = frozenset({"run_cell_magic", "run_line_magic"})
@@ -535,8 +360,11 @@ def _check_cell_text(cell: str) -> None:
 
 def _derive_functions(
     names: tuple[str, ...], user_ns: dict[str, Any]
-) -> dict[str, UserDerive]:
-    """The notebook's functions named by ``--derive`` (built-in names excluded).
+) -> tuple[dict[str, UserDerive], list[str]]:
+    """The notebook's functions named by ``--derive``, and the notes to show.
+
+    A notebook function named ``tflops`` or ``gbps`` is used in place of the built-in
+    model, and a note says so.
 
     Raises:
         OptionError: A named function is not defined in the notebook.
@@ -544,19 +372,157 @@ def _derive_functions(
     from nsight_lab.options import BUILTIN_DERIVED
 
     functions: dict[str, UserDerive] = {}
+    notes: list[str] = []
     for name in names:
-        if name in BUILTIN_DERIVED:
-            continue
         func = user_ns.get(name)
+        if name in BUILTIN_DERIVED:
+            if callable(func) and not isinstance(func, type):
+                functions[name] = func
+                notes.append(
+                    f"--derive {name}: the notebook's function {name}() is used, not "
+                    f"the built-in {name} (rename it to get the built-in one)"
+                )
+            continue
         if not callable(func):
             msg = (
                 f"--derive {name}: no function named {name!r} in the notebook; "
-                f"define def {name}(duration_ns, **config) first, "
+                f"define def {name}(duration_ns, *config) first, "
                 "or use tflops or gbps"
             )
             raise OptionError(msg)
         functions[name] = func
-    return functions
+    return functions, notes
+
+
+def _resolve_combine(
+    options: ProfileOptions, user_ns: dict[str, Any]
+) -> ProfileOptions:
+    """``--combine F``: the notebook's binary function ``F``, in the options.
+
+    Raises:
+        OptionError: ``F`` is not a function of the notebook taking two values.
+    """
+    import inspect
+
+    from nsight_lab.kernels import BUILTIN_FOLDS
+
+    name = options.combine
+    if name in BUILTIN_FOLDS:
+        return options
+    func = user_ns.get(name)
+    binary = callable(func)
+    if func is not None and binary:
+        try:
+            inspect.signature(func).bind(1.0, 2.0)
+        except TypeError:
+            binary = False
+        except ValueError:  # no signature to read (a builtin): let it try
+            pass
+    if not binary:
+        msg = (
+            f"--combine {name}: no function {name}(x, y) in the notebook; define one "
+            f"that takes two values (def {name}(x, y): return x + y) or use "
+            "sum, max, first or single"
+        )
+        raise OptionError(msg)
+    return replace(options, combine_fn=func)
+
+
+def _config_list(spec: str | None, user_ns: dict[str, Any]) -> ConfigList | None:
+    """``--configs-from [NAMES=]VAR``: the explicit config list in the notebook.
+
+    Raises:
+        OptionError: ``VAR`` is missing or not a non-empty list of dicts, tuples
+            or single values, or its items do not fit the names.
+    """
+    from nsight_lab.options import reserved_name
+    from nsight_lab.plan import ConfigList
+
+    if spec is None:
+        return None
+    given, _, var = spec.rpartition("=")
+    var = var.strip()
+    names = tuple(n.strip() for n in given.split(",")) if given else ()
+    value = user_ns.get(var)
+    items: list[Any] = []
+    if value is not None and not isinstance(value, str | bytes | dict):
+        try:
+            items = list(value)
+        except TypeError:
+            items = []
+    if not items:
+        msg = (
+            f"--configs-from {var}: expected a non-empty list of configs in the "
+            f"notebook variable {var!r}, got {type(value).__name__}"
+        )
+        raise OptionError(msg)
+    bound = [_bind_item(spec, i, item, names) for i, item in enumerate(items)]
+    names = tuple(bound[0])
+    for name in names:
+        why = reserved_name(name) if name.isidentifier() else "not a Python name"
+        if why is not None:
+            msg = f"--configs-from {var}: the config name {name!r} is {why}"
+            raise OptionError(msg)
+    for i, config in enumerate(bound):
+        if tuple(config) != names:
+            msg = (
+                f"--configs-from {spec}: config {i} has names {list(config)}, config "
+                f"0 has {list(names)}; give every config the same names"
+            )
+            raise OptionError(msg)
+    return ConfigList(names=names, values=bound)
+
+
+def _bind_item(
+    spec: str, index: int, item: object, names: tuple[str, ...]
+) -> dict[str, Any]:
+    """One config of ``--configs-from``: a dict as it is, else its values named.
+
+    Raises:
+        OptionError: A tuple's length is not that of ``names`` (``n`` by default).
+    """
+    if isinstance(item, dict):
+        return {str(k): v for k, v in item.items()}
+    values = tuple(item) if isinstance(item, tuple | list) else (item,)
+    wanted = names or ("n",)
+    if len(values) != len(wanted):
+        var = spec.rpartition("=")[2].strip()
+        msg = (
+            f"--configs-from {spec}: config {index} has {len(values)} value"
+            f"{'' if len(values) == 1 else 's'} for {len(wanted)} name"
+            f"{'' if len(wanted) == 1 else 's'}; name them all "
+            f"({','.join(f'p{j}' for j in range(len(values)))}={var})"
+        )
+        raise OptionError(msg)
+    return dict(zip(wanted, values, strict=True))
+
+
+def _check_isolated_configs(plan: Plan) -> None:
+    """Refuse objects a child process would only get as text.
+
+    Raises:
+        OptionError: An explicit config holds a value that is not a number, text,
+            true/false or None, and the backend runs the cell in a child process.
+    """
+    from nsight_lab.backends import backend_entry
+
+    if plan.bindings is None or not backend_entry(plan.backend).isolated:
+        return
+    for i, bound in enumerate(plan.bindings):
+        for name, value in bound.items():
+            if value is not None and not isinstance(value, str | int | float):
+                msg = (
+                    f"--configs-from: {name}={_shown(repr(value))} of config {i} is "
+                    f"not a number or text, and the {plan.backend} backend runs the "
+                    "cell in a child process that gets only those; bind a number or "
+                    "text and build the object in the cell"
+                )
+                raise OptionError(msg)
+
+
+def _file_label(name: str) -> str:
+    """``name`` as a safe part of a file name (``--output-csv``)."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._")[:60] or "cell"
 
 
 def _notebook_path(user_ns: dict[str, Any]) -> str | None:

@@ -7,8 +7,9 @@ here comes from the probe table the caller passes.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from nsight_lab import backends as registry
 from nsight_lab.errors import BackendUnavailableError, OptionError
@@ -22,6 +23,38 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
+class ConfigList:
+    """An explicit list of configs (nsight-python's ``configs``, ``--configs-from``).
+
+    Attributes:
+        names: The parameter names, in order.
+        values: Per config, the objects bound to the names (any Python objects).
+    """
+
+    names: tuple[str, ...]
+    values: list[dict[str, Any]]
+
+
+def json_value(value: object) -> JsonScalar:
+    """A config value as the store and the wire keep it.
+
+    JSON scalars as they are, numpy scalars as Python numbers, anything else (a
+    ``torch.dtype``) as its text.
+    """
+    if hasattr(value, "item") and type(value).__module__ == "numpy":
+        value = value.item()
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    return str(value)[:MAX_VALUE_TEXT]
+
+
+MAX_VALUE_TEXT = 200
+"""The longest text kept for a config value that is not a JSON scalar."""
+
+
+@dataclass(frozen=True)
 class Plan:
     """What the collector will do: which backend, why, and over which configs."""
 
@@ -29,21 +62,43 @@ class Plan:
     backend: str
     backend_reason: str
     configs: list[dict[str, JsonScalar]]
+    """Each config as the store keeps it (JSON scalars)."""
     model_work: bool
     """Count FLOPs and bytes per region (for ``--derive tflops|gbps``)."""
+    bindings: list[dict[str, Any]] | None = None
+    """Each config's objects as the cell sees them (an explicit config list); else
+    the cell sees :attr:`configs` themselves."""
+    names: tuple[str, ...] | None = None
+    """The parameter names of an explicit config list."""
 
     @property
     def runs_planned(self) -> int:
         """Measured runs planned over all configs (a minimum with ``--target-rsd``)."""
         return len(self.configs) * self.options.runs
 
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        """The parameter names, in order: the grid's or the explicit list's."""
+        return self.names if self.names is not None else self.options.param_names
 
-def make_plan(options: ProfileOptions, probes: Mapping[str, Availability]) -> Plan:
+    def bound(self, config_index: int) -> dict[str, Any]:
+        """What config ``config_index`` binds in the cell: its objects or values."""
+        if self.bindings is not None:
+            return self.bindings[config_index]
+        return self.configs[config_index]
+
+
+def make_plan(
+    options: ProfileOptions,
+    probes: Mapping[str, Availability],
+    config_list: ConfigList | None = None,
+) -> Plan:
     """Choose the backend and lay out the configs.
 
     Args:
         options: Parsed magic options.
         probes: Backend id -> availability, from ``backends.probe_all()``.
+        config_list: An explicit list of configs, in place of the options' grid.
 
     Returns:
         The plan.
@@ -88,12 +143,31 @@ def make_plan(options: ProfileOptions, probes: Mapping[str, Availability]) -> Pl
     refused = why_not(extra) if why_not and extra and entry.counters else None
     if refused:
         raise OptionError(refused)
+    if config_list is None:
+        return Plan(
+            options=options,
+            backend=backend,
+            backend_reason=reason,
+            configs=options.configs(),
+            model_work=any(d in {"tflops", "gbps"} for d in options.derive),
+        )
+    if len(config_list.values) > options.config_limit:
+        msg = (
+            f"configs: {len(config_list.values):,} configs, above "
+            f"{options.config_limit:,}; give fewer (or raise --max-configs)"
+        )
+        raise OptionError(msg)
     return Plan(
         options=options,
         backend=backend,
         backend_reason=reason,
-        configs=options.configs(),
+        configs=[
+            {name: json_value(value) for name, value in bound.items()}
+            for bound in config_list.values
+        ],
         model_work=any(d in {"tflops", "gbps"} for d in options.derive),
+        bindings=list(config_list.values),
+        names=config_list.names,
     )
 
 

@@ -46,6 +46,24 @@ class RegionListener(Protocol):
 
 _state = threading.local()
 
+_enter_hooks: list[Callable[[str], None]] = []
+"""Called with the region's name as any region opens, before its timing starts.
+
+Process-wide, as nsight-python's annotation collectors are (a region may open on a
+worker thread); the API's info collectors add theirs for one profile
+(:func:`entering_regions`).
+"""
+
+
+@contextmanager
+def entering_regions(hook: Callable[[str], None]) -> Iterator[None]:
+    """Call ``hook(name)`` as each region opens, for the duration of the block."""
+    _enter_hooks.append(hook)
+    try:
+        yield
+    finally:
+        _enter_hooks.remove(hook)
+
 
 def active_listener() -> RegionListener | None:
     """Return the listener of the profile running on this thread, if any."""
@@ -76,11 +94,18 @@ class RegionTracker:
         self._open: str | None = None
         self.seen: list[str] = []
         """The regions of the current run so far, in the order they opened."""
+        self.failed: set[str] = set()
+        """Regions of the current run whose body raised under ``ignore_failures``."""
 
     def reset(self) -> None:
         """Start a new run."""
         self._open = None
         self.seen = []
+        self.failed = set()
+
+    def fail_region(self, name: str) -> None:
+        """Region ``name`` raised and the error was ignored: it has no value."""
+        self.failed.add(name)
 
     def enter_region(self, name: str) -> None:
         """Open ``name``, then tell the target.
@@ -129,11 +154,15 @@ class annotate:  # noqa: N801  (lower-case to match nsight-python's nsight.annot
     Also usable as a decorator (``@annotate("step")``). Names must be non-empty strings;
     regions may not nest, and a name may occur once per run. Regions can hold any number
     of kernels (see ``--combine``).
+
+    With ``ignore_failures=True`` (nsight-python's), an exception raised in the region
+    is swallowed: the profile goes on and the region has no value in that run (NaN,
+    left out of its statistics). nsight-lab needs no cuda-core for it.
     """
 
-    __slots__ = ("_entered", "name")
+    __slots__ = ("_entered", "ignore_failures", "name")
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, ignore_failures: bool = False) -> None:  # noqa: FBT001, FBT002  (nsight-python's signature)
         """Create a marker for the region ``name``.
 
         Raises:
@@ -143,14 +172,17 @@ class annotate:  # noqa: N801  (lower-case to match nsight-python's nsight.annot
             msg = f"annotate: region name must be a non-empty string, got {name!r}"
             raise OptionError(msg)
         self.name = name
+        self.ignore_failures = bool(ignore_failures)
         # The listener each open use of this marker entered under (a decorator's
         # marker can be re-entered), so its exit goes to that profile only.
         self._entered: list[RegionListener | None] = []
 
     def __enter__(self) -> Self:
-        """Open the region."""
+        """Open the region (the enter hooks first, then its timing)."""
         listener = active_listener()
         if listener is not None:
+            for hook in tuple(_enter_hooks):  # a hook may end its own profile
+                hook(self.name)
             listener.enter_region(self.name)
         self._entered.append(listener)
         return self
@@ -160,15 +192,24 @@ class annotate:  # noqa: N801  (lower-case to match nsight-python's nsight.annot
         exc_type: type[BaseException] | None,
         exc: BaseException | None,
         tb: TracebackType | None,
-    ) -> None:
+    ) -> bool:
         """Close the region (also when its body raised).
 
         A region entered in another profile (or outside any) and closed later -- a
         generator finalised during a later cell -- tells the current profile nothing.
+
+        Returns:
+            Whether the body's exception is swallowed (``ignore_failures``; a
+            ``KeyboardInterrupt`` or ``SystemExit`` never is).
         """
         listener = self._entered.pop() if self._entered else None
+        swallow = self.ignore_failures and isinstance(exc, Exception)
         if listener is not None and listener is active_listener():
             listener.exit_region(self.name)
+            fail = getattr(listener, "fail_region", None)
+            if swallow and fail is not None:
+                fail(self.name)
+        return swallow
 
     @overload
     def __call__(self, func: _F) -> _F: ...
@@ -183,6 +224,7 @@ class annotate:  # noqa: N801  (lower-case to match nsight-python's nsight.annot
         def wrapper(*args: object, **kwargs: object) -> object:
             with self:
                 return func(*args, **kwargs)
+            return None  # the body raised and ignore_failures swallowed it
 
         return wrapper  # type: ignore[return-value]
 

@@ -2,29 +2,46 @@
 
 One row per region, metric and config.
 
-Columns are a superset of nsight-python's ``ProfileResults.to_dataframe()``:
+The columns are nsight-python 1.1.0's ``ProfileResults.to_dataframe()``, in its order
+and with its meanings and dtypes:
 
 ``Annotation, Metric, <params>, AvgValue, StdDev, MinValue, MaxValue, NumRuns, Kernel,
-GPU, Host, ComputeClock, MemoryClock, Unit, CI95_Lower, CI95_Upper, RelativeStdDevPct,
-StableMeasurement, Normalized, Geomean`` then nsight-lab's own: ``MedianValue,
-NormalizedColumns, Backend, SessionId, SMClockMHzMin, TemperatureC, TemperatureCMax,
-PowerW, ThrottledRuns, ClockEventReasons, ThermalWaitS``.
+GPU, Host, ComputeClock, MemoryClock, Unit, <info collectors>, CI95_Lower, CI95_Upper,
+RelativeStdDevPct, StableMeasurement, Normalized, [NormalizationValue], Geomean``
 
-Differences from nsight-python, on purpose: ``ComputeClock``/``MemoryClock`` are the
-mean clocks *measured* through NVML during the runs (MHz), not the device's rating; CI95
-(the interval of the mean, from :func:`nsight_lab.stats.summarize`) uses Student's t, on
-the log scale for quantities that cannot be negative, so it never goes below zero;
-normalization divides every value column by the target region's median
-(``MedianValue``; nsight-python divides by its mean, which one slow run can move) and
-names them in ``NormalizedColumns``; the roofline columns use the median duration too,
-while ``AvgValue`` stays the mean.
+then nsight-lab's own: ``MedianValue, NormalizedColumns, Backend, SessionId,
+SMClockMHz, MemoryClockMHz, SMClockMHzMin, TemperatureC, TemperatureCMax, PowerW,
+ThrottledRuns, ClockEventReasons, ThermalWaitS`` and the roofline columns.
+
+Kept as nsight-python has them (``tests/test_api_frame.py`` pins them against a frame
+nsight-python 1.1.0 itself produced): ``ComputeClock``/``MemoryClock`` are the device's
+rated SM and memory clocks in kHz (ncu's ``device__attribute_clock_rate``; a nullable
+integer, ``<NA>`` where no GPU was measured); ``StableMeasurement`` is a nullable
+boolean, ``<NA>`` where the relative spread is undefined (one run, a zero mean);
+``NumRuns`` counts the runs with a value (a region that failed under
+``annotate(ignore_failures=True)`` has none in that run); a derived metric without a
+unit has ``NaN`` in ``Unit``; ``NormalizationValue`` is what ``AvgValue`` was divided
+by.
+
+Measurement choices nsight-lab keeps, in the same columns or in its own: the clocks
+*measured* through NVML during the runs are ``SMClockMHz``/``MemoryClockMHz`` (means,
+MHz); CI95 (the interval of the mean, from :func:`nsight_lab.stats.summarize`) uses
+Student's t, on the log scale for quantities that cannot be negative, so it never goes
+below zero; normalization divides every value column by the target region's *median*
+(``MedianValue``; nsight-python divides only ``AvgValue``, by the target's mean, which
+one slow run can move), names them in ``NormalizedColumns`` and writes the divisor in
+``NormalizationValue``; the roofline columns use the median duration too, while
+``AvgValue`` stays the mean.
 """
 
 from __future__ import annotations
 
+import inspect
 import math
+import warnings
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -33,10 +50,10 @@ import pandas as pd
 from nsight_lab.errors import OptionError
 from nsight_lab.records import TIME_METRIC, RunRecord
 from nsight_lab.roofline.placement import place_session, region_work
-from nsight_lab.stats import geomean, summarize
+from nsight_lab.stats import STABLE_RSD_PCT, geomean, summarize
 
 if TYPE_CHECKING:
-    from nsight_lab.records import JsonScalar, SessionInfo
+    from nsight_lab.records import SessionInfo
     from nsight_lab.roofline.placement import Peaks
 
 MODEL_PREFIX = "model__"
@@ -56,10 +73,18 @@ VALUE_COLUMNS = (
 """The columns ``--normalize-against`` divides."""
 
 UserDerive = Callable[..., object]
-"""A ``--derive`` function from the notebook, called as ``f(duration_ns, **config)``.
+"""A derive function: ``f(*metric_values, *config_values)`` as nsight-python calls it.
 
-It should return a number or a dict of named numbers; being user code, it is checked.
+``f(duration_ns, **config)`` (the config by name) is accepted too. It returns a number,
+a ``(number, unit)`` tuple, or a dict of either; being user code, it is checked.
 """
+
+MISSING_UNIT_WARNING = (
+    "Derived metric {!r} does not have a unit specified. Return a tuple (value, unit) "
+    "instead of just the value. np.nan will be added to the 'Unit' column in the "
+    "dataframe."
+)
+"""nsight-python's warning for a derived value without a unit (``warn_units``)."""
 
 
 class DeriveFailures:
@@ -113,68 +138,185 @@ class DeriveFailures:
         return lines
 
 
+@dataclass
+class DeriveSpec:
+    """How derived metrics are computed for one profile.
+
+    Attributes:
+        names: The derive names in order: ``tflops``/``gbps`` (built-in, unless a
+            function of that name is given) or a key of ``functions``.
+        functions: User derive functions by name.
+        inputs: The metrics whose per-run values come first in a user function's
+            arguments, in order (nsight-python's ``metrics``).
+        warn_units: Warn, as nsight-python does, for a value returned without a unit.
+        failures: Collects user functions' failures (their value becomes NaN);
+            ``None``: a failure raises (the user's own exception, unchanged).
+    """
+
+    names: Sequence[str] = ()
+    functions: Mapping[str, UserDerive] = field(default_factory=dict)
+    inputs: Sequence[str] = (TIME_METRIC,)
+    warn_units: bool = False
+    failures: DeriveFailures | None = None
+
+
 def derived_values(
     record: RunRecord,
-    names: Sequence[str],
-    functions: Mapping[str, UserDerive],
-    failures: DeriveFailures | None = None,
-) -> dict[str, tuple[float, str]]:
-    """Compute ``--derive`` metrics of one record: name -> (value, unit).
+    spec: DeriveSpec,
+    config: Mapping[str, object] | None = None,
+) -> dict[str, tuple[float, float | str]]:
+    """Compute the derived metrics of one record: name -> (value, unit).
 
     ``tflops`` and ``gbps`` divide the modelled FLOPs / bytes of the region by its time;
-    any other name is a user function called as ``f(duration_ns, **config)`` returning
-    a number or a dict of named numbers.
+    any other name (or one of those two given as a function) is a user function,
+    called as nsight-python calls ``derive_metric``: the values of ``spec.inputs``,
+    then the config's values in order (``f(duration_ns, **config)`` is accepted too).
+    It returns a number (the metric is named after the function), a ``(number,
+    unit)`` tuple, or a dict of either (named by its keys). A missing unit is NaN.
 
     Args:
-        record: The run.
-        names: ``--derive`` names.
-        functions: User derive functions by name.
-        failures: Collects user functions' failures, whose value becomes NaN; without
-            it a failure raises.
+        record: The run (a region that failed in it yields NaN, uncalled).
+        spec: The derive names, functions and inputs.
+        config: The config's values as the function sees them (the objects the
+            profile bound, e.g. a ``torch.dtype``); ``record.config`` by default.
 
     Raises:
-        OptionError: A user function raised or returned something that is not a
-            number, and ``failures`` is ``None``.
+        OptionError: A user function's signature does not fit the metrics and the
+            config, or it returned something that is not a number, and
+            ``spec.failures`` is ``None``.
+        Exception: Whatever a user function raised, when ``spec.failures`` is
+            ``None``.
     """
-    out: dict[str, tuple[float, str]] = {}
+    out: dict[str, tuple[float, float | str]] = {}
     ns = record.duration_ns
-    for name in names:
-        if name == "tflops":
+    for name in spec.names:
+        func = spec.functions.get(name)
+        if func is None and name == "tflops":
             flops = record.metrics.get(f"{MODEL_PREFIX}flops", math.nan)
             out["tflops"] = (flops / ns / 1e3 if ns > 0 else math.nan, "TFLOP/s")
-        elif name == "gbps":
+        elif func is None and name == "gbps":
             moved = record.metrics.get(
                 f"{MODEL_PREFIX}bytes_read", math.nan
             ) + record.metrics.get(f"{MODEL_PREFIX}bytes_written", math.nan)
             out["gbps"] = (moved / ns if ns > 0 else math.nan, "GB/s")
-        else:
-            values, reason = _call_derive(name, functions[name], ns, record.config)
-            if reason is None:
-                out.update((key, (val, "")) for key, val in values.items())
-            elif failures is None:
-                msg = f"--derive {name}: {name}(duration_ns, **config) {reason}"
-                raise OptionError(msg)
-            else:
-                failures.add(name, record, reason)
-                out[name] = (math.nan, "")
+        elif func is not None:
+            inputs = [_input(record, metric) for metric in spec.inputs]
+            values = dict(record.config if config is None else config)
+            if any(math.isnan(v) for v in inputs):  # the region failed in this run
+                out[name] = (math.nan, math.nan)
+                continue
+            try:
+                got = _call_derive(name, func, inputs, values, warn=spec.warn_units)
+            except _DeriveError as exc:
+                if spec.failures is None:
+                    raise OptionError(str(exc)) from exc.__cause__
+                spec.failures.add(name, record, exc.reason)
+                out[name] = (math.nan, math.nan)
+                continue
+            except Exception as exc:
+                if spec.failures is None:
+                    raise
+                reason = _short(f"raised {type(exc).__name__}: {exc}")
+                spec.failures.add(name, record, reason)
+                out[name] = (math.nan, math.nan)
+                continue
+            out.update(got)
     return out
 
 
+def _input(record: RunRecord, metric: str) -> float:
+    if metric == TIME_METRIC:
+        return record.duration_ns
+    return float(record.metrics.get(metric, math.nan))
+
+
+class _DeriveError(Exception):
+    """A derive function that cannot be called, or returned a non-number."""
+
+    def __init__(self, reason: str, name: str | None = None) -> None:
+        """``reason``: what went wrong, one line; ``name``: the function, if known."""
+        super().__init__(f"derive {name}: {name}(...) {reason}" if name else reason)
+        self.reason = reason
+
+
 def _call_derive(
-    name: str, func: UserDerive, duration_ns: float, config: Mapping[str, JsonScalar]
-) -> tuple[dict[str, float], str | None]:
-    """Call a user derive function: its named values, or why it failed."""
-    try:
-        value = func(duration_ns, **config)
-    except Exception as exc:  # noqa: BLE001  (user code; reported, not propagated)
-        return {}, _short(f"raised {type(exc).__name__}: {exc}")
-    items = value.items() if isinstance(value, Mapping) else [(name, value)]
-    values: dict[str, float] = {}
+    name: str,
+    func: UserDerive,
+    inputs: Sequence[float],
+    config: Mapping[str, object],
+    *,
+    warn: bool,
+) -> dict[str, tuple[float, float | str]]:
+    """Call a user derive function; its named ``(value, unit)`` pairs.
+
+    Raises:
+        _DeriveError: It cannot be called with the metrics and the config, or it
+            returned something that is not a number.
+        Exception: Whatever the function raised.
+    """
+    value = _bound_call(func, inputs, config)()
+    items = (
+        [(str(key), val) for key, val in value.items()]
+        if isinstance(value, Mapping)
+        else [(name, value)]
+    )
+    out: dict[str, tuple[float, float | str]] = {}
     for key, val in items:
-        if not isinstance(val, int | float | np.number):
-            return {}, _short(f"returned {val!r}; return a number or a dict of numbers")
-        values[str(key)] = float(val)
-    return values, None
+        number: object = val
+        unit: object = math.nan
+        if isinstance(val, tuple) and len(val) >= 2:  # noqa: PLR2004
+            number, unit = val[0], val[1]
+        elif warn:
+            warnings.warn(MISSING_UNIT_WARNING.format(key), UserWarning, stacklevel=6)
+        if number is None:
+            number = math.nan
+        if isinstance(number, bool) or not isinstance(number, int | float | np.number):
+            reason = _short(
+                f"returned {val!r}; return a number, a (number, unit) tuple or a dict "
+                "of them"
+            )
+            raise _DeriveError(reason, name)
+        out[key] = (float(number), unit if isinstance(unit, str) else math.nan)
+    return out
+
+
+def _bound_call(
+    func: UserDerive, inputs: Sequence[float], config: Mapping[str, object]
+) -> Callable[[], object]:
+    """``func`` bound to the metric values and the config, as it accepts them.
+
+    nsight-python's order first (metric values, then the config's values); else the
+    config by name (``f(duration_ns, **config)``).
+
+    Raises:
+        _DeriveError: Neither fits the function's signature (nsight-python's
+            message).
+    """
+    args = (*inputs, *config.values())
+    try:
+        signature = inspect.signature(func)
+    except (TypeError, ValueError):  # a builtin without a signature: just try it
+        return lambda: func(*args)
+    try:
+        signature.bind(*args)
+    except TypeError:
+        pass
+    else:
+        return lambda: func(*args)
+    try:
+        signature.bind(*inputs, **config)
+    except TypeError as exc:
+        takes = sum(
+            1
+            for p in signature.parameters.values()
+            if p.kind not in {p.VAR_POSITIONAL, p.VAR_KEYWORD}
+        )
+        reason = (
+            f"derive_metric expects {len(args)} parameters ({len(inputs)} metric "
+            f"values + {len(config)} configs), but has {takes} parameters"
+        )
+        raise _DeriveError(reason) from exc
+    return lambda: func(*inputs, **config)
 
 
 def _short(text: str, limit: int = 160) -> str:
@@ -183,16 +325,61 @@ def _short(text: str, limit: int = 160) -> str:
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
-def to_dataframe(  # noqa: PLR0913  (the --derive/--normalize ones are keyword-only)
+@dataclass(frozen=True)
+class InfoColumn:
+    """Values an info collector gave, for the frame (nsight-python's info collectors).
+
+    Attributes:
+        name: The column name.
+        scope: ``once``, ``config``, ``run`` or ``annotation``.
+        by_run: The value per ``(annotation, config index, run index)``; ``once``,
+            ``config`` and ``run`` values are given for every annotation of the run.
+    """
+
+    name: str
+    scope: str
+    by_run: Mapping[tuple[str, int, int], object]
+
+
+def _info_cells(column: InfoColumn, group: Sequence[RunRecord]) -> dict[str, object]:
+    """nsight-python's aggregation of one collector over one row's runs.
+
+    ``once``-scope and non-numeric values: one column, the first value; numeric
+    ``config``/``run``/``annotation`` values: ``<name>_Avg/_Std/_Min/_Max``.
+    """
+    values = [
+        column.by_run.get((r.annotation, r.config_index, r.run_index)) for r in group
+    ]
+    numeric = all(
+        isinstance(v, int | float | np.number) and not isinstance(v, bool)
+        for v in values
+        if v is not None
+    ) and any(v is not None for v in values)
+    if column.scope == "once" or not numeric:
+        return {column.name: next((v for v in values if v is not None), None)}
+    arr = pd.Series([math.nan if v is None else v for v in values], dtype=float)
+    return {
+        f"{column.name}_Avg": float(arr.mean()),
+        f"{column.name}_Std": float(arr.std()),
+        f"{column.name}_Min": arr.min(),
+        f"{column.name}_Max": arr.max(),
+    }
+
+
+def to_dataframe(  # noqa: PLR0913, C901  (the optional inputs are keyword-only)
     records: Sequence[RunRecord],
     session: SessionInfo,
     param_names: Sequence[str],
     *,
-    derive: Sequence[str] = (),
+    derive: Sequence[str] | DeriveSpec = (),
     functions: Mapping[str, UserDerive] | None = None,
     normalize_against: str | None = None,
     peaks: Peaks | None = None,
     derive_failures: DeriveFailures | None = None,
+    config_values: Sequence[Mapping[str, object]] | None = None,
+    rated_clocks_khz: tuple[int | None, int | None] = (None, None),
+    info: Sequence[InfoColumn] = (),
+    raw: list[dict[str, object]] | None = None,
 ) -> pd.DataFrame:
     """Aggregate per-run records into the results DataFrame.
 
@@ -200,23 +387,40 @@ def to_dataframe(  # noqa: PLR0913  (the --derive/--normalize ones are keyword-o
         records: Measured records of one session.
         session: The session (GPU name, host, backend, id).
         param_names: Grid parameter names, in order; each becomes a column.
-        derive: ``--derive`` names.
+        derive: The derive names (``functions`` by name, failures collected in
+            ``derive_failures``), or a whole :class:`DeriveSpec`.
         functions: User derive functions by name.
         normalize_against: Annotation whose *median* divides every value column,
             per config and metric (one slow run of it does not move the ratios).
         peaks: The device's roofs; with them, time rows gain the roofline columns.
         derive_failures: Collects user derive functions' failures (their values become
             NaN); without it such a failure raises.
+        config_values: Per config index, the values the parameter columns show (and
+            derive functions get): the objects the profile bound; the records'
+            JSON configs by default.
+        rated_clocks_khz: The device's rated SM and memory clocks in kHz
+            (``ComputeClock``, ``MemoryClock``); ``None`` where unknown.
+        info: Info collectors' values, aggregated as nsight-python does.
+        raw: Receives nsight-python's raw rows (its ``profiled_data`` CSV): one per
+            run, region and metric, ``Annotation, Value, Metric, Kernel, GPU, Host,
+            ComputeClock, MemoryClock, Unit``, the collectors' values, the params.
 
     Returns:
         One row per (annotation, metric, config), in the order regions first ran.
 
     Raises:
         OptionError: ``normalize_against`` is not an annotation of the records, or a
-            derive function failed and ``derive_failures`` is ``None``.
+            derive function failed and no failures are collected.
     """
+    spec = (
+        derive
+        if isinstance(derive, DeriveSpec)
+        else DeriveSpec(
+            names=tuple(derive), functions=functions or {}, failures=derive_failures
+        )
+    )
     series: dict[tuple[str, str, int], list[float]] = defaultdict(list)
-    units: dict[str, str] = {TIME_METRIC: "ns"}
+    units: dict[str, float | str] = {TIME_METRIC: "ns"}
     by_group: dict[tuple[str, int], list[RunRecord]] = defaultdict(list)
     for record in records:
         by_group[(record.annotation, record.config_index)].append(record)
@@ -226,52 +430,82 @@ def to_dataframe(  # noqa: PLR0913  (the --derive/--normalize ones are keyword-o
         for metric, value in record.metrics.items():
             if not metric.startswith(MODEL_PREFIX):
                 series[(record.annotation, metric, record.config_index)].append(value)
-        for metric, (value, unit) in derived_values(
-            record, derive, functions or {}, derive_failures
-        ).items():
+        shown = config_values[record.config_index] if config_values else None
+        derived = derived_values(record, spec, shown)
+        for metric, (value, unit) in derived.items():
             series[(record.annotation, metric, record.config_index)].append(value)
-            units[metric] = unit
+            if isinstance(unit, str) or metric not in units:
+                units[metric] = unit
+        if raw is not None:
+            raw.extend(
+                _raw_rows(
+                    record,
+                    session=session,
+                    derived=derived,
+                    shown=shown,
+                    param_names=param_names,
+                    rated=rated_clocks_khz,
+                    info=info,
+                )
+            )
 
     rows: list[dict[str, object]] = []
+    config_of: list[int] = []
     for (annotation, metric, ci), values in series.items():
         group = by_group[(annotation, ci)]
-        stats = summarize(values)
+        valid = [v for v in values if not math.isnan(v)]
+        stats = summarize(valid) if valid else None
         tel = [r.telemetry for r in group]
         sm = [t.sm_clock_mhz for t in tel if t.sm_clock_mhz is not None]
         mem = [t.mem_clock_mhz for t in tel if t.mem_clock_mhz is not None]
         temp = [t.temperature_c for t in tel if t.temperature_c is not None]
         power = [t.power_w for t in tel if t.power_w is not None]
         reasons = sorted({w for t in tel for w in t.clock_event_reasons})
-        config: dict[str, JsonScalar] = group[0].config
+        config: Mapping[str, object] = (
+            config_values[ci] if config_values else group[0].config
+        )
         kernels = sorted({k for r in group for k in r.kernels})
+        nan = math.nan
         row: dict[str, object] = {"Annotation": annotation, "Metric": metric}
         row.update({p: config.get(p) for p in param_names})
         row.update(
             {
-                "AvgValue": stats.mean,
-                "StdDev": stats.std,
-                "MinValue": stats.min,
-                "MaxValue": stats.max,
-                "NumRuns": stats.n,
+                "AvgValue": stats.mean if stats else nan,
+                "StdDev": stats.std if stats else nan,
+                "MinValue": stats.min if stats else nan,
+                "MaxValue": stats.max if stats else nan,
+                "NumRuns": stats.n if stats else 0,
                 "Kernel": ";".join(kernels),
                 "GPU": session.device,
                 "Host": session.host,
-                "ComputeClock": _mean(sm),
-                "MemoryClock": _mean(mem),
-                "Unit": units.get(metric, ""),
-                "CI95_Lower": stats.ci95_low,
-                "CI95_Upper": stats.ci95_high,
-                "RelativeStdDevPct": stats.rsd_pct,
-                "StableMeasurement": stats.stable,
+                "ComputeClock": rated_clocks_khz[0],
+                "MemoryClock": rated_clocks_khz[1],
+                "Unit": units.get(metric, nan),
+            }
+        )
+        for collector in info:
+            row.update(_info_cells(collector, group))
+        row.update(
+            {
+                "CI95_Lower": stats.ci95_low if stats else nan,
+                "CI95_Upper": stats.ci95_high if stats else nan,
+                "RelativeStdDevPct": stats.rsd_pct if stats else nan,
+                "StableMeasurement": (
+                    pd.NA
+                    if stats is None or math.isnan(stats.rsd_pct)
+                    else stats.rsd_pct < STABLE_RSD_PCT
+                ),
                 "Normalized": False,
-                "Geomean": math.nan,
-                "MedianValue": stats.median,
+                "Geomean": nan,
+                "MedianValue": stats.median if stats else nan,
                 "NormalizedColumns": "",
                 "Backend": session.backend,
                 "SessionId": session.id,
-                "SMClockMHzMin": min(sm) if sm else math.nan,
+                "SMClockMHz": _mean(sm),
+                "MemoryClockMHz": _mean(mem),
+                "SMClockMHzMin": min(sm) if sm else nan,
                 "TemperatureC": _mean(temp),
-                "TemperatureCMax": max(temp) if temp else math.nan,
+                "TemperatureCMax": max(temp) if temp else nan,
                 "PowerW": _mean(power),
                 "ThrottledRuns": sum(1 for t in tel if t.throttled),
                 "ClockEventReasons": ", ".join(reasons),
@@ -279,16 +513,70 @@ def to_dataframe(  # noqa: PLR0913  (the --derive/--normalize ones are keyword-o
             }
         )
         rows.append(row)
+        config_of.append(ci)
     frame: pd.DataFrame = pd.DataFrame(rows)
     if frame.empty:
         return frame
-    frame = _add_roofline(frame, records, peaks, list(param_names))
-    if normalize_against is not None:
-        frame = _normalize(frame, normalize_against, list(param_names))
-    frame["Geomean"] = frame.groupby(["Annotation", "Metric"])["AvgValue"].transform(
-        lambda col: geomean(list(col))
+    frame["NumRuns"] = frame["NumRuns"].astype("int64")
+    for column in ("ComputeClock", "MemoryClock"):
+        frame[column] = pd.array(frame[column].tolist(), dtype="Int64")
+    frame["StableMeasurement"] = pd.array(
+        frame["StableMeasurement"].tolist(), dtype="boolean"
     )
-    return frame
+    measured = [r for r in records if not math.isnan(r.duration_ns)]
+    frame[_CONFIG] = config_of
+    frame = _add_roofline(frame, measured, peaks)
+    if normalize_against is not None:
+        frame = _normalize(frame, normalize_against)
+    frame["Geomean"] = frame.groupby(["Annotation", "Metric"], sort=False)[
+        "AvgValue"
+    ].transform(lambda col: geomean(list(col)))
+    result: pd.DataFrame = frame.drop(columns=_CONFIG)
+    return result
+
+
+def _raw_rows(  # noqa: PLR0913  (one record's context, keyword-only after it)
+    record: RunRecord,
+    *,
+    session: SessionInfo,
+    derived: Mapping[str, tuple[float, float | str]],
+    shown: Mapping[str, object] | None,
+    param_names: Sequence[str],
+    rated: tuple[int | None, int | None],
+    info: Sequence[InfoColumn],
+) -> list[dict[str, object]]:
+    """nsight-python's raw rows of one record: its time, counters, derived values."""
+    values: dict[str, tuple[float, float | str]] = {
+        TIME_METRIC: (record.duration_ns, "ns")
+    }
+    values.update(
+        (metric, (value, math.nan))
+        for metric, value in record.metrics.items()
+        if not metric.startswith(MODEL_PREFIX)
+    )
+    values.update(derived)
+    config = record.config if shown is None else shown
+    key = (record.annotation, record.config_index, record.run_index)
+    return [
+        {
+            "Annotation": record.annotation,
+            "Value": value,
+            "Metric": metric,
+            "Kernel": ";".join(record.kernels),
+            "GPU": session.device,
+            "Host": session.host,
+            "ComputeClock": rated[0],
+            "MemoryClock": rated[1],
+            "Unit": unit,
+            **{column.name: column.by_run.get(key) for column in info},
+            **{name: config.get(name) for name in param_names},
+        }
+        for metric, (value, unit) in values.items()
+    ]
+
+
+_CONFIG = "_config_index"
+"""A working column of :func:`to_dataframe`: the row's config index (dropped)."""
 
 
 BUILTIN_DERIVES = frozenset({"tflops", "gbps"})
@@ -310,6 +598,8 @@ def stored_results(
     """
     options = session.options
     params = [str(p) for p in (options.get("params") or {})]
+    if not params and session.configs:  # an explicit config list (--configs-from)
+        params = [str(p) for p in session.configs[0]]
     derive = [str(d) for d in options.get("derive") or [] if d in BUILTIN_DERIVES]
     target = options.get("normalize_against")
     if target is not None and not any(r.annotation == target for r in records):
@@ -354,23 +644,16 @@ WORK_COLUMNS = (
 """The roofline columns that need no peaks: filled whenever FLOPs and bytes are."""
 
 
-def _time_rows(
-    frame: pd.DataFrame,
-    annotation: str,
-    config: Mapping[str, object],
-    params: list[str],
-) -> pd.Series:
-    match = (frame["Annotation"] == annotation) & (frame["Metric"] == TIME_METRIC)
-    for name in params:
-        match &= frame[name] == config.get(name)
-    return match
+def _time_rows(frame: pd.DataFrame, annotation: str, config_index: int) -> pd.Series:
+    return (
+        (frame["Annotation"] == annotation)
+        & (frame["Metric"] == TIME_METRIC)
+        & (frame[_CONFIG] == config_index)
+    )
 
 
 def _add_roofline(
-    frame: pd.DataFrame,
-    records: Sequence[RunRecord],
-    peaks: Peaks | None,
-    params: list[str],
+    frame: pd.DataFrame, records: Sequence[RunRecord], peaks: Peaks | None
 ) -> pd.DataFrame:
     """Fill the roofline columns of the time rows.
 
@@ -387,7 +670,7 @@ def _add_roofline(
             else ""
         )
     for w in region_work(records):
-        frame.loc[_time_rows(frame, w.annotation, w.config, params), WORK_COLUMNS] = [
+        frame.loc[_time_rows(frame, w.annotation, w.config_index), WORK_COLUMNS] = [
             w.flops,
             w.flops_source,
             w.bytes_read,
@@ -401,7 +684,7 @@ def _add_roofline(
         return frame
     for p in place_session(records, peaks):
         frame.loc[
-            _time_rows(frame, p.annotation, p.config, params), list(ROOFLINE_COLUMNS)
+            _time_rows(frame, p.annotation, p.config_index), list(ROOFLINE_COLUMNS)
         ] = [
             p.flops,
             p.flops_source,
@@ -419,25 +702,30 @@ def _add_roofline(
     return frame
 
 
-def _normalize(frame: pd.DataFrame, target: str, params: list[str]) -> pd.DataFrame:
+def _normalize(frame: pd.DataFrame, target: str) -> pd.DataFrame:
+    """Divide every value column by ``target``'s median, per config and metric.
+
+    ``NormalizationValue`` (after ``Normalized``, as nsight-python places it) is the
+    divisor; rows whose config or metric ``target`` lacks get NaN.
+    """
     if target not in set(frame["Annotation"]):
         seen = ", ".join(repr(a) for a in dict.fromkeys(frame["Annotation"]))
         msg = f"--normalize-against: no region named {target!r}; regions seen: {seen}"
         raise OptionError(msg)
-    keys = [*params, "Metric"]
+    keys = [_CONFIG, "Metric"]
     base = frame.loc[frame["Annotation"] == target, [*keys, "MedianValue"]].rename(
-        columns={"MedianValue": "_base"}
+        columns={"MedianValue": "NormalizationValue"}
     )
-    merged: pd.DataFrame = (
-        frame.merge(base, on=keys, how="left") if keys else frame.assign(_base=np.nan)
-    )
+    merged: pd.DataFrame = frame.merge(base, on=keys, how="left")
     for column in VALUE_COLUMNS:
-        merged[column] = merged[column] / merged["_base"]
+        merged[column] = merged[column] / merged["NormalizationValue"]
     merged["Normalized"] = target
     merged["NormalizedColumns"] = ",".join(VALUE_COLUMNS)
     merged["Unit"] = f"x {target}"
-    result: pd.DataFrame = merged.drop(columns="_base")
-    return result
+    divisor = merged.pop("NormalizationValue")
+    after = list(merged.columns).index("Normalized") + 1
+    merged.insert(after, "NormalizationValue", divisor)
+    return merged
 
 
 SUMMARY_COLUMNS = (
@@ -451,7 +739,7 @@ SUMMARY_COLUMNS = (
     "Unit",
     "RelativeStdDevPct",
     "StableMeasurement",
-    "ComputeClock",
+    "SMClockMHz",
     "TemperatureC",
     "ThrottledRuns",
 )
@@ -460,7 +748,7 @@ SUMMARY_COLUMNS = (
 
 def _json_value(value: Any) -> str | int | float | bool | None:  # noqa: ANN401
     """A DataFrame cell as a JSON scalar (NaN and infinities as None)."""
-    if value is None:
+    if value is None or value is pd.NA:
         return None
     if hasattr(value, "item"):  # numpy scalars
         value = value.item()

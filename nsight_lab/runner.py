@@ -15,6 +15,7 @@ import contextlib
 import functools
 import gc
 import math
+import threading
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -33,13 +34,32 @@ if TYPE_CHECKING:
     from nsight_lab.plan import Plan
     from nsight_lab.records import JsonScalar
 
-__all__ = ["CELL_REGION", "FREEZE_EVERY", "Progress", "Runner", "WorkModel"]
+__all__ = [
+    "CELL_REGION",
+    "FREEZE_EVERY",
+    "Progress",
+    "Runner",
+    "WorkModel",
+    "current_run",
+]
 
 FREEZE_EVERY = 2_000
 """Move the records out of the cyclic GC's reach every this many (see ``run``)."""
 
 WorkModel = dict[str, dict[str, float]]
 """Region -> modelled quantities (``model__flops``, ``model__bytes_read``, ...)."""
+
+_running = threading.local()
+
+
+def current_run() -> RunKey | None:
+    """The run whose cell body is executing on this thread, if a profile runs one.
+
+    ``None`` outside a run and during the work model's counting pass. Info collectors
+    (:mod:`nsight_lab.api.collect`) read it to collect for measured runs only.
+    """
+    key: RunKey | None = getattr(_running, "key", None)
+    return key
 
 
 @dataclass
@@ -95,6 +115,8 @@ class Runner:
         self.progress = Progress(len(plan.configs), plan.options.runs)
         self._durations: dict[tuple[int, str], list[float]] = defaultdict(list)
         self._models: dict[int, WorkModel] = {}
+        self._failed: dict[RunKey, set[str]] = {}
+        """Regions whose body raised under ``annotate(ignore_failures=True)``."""
         self._tracker = RegionTracker(measurement)
         self._freeze = False
         self._frozen_at = 0
@@ -136,7 +158,10 @@ class Runner:
 
     def _run_configs(self, body: Callable[[dict[str, JsonScalar]], None]) -> None:
         options = self.plan.options
-        for ci, config in enumerate(self.plan.configs):
+        for ci in range(len(self.plan.configs)):
+            # What the cell sees: the objects of an explicit config list, else the
+            # config's values themselves.
+            config = self.plan.bound(ci)
             self.progress.config_index = ci
             self.progress.runs_done = 0
             self._emit_progress()
@@ -174,7 +199,11 @@ class Runner:
         if not series or any(len(v) < options.runs for v in series):
             self._collect(wait=True)
             series = [v for (c, _), v in self._durations.items() if c == ci]
-        return all(rsd_pct(v) <= options.target_rsd_pct for v in series)
+        # A region that failed in a run (annotate(ignore_failures=True)) has no value.
+        return all(
+            rsd_pct([x for x in v if not math.isnan(x)]) <= options.target_rsd_pct
+            for v in series
+        )
 
     def _one_run(
         self,
@@ -194,8 +223,14 @@ class Runner:
             self.progress.message = f"waited {waited:.1f} s for thermal headroom"
         self._tracker.reset()
         self.measurement.begin_run(key)
-        body(config)
+        _running.key = key
+        try:
+            body(config)
+        finally:
+            _running.key = None
         self._tracker.check_closed()
+        if self._tracker.failed:
+            self._failed[key] = set(self._tracker.failed)
         self.measurement.end_run(waited)
         self._collect(wait=False)
 
@@ -230,7 +265,9 @@ class Runner:
         # A run with no regions is the whole cell; a backend that skipped timing the
         # whole cell (it had regions before) reports NaN, and nothing is recorded.
         whole = {} if math.isnan(timing.whole_ns) else {CELL_REGION: timing.whole_ns}
-        regions = timing.regions or whole
+        regions = dict(timing.regions or whole)
+        for name in self._failed.pop(timing.key, ()):
+            regions[name] = math.nan  # the region raised: no value in this run
         config = self.plan.configs[timing.key.config_index]
         model = self._models.get(timing.key.config_index, {})
         return [

@@ -266,7 +266,8 @@ def test_figures_to_json_without_peaks_has_run_figures_only():
 def test_figures_come_in_the_one_chart_order():
     assert H200 is not None
     figures = figures_to_json(_records(configs=(0, 1)), H200)
-    assert list(figures) == list(CHART_ORDER)
+    # Every chart but "counters", which needs PM-sampled timelines (the pm backend).
+    assert list(figures) == [c for c in CHART_ORDER if c != "counters"]
     assert ordered_charts(["zeta", "traffic", "alpha", "duration"]) == [
         "duration",
         "traffic",

@@ -132,16 +132,19 @@ def region_bytes(
     starts, ends, values, layout = split(batch)
     read, write = data["metrics"].index(READ), data["metrics"].index(WRITE)
     result = attribute(starts, ends, values, layout)
-    per: dict[str, list[tuple[float, float, float]]] = {}
+    per: dict[str, list[tuple[float, float, float, int]]] = {}
     for (run, name), totals in result.regions.items():
         kernels = layout.regions[(run, name)]
         busy = float(sum(b - a for a, b in kernels))
-        per.setdefault(name, []).append((totals[read], totals[write], busy))
+        per.setdefault(name, []).append(
+            (totals[read], totals[write], busy, len(kernels))
+        )
     return {
         name: {
-            "read": statistics.median(r for r, _, _ in rows),
-            "written": statistics.median(w for _, w, _ in rows),
-            "busy_ns": statistics.median(b for _, _, b in rows),
+            "read": statistics.median(row[0] for row in rows),
+            "written": statistics.median(row[1] for row in rows),
+            "busy_ns": statistics.median(row[2] for row in rows),
+            "kernels": max(row[3] for row in rows),
         }
         for name, rows in per.items()
     }
@@ -172,12 +175,16 @@ def test_with_quiet_gaps_no_sample_mixes_a_region_with_its_neighbours(
 
 
 def test_reads_of_long_regions_are_what_they_read(data: dict[str, Any]) -> None:
-    """After a clean L2 flush a streaming kernel reads its inputs from DRAM once."""
+    """After a clean L2 flush a streaming kernel reads its inputs from DRAM once.
+
+    Single-kernel regions only: in ``a + b*c`` the second kernel may find part of
+    the first one's output still in L2.
+    """
     got = region_bytes(data, batch_of(data, quiet=True))
     checked = 0
     for name, (known_read, _) in data["known_bytes"].items():
         found = got.get(name)
-        if found is None or found["busy_ns"] < LONG_NS:
+        if found is None or found["busy_ns"] < LONG_NS or found["kernels"] != 1:
             continue
         assert found["read"] == pytest.approx(known_read, rel=0.03), name
         checked += 1
@@ -193,14 +200,24 @@ def test_the_tiny_region_is_counted_in_full_with_quiet_gaps(
 
 
 def test_against_ncu_within_two_percent_where_recorded(data: dict[str, Any]) -> None:
+    """The issue's bar, for single-kernel regions of >= 100 µs.
+
+    Nsight Compute flushes the caches before every kernel, so for a region of several
+    kernels it counts traffic that, run as written, hits the L2 (``a + b*c`` reads
+    ``b*c``'s output back): there PM sampling may see less, never more.
+    """
     reference = data.get("ncu_bytes")
     if not reference:
         pytest.skip("this recording has no ncu reference (ncu_bytes)")
     got = region_bytes(data, batch_of(data, quiet=True))
     for name, (read, written) in reference.items():
-        if name in got and got[name]["busy_ns"] >= LONG_NS:
-            pm = got[name]["read"] + got[name]["written"]
+        if name not in got or got[name]["busy_ns"] < LONG_NS:
+            continue
+        pm = got[name]["read"] + got[name]["written"]
+        if got[name]["kernels"] == 1:
             assert pm == pytest.approx(read + written, rel=0.02), name
+        else:
+            assert pm <= 1.02 * (read + written), name
 
 
 def test_without_gaps_the_difference_stays_within_the_bound(

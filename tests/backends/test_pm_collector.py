@@ -9,7 +9,7 @@ are known numbers.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -425,3 +425,68 @@ def test_pm_by_name_without_metrics_samples_the_defaults() -> None:
     assert entry.counters
     assert not entry.isolated
     assert entry.auto_order is not None
+
+
+class Host:
+    chip = "GH100"
+
+    def __init__(self, per_pass: int, refused: frozenset[str] = frozenset()) -> None:
+        self.per_pass, self.refused = per_pass, refused
+
+    def passes(self, metrics: Any) -> int:
+        if set(metrics) & self.refused:
+            msg = "invalid or not supported"
+            raise ValueError(msg)
+        return -(-len(metrics) // self.per_pass)
+
+    def names(self) -> list[str]:
+        return []
+
+
+def checks(monkeypatch: pytest.MonkeyPatch, host: Any) -> None:
+    from nsight_lab.backends.pm.metrics import MetricCheck
+
+    def check(_torch: Any, _index: int) -> Any:
+        if isinstance(host, Exception):
+            raise host
+        return MetricCheck("NVIDIA H200", host)
+
+    monkeypatch.setattr(pm.CHECKS, "check", check)
+
+
+def test_the_defaults_are_trimmed_to_one_pass_and_the_rest_noted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    checks(monkeypatch, Host(per_pass=3, refused=frozenset({"pcie__read_bytes.sum"})))
+    m = measurement()
+    planned = replace(parse_options("--backend pm"), metrics=DEFAULT_OPTION_METRICS)
+    chosen, chip = m._choose_metrics(planned, 0)
+    assert chip == "GH100"
+    assert chosen == list(DEFAULT_OPTION_METRICS[1:4])
+    (note,) = m.notes
+    assert "left out" in note
+    assert "pcie__read_bytes.sum" in note
+
+
+def test_asked_for_metrics_that_do_not_fit_are_refused_in_one_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    checks(monkeypatch, Host(per_pass=1))
+    with pytest.raises(OptionError, match="fit together") as caught:
+        measurement()._choose_metrics(
+            parse_options(
+                "--backend pm --metrics dram__bytes_read.sum,dram__bytes_write.sum"
+            ),
+            0,
+        )
+    assert "\n" not in str(caught.value)
+
+
+def test_when_the_host_api_fails_cupti_checks_when_configuring(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    checks(monkeypatch, RuntimeError("CUPTI could not load the nvperf* libraries"))
+    m = measurement()
+    options = parse_options("--backend pm --metrics dram__bytes_read.sum")
+    assert m._choose_metrics(options, 0) == (["dram__bytes_read.sum"], "this GPU")
+    assert "not checked ahead" in m.notes[0]

@@ -189,25 +189,7 @@ class PmMeasurement(CuptiMeasurement):
 
     def _open_sampler(self, options: ProfileOptions) -> None:
         index = int(self._gpu.device)
-        check = CHECKS.check(self._torch, index)
-        wanted = list(options.extra_metrics)
-        if "--metrics" in options.given:
-            refused = check.why_not(tuple(wanted))
-            if refused:
-                raise OptionError(refused)
-            chosen = wanted
-        else:  # the defaults: what fits in one pass, the rest noted
-            accepted = [m for m in wanted if check.why_not((m,)) is None]
-            chosen = check.groups(accepted)[0] if accepted else []
-            left = [m for m in wanted if m not in chosen]
-            if left:
-                self.notes.append(
-                    f"PM sampling on {check.host.chip} left out {', '.join(left)} "
-                    "(not in one pass with the rest); ask for them with --metrics"
-                )
-        if not chosen:
-            msg = "--metrics: no metric left to PM-sample; name some with --metrics"
-            raise OptionError(msg)
+        chosen, chip = self._choose_metrics(options, index)
         self.metrics = tuple(chosen)
         self.interval_ns = int(options.sample_interval_us) * 1000
         clock_mhz = float(self._gpu.max_sm_clock_mhz or FALLBACK_CLOCK_MHZ)
@@ -218,10 +200,48 @@ class PmMeasurement(CuptiMeasurement):
         self._cell_has_regions: bool | None = None
         self.notes.append(
             f"PM sampling every {options.sample_interval_us} µs on "
-            f"{check.host.chip}: {', '.join(self.metrics)}; a DRAM-quiet "
+            f"{chip}: {', '.join(self.metrics)}; a DRAM-quiet "
             f"{options.sample_interval_us * QUIET_MARGIN:.3g} µs spin before and "
             "after each region (not part of its time)"
         )
+
+    def _choose_metrics(
+        self, options: ProfileOptions, index: int
+    ) -> tuple[list[str], str]:
+        """The metrics to sample (checked ahead where the host API answers) and chip.
+
+        Raises:
+            OptionError: ``--metrics`` that PM sampling refuses or that need several
+                passes (one line, naming what fits together); or nothing to sample.
+        """
+        wanted = list(options.extra_metrics)
+        given = "--metrics" in options.given
+        try:
+            check = CHECKS.check(self._torch, index)
+            refused = check.why_not(tuple(wanted)) if given else None
+            accepted = [] if given else [m for m in wanted if not check.why_not((m,))]
+            first = check.groups(accepted)[0] if accepted else []
+        except Exception as exc:  # noqa: BLE001  (CUPTI checks them when configuring)
+            self.notes.append(
+                f"PM sampling metrics not checked ahead ({type(exc).__name__}: "
+                f"{exc}); CUPTI checks them when sampling is configured"
+            )
+            chosen, chip = wanted, "this GPU"
+        else:
+            if refused:
+                raise OptionError(refused)
+            chip = check.host.chip
+            chosen = wanted if given else first
+            left = [m for m in wanted if m not in chosen]
+            if left:  # the defaults: what fits in one pass, the rest noted
+                self.notes.append(
+                    f"PM sampling on {chip} left out {', '.join(left)} (not in "
+                    "one pass with the rest); ask for them with --metrics"
+                )
+        if not chosen:
+            msg = "--metrics: no metric left to PM-sample; name some with --metrics"
+            raise OptionError(msg)
+        return chosen, chip
 
     # -- the quiet gap ---------------------------------------------------------------
 

@@ -236,12 +236,30 @@ def chip_name(device_index: int) -> str:
     """
     try:
         from cupti import cupti
+    except Exception as exc:
+        raise errors.explain(exc, started=False) from exc
 
+    def ask() -> str:
         params = cupti.DeviceGetChipNameParams()
         params.struct_size = cupti.DEVICE_GET_CHIP_NAME_PARAMS_STRUCT_SIZE
         params.device_index = device_index
         cupti.device_get_chip_name(params.ptr)
         return str(params.p_chip_name)
+
+    with contextlib.suppress(Exception):  # asked again with the profiler initialized
+        return ask()
+    # cupti.pm_sampling.Collector.enable initializes the profiler before it asks;
+    # do the same, and undo it (the profiler is initialized again when enabled).
+    try:
+        init = cupti.ProfilerInitializeParams()
+        init.struct_size = cupti.PROFILER_INITIALIZE_PARAMS_STRUCT_SIZE
+        cupti.profiler_initialize(init.ptr)
+        try:
+            return ask()
+        finally:
+            done = cupti.ProfilerDeInitializeParams()
+            done.struct_size = cupti.PROFILER_DEINITIALIZE_PARAMS_STRUCT_SIZE
+            cupti.profiler_deinitialize(done.ptr)
     except Exception as exc:
         raise errors.explain(exc, started=False) from exc
 

@@ -1,7 +1,9 @@
 """nsight-lab: GPU kernel profiling inside the notebook.
 
 ``%load_ext nsight_lab`` registers the ``%%nsight`` magic; ``nsight_lab.annotate`` marks
-regions. Importing this package probes no hardware and loads no backend.
+regions. ``import nsight_lab as nsight`` is nsight-python 1.1.0's API (``analyze``,
+``experimental``, ``ProfileResults``, ...: :mod:`nsight_lab.api`), loaded on first
+use. Importing this package probes no hardware and loads no backend.
 """
 
 from __future__ import annotations
@@ -22,12 +24,54 @@ if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
 __all__ = [
+    "CollectionScope",
+    "InfoCollector",
+    "ProfileResults",
+    "Tool",
+    "VerbosityLevel",
     "__version__",
+    "activate",
+    "analyze",
     "annotate",
+    "col_panel",
+    "deactivate",
+    "exceptions",
+    "experimental",
+    "get_active_tool",
     "load_ipython_extension",
+    "row_panel",
     "start_warm_up",
+    "use_backend",
     "wait_for_warm_up",
 ]
+
+API_NAMES = frozenset(
+    {
+        "CollectionScope", "InfoCollector", "ProfileResults", "Tool", "VerbosityLevel",
+        "activate", "analyze", "col_panel", "deactivate", "exceptions", "experimental",
+        "get_active_tool", "row_panel", "use_backend",
+    }
+)  # fmt: skip
+"""nsight-python's names, served from :mod:`nsight_lab.api` on first use.
+
+The Jupyter server imports this package: pandas and plotly load only when a profile
+needs them.
+"""
+
+
+def __getattr__(name: str) -> Any:  # noqa: ANN401  (module attributes of any kind)
+    """nsight-python's API names, imported from :mod:`nsight_lab.api` when asked.
+
+    Raises:
+        AttributeError: ``name`` is not one of them.
+    """
+    if name in API_NAMES:
+        api = importlib.import_module("nsight_lab.api")
+        value = getattr(api, name)
+        globals()[name] = value
+        return value
+    msg = f"module 'nsight_lab' has no attribute {name!r}"
+    raise AttributeError(msg)
 
 
 def load_ipython_extension(ipython: InteractiveShell) -> None:

@@ -606,6 +606,24 @@ def _read_configs_from(option: str, raw: str) -> str:
     return raw
 
 
+def read_option(flag: str, raw: str, name: str | None = None) -> object:
+    """Read ``raw`` as option ``flag``'s value, as the parser does.
+
+    nsight-python's API (:mod:`nsight_lab.api`) checks its arguments with the same
+    readers; ``name`` is what the error calls the value (the flag by default).
+
+    Raises:
+        OptionError: ``raw`` is not accepted (one line naming ``name``).
+    """
+    option = _BY_FLAG[flag]
+    said = name or flag
+    text = _check_text(said, raw)
+    if option.choices is not None:
+        return _choice(said, text, option.choices())
+    assert option.read is not None  # noqa: S101  (declared with a reader)
+    return option.read(said, text)
+
+
 def backend_choices() -> tuple[str, ...]:
     """The ``--backend`` values: ``auto``, then every id of the backend registry.
 

@@ -229,23 +229,48 @@ class annotate:  # noqa: N801  (lower-case to match nsight-python's nsight.annot
         return wrapper  # type: ignore[return-value]
 
 
+class _NsightShim(types.ModuleType):
+    """``nsight`` where nsight-python is absent: nsight-python's API, as nsight-lab's.
+
+    ``annotate`` is here at once; every other name (``analyze``, ``experimental``,
+    ...) is imported from :mod:`nsight_lab.api` on first use, so ``%load_ext`` loads
+    no pandas for it.
+    """
+
+    __nsight_lab_shim__ = True
+
+    def __getattr__(self, name: str) -> object:
+        if name.startswith("__"):  # the import system's and pickle's questions
+            raise AttributeError(name)
+        api = importlib.import_module("nsight_lab.api")
+        try:
+            value: object = getattr(api, name)
+        except AttributeError:
+            msg = (
+                f"module 'nsight' (nsight-lab's stand-in for nsight-python) has no "
+                f"attribute {name!r}"
+            )
+            raise AttributeError(msg) from None
+        setattr(self, name, value)
+        return value
+
+
 def install_nsight_shim(*, replace: bool = False) -> None:
-    """Make ``import nsight`` in a cell resolve to :class:`annotate`.
+    """Make ``import nsight`` resolve to nsight-lab's nsight-python API.
 
     Args:
         replace: Install the stand-in even where NVIDIA's nsight-python is installed
-            (the isolated child, which must not start nsight-python's ncu probe);
-            otherwise only where it is absent.
+            (the isolated child, which must not start nsight-python's ncu probe, and
+            the examples harness); otherwise only where it is absent.
     """
     if not replace and (
         "nsight" in sys.modules or importlib.util.find_spec("nsight") is not None
     ):
         return
-    shim = types.ModuleType(
-        "nsight", "nsight-lab's stand-in for nsight-python's annotate"
+    shim = _NsightShim(
+        "nsight", "nsight-lab's stand-in for nsight-python (nsight_lab.api)"
     )
     shim.annotate = annotate  # type: ignore[attr-defined]
-    shim.__nsight_lab_shim__ = True  # type: ignore[attr-defined]
     sys.modules["nsight"] = shim
 
 

@@ -38,10 +38,12 @@ from __future__ import annotations
 
 import inspect
 import math
+import sys
 import warnings
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -267,7 +269,7 @@ def _call_derive(
         if isinstance(val, tuple) and len(val) >= 2:  # noqa: PLR2004
             number, unit = val[0], val[1]
         elif warn:
-            warnings.warn(MISSING_UNIT_WARNING.format(key), UserWarning, stacklevel=6)
+            warn_at_user(MISSING_UNIT_WARNING.format(key), UserWarning)
         if number is None:
             number = math.nan
         if isinstance(number, bool) or not isinstance(number, int | float | np.number):
@@ -317,6 +319,24 @@ def _bound_call(
         )
         raise _DeriveError(reason) from exc
     return lambda: func(*inputs, **config)
+
+
+_PACKAGE_DIR = str(Path(__file__).resolve().parent)
+
+
+def warn_at_user(message: str, category: type[Warning]) -> None:
+    """``warnings.warn`` pointing at the first frame outside nsight-lab.
+
+    The user's call (an ``analyze.kernel`` function, a notebook cell) is where the
+    warning is shown, however deep in nsight-lab it was raised (Python 3.12's
+    ``skip_file_prefixes``, for 3.10 and 3.11 too).
+    """
+    level = 2  # stacklevel 2: warn_at_user's caller
+    frame = sys._getframe(1)  # noqa: SLF001
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    warnings.warn(message, category, stacklevel=level)
 
 
 def _short(text: str, limit: int = 160) -> str:

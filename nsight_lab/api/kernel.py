@@ -1,0 +1,602 @@
+"""``analyze.kernel``: nsight-python's decorator, measured by nsight-lab's backends.
+
+``@kernel`` (bare or with nsight-python 1.1.0's keyword arguments) turns a function
+into one that profiles it over its configs and returns
+:class:`~nsight_lab.api.results.ProfileResults`. Each call is one session of the
+store, run through the same path as a ``%%nsight`` cell (:func:`nsight_lab.session.
+profile`: plan, backend, store writer, live view, DataFrame), so it shows in the
+sidebar and, in a notebook, in the inline widget while it runs.
+
+How nsight-python's parameters map:
+
+* ``configs``, ``runs``, ``metrics``, ``derive_metric``, ``normalize_against``,
+  ``cache_control``, ``clock_control``: as ``--configs-from``, ``--runs``,
+  ``--metrics``, ``--derive``, ``--normalize-against``, ``--cache-control``,
+  ``--clock-control``. The backend is ``auto`` as in the magic (counters beyond the
+  duration take a counter backend), or what :func:`nsight_lab.api.tools.use_backend`,
+  ``nsight.activate`` or ``backend=`` says.
+* ``combine_kernel_metrics``: ``--combine`` with that function; ``None`` is
+  ``--combine single``: a region that launches several kernels raises nsight-python's
+  error (per-kernel backends; ``events``/``cpu`` time the region's span).
+* ``ignore_kernel_list``, ``replay_mode``, ``thermal_mode`` and ``thermal_wait``/
+  ``_cont``/``_timeout``/``_device``: ``--ignore-kernels``, ``--replay-mode``,
+  ``--thermal``, ``--thermal-settings``.
+* ``output_prefix``/``output_csv``: ``--output-csv`` with nsight-python's file names
+  (``<prefix>profiled_data-<function>-<call>.csv``, ``processed_data-...``).
+* ``verbosity``: ``SILENT`` shows nothing; otherwise the inline widget in a notebook,
+  progress lines on stderr elsewhere.
+* ``info_collectors``: :mod:`nsight_lab.api.collect`.
+
+nsight-lab's own, keyword-only after them: ``backend`` (a backend id or ``auto``) and
+``warmup`` (untimed runs per config first; nsight-python has none, nsight-lab's
+default is 2 because a first run pays for caches, allocators and clocks).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import functools
+import inspect
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, overload
+
+from nsight_lab.api.collect import Collectors, normalize_collectors, validate_collectors
+from nsight_lab.api.configs import FunctionConfigs, call_with, function_configs
+from nsight_lab.api.exceptions import ProfilerException
+from nsight_lab.api.results import ProfileResults
+from nsight_lab.api.tools import default_backend
+from nsight_lab.backends.base import CellCode
+from nsight_lab.options import (
+    DEFAULT_WARMUP,
+    ProfileOptions,
+    ThermalSettings,
+    read_option,
+)
+from nsight_lab.records import TIME_METRIC
+from nsight_lab.results import warn_at_user
+from nsight_lab.runner import current_run
+
+if TYPE_CHECKING:
+    from nsight_lab.plan import Plan
+
+__all__ = ["VerbosityLevel", "kernel"]
+
+
+class VerbosityLevel(enum.IntEnum):
+    """nsight-python's verbosity: level N shows everything up to N."""
+
+    SILENT = 0
+    INFO = 3
+    DEBUG = 4
+
+
+DeriveMetric = Callable[
+    ..., "float | tuple[float, str] | Mapping[str, float | tuple[float, str]]"
+]
+
+
+@dataclass(frozen=True)
+class KernelSettings:
+    """Everything ``analyze.kernel`` was given, checked at decoration."""
+
+    configs: Iterable[Any] | None
+    runs: int
+    derive_metric: DeriveMetric | None
+    normalize_against: str | None
+    verbosity: VerbosityLevel
+    metrics: tuple[str, ...]
+    """The metrics as given, in order (what a derive function gets first)."""
+    ignore_kernel_list: tuple[str, ...]
+    clock_control: Literal["base", "none"]
+    cache_control: Literal["all", "none"]
+    replay_mode: Literal["kernel", "range"]
+    thermal_mode: Literal["auto", "manual", "off"]
+    thermal: ThermalSettings | None
+    combine_kernel_metrics: Callable[[float, float], float] | None
+    output_prefix: str | None
+    output_csv: bool
+    info_collectors: list[tuple[str, Callable[..., Any], str]] = field(
+        default_factory=list
+    )
+    backend: str | None = None
+    warmup: int | None = None
+
+
+def _choice(name: str, value: object, allowed: tuple[str, ...]) -> None:
+    """nsight-python's decoration-time check of a closed option.
+
+    Raises:
+        ValueError: ``value`` is not one of ``allowed``.
+    """
+    if value not in allowed:
+        expected = " or ".join(repr(a) for a in allowed)
+        msg = f"Invalid {name} {value!r}. Expected {expected}."
+        raise ValueError(msg)
+
+
+def _settings(  # noqa: PLR0913  (nsight-python's parameters, keyword-only)
+    *,
+    configs: Iterable[Any] | None,
+    runs: int,
+    derive_metric: DeriveMetric | None,
+    normalize_against: str | None,
+    verbosity: VerbosityLevel,
+    metrics: Sequence[str],
+    ignore_kernel_list: Sequence[str] | None,
+    clock_control: Literal["base", "none"],
+    cache_control: Literal["all", "none"],
+    replay_mode: Literal["kernel", "range"],
+    thermal_mode: Literal["auto", "manual", "off"],
+    thermal_wait: int | None,
+    thermal_cont: int | None,
+    thermal_timeout: int | None,
+    thermal_device: int | None,
+    combine_kernel_metrics: Callable[[float, float], float] | None,
+    output_prefix: str | None,
+    output_csv: bool,
+    info_collectors: Sequence[object] | None,
+    backend: str | None,
+    warmup: int | None,
+) -> KernelSettings:
+    """Check the decorator's arguments now, as nsight-python does.
+
+    Raises:
+        ValueError: A closed option has another value, the thermal thresholds are
+            the wrong way round, ``runs``/``warmup`` are not counts, a metric name is
+            malformed, or a collector is malformed.
+        TypeError: ``derive_metric``/``combine_kernel_metrics`` is not callable, or a
+            collector is of no accepted kind.
+    """
+    metrics = tuple(
+        m.strip() for m in ([metrics] if isinstance(metrics, str) else metrics)
+    )
+    _choice("clock_control", clock_control, ("base", "none"))
+    _choice("cache_control", cache_control, ("all", "none"))
+    _choice("replay_mode", replay_mode, ("kernel", "range"))
+    _choice("thermal_mode", thermal_mode, ("auto", "manual", "off"))
+    if (
+        thermal_wait is not None
+        and thermal_cont is not None
+        and thermal_cont <= thermal_wait
+    ):
+        msg = (
+            f"Invalid thermal control parameters: thermal_cont ({thermal_cont}°C) "
+            f"must be greater than thermal_wait ({thermal_wait}°C). thermal_cont is "
+            "the target thermal headroom after cooling, thermal_wait is the "
+            "threshold that triggers cooling."
+        )
+        raise ValueError(msg)
+    counts: tuple[tuple[str, object, int], ...] = (
+        ("runs", runs, 1),
+        ("warmup", warmup, 0),
+    )
+    for name, count, least in counts:
+        if count is not None and (
+            isinstance(count, bool) or not isinstance(count, int) or count < least
+        ):
+            msg = f"{name} must be an integer >= {least}, got {count!r}"
+            raise ValueError(msg)
+    if not metrics:
+        msg = "metrics must name at least one metric (gpu__time_duration.sum)"
+        raise ValueError(msg)
+    read_option("--metrics", ",".join(metrics), "metrics")  # names checked here
+    functions: tuple[tuple[str, object], ...] = (
+        ("derive_metric", derive_metric),
+        ("combine_kernel_metrics", combine_kernel_metrics),
+    )
+    for name, func in functions:
+        if func is not None and not callable(func):
+            msg = f"{name} must be a callable function, got {type(func).__name__}"
+            raise TypeError(msg)
+    if backend is not None:
+        read_option("--backend", backend, "backend")
+    thermal = None
+    if any(
+        v is not None
+        for v in (thermal_wait, thermal_cont, thermal_timeout, thermal_device)
+    ):
+        thermal = ThermalSettings(
+            wait_c=thermal_wait,
+            cont_c=thermal_cont,
+            timeout_s=thermal_timeout,
+            device=thermal_device,
+        )
+    return KernelSettings(
+        configs=configs,
+        runs=runs,
+        derive_metric=derive_metric,
+        normalize_against=normalize_against,
+        verbosity=VerbosityLevel(verbosity),
+        metrics=metrics,
+        ignore_kernel_list=tuple(ignore_kernel_list or ()),
+        clock_control=clock_control,
+        cache_control=cache_control,
+        replay_mode=replay_mode,
+        thermal_mode=thermal_mode,
+        thermal=thermal,
+        combine_kernel_metrics=combine_kernel_metrics,
+        output_prefix=output_prefix,
+        output_csv=bool(output_csv),
+        info_collectors=normalize_collectors(info_collectors),
+        backend=backend,
+        warmup=warmup,
+    )
+
+
+@overload
+def kernel(_func: Callable[..., None]) -> Callable[..., ProfileResults]: ...
+@overload
+def kernel(
+    _func: None = None,
+    *,
+    configs: Iterable[Any] | None = None,
+    runs: int = 1,
+    derive_metric: DeriveMetric | None = None,
+    normalize_against: str | None = None,
+    verbosity: VerbosityLevel = VerbosityLevel.INFO,
+    metrics: Sequence[str] = (TIME_METRIC,),
+    ignore_kernel_list: Sequence[str] | None = None,
+    clock_control: Literal["base", "none"] = "none",
+    cache_control: Literal["all", "none"] = "all",
+    replay_mode: Literal["kernel", "range"] = "kernel",
+    thermal_mode: Literal["auto", "manual", "off"] = "auto",
+    thermal_wait: int | None = None,
+    thermal_cont: int | None = None,
+    thermal_timeout: int | None = None,
+    thermal_device: int | None = None,
+    combine_kernel_metrics: Callable[[float, float], float] | None = None,
+    output_prefix: str | None = None,
+    output_csv: bool = False,
+    info_collectors: Sequence[object] | None = None,
+    backend: str | None = None,
+    warmup: int | None = None,
+) -> Callable[[Callable[..., None]], Callable[..., ProfileResults]]: ...
+def kernel(  # noqa: PLR0913  (nsight-python's signature)
+    _func: Callable[..., None] | None = None,
+    *,
+    configs: Iterable[Any] | None = None,
+    runs: int = 1,
+    derive_metric: DeriveMetric | None = None,
+    normalize_against: str | None = None,
+    verbosity: VerbosityLevel = VerbosityLevel.INFO,
+    metrics: Sequence[str] = (TIME_METRIC,),
+    ignore_kernel_list: Sequence[str] | None = None,
+    clock_control: Literal["base", "none"] = "none",
+    cache_control: Literal["all", "none"] = "all",
+    replay_mode: Literal["kernel", "range"] = "kernel",
+    thermal_mode: Literal["auto", "manual", "off"] = "auto",
+    thermal_wait: int | None = None,
+    thermal_cont: int | None = None,
+    thermal_timeout: int | None = None,
+    thermal_device: int | None = None,
+    combine_kernel_metrics: Callable[[float, float], float] | None = None,
+    output_prefix: str | None = None,
+    output_csv: bool = False,
+    info_collectors: Sequence[object] | None = None,
+    backend: str | None = None,
+    warmup: int | None = None,
+) -> (
+    Callable[..., ProfileResults]
+    | Callable[[Callable[..., None]], Callable[..., ProfileResults]]
+):
+    """Profile a function over its configs (nsight-python's ``analyze.kernel``).
+
+    Use it bare (``@kernel``) or with arguments (``@kernel(configs=..., runs=10)``).
+    The decorated function is called as ``f(*args)`` (one config), ``f()`` (the
+    decoration's configs, or none for a function without required parameters) or
+    ``f(configs=[...])``, and returns :class:`ProfileResults`; the function's own
+    return value is dropped (with nsight-python's ``RuntimeWarning``). The
+    parameters are nsight-python 1.1.0's (see the module docstring for how each is
+    measured), then nsight-lab's ``backend`` and ``warmup``.
+
+    Raises:
+        ValueError: A closed option has another value, the thermal thresholds are the
+            wrong way round, ``runs`` is not a positive integer, or a metric name or
+            collector is malformed (at decoration, as nsight-python does).
+        TypeError: A function argument is not callable, or a collector is of no
+            accepted kind.
+    """
+    settings = _settings(
+        configs=configs,
+        runs=runs,
+        derive_metric=derive_metric,
+        normalize_against=normalize_against,
+        verbosity=verbosity,
+        metrics=metrics,
+        ignore_kernel_list=ignore_kernel_list,
+        clock_control=clock_control,
+        cache_control=cache_control,
+        replay_mode=replay_mode,
+        thermal_mode=thermal_mode,
+        thermal_wait=thermal_wait,
+        thermal_cont=thermal_cont,
+        thermal_timeout=thermal_timeout,
+        thermal_device=thermal_device,
+        combine_kernel_metrics=combine_kernel_metrics,
+        output_prefix=output_prefix,
+        output_csv=output_csv,
+        info_collectors=info_collectors,
+        backend=backend,
+        warmup=warmup,
+    )
+    if _func is None:
+        return functools.partial(_profiled, settings=settings)
+    given: object = _func  # user input: checked whatever its annotation says
+    if not callable(given):
+        msg = (
+            f"analyze.kernel decorates a function, got {type(_func).__name__}; give "
+            "its settings by keyword: @analyze.kernel(configs=...)"
+        )
+        raise TypeError(msg)
+    return _profiled(_func, settings=settings)
+
+
+def _profiled(
+    func: Callable[..., None], *, settings: KernelSettings
+) -> Callable[..., ProfileResults]:
+    """``func`` wrapped to profile itself on each call (see :func:`kernel`).
+
+    Raises:
+        ProfilerException: A collector's name shadows a column or a parameter.
+    """
+    from nsight_lab.api.configs import parameters
+
+    validate_collectors(settings.info_collectors, [p.name for p in parameters(func)])
+    calls = [0]
+
+    @functools.wraps(func)
+    def wrapper(
+        *args: Any,  # noqa: ANN401  (the function's own arguments)
+        configs: Iterable[Any] | None = None,
+        **kwargs: Any,  # noqa: ANN401
+    ) -> ProfileResults:
+        chosen = function_configs(func, args, kwargs, configs, settings.configs)
+        results = _run(func, chosen, settings, tag=f"{func.__name__}-{calls[0]}")
+        calls[0] += 1
+        return results
+
+    return wrapper
+
+
+@dataclass(frozen=True)
+class FunctionCell(CellCode):
+    """A decorated function as the cell a collector runs: one call per run.
+
+    In this process :meth:`run` binds the config to the function's parameters
+    (nsight-python's binding) and calls the info collectors of each measured run;
+    the isolated (ncu) child runs :attr:`python`, a call of :class:`IsolatedCall`
+    shipped in :attr:`namespace`. Build it with :func:`function_cell`.
+    """
+
+    func: Callable[..., Any] = print
+    collectors: Collectors | None = None
+    returned: list[bool] = field(default_factory=list)
+    """One entry per measured call that returned something (nsight-python warns)."""
+
+    def run(self, config: dict[str, Any]) -> None:
+        """Call the function once with ``config`` (its parameters' objects).
+
+        Raises:
+            BaseException: Whatever the function raises, unchanged.
+        """
+        if self.collectors is not None:
+            self.collectors.before_run()
+        if call_with(self.func, config) is not None and current_run() is not None:
+            self.returned.append(True)
+
+
+def function_cell(
+    func: Callable[..., Any], collectors: Collectors, namespace: dict[str, Any]
+) -> FunctionCell:
+    """``func`` as the cell of a profile (its source is stored with the session)."""
+    try:
+        source = inspect.getsource(func)
+    except (OSError, TypeError):
+        source = f"{getattr(func, '__qualname__', func)!r}(...)"
+    python = f"{_CALL}(globals())\n"
+    return FunctionCell(
+        source=source,
+        python=python,
+        code=compile(
+            python, f"<nsight-lab {getattr(func, '__name__', 'func')}>", "exec"
+        ),
+        namespace=namespace,
+        func=func,
+        collectors=collectors,
+    )
+
+
+_CALL = "nsight_lab_call_"
+"""The name of the :class:`IsolatedCall` in the namespace shipped to the ncu child."""
+
+
+@dataclass(frozen=True)
+class IsolatedCall:
+    """What the isolated ncu child calls per run: the function with a config's objects.
+
+    The child binds each config's stored (JSON) values by name; this finds the
+    objects of that config (a ``torch.dtype``, not its text) and calls the function.
+    Shipped with cloudpickle, the function by value where it is not importable.
+    """
+
+    func: Callable[..., Any]
+    names: tuple[str, ...]
+    configs: list[tuple[tuple[object, ...], dict[str, Any]]]
+
+    def __call__(self, namespace: Mapping[str, Any]) -> None:
+        """Call the function with the config the child bound in ``namespace``.
+
+        Raises:
+            ProfilerException: The bound values match no config.
+        """
+        key = tuple(namespace.get(name) for name in self.names)
+        for stored, bound in self.configs:
+            if stored == key:
+                call_with(self.func, bound)
+                return
+        msg = (
+            f"no config of {getattr(self.func, '__name__', 'the function')} is {key!r}"
+        )
+        raise ProfilerException(msg)
+
+
+def _in_notebook() -> bool:
+    """Whether this runs in a Jupyter kernel (the inline widget can show)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython is a dependency
+        return False
+    shell = get_ipython()
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+def _options(
+    func: Callable[..., Any], settings: KernelSettings, csv_prefix: str | None
+) -> ProfileOptions:
+    metrics = tuple(dict.fromkeys((TIME_METRIC, *settings.metrics)))
+    combine = settings.combine_kernel_metrics
+    return ProfileOptions(
+        runs=settings.runs,
+        warmup=DEFAULT_WARMUP if settings.warmup is None else settings.warmup,
+        metrics=metrics,
+        backend=settings.backend or default_backend(),
+        cache_control=settings.cache_control,
+        clock_control=settings.clock_control,
+        thermal=settings.thermal_mode,
+        thermal_settings=settings.thermal,
+        derive=(_derive_name(settings.derive_metric),)
+        if settings.derive_metric
+        else (),
+        normalize_against=settings.normalize_against,
+        combine="single"
+        if combine is None
+        else getattr(combine, "__name__", "combine"),
+        combine_fn=combine,
+        ignore_kernels=settings.ignore_kernel_list,
+        replay_mode=settings.replay_mode,
+        output_csv=csv_prefix,
+        name=getattr(func, "__name__", None),
+        quiet=settings.verbosity == VerbosityLevel.SILENT,
+    )
+
+
+def _derive_name(func: Callable[..., Any] | None) -> str:
+    """A derived metric's name: the function's (``<lambda>`` for a lambda)."""
+    return str(getattr(func, "__name__", "derive_metric"))
+
+
+def _csv_prefix(settings: KernelSettings) -> str | None:
+    """Where the CSV files go (nsight-python's output_prefix, else a new temp dir)."""
+    if not settings.output_csv:
+        return None
+    if settings.output_prefix is None:
+        return os.path.join(tempfile.mkdtemp(prefix="nspy_"), "")  # noqa: PTH118
+    directory = os.path.dirname(settings.output_prefix)  # noqa: PTH120
+    if directory:
+        os.makedirs(directory, exist_ok=True)  # noqa: PTH103
+    return settings.output_prefix
+
+
+def _run(
+    func: Callable[..., None],
+    chosen: FunctionConfigs,
+    settings: KernelSettings,
+    *,
+    tag: str,
+) -> ProfileResults:
+    """Profile ``func`` over ``chosen`` as one session; its results.
+
+    Raises:
+        NsightLabError: The profile could not run or failed after runs (kept).
+        BaseException: Whatever the function raised, unchanged.
+    """
+    from nsight_lab.backends import get_collector, probe_all
+    from nsight_lab.plan import ConfigList, make_plan
+    from nsight_lab.regions import entering_regions
+    from nsight_lab.results import DeriveSpec
+    from nsight_lab.session import Display, ProfileRequest, profile
+    from nsight_lab.store.run_store import RunStore
+
+    options = _options(func, settings, _csv_prefix(settings))
+    bound = chosen.bound()
+    plan = make_plan(options, probe_all(), ConfigList(chosen.names, bound))
+    collectors = Collectors(settings.info_collectors, chosen.values)
+    namespace = {_CALL: _isolated_call(func, chosen, plan)}
+    cell = function_cell(func, collectors, namespace)
+    verbose = settings.verbosity != VerbosityLevel.SILENT
+    display: Display = ("widget" if _in_notebook() else "text") if verbose else "none"
+    derive = settings.derive_metric
+    request = ProfileRequest(
+        derive=DeriveSpec(
+            names=options.derive,
+            functions={options.derive[0]: derive} if derive else {},
+            inputs=settings.metrics,
+            warn_units=True,
+        ),
+        notebook=None,
+        display=display,
+        info=collectors.columns,
+        config_values=bound,
+        csv_tag=lambda _session: tag,
+        label=f"nsight-lab {func.__name__}",
+        notes=_notes(plan, settings),
+    )
+    collectors.once()
+    hook = (
+        entering_regions(collectors.entering)
+        if collectors
+        else contextlib.nullcontext()
+    )
+    with RunStore() as store, hook:
+        done = profile(
+            plan,
+            cell,
+            collector=get_collector(plan.backend),
+            store=store,
+            request=request,
+        )
+    if verbose:
+        for path in done.csv_files:
+            print(f"[nsight-lab] Refer to {path}", flush=True)  # noqa: T201  (verbosity INFO)
+    if cell.returned:
+        warn_at_user(
+            f"Function '{func.__name__}' returns a value, but the return value for a "
+            "function which is decorated with nsight.analyze.kernel is ignored and "
+            "instead the ProfileResults object is returned.",
+            RuntimeWarning,
+        )
+    return ProfileResults(done.frame, session_id=done.session_id)
+
+
+def _isolated_call(
+    func: Callable[..., Any], chosen: FunctionConfigs, plan: Plan
+) -> IsolatedCall:
+    return IsolatedCall(
+        func=func,
+        names=chosen.names,
+        configs=[
+            (tuple(stored[name] for name in chosen.names), bound)
+            for stored, bound in zip(plan.configs, chosen.bound(), strict=True)
+        ],
+    )
+
+
+def _notes(plan: Plan, settings: KernelSettings) -> list[str]:
+    """What the session should say about nsight-python settings with another effect."""
+    from nsight_lab.backends import backend_entry
+
+    notes: list[str] = []
+    if settings.output_prefix is not None and not settings.output_csv:
+        notes.append(
+            "output_prefix: only CSV files (output_csv=True) are written there; "
+            "ncu reports stay in nsight-lab's store"
+        )
+    if settings.info_collectors and backend_entry(plan.backend).isolated:
+        notes.append(
+            "info_collectors: not called, the function runs in the ncu child process"
+        )
+    return notes

@@ -378,11 +378,13 @@ def _info_cells(column: InfoColumn, group: Sequence[RunRecord]) -> dict[str, obj
     if column.scope == "once" or not numeric:
         return {column.name: next((v for v in values if v is not None), None)}
     arr = pd.Series([math.nan if v is None else v for v in values], dtype=float)
+    present = [v for v in values if v is not None]
     return {
         f"{column.name}_Avg": float(arr.mean()),
         f"{column.name}_Std": float(arr.std()),
-        f"{column.name}_Min": arr.min(),
-        f"{column.name}_Max": arr.max(),
+        # Min and max keep the values' own type (ints stay ints), as in pandas'.
+        f"{column.name}_Min": min(present),  # type: ignore[type-var]
+        f"{column.name}_Max": max(present),  # type: ignore[type-var]
     }
 
 

@@ -49,21 +49,24 @@ function numberOr(value: unknown, fallback: number): number {
 }
 
 /**
- * The text of the legend entries plotly shows: traces that are not hidden from the
- * legend, when the layout shows a legend (by default: two entries or more).
+ * The text of the legend entries plotly shows: the visible traces not hidden from
+ * the legend, when the legend is shown. By plotly's default (its legend defaults,
+ * for scatter and bar traces) it is shown when some trace has an entry and the
+ * visible traces number two or more, counting hidden-from-legend ones (a duration
+ * chart's band edges) and counting an explicit `showlegend: true` twice.
  */
 export function legendEntries(
   data: readonly Trace[],
   layout: Layout | undefined
 ): string[] {
-  const show = layout?.showlegend;
-  if (show === false) {
-    return [];
-  }
-  const names = data
-    .filter(trace => trace.showlegend !== false && trace.visible !== false)
+  const visible = data.filter(trace => trace.visible !== false);
+  const names = visible
+    .filter(trace => trace.showlegend !== false)
     .map(trace => (typeof trace.name === 'string' ? trace.name : ''));
-  return show === true || names.length >= 2 ? names : [];
+  const count =
+    visible.length + visible.filter(trace => trace.showlegend === true).length;
+  const show = layout?.showlegend ?? (names.length > 0 && count > 1);
+  return show === true ? names : [];
 }
 
 /**

@@ -87,6 +87,26 @@ export interface IMountOptions {
   displayModeBar?: boolean | 'hover';
   /** A static picture: no zoom, pan or hover (default false). */
   staticPlot?: boolean;
+  /**
+   * Draw the figure's own title (default true). False in a compact view that names
+   * the chart above it: the title's top margin goes to the plot.
+   */
+  title?: boolean;
+}
+
+/** The top margin of a chart drawn without its title: room for the mode bar. */
+export const UNTITLED_TOP_MARGIN = 12;
+
+/** `layout` without its title, its top margin shrunk to {@link UNTITLED_TOP_MARGIN}. */
+export function withoutTitle(layout: Layout): Layout {
+  const out: Layout = { ...layout };
+  delete out.title;
+  const margin =
+    typeof out.margin === 'object' && out.margin !== null
+      ? (out.margin as Layout)
+      : {};
+  out.margin = { ...margin, t: UNTITLED_TOP_MARGIN };
+  return out;
 }
 
 /** A mounted chart. */
@@ -178,7 +198,10 @@ export function mountChart(
       return;
     }
     const copy = copyFigure(current);
-    const themed = themeLayout(copy.layout, readTheme(el));
+    let themed = themeLayout(copy.layout, readTheme(el));
+    if (options.title === false) {
+      themed = withoutTitle(themed);
+    }
     // Keep the user's zoom and legend choices across live updates.
     themed.uirevision = themed.uirevision ?? 'nsight-lab';
     baseHeight = baseHeight ?? elementHeight(el);

@@ -71,12 +71,19 @@ export class LiveView extends Widget {
     this._header = h('div', 'jp-nsightLab-LiveView-header');
     this._progressText = h('div', 'jp-nsightLab-LiveView-progressText');
     this._progress = h('progress', 'jp-nsightLab-LiveView-progress');
-    this._notes = h('ul', 'jp-nsightLab-LiveView-notes');
+    // Notes fold into one line (the sidebar is short); an error opens them.
+    this._notes = h('details', 'jp-nsightLab-LiveView-notes');
+    this._notesSummary = h('summary', 'jp-nsightLab-LiveView-notesSummary');
+    this._notesList = h('ul');
+    this._notes.append(this._notesSummary, this._notesList);
     this._charts = h('div', 'jp-nsightLab-LiveView-charts');
+    // Compact charts: the grid's title names each one, so the plot takes the
+    // room of the figure's own title (the sidebar is short).
     this._grid = new ChartGrid(this._charts, {
       className: 'jp-nsightLab-ChartView',
       title: chartTitle,
-      missing: chartMissing
+      missing: chartMissing,
+      mount: { title: false }
     });
     this.node.append(
       this._empty,
@@ -136,15 +143,18 @@ export class LiveView extends Widget {
       this._header,
       this._progressText,
       this._progress,
-      this._notes,
       this._charts
     ]) {
       part.hidden = false;
     }
-    this._header.textContent =
+    const header =
       `#${session.id} ${sessionTitle(session)} · ${session.status} · ` +
       `${session.backend}${session.device ? ` · ${session.device}` : ''}`;
-    this._header.title = session.backend_reason;
+    // One line (cut with an ellipsis when narrow); the whole of it in the tooltip.
+    this._header.textContent = header;
+    this._header.title = session.backend_reason
+      ? `${header}\n${session.backend_reason}`
+      : header;
 
     const progress = session.progress;
     const newest =
@@ -157,7 +167,16 @@ export class LiveView extends Widget {
     if (session.error) {
       notes.unshift(session.error);
     }
-    this._notes.replaceChildren(...notes.map(note => h('li', undefined, note)));
+    this._notesList.replaceChildren(
+      ...notes.map(note => h('li', undefined, note))
+    );
+    this._notesSummary.textContent = session.error
+      ? this._trans.__('failed: %1', session.error)
+      : notes.length === 1
+        ? this._trans.__('1 note')
+        : this._trans.__('%1 notes', notes.length);
+    this._notes.hidden = notes.length === 0;
+    this._notes.classList.toggle('jp-mod-error', !!session.error);
 
     this._updateCharts();
 
@@ -192,7 +211,9 @@ export class LiveView extends Widget {
   private _header: HTMLDivElement;
   private _progressText: HTMLDivElement;
   private _progress: HTMLProgressElement;
-  private _notes: HTMLUListElement;
+  private _notes: HTMLDetailsElement;
+  private _notesSummary: HTMLElement;
+  private _notesList: HTMLUListElement;
   private _charts: HTMLDivElement;
   private _grid: ChartGrid;
 }

@@ -18,7 +18,7 @@ import { formatTime, sessionTitle } from './format';
 import { contentHeight, rowOffset, visibleRange } from './virtualList';
 
 /** The fixed height of one row, in pixels (style/base.css uses the same). */
-export const ROW_HEIGHT = 44;
+export const ROW_HEIGHT = 40;
 
 /** Rows rendered beyond each edge of the viewport. */
 export const OVERSCAN = 8;

@@ -13,7 +13,7 @@ import { AccordionPanel, Panel, Widget } from '@lumino/widgets';
 
 import { FilterBar } from '../components/FilterBar';
 import { LiveView } from '../components/LiveView';
-import { SessionList } from '../components/SessionList';
+import { ROW_HEIGHT, SessionList } from '../components/SessionList';
 import { StatusView } from '../components/StatusView';
 import { ConnectionState } from '../events';
 import { nsightLabIcon } from '../icons';
@@ -40,11 +40,36 @@ export function connectionText(
 }
 
 /**
- * The sections' shares of the sidebar's height (live, history, store): the history
- * list gets the most (at a 720 px window, 5 rows or more at the default width),
- * the live view enough for its chart, the store its few lines.
+ * The sections' shares of the sidebar's height (live, history, store) until it is
+ * first laid out; then {@link fitSections} gives the history list its rows.
  */
 export const SECTION_SIZES: readonly number[] = [9, 10, 1];
+
+/** History rows the sidebar makes room for (a part of a sixth hints at more). */
+export const HISTORY_ROWS = 5.25;
+
+/** The least height the list's summary line is given: two lines of small text. */
+const SUMMARY_HEIGHT = 32;
+
+/**
+ * The heights of the live and history sections when the sidebar is first laid out:
+ * the history gets its filter bar, its summary and {@link HISTORY_ROWS} rows (at
+ * most 60 % of the room), the live view the rest.
+ *
+ * @param room - The sections' height, less their title bars, in px.
+ * @param filterBar - The filter bar's height, in px.
+ * @param summary - The list summary's height, in px.
+ */
+export function fitSections(
+  room: number,
+  filterBar: number,
+  summary: number
+): [number, number] {
+  const need =
+    filterBar + Math.max(summary, SUMMARY_HEIGHT) + HISTORY_ROWS * ROW_HEIGHT;
+  const history = Math.round(Math.min(need, room * 0.6));
+  return [Math.max(0, room - history), history];
+}
 
 /**
  * The nsight-lab side panel.
@@ -72,7 +97,8 @@ export class Sidebar extends SidePanel {
     const history = (this._history = new Panel());
     history.addClass('jp-nsightLab-History');
     history.title.label = trans.__('History');
-    history.addWidget(new FilterBar(this._model, trans));
+    const filterBar = new FilterBar(this._model, trans);
+    history.addWidget(filterBar);
     const list = (this._list = new SessionList(this._model, trans));
     list.openRequested.connect((_, ids) => this._openRequested.emit(ids), this);
     history.addWidget(list);
@@ -82,7 +108,18 @@ export class Sidebar extends SidePanel {
     }
     if (this.content instanceof AccordionPanel) {
       this.content.setRelativeSizes([...SECTION_SIZES]);
+      // The store's few lines fold away: its title says where it is, and the list
+      // says when the store or the server extension is missing.
+      this.content.collapse(2);
+      this.content.handleMoved.connect(() => (this._userSized = true));
+      // The sections' room changes with the window and with the header's
+      // connection line: fit again whenever it does.
+      if (typeof ResizeObserver !== 'undefined') {
+        this._resize = new ResizeObserver(() => this._fit());
+        this._resize.observe(this.content.node);
+      }
     }
+    this._filterBar = filterBar;
 
     this._model.connectionChanged.connect(this._renderConnection, this);
     this._renderConnection();
@@ -136,13 +173,45 @@ export class Sidebar extends SidePanel {
     if (this.isDisposed) {
       return;
     }
+    this._resize?.disconnect();
     super.dispose();
     this._model.dispose();
   }
 
   protected onAfterShow(msg: Message): void {
     super.onAfterShow(msg);
+    this._fit();
     this.start();
+  }
+
+  /**
+   * At each new height (the first layouts, a resized window): give the history
+   * list its rows and the live view the rest, until the user drags a section's
+   * edge; then the user's sizes stand.
+   */
+  private _fit(): void {
+    const content = this.content;
+    if (this._userSized || !(content instanceof AccordionPanel)) {
+      return;
+    }
+    const height = content.node.clientHeight;
+    if (height <= 0 || height === this._fittedHeight) {
+      return;
+    }
+    this._fittedHeight = height;
+    const titles = content.titles.reduce(
+      (sum, title) => sum + title.offsetHeight,
+      0
+    );
+    const summary = this._list.node.querySelector<HTMLElement>(
+      '.jp-nsightLab-SessionList-summary'
+    );
+    const [live, history] = fitSections(
+      height - titles,
+      this._filterBar.node.offsetHeight,
+      summary?.offsetHeight ?? 0
+    );
+    content.setRelativeSizes([live, history, 0]);
   }
 
   private _renderConnection(): void {
@@ -158,6 +227,12 @@ export class Sidebar extends SidePanel {
   private _live: LiveView;
   private _history: Panel;
   private _list: SessionList;
+  private _filterBar: FilterBar;
+  /** The height the sections were last fitted to. */
+  private _fittedHeight = 0;
+  /** Whether the user sized the sections (dragged an edge). */
+  private _userSized = false;
+  private _resize: ResizeObserver | null = null;
   private _status: StatusView;
   private _started = false;
   private _openRequested = new Signal<this, readonly number[]>(this);

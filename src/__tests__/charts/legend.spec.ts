@@ -37,6 +37,14 @@ describe('legendEntries', () => {
   it('lists the traces shown in the legend, none for a single trace', () => {
     expect(legendEntries(durationTraces(), LAYOUT)).toHaveLength(6);
     expect(legendEntries([{ name: 'only' }], LAYOUT)).toEqual([]);
+    // As plotly does: one entry, but band edges hidden from the legend make
+    // three visible traces, so the legend shows (a one-region duration chart).
+    expect(legendEntries(durationTraces().slice(0, 3), LAYOUT)).toEqual([
+      'add [n=1]'
+    ]);
+    expect(legendEntries([{ name: 'only', showlegend: true }], LAYOUT)).toEqual(
+      ['only']
+    );
     expect(legendEntries([{ name: 'only' }], { showlegend: true })).toEqual([
       'only'
     ]);

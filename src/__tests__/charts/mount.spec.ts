@@ -5,7 +5,7 @@
  */
 import Plotly from 'plotly.js-basic-dist-min';
 
-import { IFigure, mountChart } from '../../charts/mount';
+import { IFigure, UNTITLED_TOP_MARGIN, mountChart } from '../../charts/mount';
 
 jest.mock('plotly.js-basic-dist-min', () => ({
   __esModule: true,
@@ -112,6 +112,40 @@ describe('mountChart', () => {
     expect(react).toHaveBeenCalledTimes(2);
     handle.dispose();
     expect(purge).toHaveBeenCalledTimes(1);
+  });
+
+  it('draws a compact chart without its title, the top margin given to the plot', () => {
+    const el = document.createElement('div');
+    const figure: IFigure = {
+      ...FIGURE,
+      layout: { ...FIGURE.layout, margin: { l: 60, r: 60, t: 70, b: 40 } }
+    };
+
+    const handle = mountChart(el, figure, { title: false });
+
+    const layout = react.mock.calls[0][2];
+    expect(layout.title).toBeUndefined();
+    expect(layout.margin).toMatchObject({ l: 60, t: UNTITLED_TOP_MARGIN });
+    expect(figure.layout?.title).toEqual({ text: 'Duration per run' });
+    handle.dispose();
+  });
+
+  it('sizes the element to the chart and its legend rows', () => {
+    const el = document.createElement('div');
+    const figure: IFigure = {
+      data: ['a', 'b', 'c'].map(name => ({ type: 'scatter', name })),
+      layout: { margin: { l: 60, r: 60, t: 70, b: 40 } }
+    };
+
+    const handle = mountChart(el, figure);
+
+    // No width or CSS in jsdom: one entry per row below a 240 px chart.
+    const layout = react.mock.calls[0][2];
+    expect(layout.legend).toMatchObject({ orientation: 'h', y: 0 });
+    expect(el.style.height).toBe(`${layout.height}px`);
+    expect(layout.height).toBeGreaterThan(240 + 3 * 19);
+    expect(layout.margin.b - 40).toBe(layout.height - 240);
+    handle.dispose();
   });
 
   it('can ignore theme changes', async () => {

@@ -80,7 +80,10 @@ describe('SessionList', () => {
 
     const rows = list.node.querySelectorAll('.jp-nsightLab-SessionList-row');
     expect(rows.length).toBe(440 / ROW_HEIGHT + OVERSCAN);
-    expect(model.ensureRange).toHaveBeenLastCalledWith(0, 10 + OVERSCAN);
+    expect(model.ensureRange).toHaveBeenLastCalledWith(
+      0,
+      440 / ROW_HEIGHT + OVERSCAN
+    );
     const spacer = list.node.querySelector<HTMLElement>(
       '.jp-nsightLab-SessionList-spacer'
     );
@@ -101,11 +104,11 @@ describe('SessionList', () => {
     );
     const indices = rows.map(r => Number(r.dataset.index));
     expect(Math.min(...indices)).toBe(5000 - OVERSCAN);
-    expect(Math.max(...indices)).toBe(5010 + OVERSCAN - 1);
+    expect(Math.max(...indices)).toBe(5000 + 440 / ROW_HEIGHT + OVERSCAN - 1);
     expect(rows[0].textContent).toBe('loading…');
     expect(model.ensureRange).toHaveBeenLastCalledWith(
       5000 - OVERSCAN,
-      5010 + OVERSCAN
+      5000 + 440 / ROW_HEIGHT + OVERSCAN
     );
   });
 

@@ -7,7 +7,12 @@ import { ServerConnection } from '@jupyterlab/services';
 import { renderStatus } from '../../components/StatusView';
 import { NsightLabResponseError, describeError } from '../../request';
 import { SERVER_EXTENSION_MISSING_MSG } from '../../tokens';
-import { connectionText } from '../../widgets/Sidebar';
+import { ROW_HEIGHT } from '../../components/SessionList';
+import {
+  HISTORY_ROWS,
+  connectionText,
+  fitSections
+} from '../../widgets/Sidebar';
 
 // plotly.js needs a real browser; the chart module is tested in charts/.
 jest.mock('../../charts/mount', () => ({ mountChart: jest.fn() }));
@@ -78,5 +83,29 @@ describe('connectionText', () => {
   it('says that a dropped websocket reconnects, and nothing once open', () => {
     expect(connectionText('reconnecting')).toContain('reconnecting…');
     expect(connectionText('open')).toBe('');
+  });
+});
+
+describe('fitSections', () => {
+  it('gives the history its filter bar, summary and rows; the live view the rest', () => {
+    const [live, history] = fitSections(560, 30, 32);
+
+    expect(history).toBe(Math.round(30 + 32 + HISTORY_ROWS * ROW_HEIGHT));
+    expect(live + history).toBe(560);
+    // Five whole rows fit in the list below the filter bar and the summary.
+    expect(Math.floor((history - 30 - 32) / ROW_HEIGHT)).toBeGreaterThanOrEqual(
+      5
+    );
+  });
+
+  it('counts a two-line summary even while it reads one line', () => {
+    expect(fitSections(560, 30, 16)).toEqual(fitSections(560, 30, 32));
+  });
+
+  it('leaves the live view 40 % of a short sidebar', () => {
+    const [live, history] = fitSections(300, 30, 32);
+
+    expect(history).toBe(180);
+    expect(live).toBe(120);
   });
 });

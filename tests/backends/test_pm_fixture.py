@@ -199,12 +199,20 @@ def test_the_tiny_region_is_counted_in_full_with_quiet_gaps(
     assert got["read"] == pytest.approx(data["known_bytes"]["tiny"][0], rel=0.10)
 
 
+L2_WRITE_BACK_BYTES = 50 * 2**20
+"""The most dirty data an H200's L2 (50 MB) can hold at a kernel boundary."""
+
+
 def test_against_ncu_within_two_percent_where_recorded(data: dict[str, Any]) -> None:
     """The issue's bar, for single-kernel regions of >= 100 µs.
 
-    Nsight Compute flushes the caches before every kernel, so for a region of several
-    kernels it counts traffic that, run as written, hits the L2 (``a + b*c`` reads
-    ``b*c``'s output back): there PM sampling may see less, never more.
+    For a region of several kernels the two differ by what the L2 holds between
+    them: Nsight Compute flushes the caches before every kernel, so the dirty lines
+    one kernel leaves in the L2 are written back by ncu's flush, outside every
+    kernel's count, while PM sampling sees that write-back inside the region (the
+    H200's ``a + b*c``: 783 MB by PM sampling, 761 MB summed over ncu's two kernels,
+    805 MB compulsory). So PM sampling reads at most one L2 of writes more per
+    kernel boundary, and never less than 2 % below ncu.
     """
     reference = data.get("ncu_bytes")
     if not reference:
@@ -217,7 +225,9 @@ def test_against_ncu_within_two_percent_where_recorded(data: dict[str, Any]) -> 
         if got[name]["kernels"] == 1:
             assert pm == pytest.approx(read + written, rel=0.02), name
         else:
-            assert pm <= 1.02 * (read + written), name
+            boundaries = got[name]["kernels"] - 1
+            assert 0.98 * (read + written) <= pm, name
+            assert pm <= read + written + boundaries * L2_WRITE_BACK_BYTES, name
 
 
 def test_without_gaps_the_difference_stays_within_the_bound(

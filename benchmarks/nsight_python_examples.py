@@ -185,7 +185,7 @@ def _classify(number: str, outcome: dict[str, Any], backend: str) -> str:
     return status
 
 
-def main(argv: list[str] | None = None) -> int:  # noqa: C901, PLR0915  (one report)
+def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915  (one report)
     """Run the examples (or, with ``--run-one``, one example in this process)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("checkout", type=Path)
@@ -225,9 +225,11 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901, PLR0915  (one rep
         "examples": {},
     }
     lines = [
-        f"nsight-python examples on nsight-lab: backend {args.backend}, "
-        f"cuda-to-cpu {'on' if to_cpu else 'off'}, timeout {args.timeout:g} s, "
-        f"{platform.node()}",
+        (
+            f"nsight-python examples on nsight-lab: backend {args.backend}, "
+            f"cuda-to-cpu {'on' if to_cpu else 'off'}, timeout {args.timeout:g} s, "
+            f"{platform.node()}"
+        ),
         "",
     ]
     for path in _examples(out, only):
@@ -285,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901, PLR0915  (one rep
                 else ""
             )
         )
-        print(lines[-1], flush=True)  # noqa: T201
+        print(lines[-1], flush=True)
     lines.append("")
     for name, outcome in results["examples"].items():
         tail = (out / f"{name[:2]}.log").read_text().strip().splitlines()[-12:]

@@ -6,7 +6,8 @@
  */
 
 /** The chart a session opens on (schema/sidebar.json `defaultChart`). */
-export type ChartKind = 'duration' | 'clocks' | 'roofline' | 'traffic';
+export type ChartKind =
+  'duration' | 'clocks' | 'roofline' | 'traffic' | 'counters';
 
 /**
  * The chart kinds the sidebar knows (settings, titles). The order charts are
@@ -16,7 +17,8 @@ export const CHART_KINDS: readonly ChartKind[] = [
   'duration',
   'clocks',
   'roofline',
-  'traffic'
+  'traffic',
+  'counters'
 ];
 
 /** A JSON scalar: what a config value can be (records.py `JsonScalar`). */

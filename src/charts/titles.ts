@@ -11,7 +11,8 @@ export const CHART_TITLES: Record<ChartKind, string> = {
   duration: 'Duration per run',
   clocks: 'SM clock and temperature per run',
   roofline: 'Roofline',
-  traffic: 'DRAM byte traffic'
+  traffic: 'DRAM byte traffic',
+  counters: 'Counters over time'
 };
 
 /** What a chart needs when the server sent no figure (or one without data). */
@@ -22,7 +23,9 @@ export const CHART_MISSING: Record<ChartKind, string> = {
   roofline:
     'roofline needs device peaks and FLOP/byte counts: on the cpu backend run %nsight peaks --cpu; on a GPU, profile PyTorch ops with --warmup 1 or more, or use --backend ncu',
   traffic:
-    'byte traffic needs DRAM byte counts: run with --backend ncu --metrics dram__bytes_read.sum,dram__bytes_write.sum, or profile torch ops whose bytes can be modelled'
+    'byte traffic needs DRAM byte counts: run with --backend ncu --metrics dram__bytes_read.sum,dram__bytes_write.sum, or profile torch ops whose bytes can be modelled',
+  counters:
+    'counter timelines need PM sampling: run on an NVIDIA GPU with --backend pm (pip install nsight-lab[pm]); the cpu, events and cupti backends sample no counters'
 };
 
 /** Whether `name` is a chart kind the sidebar knows. */

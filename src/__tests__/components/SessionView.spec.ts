@@ -115,7 +115,8 @@ describe('SessionView', () => {
       'clocks:missing',
       'duration:drawn',
       'roofline:missing',
-      'traffic:missing'
+      'traffic:missing',
+      'counters:missing'
     ]);
     expect(mocked).toHaveBeenCalledTimes(1);
     expect(mocked.mock.calls[0][1]).toBe(detail.figures.duration);
@@ -193,10 +194,10 @@ describe('sessionChartOrder', () => {
   it('follows the served order, then the kinds not served, default first', () => {
     expect(
       sessionChartOrder(figures, ['roofline', 'duration'], 'duration')
-    ).toEqual(['duration', 'roofline', 'clocks', 'traffic']);
+    ).toEqual(['duration', 'roofline', 'clocks', 'traffic', 'counters']);
     expect(
       sessionChartOrder(figures, ['roofline', 'duration'], 'traffic')
-    ).toEqual(['traffic', 'roofline', 'duration', 'clocks']);
+    ).toEqual(['traffic', 'roofline', 'duration', 'clocks', 'counters']);
   });
 
   it('falls back to the figures’ own order when no chart_order came', () => {
@@ -204,7 +205,8 @@ describe('sessionChartOrder', () => {
       'clocks',
       'roofline',
       'duration',
-      'traffic'
+      'traffic',
+      'counters'
     ]);
   });
 });

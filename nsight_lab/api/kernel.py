@@ -454,6 +454,18 @@ def _in_notebook() -> bool:
     return shell is not None and getattr(shell, "kernel", None) is not None
 
 
+def _notebook() -> str | None:
+    """The notebook this runs in, as the magic stores it with a session (or None)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython is a dependency
+        return None
+    shell = get_ipython()
+    user_ns = getattr(shell, "user_ns", None) or {}
+    found = user_ns.get("__session__") or os.environ.get("JPY_SESSION_NAME")
+    return str(found) if found else None
+
+
 def _options(
     func: Callable[..., Any], settings: KernelSettings, csv_prefix: str | None
 ) -> ProfileOptions:
@@ -537,7 +549,7 @@ def _run(
             inputs=settings.metrics,
             warn_units=True,
         ),
-        notebook=None,
+        notebook=_notebook(),
         display=display,
         info=collectors.columns,
         config_values=bound,

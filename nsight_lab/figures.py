@@ -1,8 +1,10 @@
 """Run records (and device peaks) -> plotly figures: the one chart implementation.
 
 Every surface shows these figures: the sidebar gets :func:`figure_json` over REST, the
-inline widget holds the same JSON in a trait, and the static fallback writes them with
-:func:`write_html` / :func:`write_png`. The functions here are pure.
+inline widget holds the same JSON in a trait, a cell's final output carries it in its
+MIME bundle (:mod:`nsight_lab.views.bundle`), and files are written with
+:func:`write_html` / :func:`write_png` (the static page in a cell draws no image: no
+headless browser runs in the kernel). The functions here are pure.
 
 Figures are theme-neutral: transparent backgrounds, no text colours (the front end
 applies the theme's), series coloured from :data:`PALETTE`. Names a user chose
@@ -1042,8 +1044,8 @@ def figures_to_json(
 ) -> dict[str, dict[str, Any]]:
     """Every figure of one session as JSON, by name, in :data:`CHART_ORDER`.
 
-    The one figure assembler: the widget's final figures, the sidebar's (``GET
-    sessions/<id>?figures=1``) and the static fallback's are built here.
+    The one figure assembler: the final cell output's figures (also the lab's mime
+    renderer's) and the sidebar's (``GET sessions/<id>?figures=1``) are built here.
     ``duration`` and ``clocks`` always (empty without records); ``roofline`` (with
     ``peaks``) and ``traffic`` when some region has FLOP and byte figures. Regions
     are placed under the roof of their dtype (``roofline.place_session``) unless

@@ -212,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915  (one report)
     to_cpu = _cuda_to_cpu(args.cuda_to_cpu)
     env = dict(os.environ)
     env["NSIGHT_LAB_HOME"] = str((args.store or out / "store").resolve())
+    os.environ["NSIGHT_LAB_HOME"] = env["NSIGHT_LAB_HOME"]  # this process reads it too
     env["PYTHONPATH"] = os.pathsep.join(
         filter(None, [str(ROOT), env.get("PYTHONPATH")])
     )
@@ -252,6 +253,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915  (one report)
             "--result",
             str(result_file),
         ]
+        first_id = _last_session_id() + 1
         started = time.perf_counter()
         try:
             done = subprocess.run(  # noqa: S603  (this script, with its own arguments)
@@ -271,7 +273,11 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915  (one report)
             )
         except subprocess.TimeoutExpired as exc:
             output = _text(exc.stdout) + _text(exc.stderr)
-            outcome = {"status": "timeout", "error": f"over {args.timeout:g} s"}
+            outcome = {
+                "status": "timeout",
+                "error": f"over {args.timeout:g} s",
+                "sessions": _sessions_since(first_id),
+            }
         outcome["wall_s"] = round(time.perf_counter() - started, 1)
         outcome["needs"] = NEEDS.get(number, "")
         outcome["verdict"] = _classify(number, outcome, args.backend)
@@ -304,6 +310,33 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915  (one report)
         if o["verdict"] in {"failed", "timeout"}
     ]
     return 1 if bad else 0
+
+
+def _last_session_id() -> int:
+    from nsight_lab.store.run_store import RunStore
+
+    with RunStore() as store:
+        return max((s.id for s in store.list_sessions(limit=1)), default=0)
+
+
+def _sessions_since(first_id: int) -> list[dict[str, Any]]:
+    """The sessions a killed example left (marked interrupted), with their runs."""
+    from nsight_lab.store.run_store import RunStore
+
+    with RunStore() as store:
+        store.mark_interrupted()
+        return [
+            {
+                "id": s.id,
+                "name": s.name,
+                "backend": s.backend,
+                "status": s.status,
+                "device": s.device,
+                "runs": len(store.runs(s.id)),
+            }
+            for s in sorted(store.list_sessions(limit=10_000), key=lambda s: s.id)
+            if s.id >= first_id
+        ]
 
 
 def _text(data: str | bytes | None) -> str:

@@ -89,6 +89,13 @@ export interface ILegendPlacement {
   rows: number;
   /** Entries per row. */
   perRow: number;
+  /** The height of a row the legend was given, in px. */
+  rowHeight: number;
+}
+
+/** A legend row's height for a font size: plotly's, with a default font. */
+export function legendRowHeight(fontSize: number): number {
+  return Math.max(19, fontSize + 7);
 }
 
 /**
@@ -98,16 +105,25 @@ export interface ILegendPlacement {
  * @param data - The figure's traces (only their names and legend flags are read).
  * @param width - The chart's width in px.
  * @param height - The chart's height without a legend, in px.
+ * @param rowHeight - A legend row's height when known (measured on a drawn
+ *   legend: fonts differ); by default {@link legendRowHeight}.
  */
 export function legendBelow(
   layout: Layout,
   data: readonly Trace[],
   width: number,
-  height: number
+  height: number,
+  rowHeight?: number
 ): ILegendPlacement {
   const entries = legendEntries(data, layout);
   if (entries.length === 0) {
-    return { layout: { ...layout, height }, height, rows: 0, perRow: 0 };
+    return {
+      layout: { ...layout, height },
+      height,
+      rows: 0,
+      perRow: 0,
+      rowHeight: 0
+    };
   }
   const legend = asObject(layout.legend);
   const margin = asObject(layout.margin);
@@ -125,8 +141,8 @@ export function legendBelow(
     Math.min(entries.length, Math.floor(plotWidth / (text + ENTRY_EXTRA)))
   );
   const rows = Math.ceil(entries.length / perRow);
-  const rowHeight = Math.max(19, fontSize + 7);
-  const legendHeight = rows * rowHeight + LEGEND_PADDING;
+  const row = rowHeight ?? legendRowHeight(fontSize);
+  const legendHeight = rows * row + LEGEND_PADDING;
   const placed: Layout = {
     ...legend,
     orientation: 'h',
@@ -159,6 +175,7 @@ export function legendBelow(
     },
     height: total,
     rows,
-    perRow
+    perRow,
+    rowHeight: row
   };
 }

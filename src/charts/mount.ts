@@ -149,6 +149,22 @@ export function elementHeight(el: HTMLElement): number {
   return DEFAULT_CHART_HEIGHT;
 }
 
+/**
+ * The height of a row of the drawn legend: its entries' whole height (clipped or
+ * not) over `rows`; null without a drawn legend (or outside a browser).
+ */
+export function measuredRowHeight(
+  el: HTMLElement,
+  rows: number
+): number | null {
+  const entries = el.querySelector('.legend .scrollbox');
+  if (rows <= 0 || !entries || !('getBBox' in entries)) {
+    return null;
+  }
+  const height = (entries as SVGGraphicsElement).getBBox().height;
+  return height > 0 ? height / rows : null;
+}
+
 /** Apply `change` to the drawn chart with plotly's own append calls. */
 async function appendToPlot(
   el: HTMLElement,
@@ -186,6 +202,8 @@ export function mountChart(
   // The element's own height, read once before the legend's rows are added to it.
   let baseHeight: number | null = null;
   let drawnWidth = -1; // the width the legend was placed for
+  // A legend row's height as drawn, once measured taller than estimated.
+  let rowHeight: number | undefined;
   const config = {
     responsive: true,
     displaylogo: false,
@@ -206,13 +224,31 @@ export function mountChart(
     themed.uirevision = themed.uirevision ?? 'nsight-lab';
     baseHeight = baseHeight ?? elementHeight(el);
     drawnWidth = el.clientWidth;
-    const placed = legendBelow(themed, copy.data ?? [], drawnWidth, baseHeight);
-    el.style.height = `${placed.height}px`;
-    Plotly.react(el, copy.data ?? [], placed.layout, config).catch(
-      (reason: unknown) => {
-        console.error('[nsight-lab] a chart failed to draw:', reason);
-      }
+    const placed = legendBelow(
+      themed,
+      copy.data ?? [],
+      drawnWidth,
+      baseHeight,
+      rowHeight
     );
+    el.style.height = `${placed.height}px`;
+    if (drawnWidth > 0) {
+      // The width the legend was placed for (plotly's own autosize keeps the
+      // width of its first draw, 700 px when the element was hidden then).
+      placed.layout.width = drawnWidth;
+    }
+    Plotly.react(el, copy.data ?? [], placed.layout, config)
+      .then(() => {
+        // Rows taller than estimated (the host's font): room for them, once.
+        const measured = measuredRowHeight(el, placed.rows);
+        if (measured !== null && measured > placed.rowHeight + 0.5) {
+          rowHeight = Math.ceil(measured);
+          draw();
+        }
+      })
+      .catch((reason: unknown) => {
+        console.error('[nsight-lab] a chart failed to draw:', reason);
+      });
   };
 
   draw();

@@ -65,6 +65,19 @@ const SI_UNITS: Record<string, string> = {
 };
 
 /**
+ * Units served already prefixed (`--derive` rates: nsight_lab/results.py), as their
+ * base unit and its scale, so that they read like the others: 2.08e-5 TFLOP/s is
+ * `20.82 MFLOP/s`.
+ */
+const PREFIXED_UNITS: Record<string, [number, string]> = {
+  'TFLOP/s': [1e12, 'FLOP/s'],
+  'GFLOP/s': [1e9, 'FLOP/s'],
+  'TB/s': [1e12, 'bytes/s'],
+  'GB/s': [1e9, 'bytes/s'],
+  'MB/s': [1e6, 'bytes/s']
+};
+
+/**
  * A value with its unit, as served (nsight_lab/compare.py's `metric_unit`):
  * durations (`ns`) through {@link formatDuration}, bytes and FLOP with an SI
  * prefix (`1.049 MB`, `2.5 GFLOP`, `812.3 GB/s`), anything else as a number
@@ -79,6 +92,10 @@ export function formatQuantity(
   }
   if (unit === 'ns') {
     return formatDuration(value);
+  }
+  const prefixed = PREFIXED_UNITS[unit];
+  if (prefixed !== undefined) {
+    return formatQuantity(value * prefixed[0], prefixed[1]);
   }
   const si = SI_UNITS[unit];
   if (si !== undefined) {

@@ -450,6 +450,21 @@ test('a session and a comparison open as panels in the main area, and come back 
   for (const legend of legends) {
     expect(legend, legend.chart).toMatchObject({ clear: true, allShown: true });
   }
+  // Each chart is drawn at its box's width (not plotly's 700 px default).
+  const widths = await panel.evaluate(root =>
+    Array.from(
+      root.querySelectorAll<HTMLElement>('.jp-nsightLab-ChartView-plot')
+    )
+      .filter(plot => plot.querySelector('.main-svg'))
+      .map(plot => [
+        plot.getBoundingClientRect().width,
+        plot.querySelector('.main-svg')!.getBoundingClientRect().width
+      ])
+  );
+  expect(widths.length).toBe(3);
+  for (const [box, svg] of widths) {
+    expect(svg).toBeLessThanOrEqual(box + 1);
+  }
   const duration = legends.find(legend => legend.chart === 'duration');
   expect(duration?.entries).toBe(6);
 
@@ -484,7 +499,11 @@ test('a session and a comparison open as panels in the main area, and come back 
       timeout: 20000
     })
     .not.toBe(lightFill);
+  await page.locator('#jupyterlab-splash').waitFor({ state: 'detached' });
   await page.screenshot({ path: shot('panel-session-dark.png') });
+  await panel
+    .locator('.jp-nsightLab-SessionView-charts')
+    .screenshot({ path: shot('panel-session-charts-dark.png') });
 
   // Compare the two sessions: a second panel in the main area.
   await second.click({ modifiers: ['Control'], timeout: 30000 });
@@ -507,6 +526,7 @@ test('a session and a comparison open as panels in the main area, and come back 
       theme: 'JupyterLab Light'
     });
   });
+  await page.locator('#jupyterlab-splash').waitFor({ state: 'detached' });
   await page.screenshot({ path: shot('panel-compare-light.png') });
 
   // Clicking the session again activates its panel: still one of each.

@@ -148,6 +148,16 @@ describe('mountChart', () => {
     handle.dispose();
   });
 
+  it('draws at the element width, for which the legend was placed', () => {
+    const el = document.createElement('div');
+    Object.defineProperty(el, 'clientWidth', { value: 410 });
+
+    const handle = mountChart(el, FIGURE);
+
+    expect(react.mock.calls[0][2].width).toBe(410);
+    handle.dispose();
+  });
+
   it('can ignore theme changes', async () => {
     const el = document.createElement('div');
     const handle = mountChart(el, FIGURE, { watchTheme: false });

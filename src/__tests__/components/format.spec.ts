@@ -36,3 +36,12 @@ describe('formatDuration', () => {
     }
   });
 });
+
+describe('formatQuantity', () => {
+  it('reads prefixed rates in the prefix that fits', () => {
+    expect(formatQuantity(2.082e-5, 'TFLOP/s')).toBe('20.82 MFLOP/s');
+    expect(formatQuantity(812.25, 'GB/s')).toBe('812.3 GB/s');
+    expect(formatQuantity(0.001952, 'GB/s')).toBe('1.952 MB/s');
+    expect(formatQuantity(3.2e12, 'bytes/s')).toBe('3.200 TB/s');
+  });
+});

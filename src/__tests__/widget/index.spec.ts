@@ -352,7 +352,7 @@ describe('render', () => {
       '1235',
       'true'
     ]);
-    expect(cells[1]).toEqual(['fused', 'tflops', '0.5 TFLOP/s', '']);
+    expect(cells[1]).toEqual(['fused', 'tflops', '500.0 GFLOP/s', '']);
     cleanup();
   });
 

@@ -21,7 +21,9 @@ export const RESULTS_DIR = path.resolve(
 export const SIDEBAR = '#nsight-lab-sidebar';
 export const LIVE = `${SIDEBAR} .jp-nsightLab-LiveView`;
 export const LIST = `${SIDEBAR} .jp-nsightLab-SessionList`;
-export const SELECTION = `${SIDEBAR} .jp-nsightLab-SelectionView`;
+/** The session or comparison in front: a panel in the main area (src/widgets/). */
+export const SELECTION =
+  '#jp-main-dock-panel .jp-nsightLab-SelectionPanel:not(.lm-mod-hidden) .jp-nsightLab-SelectionView';
 export const XSS = '<img src=x onerror=alert(1)>';
 
 /** Open the sidebar through its command and wait for it. */

@@ -63,6 +63,9 @@ _UNSUPPORTED_STATUSES = frozenset(
     }
 )
 """CUPTI results that mean this GPU, driver or setup cannot do PM sampling."""
+REFUSED_STATUSES = frozenset({"ERROR_INVALID_PARAMETER", "ERROR_INVALID_METRIC_NAME"})
+"""What the profiler host API answers for a metric it does not take (GH100 said
+``ERROR_INVALID_PARAMETER`` from ``profiler_host_config_add_metrics``)."""
 
 
 def unavailable(why: str) -> BackendUnavailableError:
@@ -86,7 +89,8 @@ def version_problem(version: str | None) -> str | None:
     return None
 
 
-def _status_name(exc: BaseException) -> str:
+def status_name(exc: BaseException) -> str:
+    """CUPTI's result name of what ``exc`` carries (``"ERROR_UNKNOWN"``), or ``""``."""
     status = getattr(exc, "status", None)
     name = getattr(status, "name", None)
     if name is None and status is not None:
@@ -113,7 +117,7 @@ def explain(
         The error to raise ``from exc``.
     """
     text = str(exc)
-    status = _status_name(exc)
+    status = status_name(exc)
     kind = type(exc).__name__
     if isinstance(exc, PermissionError) or "PRIVILEGES" in status:
         why = PERMISSION

@@ -340,6 +340,15 @@ def test_a_live_decode_that_stays_short_stops_to_decode_the_rest(
     assert sum(len(c) for c in chunks) == 30
     assert log[-3:] == ["stop", "decode", "start"]
     assert log.count("decode live") == sampler.LIVE_RETRIES + 1
+    assert LIVE_DECODE == {"ok": False}  # stop from now on, without the retries
+
+
+def test_idle_samples_too_many_to_decode_are_dropped_by_starting_over() -> None:
+    log: list[str] = []
+    s = fake_sampler(LiveDecoder(30, log, capacity=10, stuck=True), log)
+    s.discard()
+    assert s.stats.discard_resets == 1
+    assert log[-2:] == ["stop", "start"]
 
 
 def test_held_samples_come_with_the_next_drain_in_their_own_slots() -> None:

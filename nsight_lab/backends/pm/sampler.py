@@ -519,6 +519,10 @@ class ImageDecoder:
         )
         self._host.initialize()
         self.last_stop_reason: int | None = None
+        self.last_init_s = 0.0
+        """Re-initializing the image of the last decode (the benchmark reads it)."""
+        self.last_decode_s = 0.0
+        """``pm_sampling_decode_data`` of the last decode."""
 
     def image(self, slot: int) -> NDArray[np.uint8]:
         """Image ``slot``, (re-)initialized for a decode; allocated the first time."""
@@ -544,7 +548,9 @@ class ImageDecoder:
             MeasurementError: The hardware buffer overflowed.
         """
         cupti = self._cupti
+        started = time.perf_counter()
         image = self.image(slot)
+        initialized = time.perf_counter()
         params = cupti.PmSamplingDecodeDataParams()
         params.struct_size = cupti.PM_SAMPLING_DECODE_DATA_PARAMS_STRUCT_SIZE
         params.p_pm_sampling_object = self._object
@@ -556,6 +562,8 @@ class ImageDecoder:
             if exc.status == cupti.Result.ERROR_OUT_OF_MEMORY:
                 raise MeasurementError(errors.OVERFLOW) from exc
             raise
+        self.last_init_s = initialized - started
+        self.last_decode_s = time.perf_counter() - initialized
         if int(params.overflow):
             raise MeasurementError(errors.OVERFLOW)
         self.last_stop_reason = int(params.decode_stop_reason)
@@ -611,6 +619,8 @@ class SamplerStats:
     """Decodes kept for the next drain (a run longer than one image)."""
     discards: int = 0
     """Decodes dropped (samples of idle time before a run)."""
+    discard_resets: int = 0
+    """Discards that had to stop and start sampling (too many idle samples)."""
     chunks: int = 0
     full_chunks: int = 0
 
@@ -763,10 +773,19 @@ class PmSampler:
         """Decode and drop what waits (nothing is pending that needs it).
 
         Raises:
-            MeasurementError: Decoding failed.
+            BackendUnavailableError: Sampling could not be started again.
         """
         self.stats.discards += 1
-        self._drain(until_ns=None, restart=True, first_slot=len(self._held))
+        try:
+            self._drain(until_ns=None, restart=True, first_slot=len(self._held))
+        except MeasurementError:
+            # Too many idle samples to decode whole: none of them is needed, so
+            # start over with an empty buffer instead.
+            self.stats.discard_resets += 1
+            with contextlib.suppress(Exception):
+                self._collector.stop()
+            self._running = False
+            self._start()
 
     def _drain(
         self, *, until_ns: int | None, restart: bool, first_slot: int
@@ -779,6 +798,10 @@ class PmSampler:
                 last = chunks[-1].time(len(chunks[-1]) - 1)[1] if chunks else None
                 if until_ns is None or (last is not None and last >= until_ns):
                     return chunks
+                # Decoding while running never reached the batch's end: CUPTI may
+                # hand records over only at a stop here. Stop from now on.
+                LIVE_DECODE["ok"] = False
+                self.stats.live_error = "live decodes ended before the last kernel"
         expected = None
         if self._running:
             try:

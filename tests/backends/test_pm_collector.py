@@ -80,7 +80,30 @@ class FakeTorch:
             def synchronize() -> None:
                 outer.calls.log.append("synchronize")
 
+            @staticmethod
+            def Event() -> Any:  # noqa: N802  (torch.cuda.Event)
+                return outer.event
+
+        self.event: Any = None
+
         self.cuda = Cuda()
+
+
+class BusyFor:
+    """A CUDA event reached after ``polls`` queries; samples pile up meanwhile."""
+
+    def __init__(self, polls: int, sampler: FakeSampler, per_poll: float) -> None:
+        self.polls = polls
+        self.sampler = sampler
+        self.per_poll = per_poll
+
+    def record(self) -> None:
+        pass
+
+    def query(self) -> bool:
+        self.polls -= 1
+        self.sampler.waiting += self.per_poll
+        return self.polls < 0
 
 
 class FakeSampler:
@@ -450,6 +473,40 @@ def test_a_run_longer_than_one_image_is_decoded_at_its_region_edges() -> None:
     m.exit_region("copy")
     m.enter_region("tiny")
     assert m._sampler.log == ["hold"]  # room again: no second hold
+
+
+def test_waiting_for_a_long_gpu_queue_decodes_meanwhile_where_cupti_can(
+    activity: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nsight_lab.backends.pm import sampler as sampler_module
+
+    monkeypatch.setattr(pm.time, "sleep", lambda _: None)
+    monkeypatch.setitem(sampler_module.LIVE_DECODE, "ok", value=True)
+    calls = Calls()
+    m = measurement(calls)
+    one_run(m)
+    # The GPU is 20 polls behind; each poll adds 1,000 samples: 20,000 in all.
+    m._torch.event = BusyFor(20, m._sampler, 1_000.0)
+    m.completed(wait=True)
+    holds = m._sampler.log.count("hold")
+    assert holds >= 2  # 20,000 samples never wait at once in a 10,000 image
+    assert m._sampler.log[-1] == "drain"
+    del activity
+
+
+def test_without_live_decoding_the_wait_is_a_plain_synchronize(
+    activity: list[str],
+) -> None:
+    from nsight_lab.backends.pm.sampler import LIVE_DECODE
+
+    LIVE_DECODE.clear()
+    calls = Calls()
+    m = measurement(calls)
+    one_run(m)
+    m.completed(wait=True)
+    assert "synchronize" in calls.log
+    assert m._sampler.log == ["drain"]
+    del activity
 
 
 # ------------------------------------------------------------------ probe and plan

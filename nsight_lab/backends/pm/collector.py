@@ -28,7 +28,9 @@ runs are pending, or when the samples waiting in the hardware buffer, plus those
 next run will add, reach :data:`DRAIN_SHARE` of one decode image (a decode that fills
 its image loses what follows). At the 20 µs default that is every ~0.16 s of sampling.
 A run that goes on longer than that is decoded at its region boundaries and held
-(:meth:`~.sampler.PmSampler.hold`); idle samples before a run are dropped.
+(:meth:`~.sampler.PmSampler.hold`); idle samples before a run are dropped. Where CUPTI
+decodes while sampling runs, waiting for a long GPU queue holds samples too
+(:meth:`PmMeasurement._wait_gpu`).
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ from nsight_lab.backends.pm import attribution, errors
 from nsight_lab.backends.pm.availability import CHECKS, cannot_measure
 from nsight_lab.backends.pm.counters import region_counters
 from nsight_lab.backends.pm.sampler import (
+    LIVE_DECODE,
     Chunk,
     PmSampler,
     cupti_version,
@@ -83,6 +86,8 @@ DRAIN_SHARE = 0.8
 """Drain before this share of one decode image of samples is waiting."""
 STREAM_S = 0.3
 """Drain once the oldest pending run has waited this long (the store within 0.5 s)."""
+POLL_S = 5e-4
+"""How often waiting for the GPU checks whether to decode (see ``_wait_gpu``)."""
 NEXT_RUN_MARGIN = 1.5
 """The next run is taken to add this multiple of the last run's samples."""
 
@@ -320,8 +325,9 @@ class PmMeasurement(CuptiMeasurement):
         """Before a run or region: make sure one image can hold what comes next.
 
         Rare (a run longer than one image of samples, or a long idle stretch): with
-        nothing pending the waiting samples are idle time and dropped; otherwise the
-        GPU is synchronized and they are decoded and held for the next drain.
+        nothing pending the waiting samples are idle time and dropped; otherwise they
+        are decoded and held for the next drain (the GPU synchronized first unless
+        CUPTI decodes while sampling runs).
         """
         if not self._full_soon(0.0):
             return
@@ -329,7 +335,8 @@ class PmMeasurement(CuptiMeasurement):
         if not self._pending and self._current is None:
             self._sampler.discard()
         else:
-            self._torch.cuda.synchronize()
+            if LIVE_DECODE.get("ok") is not True:  # a decode may stop sampling
+                self._torch.cuda.synchronize()
             self._sampler.hold()
         self.cost.hold_s += time.perf_counter() - started
 
@@ -357,7 +364,36 @@ class PmMeasurement(CuptiMeasurement):
         if not due:
             return []
         self._pending_since = None
+        self._wait_gpu()
         return super().completed(wait=True)
+
+    def _wait_gpu(self) -> None:
+        """Wait for the queued GPU work, decoding (held) while it runs if it can.
+
+        The host may have queued more GPU work than one image of samples covers (the
+        drain policy counts host time): where CUPTI decodes while sampling runs, the
+        waiting samples are decoded and held as they near one image, so none is lost
+        while the GPU catches up. Elsewhere this is a plain synchronize (and a queue
+        longer than one image is the loud :data:`~.errors.STUCK` error).
+        """
+        if LIVE_DECODE.get("ok") is not True:
+            self._torch.cuda.synchronize()
+            return
+        done = self._torch.cuda.Event()
+        done.record()
+        # Poll often (a query costs µs): the drain waits at most one poll more than
+        # the GPU, and one image of samples takes far longer (0.2 s at 20 µs).
+        poll_s = min(POLL_S, 0.1 * self._capacity_s())
+        while not done.query():
+            if self._full_soon(0.0):
+                started = time.perf_counter()
+                self._sampler.hold()
+                self.cost.hold_s += time.perf_counter() - started
+            time.sleep(poll_s)
+
+    def _capacity_s(self) -> float:
+        """The sampling time one decode image holds."""
+        return self._sampler.max_samples * self._sampler.interval_ns / 1e9
 
     # -- counters --------------------------------------------------------------------
 

@@ -8,7 +8,8 @@ time), results written after every part so a timeout keeps what was done:
 2. ``micro``: the decode's primitives, timed: stop, start, (re-)initializing a
    counter-data image, ``pm_sampling_decode_data`` at ~1k/5k/9.5k samples, one
    ``get_sample_info`` call, one evaluation; decoding while sampling runs (does it
-   work, does it continue, are the bytes of 200 launches all there?); a decode of
+   work, does it continue, are the bytes of 200 launches all there, also when decoded
+   while the kernels run?); a decode of
    15,000 samples waiting (does a second decode continue after a full image?);
    images of 20,000 and 50,000 samples (accepted, and do they hold that many?).
 3. ``fixture``: a cell of four regions (``x*2`` over 256 MB, ``a + b*c`` and
@@ -393,6 +394,30 @@ def micro(entry: dict[str, Any], ns: dict[str, Any]) -> None:  # noqa: C901, PLR
         out["read_over_expected"] = read / (launches * 256 * MiB)
         return out
 
+    def live_mid_run() -> dict[str, Any]:
+        # Decoding while kernels run (what a hold does while waiting for the GPU):
+        # is every byte there, and does each decode continue where the last ended?
+        sampler.discard()
+        launches = 400  # ~50 ms of x*2
+        for _ in range(launches):
+            ns["x"].mul(2)
+        chunks: list[Any] = []
+        for _ in range(4):
+            time.sleep(0.012)
+            chunks += sampler._decode_live(None, len(chunks)) or []  # noqa: SLF001
+        torch.cuda.synchronize()
+        time.sleep(0.001)
+        chunks += sampler._decode_live(None, len(chunks)) or []  # noqa: SLF001
+        ends = [(c.time(0)[0], c.time(len(c) - 1)[1]) for c in chunks if len(c)]
+        gaps = [b[0] - a[1] for a, b in itertools.pairwise(ends)]
+        read = sum(float(c.all_values()[:, 0].sum()) for c in chunks)
+        return {
+            "decodes": len(chunks),
+            "gaps_ns": gaps,
+            "read_over_expected": read / (launches * 256 * MiB),
+            "sampler": vars(sampler.stats),
+        }
+
     def waiting_15k() -> dict[str, Any]:
         sampler.discard()
         _wait_samples(sampler, 15_000)
@@ -442,6 +467,7 @@ def micro(entry: dict[str, Any], ns: dict[str, Any]) -> None:  # noqa: C901, PLR
         for samples in (1_000, 5_000, 9_500):
             step(f"after_stop_{samples}", functools.partial(after_stop, samples))
         step("live", live)
+        step("live_mid_run", live_mid_run)
         step("waiting_15k_one_image", waiting_15k)
         step("max_samples_20k", lambda: bigger(20_000, 15_000))
         step("max_samples_50k", lambda: bigger(50_000, 40_000))

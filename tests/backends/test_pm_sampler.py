@@ -271,6 +271,7 @@ def fake_sampler(decoder: FakeDecoder, log: list[str]) -> PmSampler:
     s.live = True
     s.stats = SamplerStats()
     s._held = []
+    s._last_end = None
     s._collector = FakeCollector(log)
     s._decoder = decoder  # type: ignore[assignment]
     s._running = True
@@ -366,6 +367,21 @@ def test_held_samples_come_with_the_next_drain_in_their_own_slots() -> None:
     s.discard()  # idle samples before a run: decoded, dropped, slots reused
     assert s.drain() == []
     assert decoder.slots[-2:] == [0, 0]
+
+
+def test_live_decodes_that_skip_samples_are_counted() -> None:
+    log: list[str] = []
+    decoder = LiveDecoder(10, log)
+    s = fake_sampler(decoder, log)
+    s.drain()
+    step = INTERVAL
+    decoder.buffer = [(i * step, i * step + step, [1.0, 1.0]) for i in range(10, 12)]
+    s.drain()  # continues where the last decode ended
+    assert s.stats.live_gaps == 0
+    decoder.buffer = [(i * step, i * step + step, [1.0, 1.0]) for i in range(13, 15)]
+    s.drain()  # sample 12 went missing
+    assert s.stats.live_gaps == 1
+    assert s.stats.live_gap_ns == step
 
 
 def test_waiting_samples_is_the_time_since_the_last_decode() -> None:

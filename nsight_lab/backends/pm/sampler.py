@@ -621,6 +621,9 @@ class SamplerStats:
     """Decodes dropped (samples of idle time before a run)."""
     discard_resets: int = 0
     """Discards that had to stop and start sampling (too many idle samples)."""
+    live_gaps: int = 0
+    """Live decodes that did not start where the last one ended (see _check_gap)."""
+    live_gap_ns: int = 0
     chunks: int = 0
     full_chunks: int = 0
 
@@ -655,6 +658,7 @@ class PmSampler:
         """Try decoding while sampling runs (unless this process saw it fail)."""
         self.stats = SamplerStats()
         self._held: list[Chunk] = []
+        self._last_end: int | None = None
         self._collector: Any = pm_sampling.Collector(device_index)
         self._running = False
         self._since_ns = 0
@@ -724,15 +728,38 @@ class PmSampler:
                 return chunks or None
             self.stats.live_decodes += 1
             self._since_ns = now
+            self._check_gap(got)
             chunks += got
             last = chunks[-1].time(len(chunks[-1]) - 1)[1] if chunks else None
             if until_ns is None or (last is not None and last >= until_ns):
                 LIVE_DECODE["ok"] = True
                 return chunks
-            # The sample holding the batch's last kernel end is not complete yet.
+            # The sample holding the batch's last kernel end is not complete yet:
+            # wait a little longer each time (CUPTI may hand records over late).
             self.stats.live_short += 1
-            time.sleep(2 * self.interval_ns / 1e9)
+            waits = (2 * self.interval_ns / 1e9, 1e-3, 5e-3)
+            time.sleep(waits[min(attempt, len(waits) - 1)])
         return chunks
+
+    def _check_gap(self, chunks: list[Chunk]) -> None:
+        """Count samples missing between two decodes while sampling ran.
+
+        Decodes while sampling runs should continue where the last one ended; a
+        gap means CUPTI dropped the sample in flight at the decode (harmless when
+        the GPU was idle then, as at a drain; not when a hold ran mid-run).
+        """
+        if not chunks or not len(chunks[0]):
+            return
+        first = chunks[0].time(0)[0]
+        if (
+            self._last_end is not None
+            and first - self._last_end >= self.interval_ns // 2
+        ):
+            self.stats.live_gaps += 1
+            self.stats.live_gap_ns += first - self._last_end
+        self._last_end = (
+            chunks[-1].time(len(chunks[-1]) - 1)[1] if len(chunks[-1]) else None
+        )
 
     def drain(
         self, *, until_ns: int | None = None, restart: bool = True
@@ -809,6 +836,7 @@ class PmSampler:
             except Exception as exc:
                 raise errors.explain(exc, started=True) from exc
             self._running = False
+            self._last_end = None  # no sample while stopped: gaps are expected
             self.stats.stops += 1
             expected = self._expected(time.perf_counter_ns())
         chunks += decode_all(

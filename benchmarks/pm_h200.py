@@ -7,7 +7,7 @@ time), results written after every part so a timeout keeps what was done:
    on this chip (alone, and the default set in one pass), the base metric count.
 2. ``micro``: the decode's primitives, timed: stop, start, (re-)initializing a
    counter-data image, ``pm_sampling_decode_data`` at ~1k/5k/9.5k samples, one
-   ``get_sample_info`` call, one evaluation; decoding while sampling runs (does it
+   ``get_sample_info`` call, one evaluation (kept struct and cupti-python's call); decoding while sampling runs (does it
    work, does it continue, are the bytes of 200 launches all there, also when decoded
    while the kernels run?); a decode of
    15,000 samples waiting (does a second decode continue after a full image?);
@@ -284,6 +284,8 @@ def micro(entry: dict[str, Any], ns: dict[str, Any]) -> None:  # noqa: C901, PLR
     """The decode's primitives, timed, and what CUPTI allows (see the module doc)."""
     import torch
 
+    import numpy as np
+
     from nsight_lab.backends.pm.sampler import ImageDecoder, PmSampler
 
     interval = 20_000
@@ -348,9 +350,22 @@ def micro(entry: dict[str, Any], ns: dict[str, Any]) -> None:  # noqa: C901, PLR
                 a[1] <= b[0] for a, b in itertools.pairwise(ordered)
             )
             out["sample_length_ns"] = ordered[0][1] - ordered[0][0]
+            some = indices[:50]
             t0 = time.perf_counter()
-            chunk.values([len(chunk) // 2])
-            out["evaluate_one_s"] = time.perf_counter() - t0
+            kept = chunk.values(some)
+            out["evaluate_us"] = (time.perf_counter() - t0) / len(some) * 1e6
+            out["evaluate_error"] = decoder.evaluate_error
+            t0 = time.perf_counter()
+            theirs = [
+                decoder._host.evaluate_metric_values(  # noqa: SLF001
+                    counter_data_image=decoder.images[0], metrics=list(DRAM), index=i
+                )
+                for i in some
+            ]
+            out["evaluate_cupti_python_us"] = (
+                (time.perf_counter() - t0) / len(some) * 1e6
+            )
+            out["evaluate_same"] = bool(np.allclose(kept, np.array(theirs)))
             # A 100 µs span in a fresh chunk: how many timestamps finding it takes.
             fresh = type(chunk)(chunk.metrics, chunk.size, chunk.full, chunk.source)
             middle = ordered[len(ordered) // 2][0]

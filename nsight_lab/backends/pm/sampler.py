@@ -497,6 +497,12 @@ class ImageDecoder:
         self.max_samples = int(max_samples)
         # Keep the C array alive as long as its pointer is used.
         self._names, names_ptr = metrics_to_c_array(list(self.metrics))
+        self._names_ptr = names_ptr
+        self._values = np.zeros(len(self.metrics), dtype=np.float64)
+        self._evaluate: Any = None
+        self._evaluated = False
+        self.evaluate_error = ""
+        """Why the kept evaluation struct was given up, if it was."""
         size = cupti.PmSamplingGetCounterDataSizeParams()
         size.struct_size = cupti.PM_SAMPLING_GET_COUNTER_DATA_SIZE_PARAMS_STRUCT_SIZE
         size.p_pm_sampling_object = self._object
@@ -587,14 +593,54 @@ class ImageDecoder:
         self._cupti.pm_sampling_counter_data_get_sample_info(params.ptr)
         return int(params.start_timestamp), int(params.end_timestamp)
 
+    def _evaluator(self) -> Any:  # noqa: ANN401  (a cupti params struct)
+        """One ``profiler_host_evaluate_to_gpu_values`` params struct, kept.
+
+        ``ProfilerHost.evaluate_metric_values`` builds the metric-name array, the
+        struct and the output array on every call; a drain evaluates dozens of
+        samples, so they are built once here.
+        """
+        cupti = self._cupti
+        params = cupti.ProfilerHostEvaluateToGpuValuesParams()
+        params.struct_size = (
+            cupti.PROFILER_HOST_EVALUATE_TO_GPU_VALUES_PARAMS_STRUCT_SIZE
+        )
+        params.p_host_object = self._host._p_host_object  # noqa: SLF001
+        params.pp_metric_names = self._names_ptr
+        params.num_metrics = len(self.metrics)
+        params.p_metric_values = self._values.ctypes.data
+        return params
+
     def evaluate(self, slot: int, index: int) -> NDArray[np.float64]:
         """One sample's metric values in image ``slot``."""
-        values = self._host.evaluate_metric_values(
-            counter_data_image=self.images[slot],
-            metrics=list(self.metrics),
-            index=index,
-        )
-        return np.asarray(values, dtype=np.float64)
+        image = self.images[slot]
+        if self._evaluate is None:
+            try:
+                self._evaluate = self._evaluator()
+            except Exception:  # noqa: BLE001  (a later cupti-python: its own call)
+                self._evaluate = False
+        if self._evaluate is False:
+            values = self._host.evaluate_metric_values(
+                counter_data_image=image, metrics=list(self.metrics), index=index
+            )
+            return np.asarray(values, dtype=np.float64)
+        params = self._evaluate
+        params.p_counter_data_image = image.ctypes.data
+        params.counter_data_image_size = len(image)
+        params.range_index = index
+        try:
+            self._cupti.profiler_host_evaluate_to_gpu_values(params.ptr)
+        except Exception as exc:
+            if self._evaluated:
+                raise
+            # The kept struct failed on its first use: cupti-python's own call,
+            # from now on (and its error, if it fails too).
+            self.evaluate_error = f"{type(exc).__name__}: {exc}"
+            self._evaluate = False
+            return self.evaluate(slot, index)
+        self._evaluated = True
+        out: NDArray[np.float64] = self._values.copy()
+        return out
 
     def close(self) -> None:
         """Release the profiler host and the images."""

@@ -7,9 +7,9 @@ time), results written after every part so a timeout keeps what was done:
    on this chip (alone, and the default set in one pass), the base metric count.
 2. ``micro``: the decode's primitives, timed: stop, start, (re-)initializing a
    counter-data image, ``pm_sampling_decode_data`` at ~1k/5k/9.5k samples, one
-   ``get_sample_info`` call, one evaluation (kept struct and cupti-python's call); decoding while sampling runs (does it
-   work, does it continue, are the bytes of 200 launches all there, also when decoded
-   while the kernels run?); a decode of
+   ``get_sample_info`` call, one evaluation (kept struct and cupti-python's call);
+   decoding while sampling runs (does it work, does it continue, are the bytes of
+   200 launches all there, also when decoded while the kernels run?); a decode of
    15,000 samples waiting (does a second decode continue after a full image?);
    images of 20,000 and 50,000 samples (accepted, and do they hold that many?).
 3. ``fixture``: a cell of four regions (``x*2`` over 256 MB, ``a + b*c`` and
@@ -282,9 +282,8 @@ def _wait_samples(sampler: Any, samples: int) -> None:  # noqa: ANN401
 
 def micro(entry: dict[str, Any], ns: dict[str, Any]) -> None:  # noqa: C901, PLR0915  (one step per primitive)
     """The decode's primitives, timed, and what CUPTI allows (see the module doc)."""
-    import torch
-
     import numpy as np
+    import torch
 
     from nsight_lab.backends.pm.sampler import ImageDecoder, PmSampler
 

@@ -475,6 +475,21 @@ def test_a_run_longer_than_one_image_is_decoded_at_its_region_edges() -> None:
     assert m._sampler.log == ["hold"]  # room again: no second hold
 
 
+def test_where_cupti_decodes_while_running_a_mid_run_hold_needs_no_synchronize(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from nsight_lab.backends.pm import sampler as sampler_module
+
+    monkeypatch.setitem(sampler_module.LIVE_DECODE, "ok", value=True)
+    calls = Calls()
+    m = measurement(calls)
+    m.begin_run(RunKey(0, 0))
+    m._sampler.waiting = m._sampler.max_samples
+    m.enter_region("copy")
+    assert m._sampler.log == ["hold"]
+    assert "synchronize" not in calls.log
+
+
 def test_waiting_for_a_long_gpu_queue_decodes_meanwhile_where_cupti_can(
     activity: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -38,10 +38,16 @@ Writes to ``--out``: ``pm_h200.json``, ``pm_h200.log``, ``pm_samples_h200.json``
 ``pm_h200_timeline.png`` (or ``.json``). Copy the first and the PNG to
 ``benchmarks/results/`` and the fixture to ``tests/fixtures/``.
 
-Run from the repository root, as root, with cupti-python >= 13.4 and its libcupti::
+Run from the repository root, as root, with cupti-python >= 13.4 and its libcupti
+(about 3 minutes; optional parts are skipped past 170 s)::
 
-    PYTHONPATH=/tmp/site:$PWD LD_LIBRARY_PATH=<site>/nvidia/cu13/lib \\
-        python benchmarks/pm_h200.py --out $OUT
+    PYTHONPATH=/tmp/site:$PWD LD_LIBRARY_PATH=/tmp/site/nvidia/cu13/lib \\
+        timeout 230 python3 benchmarks/pm_h200.py --out $OUT
+
+What to read first in ``pm_h200.json``: ``parts.micro`` (the cost of each primitive,
+whether decoding while sampling runs works and keeps every byte, whether 20k/50k
+images hold that many samples), ``parts.walls`` (``pm_over_events_100_runs``,
+``marginal_per_run_s``, ``direct_cost``, ``direct_sampler``, ``live_decode``).
 """
 
 from __future__ import annotations

@@ -85,13 +85,14 @@ export class LiveView extends Widget {
       missing: chartMissing,
       mount: { title: false }
     });
+    // The charts before the notes: in a short sidebar the chart is what shows.
     this.node.append(
       this._empty,
       this._header,
       this._progressText,
       this._progress,
-      this._notes,
-      this._charts
+      this._charts,
+      this._notes
     );
     model.liveChanged.connect(this._render, this);
     this._render();
@@ -159,7 +160,10 @@ export class LiveView extends Widget {
     const progress = session.progress;
     const newest =
       live.runs.length > 0 ? live.runs[live.runs.length - 1] : null;
-    this._progressText.textContent = progressLine(session, newest);
+    const line = progressLine(session, newest);
+    // One line (cut with an ellipsis when narrow); the whole of it in the tooltip.
+    this._progressText.textContent = line;
+    this._progressText.title = line;
     this._progress.max = 1;
     this._progress.value = progress?.fraction ?? 0;
 

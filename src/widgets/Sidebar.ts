@@ -46,7 +46,7 @@ export function connectionText(
 export const SECTION_SIZES: readonly number[] = [9, 10, 1];
 
 /** History rows the sidebar makes room for (a part of a sixth hints at more). */
-export const HISTORY_ROWS = 5.25;
+export const HISTORY_ROWS = 5.1;
 
 /** The least height the list's summary line is given: two lines of small text. */
 const SUMMARY_HEIGHT = 32;

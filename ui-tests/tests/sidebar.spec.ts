@@ -1,6 +1,6 @@
 /**
- * The nsight-lab sidebar and its main-area panels against a real JupyterLab (1280 x
- * 720, the sidebar at its default width): the live view of a running %%nsight cell;
+ * The nsight-lab sidebar and its main-area panels against a real JupyterLab (Galata's
+ * 1024 x 768 window, the sidebar at its default width): the live view of a running %%nsight cell;
  * the sidebar usable at 250 px (five history rows or more, the live chart whole,
  * every filter labelled and readable); a past session opened as a panel in the main
  * area with its four charts (legends below the plots), a comparison panel, both
@@ -285,6 +285,8 @@ test('at its default width the sidebar lists five sessions or more, shows the li
     2,
     '%%nsight --backend cpu --runs 20 --warmup 0 --name live-chart\nx = sum(range(1000))'
   );
+  // A laptop's window, shorter than Galata's 1024 x 768.
+  await page.setViewportSize({ width: 1280, height: 720 });
   const sidebar = await openSidebar(page);
   const list = page.locator(LIST);
   await expect
@@ -353,7 +355,8 @@ test('at its default width the sidebar lists five sessions or more, shows the li
   const rowsAfter = await visibleRows(page);
 
   writeResult('sidebar_default_width.json', {
-    what: 'the sidebar at its default width in a 1280 x 720 window: history rows wholly visible, the live chart against its section, filter placeholders against their inputs',
+    what: 'the sidebar at its default width: history rows wholly visible, the live chart against its section, filter placeholders against their inputs',
+    window_px: page.viewportSize(),
     sidebar_width_px: Math.round(width),
     sessions_stored: Number(await list.getAttribute('data-total')),
     history_list_height_px: Math.round(scroller.bottom - scroller.top),
@@ -414,6 +417,8 @@ test('a session and a comparison open as panels in the main area, and come back 
   // The session opens in the main area, not in the sidebar.
   const panel = page.locator(SESSION_PANEL);
   await expect(panel).toBeVisible({ timeout: 30000 });
+  // The file browser folded: the panel gets the width the screenshots show.
+  await page.sidebar.close('left');
   await expect(panel.locator('.jp-nsightLab-SelectionView')).toHaveAttribute(
     'data-state',
     'session',

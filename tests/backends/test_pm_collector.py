@@ -76,65 +76,17 @@ class FakeTorch:
             def _sleep(cycles: int) -> None:
                 outer.calls.log.append(f"spin {cycles}")
 
-            @staticmethod
-            def synchronize() -> None:
-                outer.calls.log.append("synchronize")
-
-            @staticmethod
-            def Event() -> Any:  # noqa: N802  (torch.cuda.Event)
-                return outer.event
-
-        self.event: Any = None
-
         self.cuda = Cuda()
 
 
-class BusyFor:
-    """A CUDA event reached after ``polls`` queries; samples pile up meanwhile."""
-
-    def __init__(self, polls: int, sampler: FakeSampler, per_poll: float) -> None:
-        self.polls = polls
-        self.sampler = sampler
-        self.per_poll = per_poll
-
-    def record(self) -> None:
-        pass
-
-    def query(self) -> bool:
-        self.polls -= 1
-        self.sampler.waiting += self.per_poll
-        return self.polls < 0
-
-
 class FakeSampler:
-    """Hands out prepared chunks; how many samples wait is set by the test."""
-
     def __init__(self, chunks: list[Chunk]) -> None:
         self.chunks = chunks
         self.closed = False
-        self.interval_ns = 20 * US
-        self.max_samples = 10_000
-        self.waiting = 0.0
-        self.log: list[str] = []
-        self.until: list[int | None] = []
 
-    def waiting_samples(self) -> float:
-        return self.waiting
-
-    def drain(self, *, until_ns: int | None = None) -> list[Chunk]:
-        self.log.append("drain")
-        self.until.append(until_ns)
-        self.waiting = 0.0
+    def drain(self) -> list[Chunk]:
         chunks, self.chunks = self.chunks, []
         return chunks
-
-    def hold(self) -> None:
-        self.log.append("hold")
-        self.waiting = 0.0
-
-    def discard(self) -> None:
-        self.log.append("discard")
-        self.waiting = 0.0
 
     def close(self) -> None:
         self.closed = True
@@ -163,12 +115,6 @@ def measurement(
     m.quiet_gaps = True
     m.cost = pm.Cost()
     m.notes = []
-    m.stream_s = pm.STREAM_S
-    m._pending_since = None
-    m._last_end = None
-    m._run_s = 0.0
-    m._last_flush = 0.0
-    m._sampler = FakeSampler([])
     return m
 
 
@@ -251,8 +197,24 @@ def batch() -> tuple[list[KernelActivity], dict[int, int], list[PendingRun], Chu
     values = np.stack(
         [dram, 100.0 * tensor_ns / (ends - starts), np.full(len(starts), 70.0)], axis=1
     )
-    chunk = Chunk.of(METRICS, starts.astype(np.int64), ends.astype(np.int64), values)
+    chunk = Chunk(
+        metrics=METRICS,
+        starts=starts.astype(np.int64),
+        ends=ends.astype(np.int64),
+        full=False,
+        _data=Evaluates(values),  # type: ignore[arg-type]
+    )
     return kernels, ext, runs, chunk
+
+
+class Evaluates:
+    """Stands in for CUPTI's CounterData: a sample's values when asked for."""
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.table = values
+
+    def __getitem__(self, index: int) -> Any:
+        return type("Sample", (), {"metric_values": list(self.table[index])})()
 
 
 def test_counters_per_region_and_run_are_the_known_numbers() -> None:
@@ -283,11 +245,12 @@ def test_the_whole_cell_is_one_region_when_it_has_none() -> None:
     run = PendingRun(key=RunKey(0, 0), seq=1)
     kernels = [kernel("k", 100 * US, 150 * US, 1), kernel("flush", 0, 30 * US, 2)]
     ext = {1: IDS_PER_RUN}
-    chunk = Chunk.of(
-        ("dram__bytes_read.sum",),
-        [0, 60 * US, 120 * US],
-        [60 * US, 120 * US, 180 * US],
-        np.array([[7.0], [5.0], [6.0]]),
+    chunk = Chunk(
+        metrics=("dram__bytes_read.sum",),
+        starts=np.array([0, 60 * US, 120 * US]),
+        ends=np.array([60 * US, 120 * US, 180 * US]),
+        full=False,
+        _values={0: np.array([7.0]), 1: np.array([5.0]), 2: np.array([6.0])},
     )
     m._sampler = FakeSampler([chunk])
     (timing,) = m._timings(kernels, ext, [run])
@@ -343,185 +306,6 @@ def test_close_stops_sampling_even_when_cupti_fails() -> None:
     with pytest.raises(AttributeError):
         m.close()  # the fakes have no CUPTI activity to stop
     assert sampler.closed
-
-
-# ------------------------------------------------------------------ lazy timestamps
-
-
-def test_only_the_samples_that_can_overlap_a_region_are_timed() -> None:
-    kernels, ext, runs, chunk = batch()
-    m = measurement()
-    m._sampler = FakeSampler([chunk])
-    expected = m._timings(kernels, ext, runs)
-    # The same batch after 20,000 idle samples (0.4 s of an idle GPU at 20 µs).
-    starts, ends, values = chunk.starts, chunk.ends, chunk.all_values()
-    idle = 20_000
-    lead = starts[0] - 20 * US * np.arange(idle, 0, -1)
-    long = Chunk.of(
-        METRICS,
-        np.concatenate([lead, starts]),
-        np.concatenate([lead + 20 * US, ends]),
-        np.concatenate([np.zeros((idle, len(METRICS))), values]),
-    )
-    m = measurement()
-    m._sampler = FakeSampler([long])
-    got = m._timings(kernels, ext, runs)
-    assert [t.counters for t in got] == [t.counters for t in expected]
-    assert [t.series for t in got] == [t.series for t in expected]
-    assert m.cost.samples_decoded == idle + len(chunk)
-    # The regions' samples and a few probes, not the idle ones.
-    assert m.cost.samples_timed < len(chunk) + 40
-    assert m.cost.samples_evaluated < len(chunk)
-
-
-# ------------------------------------------------------------------ when to drain
-
-
-def one_run(m: pm.PmMeasurement, seq: int = 0) -> None:
-    m.begin_run(RunKey(0, seq))
-    m.enter_region("copy")
-    m.exit_region("copy")
-    m.end_run(0.0)
-
-
-@pytest.fixture
-def activity(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """CUPTI's activity buffers, empty: each read is logged."""
-    from nsight_lab.backends import cupti
-
-    reads: list[str] = []
-
-    def drain() -> tuple[list[KernelActivity], dict[int, int]]:
-        reads.append("activity")
-        return [kernel("k", 10 * US, 30 * US, 1)], {}
-
-    monkeypatch.setattr(cupti._ACTIVITY, "drain", drain)
-    return reads
-
-
-def test_runs_wait_for_a_drain_until_one_is_due(activity: list[str]) -> None:
-    m = measurement()
-    one_run(m)
-    assert m.completed(wait=False) == []
-    one_run(m, 1)
-    assert m.completed(wait=False) == []
-    assert m._sampler.log == []
-    assert activity == []  # not even the activity records were read
-    timings = m.completed(wait=True)  # the end of the cell
-    assert [t.key.run_index for t in timings] == [0, 1]
-    assert m._sampler.log == ["drain"]
-    assert m._sampler.until == [30 * US]  # the batch's last kernel end
-    assert m.cost.runs == 2
-
-
-def test_a_drain_is_due_before_one_image_of_samples_waits(
-    activity: list[str],
-) -> None:
-    m = measurement()
-    sampler = m._sampler
-    one_run(m)
-    sampler.waiting = pm.DRAIN_SHARE * sampler.max_samples - 1
-    assert m.completed(wait=False) == []
-    sampler.waiting = pm.DRAIN_SHARE * sampler.max_samples
-    assert len(m.completed(wait=False)) == 1
-    assert activity == ["activity"]
-
-
-def test_the_next_run_is_counted_in_before_it_adds_its_samples(
-    activity: list[str],
-) -> None:
-    m = measurement()
-    sampler = m._sampler
-    one_run(m)
-    # Runs take 50 ms: 2,500 samples each at 20 µs; 6,000 + 1.5 * 2,500 > 8,000.
-    m._run_s = 0.05
-    sampler.waiting = 6_000
-    assert len(m.completed(wait=False)) == 1
-    del activity
-
-
-def test_a_run_is_drained_once_it_waited_the_streaming_bound(
-    activity: list[str],
-) -> None:
-    m = measurement()
-    one_run(m)
-    assert m.completed(wait=False) == []
-    assert m._pending_since is not None
-    m._pending_since -= pm.STREAM_S  # as if it ended STREAM_S ago
-    assert len(m.completed(wait=False)) == 1
-    assert m._pending_since is None
-    assert pm.STREAM_S < 0.5  # a run reaches the store within 0.5 s
-    del activity
-
-
-def test_idle_samples_before_a_run_are_dropped_not_decoded_with_it() -> None:
-    m = measurement()
-    m._sampler.waiting = m._sampler.max_samples  # a long idle stretch
-    m.begin_run(RunKey(0, 0))
-    assert m._sampler.log == ["discard"]
-
-
-def test_a_run_longer_than_one_image_is_decoded_at_its_region_edges() -> None:
-    calls = Calls()
-    m = measurement(calls)
-    m.begin_run(RunKey(0, 0))
-    m._sampler.waiting = m._sampler.max_samples  # the run went on and on
-    m.enter_region("copy")
-    assert m._sampler.log == ["hold"]
-    # The GPU is idle while the sampler decodes (it may have to stop sampling).
-    assert calls.log.index("synchronize") < calls.log.index("flush", 1)
-    m.exit_region("copy")
-    m.enter_region("tiny")
-    assert m._sampler.log == ["hold"]  # room again: no second hold
-
-
-def test_where_cupti_decodes_while_running_a_mid_run_hold_needs_no_synchronize(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    from nsight_lab.backends.pm import sampler as sampler_module
-
-    monkeypatch.setitem(sampler_module.LIVE_DECODE, "ok", value=True)
-    calls = Calls()
-    m = measurement(calls)
-    m.begin_run(RunKey(0, 0))
-    m._sampler.waiting = m._sampler.max_samples
-    m.enter_region("copy")
-    assert m._sampler.log == ["hold"]
-    assert "synchronize" not in calls.log
-
-
-def test_waiting_for_a_long_gpu_queue_decodes_meanwhile_where_cupti_can(
-    activity: list[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from nsight_lab.backends.pm import sampler as sampler_module
-
-    monkeypatch.setattr(pm.time, "sleep", lambda _: None)
-    monkeypatch.setitem(sampler_module.LIVE_DECODE, "ok", value=True)
-    calls = Calls()
-    m = measurement(calls)
-    one_run(m)
-    # The GPU is 20 polls behind; each poll adds 1,000 samples: 20,000 in all.
-    m._torch.event = BusyFor(20, m._sampler, 1_000.0)
-    m.completed(wait=True)
-    holds = m._sampler.log.count("hold")
-    assert holds >= 2  # 20,000 samples never wait at once in a 10,000 image
-    assert m._sampler.log[-1] == "drain"
-    del activity
-
-
-def test_without_live_decoding_the_wait_is_a_plain_synchronize(
-    activity: list[str],
-) -> None:
-    from nsight_lab.backends.pm.sampler import LIVE_DECODE
-
-    LIVE_DECODE.clear()
-    calls = Calls()
-    m = measurement(calls)
-    one_run(m)
-    m.completed(wait=True)
-    assert "synchronize" in calls.log
-    assert m._sampler.log == ["drain"]
-    del activity
 
 
 # ------------------------------------------------------------------ probe and plan

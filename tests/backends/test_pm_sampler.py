@@ -1,89 +1,88 @@
-# ruff: noqa: SLF001, EM101, ARG002  (a sampler built around fakes; fakes that raise)
-"""The PM sampling decode (backends/pm/sampler.py) and its error messages.
+"""The cupti.pm_sampling wrapper (backends/pm/sampler.py) and its error messages.
 
-A fake decoder stands in for CUPTI: it holds a hardware buffer of samples and decodes
-at most ``capacity`` of them per call into a chunk whose timestamps and values are
-read on demand (counted, so the tests see what was read). A fake collector stands in
-for ``cupti.pm_sampling.Collector`` under :class:`PmSampler`'s drain policy: decoding
-while sampling runs, falling back to stop/decode/start, holding samples mid-run.
+A fake decoder stands in for ``cupti.pm_sampling.Collector``: it holds a hardware
+buffer of samples and hands out at most ``max_samples`` per ``decode`` call, in the
+shape of cupti-python 13.4's ``CounterData`` (``num_*_samples``, the private
+timestamp lists, ``data[i]`` evaluating one sample).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
-from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
-from nsight_lab.backends.pm import errors, sampler
+from nsight_lab.backends.pm import errors
 from nsight_lab.backends.pm.sampler import (
-    LIVE_DECODE,
     MAX_DECODE_SAMPLES,
     Chunk,
     CuptiMetricsHost,
-    PmSampler,
-    SamplerStats,
     decode_all,
 )
 from nsight_lab.errors import BackendUnavailableError, MeasurementError
 
-INTERVAL = 20
+
+@dataclasses.dataclass(frozen=True)
+class Sample:
+    start_timestamp: int
+    end_timestamp: int
+    metric_values: list[float]
 
 
-class Counting:
-    """A chunk's source that counts what was read of it."""
+class FakeCounterData:
+    """cupti-python 13.4's CounterData, over a list of (start, end, values)."""
 
-    def __init__(self, samples: list[tuple[int, int, list[float]]]) -> None:
-        self.samples = samples
-        self.infos: list[int] = []
+    def __init__(
+        self, samples: list[tuple[int, int, list[float]]], total: int, *, private: bool
+    ) -> None:
+        self.metrics = ["dram__bytes_read.sum", "dram__bytes_write.sum"]
+        self.num_total_samples = total
+        self.num_populated_samples = len(samples)
+        self.num_completed_samples = len(samples)
+        self._samples = samples
         self.evaluated: list[int] = []
+        if private:
+            self._start_timestamps = [s for s, _, _ in samples]
+            self._end_timestamps = [e for _, e, _ in samples]
 
-    def info(self, index: int) -> tuple[int, int]:
-        self.infos.append(index)
-        start, end, _ = self.samples[index]
-        return start, end
+    def __len__(self) -> int:
+        return self.num_completed_samples
 
-    def evaluate(self, index: int) -> np.ndarray:
+    def __getitem__(self, index: int) -> Sample:
         self.evaluated.append(index)
-        return np.array(self.samples[index][2])
+        start, end, values = self._samples[index]
+        return Sample(start, end, list(values))
 
 
 class FakeDecoder:
-    """A hardware buffer decoded ``capacity`` samples at a time, as CUPTI continues."""
+    """A hardware buffer decoded ``max_samples`` at a time, as CUPTI continues."""
 
-    def __init__(
-        self, n: int, *, capacity: int = MAX_DECODE_SAMPLES, stuck: bool = False
-    ) -> None:
-        self.buffer = [
-            (i * INTERVAL, i * INTERVAL + INTERVAL, [float(i), 2.0 * i])
-            for i in range(n)
-        ]
-        self.capacity = capacity
+    def __init__(self, n: int, *, private: bool = True, stuck: bool = False) -> None:
+        self.buffer = [(i * 20, i * 20 + 20, [float(i), 2.0 * i]) for i in range(n)]
+        self.private = private
         self.stuck = stuck
-        self.slots: list[int] = []
-        self.last: Counting | None = None
+        self.calls: list[int] = []
+        self.last: FakeCounterData | None = None
 
-    def decode(self, slot: int) -> Chunk:
-        self.slots.append(slot)
-        taken = self.buffer[: self.capacity]
+    def decode(self, max_samples: int = MAX_DECODE_SAMPLES) -> FakeCounterData:
+        self.calls.append(max_samples)
+        taken = self.buffer[:max_samples]
         if not self.stuck:  # a stuck decoder hands out the same samples again
-            self.buffer = self.buffer[self.capacity :]
-        self.last = Counting(taken)
-        full = len(taken) == self.capacity
-        return Chunk(("dram__bytes_read.sum", "x"), len(taken), full, self.last)
+            self.buffer = self.buffer[max_samples:]
+        self.last = FakeCounterData(taken, max_samples, private=self.private)
+        return self.last
 
 
-def test_decoding_continues_past_one_image_each_chunk_in_its_own_slot() -> None:
+def test_decoding_continues_past_ten_thousand_samples() -> None:
     decoder = FakeDecoder(25_000)
-    chunks = decode_all(decoder, first_slot=2)
+    chunks = decode_all(decoder)
     assert [len(c) for c in chunks] == [10_000, 10_000, 5_000]
-    assert decoder.slots == [4, 3, 2][::-1]
+    assert decoder.calls == [MAX_DECODE_SAMPLES] * 3
     starts = np.concatenate([c.starts for c in chunks])
     assert (np.diff(starts) > 0).all()
-    assert starts[-1] == 24_999 * INTERVAL
+    assert starts[-1] == 24_999 * 20
     total = sum(c.all_values()[:, 0].sum() for c in chunks)
     assert total == sum(range(25_000))  # nothing lost past 10,000
 
@@ -102,10 +101,10 @@ def test_a_decode_that_does_not_continue_is_an_error_not_a_silent_cut() -> None:
 
 def test_a_full_chunk_then_nothing_when_more_were_expected_is_an_error() -> None:
     class Cut(FakeDecoder):
-        def decode(self, slot: int) -> Chunk:
-            chunk = super().decode(slot)
+        def decode(self, max_samples: int = MAX_DECODE_SAMPLES) -> FakeCounterData:
+            data = super().decode(max_samples)
             self.buffer = []  # what a decoder that stops at one image would do
-            return chunk
+            return data
 
     with pytest.raises(MeasurementError, match="did not continue"):
         decode_all(Cut(13_000), expected=13_000)
@@ -115,16 +114,16 @@ def test_more_chunks_than_allowed_stop_with_what_to_do() -> None:
     with pytest.raises(
         MeasurementError, match=r"more than 30 samples.*--sample-interval"
     ):
-        decode_all(FakeDecoder(100, capacity=10), max_chunks=3)
+        decode_all(FakeDecoder(100), max_samples=10, max_chunks=3)
 
 
 def test_a_failing_decode_after_a_full_chunk_is_the_stuck_error() -> None:
     class Fails(FakeDecoder):
-        def decode(self, slot: int) -> Chunk:
-            if self.slots:
+        def decode(self, max_samples: int = MAX_DECODE_SAMPLES) -> FakeCounterData:
+            if self.calls:
                 msg = "cuptiError ERROR_UNKNOWN"
                 raise RuntimeError(msg)
-            return super().decode(slot)
+            return super().decode(max_samples)
 
     with pytest.raises(MeasurementError, match="did not continue"):
         decode_all(Fails(20_000))
@@ -132,7 +131,7 @@ def test_a_failing_decode_after_a_full_chunk_is_the_stuck_error() -> None:
 
 def test_an_overflow_says_to_sample_less_often() -> None:
     class Overflows(FakeDecoder):
-        def decode(self, slot: int) -> Chunk:
+        def decode(self, max_samples: int = MAX_DECODE_SAMPLES) -> FakeCounterData:  # noqa: ARG002
             msg = "Record overflow in the hardware buffer. To avoid overflow, ..."
             raise MemoryError(msg)
 
@@ -141,267 +140,35 @@ def test_an_overflow_says_to_sample_less_often() -> None:
     assert str(caught.value) == errors.OVERFLOW
 
 
-def test_a_cupti_error_is_raised_as_it_is_when_the_caller_falls_back() -> None:
-    class Refuses(FakeDecoder):
-        def decode(self, slot: int) -> Chunk:
-            raise CuptiStatusError("ERROR_INVALID_OPERATION")
-
-    with pytest.raises(CuptiStatusError):
-        decode_all(Refuses(5), explain=False)
-    with pytest.raises(MeasurementError, match="ERROR_INVALID_OPERATION"):
-        decode_all(Refuses(5))
-
-
-def test_nothing_is_read_until_asked_and_each_sample_once() -> None:
+def test_only_the_samples_asked_for_are_evaluated() -> None:
     decoder = FakeDecoder(50)
     (chunk,) = decode_all(decoder)
     assert decoder.last is not None
-    assert decoder.last.infos == []  # no timestamp read by decoding
-    assert decoder.last.evaluated == []
+    assert decoder.last.evaluated == []  # timestamps came without evaluating
     values = chunk.values([3, 7, 3])
     assert values.tolist() == [[3.0, 6.0], [7.0, 14.0], [3.0, 6.0]]
     assert decoder.last.evaluated == [3, 7]  # each evaluated once
-    chunk.times([4, 4, 5])
-    chunk.times([5])
-    assert sorted(decoder.last.infos) == [4, 5]
-    assert chunk.timed == 2
-    assert chunk.evaluated == 2
 
 
-def test_the_samples_of_a_time_span_are_found_with_a_few_timestamps() -> None:
-    n = 10_000
-    decoder = FakeDecoder(n)
+def test_without_the_private_timestamps_every_sample_is_evaluated_once() -> None:
+    decoder = FakeDecoder(30, private=False)
     (chunk,) = decode_all(decoder)
     assert decoder.last is not None
-    # A 100 µs region in the middle: samples 5,000 (partly) to 5,005 (partly).
-    lo, hi = chunk.index_range(5_000 * INTERVAL + 7, 5_005 * INTERVAL + 3)
-    assert (lo, hi) == (5_000, 5_006)
-    assert len(set(decoder.last.infos)) <= 12  # interpolation: not log2(n) per end
-    assert chunk.index_range(-100, -50) == (0, 0)  # before every sample
-    assert chunk.index_range(n * INTERVAL + 5, n * INTERVAL + 9) == (n, n)  # after
-    assert chunk.index_range(40, 40) == (0, 0)  # empty span
+    assert sorted(decoder.last.evaluated) == list(range(30))
+    assert chunk.starts.tolist() == [i * 20 for i in range(30)]
+    chunk.values([5, 6])
+    assert len(decoder.last.evaluated) == 30
 
 
-@given(
-    gaps=st.lists(st.integers(min_value=0, max_value=500), min_size=1, max_size=60),
-    t0=st.integers(min_value=-100, max_value=40_000),
-    length=st.integers(min_value=1, max_value=5_000),
-)
-def test_the_index_range_is_every_sample_that_overlaps_and_no_other(
-    gaps: list[int], t0: int, length: int
-) -> None:
-    # Samples in time order, 20 ns each, with stops (gaps) between some of them.
-    starts = np.cumsum(np.array(gaps) + INTERVAL) - INTERVAL
-    ends = starts + INTERVAL
-    chunk = Chunk.of(("m",), starts, ends)
-    lo, hi = chunk.index_range(t0, t0 + length)
-    overlapping = [
-        i for i in range(len(starts)) if ends[i] > t0 and starts[i] < t0 + length
-    ]
-    assert list(range(lo, hi)) == overlapping
+def test_a_sample_cupti_cannot_evaluate_is_one_line() -> None:
+    class Unreadable(FakeCounterData):
+        def __getitem__(self, index: int) -> Sample:
+            msg = "ERROR_INVALID_PARAMETER"
+            raise RuntimeError(msg)
 
-
-def test_a_sample_cupti_cannot_evaluate_or_time_is_one_line() -> None:
-    class Unreadable(Counting):
-        def info(self, index: int) -> tuple[int, int]:
-            raise CuptiStatusError("ERROR_INVALID_PARAMETER")
-
-        def evaluate(self, index: int) -> np.ndarray:
-            raise CuptiStatusError("ERROR_INVALID_PARAMETER")
-
-    chunk = Chunk(("m",), 1, full=False, source=Unreadable([(0, 20, [1.0])]))
+    chunk = Chunk.read(Unreadable([(0, 20, [1.0, 2.0])], 10, private=True), 10)
     with pytest.raises(MeasurementError, match=r"could not evaluate PM sample 0"):
         chunk.values([0])
-    with pytest.raises(MeasurementError, match=r"could not read PM sample 0's time"):
-        chunk.times([0])
-
-
-# -- PmSampler's drains, over a fake collector -----------------------------------------
-
-
-class FakeCollector:
-    """``pm_sampling.Collector``'s start and stop, logged."""
-
-    def __init__(self, log: list[str]) -> None:
-        self.log = log
-
-    def start(self) -> None:
-        self.log.append("start")
-
-    def stop(self) -> None:
-        self.log.append("stop")
-
-    def disable(self) -> None:
-        self.log.append("disable")
-
-
-class LiveDecoder(FakeDecoder):
-    """Decodes while running unless ``refuse``; the last ``behind`` samples of the
-    buffer become complete only after that many decodes (the one in flight)."""
-
-    def __init__(self, n: int, log: list[str], **kw: Any) -> None:
-        super().__init__(n, **kw)
-        self.log = log
-        self.refuse_live = False
-        self.behind = 0
-
-    def decode(self, slot: int) -> Chunk:
-        switches = [e for e in self.log if e in {"start", "stop"}]
-        running = not switches or switches[-1] == "start"
-        self.log.append("decode live" if running else "decode")
-        if running and self.refuse_live:
-            raise CuptiStatusError("ERROR_INVALID_OPERATION")
-        if running and self.behind:
-            held, self.buffer = self.buffer[-self.behind :], self.buffer[: -self.behind]
-            chunk = super().decode(slot)
-            self.buffer = held
-            self.behind -= 1
-            return chunk
-        return super().decode(slot)
-
-    def close(self) -> None:
-        self.log.append("close decoder")
-
-
-def fake_sampler(decoder: FakeDecoder, log: list[str]) -> PmSampler:
-    s = PmSampler.__new__(PmSampler)
-    s.metrics = ("dram__bytes_read.sum", "x")
-    s.interval_ns = INTERVAL
-    s.max_samples = decoder.capacity
-    s.live = True
-    s.stats = SamplerStats()
-    s._held = []
-    s._last_end = None
-    s._collector = FakeCollector(log)
-    s._decoder = decoder  # type: ignore[assignment]
-    s._running = True
-    s._since_ns = 0
-    return s
-
-
-@pytest.fixture(autouse=True)
-def _fresh_process_memory() -> Any:
-    LIVE_DECODE.clear()
-    yield
-    LIVE_DECODE.clear()
-
-
-def test_a_drain_decodes_while_running_without_stop_or_start() -> None:
-    log: list[str] = []
-    s = fake_sampler(LiveDecoder(30, log), log)
-    chunks = s.drain(until_ns=29 * INTERVAL)
-    assert sum(len(c) for c in chunks) == 30
-    assert log == ["decode live"]
-    assert LIVE_DECODE == {"ok": True}
-    assert s.stats.live_decodes == 1
-    assert s.stats.stops == 0
-
-
-def test_a_refused_live_decode_falls_back_to_stop_decode_start_and_is_remembered() -> (
-    None
-):
-    log: list[str] = []
-    decoder = LiveDecoder(30, log)
-    decoder.refuse_live = True
-    s = fake_sampler(decoder, log)
-    chunks = s.drain(until_ns=29 * INTERVAL)
-    assert sum(len(c) for c in chunks) == 30
-    assert log == ["decode live", "stop", "decode", "start"]
-    assert LIVE_DECODE == {"ok": False}
-    assert "ERROR_INVALID_OPERATION" in s.stats.live_error
-    log.clear()
-    decoder.buffer = [(1000, 1020, [1.0, 2.0])]
-    s.drain()  # not tried again in this process
-    assert log == ["stop", "decode", "start"]
-
-
-def test_a_live_decode_short_of_the_last_kernel_is_retried(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(sampler.time, "sleep", lambda _: None)
-    log: list[str] = []
-    decoder = LiveDecoder(30, log)
-    decoder.behind = 1  # the sample holding the last kernel end completes later
-    s = fake_sampler(decoder, log)
-    chunks = s.drain(until_ns=30 * INTERVAL)
-    assert [len(c) for c in chunks] == [29, 1]
-    assert log == ["decode live", "decode live"]
-    assert s.stats.live_short == 1
-
-
-def test_a_live_decode_that_stays_short_stops_to_decode_the_rest(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(sampler.time, "sleep", lambda _: None)
-    log: list[str] = []
-    decoder = LiveDecoder(30, log)
-    decoder.behind = 10  # never catches up while running
-    s = fake_sampler(decoder, log)
-    chunks = s.drain(until_ns=30 * INTERVAL)
-    assert sum(len(c) for c in chunks) == 30
-    assert log[-3:] == ["stop", "decode", "start"]
-    assert log.count("decode live") == sampler.LIVE_RETRIES + 1
-    assert LIVE_DECODE == {"ok": False}  # stop from now on, without the retries
-
-
-def test_idle_samples_too_many_to_decode_are_dropped_by_starting_over() -> None:
-    log: list[str] = []
-    s = fake_sampler(LiveDecoder(30, log, capacity=10, stuck=True), log)
-    s.discard()
-    assert s.stats.discard_resets == 1
-    assert log[-2:] == ["stop", "start"]
-
-
-def test_held_samples_come_with_the_next_drain_in_their_own_slots() -> None:
-    log: list[str] = []
-    decoder = LiveDecoder(8, log, capacity=5)
-    s = fake_sampler(decoder, log)
-    s.hold()  # mid-run: 5 + 3 samples decoded into slots 0 and 1
-    decoder.buffer = [
-        (i * INTERVAL, i * INTERVAL + INTERVAL, [1.0, 1.0]) for i in range(8, 10)
-    ]
-    chunks = s.drain()
-    assert [len(c) for c in chunks] == [5, 3, 2]
-    assert decoder.slots == [0, 1, 2]
-    assert s.stats.holds == 1
-    s.discard()  # idle samples before a run: decoded, dropped, slots reused
-    assert s.drain() == []
-    assert decoder.slots[-2:] == [0, 0]
-
-
-def test_live_decodes_that_skip_samples_are_counted() -> None:
-    log: list[str] = []
-    decoder = LiveDecoder(10, log)
-    s = fake_sampler(decoder, log)
-    s.drain()
-    step = INTERVAL
-    decoder.buffer = [(i * step, i * step + step, [1.0, 1.0]) for i in range(10, 12)]
-    s.drain()  # continues where the last decode ended
-    assert s.stats.live_gaps == 0
-    decoder.buffer = [(i * step, i * step + step, [1.0, 1.0]) for i in range(13, 15)]
-    s.drain()  # sample 12 went missing
-    assert s.stats.live_gaps == 1
-    assert s.stats.live_gap_ns == step
-
-
-def test_waiting_samples_is_the_time_since_the_last_decode() -> None:
-    log: list[str] = []
-    s = fake_sampler(LiveDecoder(0, log), log)
-    s.interval_ns = 10**9  # one sample a second: the test's own time is noise
-    s._since_ns = sampler.time.perf_counter_ns() - 100 * s.interval_ns
-    assert s.waiting_samples() >= 100
-    s.drain()
-    assert s.waiting_samples() < 50
-    s.close()
-    assert s.waiting_samples() == 0
-    assert log[-3:] == ["stop", "close decoder", "disable"]
-
-
-def test_an_unknown_metric_status_is_a_refusal() -> None:
-    assert "ERROR_INVALID_PARAMETER" in errors.REFUSED_STATUSES
-    assert errors.status_name(CuptiStatusError("ERROR_INVALID_PARAMETER")) == (
-        "ERROR_INVALID_PARAMETER"
-    )
 
 
 class CuptiStatusError(Exception):

@@ -3,9 +3,9 @@
 It is the cupti backend (:mod:`nsight_lab.backends.cupti`) plus PM sampling: region
 durations and kernel names come from the same CUPTI activity records, whose kernel
 start and end times share the GPU global-timer timebase with the PM samples. At each
-collection (the GPU synchronized) the sampler is drained and every sample that can
-overlap a region is attributed to the regions whose kernels it overlaps
-(:mod:`.attribution`); each run's records get the regions' counter totals in
+collection (the GPU synchronized, at most every :attr:`PmMeasurement.flush_interval_s`)
+the sampler is drained and every sample is attributed to the regions whose kernels it
+overlaps (:mod:`.attribution`); each run's records get the regions' counter totals in
 ``metrics`` (the names of ``--metrics``, as the ncu backend's records carry them, so
 the roofline and the byte-traffic chart use them) and their timelines in ``series``.
 
@@ -18,19 +18,6 @@ twice the L2, ~100 MB on an H200, just before the region), which is what makes t
 per-region totals exact (see :mod:`.attribution` for the bound without it). The cost
 is two intervals of GPU time per region and run (40 µs at the default 20 µs); the
 region's own time does not include it.
-
-**When to drain.** A drain costs a decode (and, where CUPTI cannot decode while
-sampling runs, a stop and a start), so runs are collected together, not one by one:
-:meth:`PmMeasurement.completed` drains only when the end of the cell waits for it,
-when the oldest pending run has waited :data:`STREAM_S` (each run reaches the store
-within 0.5 s of finishing), when :data:`~nsight_lab.backends.cupti.MAX_PENDING_RUNS`
-runs are pending, or when the samples waiting in the hardware buffer, plus those the
-next run will add, reach :data:`DRAIN_SHARE` of one decode image (a decode that fills
-its image loses what follows). At the 20 µs default that is every ~0.16 s of sampling.
-A run that goes on longer than that is decoded at its region boundaries and held
-(:meth:`~.sampler.PmSampler.hold`); idle samples before a run are dropped. Where CUPTI
-decodes while sampling runs, waiting for a long GPU queue holds samples too
-(:meth:`PmMeasurement._wait_gpu`).
 """
 
 from __future__ import annotations
@@ -43,10 +30,9 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from nsight_lab.backends.base import Availability, RunTiming
+from nsight_lab.backends.base import Availability
 from nsight_lab.backends.cupti import (
     IDS_PER_RUN,
-    MAX_PENDING_RUNS,
     CuptiMeasurement,
     KernelActivity,
     PendingRun,
@@ -58,7 +44,6 @@ from nsight_lab.backends.pm import attribution, errors
 from nsight_lab.backends.pm.availability import CHECKS, cannot_measure
 from nsight_lab.backends.pm.counters import region_counters
 from nsight_lab.backends.pm.sampler import (
-    LIVE_DECODE,
     Chunk,
     PmSampler,
     cupti_version,
@@ -69,6 +54,7 @@ from nsight_lab.regions import CELL_REGION
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from nsight_lab.backends.base import RunTiming
     from nsight_lab.options import ProfileOptions
 
 logger = logging.getLogger(__name__)
@@ -81,15 +67,7 @@ QUIET_MARGIN = 1.1
 FALLBACK_CLOCK_MHZ = 3000.0
 """SM clock assumed without NVML: above any GPU's, so the spin is never too short."""
 FLUSH_INTERVAL_S = 0.1
-"""Unused by the drain policy (see the module doc); kept for the cupti base."""
-DRAIN_SHARE = 0.8
-"""Drain before this share of one decode image of samples is waiting."""
-STREAM_S = 0.3
-"""Drain once the oldest pending run has waited this long (the store within 0.5 s)."""
-POLL_S = 5e-4
-"""How often waiting for the GPU checks whether to decode (see ``_wait_gpu``)."""
-NEXT_RUN_MARGIN = 1.5
-"""The next run is taken to add this multiple of the last run's samples."""
+"""Drain and attribute at most this often (stop, decode and start cost ~ms)."""
 
 Key = tuple[int, str]
 """A region of a batch: (run sequence number, region name)."""
@@ -172,23 +150,14 @@ class Cost:
     attribute_s: float = 0.0
     """Weighing the samples and evaluating the ones regions need (CUPTI host API)."""
     samples_decoded: int = 0
-    samples_timed: int = 0
-    """Samples whose timestamps were read (those that can overlap a region)."""
     samples_evaluated: int = 0
-    runs: int = 0
-    hold_s: float = 0.0
-    """Decoding mid-run (runs longer than one image) or dropping idle samples."""
 
-    def add(
-        self, chunks: Sequence[Chunk], drain_s: float, attribute_s: float, runs: int
-    ) -> None:
+    def add(self, chunks: Sequence[Chunk], drain_s: float, attribute_s: float) -> None:
         """Count one collection."""
         self.drains += 1
-        self.runs += runs
         self.drain_s += drain_s
         self.attribute_s += attribute_s
         self.samples_decoded += sum(len(c) for c in chunks)
-        self.samples_timed += sum(c.timed for c in chunks)
         self.samples_evaluated += sum(c.evaluated for c in chunks)
 
 
@@ -217,10 +186,6 @@ class PmMeasurement(CuptiMeasurement):
         self.quiet_gaps = True
         """False leaves the spins out: only to measure what the gaps buy."""
         self.cost = Cost()
-        self.stream_s = STREAM_S
-        self._pending_since: float | None = None
-        self._last_end: float | None = None
-        self._run_s = 0.0
 
     def _open_sampler(self, options: ProfileOptions) -> None:
         index = int(self._gpu.device)
@@ -292,14 +257,12 @@ class PmMeasurement(CuptiMeasurement):
 
     def _before_run(self) -> None:
         """A cell without regions is one span: flush and go quiet before it."""
-        self._make_room()
         if self._cell_has_regions is not True:
             self._gpu.flush_l2()
             self._quiet()
 
     def _before_region(self) -> None:
         """Flush the L2, then a quiet gap, before the region's own kernels."""
-        self._make_room()
         self._gpu.flush_l2()
         self._quiet()
 
@@ -313,88 +276,6 @@ class PmMeasurement(CuptiMeasurement):
             self._quiet()
         self._cell_has_regions = bool(run.regions)
 
-    # -- when to drain ---------------------------------------------------------------
-
-    def _full_soon(self, runs_ahead: float) -> bool:
-        """Whether the waiting samples (plus ``runs_ahead`` runs') near one image."""
-        sampler = self._sampler
-        ahead = runs_ahead * self._run_s * 1e9 / max(sampler.interval_ns, 1)
-        return sampler.waiting_samples() + ahead >= DRAIN_SHARE * sampler.max_samples
-
-    def _make_room(self) -> None:
-        """Before a run or region: make sure one image can hold what comes next.
-
-        Rare (a run longer than one image of samples, or a long idle stretch): with
-        nothing pending the waiting samples are idle time and dropped; otherwise they
-        are decoded and held for the next drain (the GPU synchronized first unless
-        CUPTI decodes while sampling runs).
-        """
-        if not self._full_soon(0.0):
-            return
-        started = time.perf_counter()
-        if not self._pending and self._current is None:
-            self._sampler.discard()
-        else:
-            if LIVE_DECODE.get("ok") is not True:  # a decode may stop sampling
-                self._torch.cuda.synchronize()
-            self._sampler.hold()
-        self.cost.hold_s += time.perf_counter() - started
-
-    def end_run(self, thermal_wait_s: float) -> None:
-        """Close the run; note when, for the drain policy."""
-        super().end_run(thermal_wait_s)
-        now = time.monotonic()
-        if self._last_end is not None:
-            self._run_s = now - self._last_end
-        self._last_end = now
-        if self._pending_since is None:
-            self._pending_since = now
-
-    def completed(self, *, wait: bool) -> list[RunTiming]:
-        """Drain and attribute when due (see the module doc), else nothing yet."""
-        if not self._pending:
-            return []
-        waited = time.monotonic() - (self._pending_since or time.monotonic())
-        due = (
-            wait
-            or waited >= self.stream_s
-            or len(self._pending) >= MAX_PENDING_RUNS
-            or self._full_soon(NEXT_RUN_MARGIN)
-        )
-        if not due:
-            return []
-        self._pending_since = None
-        self._wait_gpu()
-        return super().completed(wait=True)
-
-    def _wait_gpu(self) -> None:
-        """Wait for the queued GPU work, decoding (held) while it runs if it can.
-
-        The host may have queued more GPU work than one image of samples covers (the
-        drain policy counts host time): where CUPTI decodes while sampling runs, the
-        waiting samples are decoded and held as they near one image, so none is lost
-        while the GPU catches up. Elsewhere this is a plain synchronize (and a queue
-        longer than one image is the loud :data:`~.errors.STUCK` error).
-        """
-        if LIVE_DECODE.get("ok") is not True:
-            self._torch.cuda.synchronize()
-            return
-        done = self._torch.cuda.Event()
-        done.record()
-        # Poll often (a query costs µs): the drain waits at most one poll more than
-        # the GPU, and one image of samples takes far longer (0.2 s at 20 µs).
-        poll_s = min(POLL_S, 0.1 * self._capacity_s())
-        while not done.query():
-            if self._full_soon(0.0):
-                started = time.perf_counter()
-                self._sampler.hold()
-                self.cost.hold_s += time.perf_counter() - started
-            time.sleep(poll_s)
-
-    def _capacity_s(self) -> float:
-        """The sampling time one decode image holds."""
-        return self._sampler.max_samples * self._sampler.interval_ns / 1e9
-
     # -- counters --------------------------------------------------------------------
 
     def _timings(
@@ -406,16 +287,11 @@ class PmMeasurement(CuptiMeasurement):
         """The cupti timings, each region given its counters and timeline."""
         timings = super()._timings(kernels, external_ids, runs)
         started = time.perf_counter()
-        # The samples must reach past the batch's last kernel (a decode while
-        # sampling runs may end before it: the sampler then waits or stops).
-        until = max((k.end_ns for k in kernels), default=None)
-        chunks = self._sampler.drain(until_ns=until)
+        chunks = self._sampler.drain()
         drained = time.perf_counter()
         layout, quiet = self._layout(kernels, external_ids, runs)
         totals = region_counters(chunks, layout, self.metrics)
-        self.cost.add(
-            chunks, drained - started, time.perf_counter() - drained, len(runs)
-        )
+        self.cost.add(chunks, drained - started, time.perf_counter() - drained)
         if self.keep_raw:
             self.raw.append(self._raw(chunks, layout, quiet))
         out = []

@@ -1,7 +1,6 @@
 """One collection's samples -> each region's counter values and timeline (pure).
 
-:func:`region_counters` reads the timestamps of only the samples of each decoded
-chunk that can overlap a region (:func:`candidates`), weighs them against the
+:func:`region_counters` weighs the samples of each decoded chunk against the
 regions' kernels (:mod:`.attribution`), evaluates only the samples some region has a
 share of, and adds up per region, by the kind of each metric (:func:`.metrics.kind_of`):
 
@@ -36,40 +35,18 @@ K = TypeVar("K", bound="Hashable")
 
 
 class Samples(Protocol):
-    """A decoded chunk (:class:`~.sampler.Chunk`): timestamps and values on demand."""
+    """A decoded chunk (:class:`~.sampler.Chunk`): timestamps, values on demand."""
 
-    def __len__(self) -> int:
-        """The number of samples."""
+    @property
+    def starts(self) -> NDArray[np.int64]:
+        """Sample start times (ns)."""
 
-    def index_range(self, t0: float, t1: float) -> tuple[int, int]:
-        """The index range of the samples that can overlap ``[t0, t1)``."""
-
-    def times(
-        self, indices: NDArray[np.intp]
-    ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-        """Starts and ends (ns) of the samples ``indices``."""
+    @property
+    def ends(self) -> NDArray[np.int64]:
+        """Sample end times (ns)."""
 
     def values(self, indices: NDArray[np.intp]) -> NDArray[np.float64]:
         """The metric values of the samples ``indices``, one row each."""
-
-
-def candidates(chunk: Samples, layout: attribution.Layout[K]) -> NDArray[np.intp]:
-    """The samples of ``chunk`` that can overlap some region's kernels, sorted.
-
-    Samples are ordered in time, so each region's span (first kernel start to last
-    kernel end) is one index range; only these samples' timestamps are read.
-    """
-    ranges: list[NDArray[np.intp]] = []
-    for spans in layout.regions.values():
-        rows = attribution.merge_spans(spans)
-        if len(rows) == 0:
-            continue
-        lo, hi = chunk.index_range(float(rows[0, 0]), float(rows[-1, 1]))
-        if hi > lo:
-            ranges.append(np.arange(lo, hi, dtype=np.intp))
-    if not ranges:
-        return np.zeros(0, dtype=np.intp)
-    return np.unique(np.concatenate(ranges))
 
 
 @dataclass
@@ -143,18 +120,12 @@ def region_counters(
     scale = np.array([metrics.timeline_scale(m) for m in names])
     totals: dict[K, RegionCounters] = {}
     for chunk in chunks:
-        # Only the samples that can overlap a region: their timestamps, then the
-        # values of those some region has a share of.
-        index = candidates(chunk, layout)
-        if len(index) == 0:
-            continue
-        starts, ends = chunk.times(index)
-        weights = attribution.weigh(starts, ends, layout)
+        weights = attribution.weigh(chunk.starts, chunk.ends, layout)
         needed = weights.needed()
         if len(needed) == 0:
             continue
-        rows = np.nan_to_num(chunk.values(index[needed]))
-        lengths = (ends[needed] - starts[needed]).astype(np.float64)
+        rows = np.nan_to_num(chunk.values(needed))
+        lengths = (chunk.ends[needed] - chunk.starts[needed]).astype(np.float64)
         additive = np.where(rate, rows * lengths[:, None], rows)
         sums = attribution.region_sums(weights, additive)
         means = attribution.region_means(weights, rows)
@@ -171,7 +142,7 @@ def region_counters(
             * scale
         )
         point_values = np.where(ratio, rows[pair_rows], rates)
-        mids = (starts[weights.sample] + ends[weights.sample]) / 2
+        mids = (chunk.starts[weights.sample] + chunk.ends[weights.sample]) / 2
         for i, key in enumerate(weights.keys):
             if overlap[i] <= 0:
                 continue

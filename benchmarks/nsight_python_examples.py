@@ -193,6 +193,11 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915  (one report)
     parser.add_argument("--backend", default="auto")
     parser.add_argument("--only", default="", help="example numbers, e.g. 00,02")
     parser.add_argument("--timeout", type=float, default=600.0)
+    parser.add_argument(
+        "--timeout-for",
+        default="",
+        help="per-example limits, e.g. 04=120,05=120 (examples too big for a CPU)",
+    )
     parser.add_argument("--cuda-to-cpu", choices=("auto", "on", "off"), default="auto")
     parser.add_argument("--store", type=Path, default=None)
     parser.add_argument("--run-one", type=Path, default=None, help=argparse.SUPPRESS)
@@ -210,6 +215,10 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915  (one report)
     shutil.copytree(args.checkout.resolve() / "examples", copy)
     only = {n.strip() for n in args.only.split(",") if n.strip()} or None
     to_cpu = _cuda_to_cpu(args.cuda_to_cpu)
+    limits = {
+        k.strip(): float(v)
+        for k, _, v in (p.partition("=") for p in args.timeout_for.split(",") if p)
+    }
     env = dict(os.environ)
     env["NSIGHT_LAB_HOME"] = str((args.store or out / "store").resolve())
     os.environ["NSIGHT_LAB_HOME"] = env["NSIGHT_LAB_HOME"]  # this process reads it too
@@ -221,6 +230,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915  (one report)
         "backend": args.backend,
         "cuda_to_cpu": to_cpu,
         "timeout_s": args.timeout,
+        "timeout_for": limits,
         "host": platform.node(),
         "python": platform.python_version(),
         "examples": {},
@@ -228,9 +238,11 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915  (one report)
     lines = [
         (
             f"nsight-python examples on nsight-lab: backend {args.backend}, "
-            f"cuda-to-cpu {'on' if to_cpu else 'off'}, timeout {args.timeout:g} s, "
+            f"cuda-to-cpu {'on' if to_cpu else 'off'}, timeout {args.timeout:g} s "
+            f"{limits or ''}, "
             f"{platform.node()}"
         ),
+        f"importable: {_importable()}",
         "",
     ]
     for path in _examples(out, only):
@@ -262,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915  (one report)
                 env=env,
                 capture_output=True,
                 text=True,
-                timeout=args.timeout,
+                timeout=limits.get(number, args.timeout),
                 check=False,
             )
             output = done.stdout + done.stderr
@@ -275,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915  (one report)
             output = _text(exc.stdout) + _text(exc.stderr)
             outcome = {
                 "status": "timeout",
-                "error": f"over {args.timeout:g} s",
+                "error": f"over {limits.get(number, args.timeout):g} s",
                 "sessions": _sessions_since(first_id),
             }
         outcome["wall_s"] = round(time.perf_counter() - started, 1)
@@ -310,6 +322,26 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915  (one report)
         if o["verdict"] in {"failed", "timeout"}
     ]
     return 1 if bad else 0
+
+
+def _importable() -> str:
+    """Which of the examples' GPU libraries this Python finds (and torch's version)."""
+    import importlib.util
+
+    found = []
+    for name in ("torch", "triton", "cuda.tile", "cuda.core"):
+        try:
+            here = importlib.util.find_spec(name) is not None
+        except ModuleNotFoundError:
+            here = False
+        found.append(f"{name} {'yes' if here else 'no'}")
+    try:
+        import torch
+
+        found.append(f"torch {torch.__version__}, CUDA {torch.cuda.is_available()}")
+    except ImportError:
+        pass
+    return ", ".join(found)
 
 
 def _last_session_id() -> int:

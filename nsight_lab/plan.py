@@ -124,7 +124,11 @@ def make_plan(
             hint = f"; {found.hint}" if found and found.hint else ""
             msg = f"backend {backend!r} is unavailable: {why}{hint}"
             raise BackendUnavailableError(msg)
-        reason = f"requested with --backend {backend}"
+        reason = (
+            f"requested with --backend {backend}"
+            if {"--backend", "--isolate"} & set(options.given)
+            else f"requested: backend {backend!r}"  # nsight-python's API, use_backend
+        )
     entry = registry.backend_entry(backend)
     if extra and not entry.counters:
         msg = (

@@ -1,0 +1,91 @@
+"""nsight-python 1.1.0's public names and signatures, served by nsight-lab.
+
+The lists are nsight-python 1.1.0's (its ``nsight/__init__.py`` ``__all__``, the
+parameters of ``analyze.kernel`` and ``analyze.plot`` in order), so code written for it
+finds every name and keyword where it expects them.
+"""
+
+from __future__ import annotations
+
+import inspect
+import subprocess
+import sys
+
+import pytest
+
+import nsight_lab
+import nsight_lab as nsight
+
+NSIGHT_ALL = [
+    "CollectionScope", "InfoCollector", "Tool", "VerbosityLevel", "activate", "analyze",
+    "annotate", "deactivate", "experimental", "get_active_tool",
+]  # fmt: skip
+KERNEL_PARAMETERS = [
+    "_func", "configs", "runs", "derive_metric", "normalize_against", "verbosity",
+    "metrics", "ignore_kernel_list", "clock_control", "cache_control", "replay_mode",
+    "thermal_mode", "thermal_wait", "thermal_cont", "thermal_timeout", "thermal_device",
+    "combine_kernel_metrics", "output_prefix", "output_csv", "info_collectors",
+]  # fmt: skip
+PLOT_PARAMETERS = [
+    "filename", "metric", "title", "ylabel", "annotate_points", "show_aggregate",
+    "plot_type", "plot_width", "plot_height", "row_panels", "col_panels", "x_keys",
+    "print_data", "variant_fields", "variant_annotations", "plot_callback",
+]  # fmt: skip
+
+
+def test_every_public_name_is_there() -> None:
+    for name in NSIGHT_ALL:
+        assert getattr(nsight, name) is not None, name
+    for name in ("kernel", "plot", "ignore_failures"):
+        assert callable(getattr(nsight.analyze, name))
+    assert callable(nsight.experimental.collect)
+    for name in ("ProfilerException", "NCUNotAvailableError", "ThermalControlError"):
+        assert issubclass(getattr(nsight.exceptions, name), Exception)
+    assert [s.value for s in nsight.CollectionScope] == [
+        "once",
+        "config",
+        "run",
+        "annotation",
+    ]
+    assert [int(v) for v in nsight.VerbosityLevel] == [0, 3, 4]
+    with pytest.raises(AttributeError, match="no attribute 'analyse'"):
+        nsight_lab.analyse  # noqa: B018  (a typo gets Python's error)
+
+
+def test_signatures_keep_nsight_pythons_parameters_in_order() -> None:
+    kernel = list(inspect.signature(nsight.analyze.kernel).parameters)
+    assert kernel[: len(KERNEL_PARAMETERS)] == KERNEL_PARAMETERS
+    assert kernel[len(KERNEL_PARAMETERS) :] == ["backend", "warmup"]  # nsight-lab's
+    plot = list(inspect.signature(nsight.analyze.plot).parameters)
+    assert plot == PLOT_PARAMETERS
+    annotate = list(inspect.signature(nsight.annotate).parameters)
+    assert annotate == ["name", "ignore_failures"]
+    defaults = inspect.signature(nsight.analyze.kernel).parameters
+    assert defaults["runs"].default == 1
+    assert defaults["cache_control"].default == "all"
+    assert defaults["thermal_mode"].default == "auto"
+
+
+def test_importing_nsight_lab_loads_no_pandas() -> None:
+    """The Jupyter server imports nsight_lab: the API loads only when it is used."""
+    code = (
+        "import sys, nsight_lab; print('pandas' in sys.modules); "
+        "nsight_lab.analyze; print('pandas' in sys.modules)"
+    )
+    out = subprocess.run(  # noqa: S603
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out == ["False", "True"]
+
+
+def test_the_stand_in_module_serves_the_api_on_first_use() -> None:
+    code = (
+        "import sys; from nsight_lab.regions import install_nsight_shim; "
+        "install_nsight_shim(replace=True); import nsight; "
+        "print('nsight_lab.api' in sys.modules, nsight.analyze.kernel.__module__, "
+        "nsight.annotate.__module__, hasattr(nsight, 'nope'))"
+    )
+    out = subprocess.run(  # noqa: S603
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out == ["False", "nsight_lab.api.kernel", "nsight_lab.regions", "False"]

@@ -19,14 +19,13 @@ nsight-python aggregates them (:class:`nsight_lab.results.InfoColumn`).
 from __future__ import annotations
 
 import inspect
-import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, TypeVar, overload
 
 from nsight_lab.api.exceptions import ProfilerException
-from nsight_lab.results import InfoColumn
+from nsight_lab.results import InfoColumn, warn_at_user
 from nsight_lab.runner import current_run
 
 __all__ = [
@@ -276,12 +275,11 @@ class Collectors:
         except Exception as exc:  # noqa: BLE001  (user code: None there, and a warning)
             if (scope, name) not in self._warned:
                 self._warned.add((scope, name))
-                warnings.warn(
+                warn_at_user(
                     f"Info collector '{name}' ({scope} scope) raised "
                     f"{type(exc).__name__}: {exc}. Its column will be None for failed "
                     "runs.",
                     RuntimeWarning,
-                    stacklevel=4,
                 )
             return None
 

@@ -16,6 +16,15 @@ rows that have no noise to judge (a ``model__*`` metric of the work model, or th
 same value in every run on both sides: the plain ratio, no interval), and ``None``
 when there are too few runs for an interval.
 
+**Between sessions.** The order-statistic interval knows only the noise *within*
+each session. Two sessions of the same code also differ by what changed between them
+(other processes, frequency, placement in memory): on the 2-core CPU machine, 8
+sessions of one 2.4 ms cell had medians within 1 % of each other, and a 3 µs body's
+drifted by up to 4 %, well outside intervals from 200 runs each. So the interval of a
+*timed* row (durations and rates made from them) is widened on the log scale, in
+quadrature, by :data:`SESSION_DRIFT` of the sessions' backend; counters (bytes,
+cycles) are not. The verdict then says "faster"/"slower" only for what is beyond both.
+
 **Units:** each row names its unit (``ns``, ``bytes``, ``FLOP``, ``cycles``, ``%``,
 ``bytes/s``...; see :func:`metric_unit`) so that views format its values.
 
@@ -39,7 +48,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONFIDENCE",
+    "GPU_SESSION_DRIFT",
     "METHOD",
+    "SESSION_DRIFT",
     "Comparison",
     "Scope",
     "compare_runs",
@@ -47,6 +58,7 @@ __all__ = [
     "config_text",
     "metric_unit",
     "verdict",
+    "widen",
 ]
 
 METHOD = "median-ratio-price-bonett"
@@ -57,6 +69,14 @@ MODEL_PREFIX = "model__"
 
 DETERMINISTIC = "deterministic"
 NO_CHANGE = "no change"
+
+SESSION_DRIFT: dict[str, float] = {"cpu": 0.02}
+"""Between-session uncertainty of timed rows, as a fraction, per backend (95 %).
+
+cpu: 2 % (see the module docstring: up to 1-4 % seen on a shared 2-core machine).
+GPU backends: :data:`GPU_SESSION_DRIFT`, the spread of session medians of one kernel
+on the H200 (events within 0.5 % of ``triton.testing.do_bench``)."""
+GPU_SESSION_DRIFT = 0.005
 
 _Key = tuple[str, str, str]
 """(annotation, metric, canonical config JSON)."""
@@ -210,6 +230,9 @@ def _compare(a: _Series, b: _Series) -> list[Comparison]:
         else:
             ratio, low, high = median_ratio_ci(values_a, values_b)
         unit = metric_unit(metric)
+        if not deterministic and _timed(metric, unit):
+            drift = max(_drift(a.backend), _drift(b.backend))
+            low, high = widen(ratio, low, high, drift)
         judged = verdict(metric, unit, low, high, deterministic=deterministic)
         rows.append(
             Comparison(
@@ -235,6 +258,32 @@ def _compare(a: _Series, b: _Series) -> list[Comparison]:
             )
         )
     return rows
+
+
+def _timed(metric: str, unit: str) -> bool:
+    """A duration, or a rate made from one (FLOP/s, bytes/s): what drifts."""
+    return metric == TIME_METRIC or unit == "ns" or unit.endswith("/s")
+
+
+def _drift(backend: str) -> float:
+    return SESSION_DRIFT.get(backend, GPU_SESSION_DRIFT)
+
+
+def widen(
+    ratio: float, low: float | None, high: float | None, drift: float
+) -> tuple[float | None, float | None]:
+    """``[low, high]`` around ``ratio`` widened on the log scale by ``drift``.
+
+    Each side's distance from ``log(ratio)`` is combined in quadrature with
+    ``log(1 + drift)``: a statistical and a systematic uncertainty, both at 95 %.
+    """
+    if low is None or high is None or drift <= 0 or not ratio > 0:
+        return low, high
+    d = math.log1p(drift)
+    centre = math.log(ratio)
+    below = math.hypot(centre - math.log(low), d)
+    above = math.hypot(math.log(high) - centre, d)
+    return math.exp(centre - below), math.exp(centre + above)
 
 
 @dataclass(frozen=True)
@@ -368,12 +417,15 @@ class _Series:
     config_order: list[str] = field(default_factory=list)
     regions: dict[str, None] = field(default_factory=dict)
     pairs: dict[tuple[str, str], None] = field(default_factory=dict)
+    backend: str = ""
+    """The backend of the session's runs (the first run's)."""
 
     @classmethod
     def of(cls, runs: Iterable[RunRecord]) -> _Series:
         """Group finite per-run values by key; remember each config's index, dict."""
         out = cls()
         for r in runs:
+            out.backend = out.backend or r.backend
             config_json = json.dumps(r.config, sort_keys=True, default=str)
             if config_json not in out.configs:
                 out.configs[config_json] = dict(r.config)

@@ -7,8 +7,15 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from nsight_lab.compare import (
+    GPU_SESSION_DRIFT,
+    SESSION_DRIFT,
+    compare_runs,
+    compare_scope,
+    metric_unit,
+    widen,
+)
 from nsight_lab.compare import compare as compare_sessions
-from nsight_lab.compare import compare_runs, compare_scope, metric_unit
 from nsight_lab.records import TIME_METRIC, RunRecord
 
 
@@ -27,10 +34,10 @@ def by_hand(a, b):
     return ratio, ratio * math.exp(-half), ratio * math.exp(half)
 
 
-def record(sid, annotation, value, config, index, *, metrics=None):  # noqa: PLR0913
+def record(sid, annotation, value, config, index, *, metrics=None, backend="cpu"):  # noqa: PLR0913
     return RunRecord(
         session_id=sid, config_index=index, config=config, run_index=0,
-        annotation=annotation, duration_ns=value, backend="cpu",
+        annotation=annotation, duration_ns=value, backend=backend,
         metrics=metrics or {},
     )  # fmt: skip
 
@@ -103,6 +110,47 @@ def test_the_a_plus_a_case_reads_no_change():
     assert row.ci_low <= 1.0 <= row.ci_high
     assert row.verdict == "no change"
     assert not row.significant
+
+
+def test_a_between_session_drift_reads_no_change_but_a_real_change_does_not():
+    """Tight sessions of the same code 1.5 % apart: within the drift, not a verdict."""
+    rng = np.random.default_rng(5)
+    a_ns = 2.4e6 * rng.lognormal(0.0, 0.002, 200)
+    same = 2.4e6 * 1.015 * rng.lognormal(0.0, 0.002, 200)
+    slower = 2.4e6 * 1.05 * rng.lognormal(0.0, 0.002, 200)
+    a = [record(1, "sort", v, {}, 0) for v in a_ns]
+    (drifted,) = compare_runs(a, [record(2, "sort", v, {}, 0) for v in same])
+    (changed,) = compare_runs(a, [record(2, "sort", v, {}, 0) for v in slower])
+    assert drifted.ci_low < 1.0 < drifted.ci_high
+    assert drifted.verdict == "no change"
+    assert changed.verdict == "slower"
+    # Counters are not widened: a 1.5 % change in bytes is a change.
+    bytes_a = [record(1, "k", 1.0, {}, 0, metrics={"dram__bytes_read.sum": v})
+               for v in 1e9 * rng.lognormal(0.0, 0.002, 50)]  # fmt: skip
+    bytes_b = [record(2, "k", 1.0, {}, 0, metrics={"dram__bytes_read.sum": v})
+               for v in 1.015e9 * rng.lognormal(0.0, 0.002, 50)]  # fmt: skip
+    rows = {r.metric: r for r in compare_runs(bytes_a, bytes_b)}
+    assert rows["dram__bytes_read.sum"].verdict == "higher"
+
+
+def test_gpu_sessions_are_widened_by_the_gpu_drift_only():
+    rng = np.random.default_rng(6)
+    a_ns = 1e5 * rng.lognormal(0.0, 0.001, 100)
+    b_ns = 1.01e5 * rng.lognormal(0.0, 0.001, 100)
+    a = [record(1, "k", v, {}, 0, backend="events") for v in a_ns]
+    b = [record(2, "k", v, {}, 0, backend="events") for v in b_ns]
+    (row,) = compare_runs(a, b)
+    assert row.verdict == "slower"  # 1 % is beyond the GPU's 0.5 %
+    assert row.ci_high / row.ratio <= 1.0 + 2 * GPU_SESSION_DRIFT
+
+
+def test_widen_keeps_the_ratio_inside_and_only_grows():
+    for ratio, low, high in [(1.0, 0.99, 1.01), (0.8, 0.7, 0.85), (2.0, 1.9, 2.3)]:
+        wide_low, wide_high = widen(ratio, low, high, 0.02)
+        assert wide_low <= low <= ratio <= high <= wide_high
+        assert math.log(ratio / wide_low) >= math.log1p(0.02) - 1e-12
+    assert widen(1.0, None, None, 0.02) == (None, None)
+    assert widen(1.0, 0.9, 1.1, 0.0) == (0.9, 1.1)
 
 
 def test_verdicts_units_and_model_metrics():
@@ -241,6 +289,8 @@ async def test_compare_endpoint(jp_fetch, filled):
     a_vals = [100_000.0, 102_000.0, 98_000.0, 101_000.0, 99_000.0]
     b_vals = [80_000.0, 82_000.0, 79_000.0, 81_000.0]
     ratio, low, high = by_hand(a_vals, b_vals)
+    # A timed row's interval also holds the between-session drift (cpu: 2 %).
+    low, high = widen(ratio, low, high, SESSION_DRIFT["cpu"])
     assert small["unit"] == "ns"
     assert small["median_a"] == pytest.approx(100_000.0)
     assert small["median_b"] == pytest.approx(80_500.0)

@@ -69,25 +69,30 @@ def test_a_copy_region_reads_what_it_reads() -> None:
 
 
 @pytest.mark.gpu
-def test_one_drain_of_more_than_ten_thousand_samples_loses_nothing() -> None:
+def test_more_than_ten_thousand_waiting_samples_are_refused_not_cut() -> None:
+    """CUPTI decodes at most 10,000 samples after a stop and drops the rest.
+
+    Seen on the H200 (2026-12-01): 600 launches at 5 µs left more than 10,000
+    samples, and the decode after the first full chunk did not continue. The sampler
+    says so in one line instead of returning 10,000 samples as if they were all
+    (the silent cut was 23 % of the bytes).
+    """
     _pm_ready()
     import torch
 
     from nsight_lab.backends.pm.sampler import PmSampler
+    from nsight_lab.errors import MeasurementError
 
     x = torch.randn(64 * MiB, device="cuda")
-    launches = 600
     sampler = PmSampler(torch.cuda.current_device(), DRAM, 5_000)
     try:
-        for _ in range(launches):
+        for _ in range(600):
             x.mul(2)
         torch.cuda.synchronize()
-        chunks = sampler.drain(restart=False)
+        with pytest.raises(MeasurementError, match="--sample-interval"):
+            sampler.drain(restart=False)
     finally:
         sampler.close()
-    assert sum(len(c) for c in chunks) > 10_000
-    read = sum(float(c.all_values()[:, 0].sum()) for c in chunks)
-    assert read == pytest.approx(launches * 256 * MiB, rel=0.01)
 
 
 @pytest.mark.gpu

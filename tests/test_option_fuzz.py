@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import os
 import shlex
 import string
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -104,6 +106,20 @@ _HUGE = st.one_of(
 )
 _DISPLAY = st.sampled_from(["quiet", "live"])
 _TOKEN = st.one_of(_OPTION_WORDS, _VALUES, _ASCII, _UNICODE, _HUGE)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _in_a_scratch_folder(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[None]:
+    """Random options may write files where the cell runs (``--output-csv x``): the
+    kernel's folder is a scratch one, so the checkout stays as it was."""
+    before = Path.cwd()
+    os.chdir(tmp_path_factory.mktemp("fuzz-cwd"))
+    try:
+        yield
+    finally:
+        os.chdir(before)
 
 
 @pytest.fixture

@@ -64,7 +64,7 @@ NEEDS: dict[str, str] = {
     "10": "counters (sm__cycles_elapsed.avg), combine_kernel_metrics",
     "11": "counters (shared ld/st instructions), output_csv",
     "12": "GPU: cuTile (cuda.tile) kernels",
-    "13": "GPU: cuda.core driver version, nvidia-smi (info collectors)",
+    "13": "cuda.core importable (driver version), nvidia-smi optional (collectors)",
 }
 """What each example needs (read from its source: metrics, imports)."""
 
@@ -152,7 +152,7 @@ def run_one(path: Path, backend: str, cuda_to_cpu: bool, result_file: Path) -> i
                 "backend": s.backend,
                 "status": s.status,
                 "device": s.device,
-                "runs": len(store.runs(s.id)),
+                "runs": len({(r.config_index, r.run_index) for r in store.runs(s.id)}),
             }
             for s in sorted(sessions, key=lambda s: s.id)
         ]
@@ -180,7 +180,8 @@ def _classify(number: str, outcome: dict[str, Any], backend: str) -> str:
         and "hardware counters" in error
     ):
         return f"skipped: needs {need}"
-    if need.startswith("GPU") and ("ModuleNotFoundError" in error or "CUDA" in error):
+    missing = "ModuleNotFoundError" in error or "CUDA" in error
+    if missing and (need.startswith("GPU") or "importable" in need):
         return f"skipped: needs {need}"
     return status
 
@@ -306,14 +307,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915  (one report)
             )
         )
         print(lines[-1], flush=True)
-    lines.append("")
-    for name, outcome in results["examples"].items():
-        tail = (out / f"{name[:2]}.log").read_text().strip().splitlines()[-12:]
-        lines += [f"--- {name}: {outcome['verdict']} (needs {outcome['needs']})"]
-        lines += [f"    session {s['id']} {s['name']}: backend {s['backend']}, "
-                  f"{s['status']}, {s['runs']} runs on {s['device']}"
-                  for s in outcome.get("sessions") or []]  # fmt: skip
-        lines += [f"    {line}" for line in tail]
+    lines += ["", *_details(out, results)]
     (out / "results.json").write_text(json.dumps(results, indent=1))
     (out / "summary.log").write_text("\n".join(lines) + "\n")
     bad = [
@@ -322,6 +316,25 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915  (one report)
         if o["verdict"] in {"failed", "timeout"}
     ]
     return 1 if bad else 0
+
+
+PROGRESS = ("  config ", "  note: ", "  completed", "nsight-lab ")
+"""nsight-lab's own progress lines (stderr), left out of the summary's output tails."""
+
+
+def _details(out: Path, results: dict[str, Any]) -> list[str]:
+    """Per example: its verdict, its sessions and the tail of what it printed."""
+    lines: list[str] = []
+    for name, outcome in results["examples"].items():
+        printed = (out / f"{name[:2]}.log").read_text().strip().splitlines()
+        tail = [line for line in printed if not line.startswith(PROGRESS)][-15:]
+        lines += [f"--- {name}: {outcome['verdict']} (needs {outcome['needs']})"]
+        lines += [f"    session {s['id']} {s['name']}: backend {s['backend']}, "
+                  f"{s['status']}, {s['runs']} runs on {s['device']}"
+                  for s in outcome.get("sessions") or []]  # fmt: skip
+        lines += [f"    warning: {w}" for w in outcome.get("warnings") or []]
+        lines += [f"    {line}" for line in tail]
+    return lines
 
 
 def _importable() -> str:
@@ -364,7 +377,7 @@ def _sessions_since(first_id: int) -> list[dict[str, Any]]:
                 "backend": s.backend,
                 "status": s.status,
                 "device": s.device,
-                "runs": len(store.runs(s.id)),
+                "runs": len({(r.config_index, r.run_index) for r in store.runs(s.id)}),
             }
             for s in sorted(store.list_sessions(limit=10_000), key=lambda s: s.id)
             if s.id >= first_id

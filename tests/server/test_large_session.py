@@ -60,7 +60,7 @@ def big_session(db_path: Path) -> int:
     with conn:
         conn.execute("DELETE FROM runs WHERE session_id = ?", (sid,))
         conn.executemany(
-            f"INSERT INTO runs ({columns}) VALUES ({', '.join('?' * 17)})",  # noqa: S608
+            f"INSERT INTO runs ({columns}) VALUES ({', '.join('?' * len(rows[0]))})",  # noqa: S608
             rows,
         )
         conn.execute("UPDATE sessions SET run_count = ? WHERE id = ?", (N_RUNS, sid))

@@ -119,9 +119,16 @@ async function expectFinalOutput(page: IJupyterLabPageFixture): Promise<void> {
     'missing'
   );
   await expect(page.locator(CHART('clocks'))).toContainText('NVML');
-  await expect(page.locator(CHART('roofline'))).toContainText(
-    '%nsight peaks --cpu'
-  );
+  // The roofline needs CPU peaks, which another test of the same server may have
+  // measured (%nsight peaks --cpu, kept in the shared store): drawn with them, or
+  // saying how to get them.
+  const roofline = page.locator(CHART('roofline'));
+  if ((await roofline.getAttribute('data-state')) === 'missing') {
+    await expect(roofline).toContainText('%nsight peaks --cpu');
+  } else {
+    await expect(roofline).toHaveAttribute('data-state', 'drawn');
+    await expect(roofline).toContainText('Roofline');
+  }
   // The summary table: one row per region and config, names as text.
   const table = output.locator('table.jp-nsightLab-Widget-summary');
   await expect(table.locator('tbody tr')).toHaveCount(4);

@@ -96,7 +96,32 @@ _STEP_2: tuple[str, ...] = (
     "ALTER TABLE runs ADD COLUMN series BLOB",
 )
 
-STEPS: list[tuple[str, ...]] = [_STEP_1, _STEP_2]
+_STEP_3: tuple[str, ...] = (
+    # Named baselines: a name that points at one session, set again to move it
+    # (``%nsight baseline set NAME [ID]``, ``nsight-lab baseline set``).
+    """
+    CREATE TABLE baselines (
+        name TEXT PRIMARY KEY,
+        session_id INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        set_at TEXT NOT NULL
+    )
+    """,
+    "CREATE INDEX baselines_session_id ON baselines (session_id)",
+    # The overall verdict of a session profiled with ``--baseline NAME``, kept at the
+    # time of the profile (a baseline moved later does not rewrite history), so the
+    # session list shows a regression badge with one indexed join, no comparison.
+    """
+    CREATE TABLE session_verdicts (
+        session_id INTEGER PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+        baseline_name TEXT NOT NULL,
+        baseline_session_id INTEGER REFERENCES sessions (id) ON DELETE SET NULL,
+        verdict TEXT NOT NULL,
+        computed_at TEXT NOT NULL
+    )
+    """,
+)
+
+STEPS: list[tuple[str, ...]] = [_STEP_1, _STEP_2, _STEP_3]
 """``STEPS[i]``: the SQL statements that upgrade schema version ``i`` to ``i + 1``."""
 
 

@@ -25,6 +25,21 @@ drifted by up to 4 %, well outside intervals from 200 runs each. So the interval
 quadrature, by :data:`SESSION_DRIFT` of the sessions' backend; counters (bytes,
 cycles) are not. The verdict then says "faster"/"slower" only for what is beyond both.
 
+**Threshold.** :func:`verdict` takes a ``threshold`` (a fraction, ``0.03`` for 3 %):
+"slower"/"faster" (or "higher"/"lower") only when the whole interval lies beyond
+``1 + threshold`` or below ``1 - threshold``; anything else is "no change", and an
+interval that excludes 1 but not the threshold says so in the row's note. With the
+default 0 the verdict is the interval's alone.
+
+**Clocks and throttling.** A ratio of durations measured at different clocks is
+partly the clocks'. Each row carries the median SM clock of each side's runs (NVML,
+read around each run; ``None`` where no backend reads it, the cpu backend) and how
+many runs of each side were throttled. A row whose medians differ by more than
+:data:`CLOCK_TOLERANCE` (2 %), or with a throttled run on either side, is flagged
+(``clock_differs``, ``throttled_a``/``throttled_b``) and its note says so: the
+verdict stands as measured, but it may be the clock's and not the code's.
+:func:`session_verdict` folds the rows into one verdict of session b against a.
+
 **Units:** each row names its unit (``ns``, ``bytes``, ``FLOP``, ``cycles``, ``%``,
 ``bytes/s``...; see :func:`metric_unit`) so that views format its values.
 
@@ -47,16 +62,19 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
 __all__ = [
+    "CLOCK_TOLERANCE",
     "CONFIDENCE",
     "GPU_SESSION_DRIFT",
     "METHOD",
     "SESSION_DRIFT",
     "Comparison",
     "Scope",
+    "SessionVerdict",
     "compare_runs",
     "compare_scope",
     "config_text",
     "metric_unit",
+    "session_verdict",
     "verdict",
     "widen",
 ]
@@ -69,6 +87,13 @@ MODEL_PREFIX = "model__"
 
 DETERMINISTIC = "deterministic"
 NO_CHANGE = "no change"
+SLOWER = "slower"
+FASTER = "faster"
+
+CLOCK_TOLERANCE = 0.02
+"""Median SM clocks of two sides that differ by more than this (a fraction) flag a
+row: at a locked clock a kernel's time scales with the clock, so 2 % of clock is as
+large as the changes a baseline is meant to catch."""
 
 SESSION_DRIFT: dict[str, float] = {"cpu": 0.02}
 """Between-session uncertainty of timed rows, as a fraction, per backend (95 %).
@@ -116,26 +141,47 @@ def metric_unit(metric: str) -> str:
     return base
 
 
-def verdict(
+def verdict(  # noqa: PLR0913  (the interval, then keyword-only settings)
     metric: str,
     unit: str,
     low: float | None,
     high: float | None,
     *,
     deterministic: bool,
+    threshold: float = 0.0,
 ) -> str | None:
-    """Return the row's verdict from its interval (see the module docstring)."""
+    """Return the row's verdict from its interval (see the module docstring).
+
+    Args:
+        metric: The metric's name (durations read "slower" upwards).
+        unit: Its unit (``.../s`` rates read "faster" upwards).
+        low: The interval's lower bound of the ratio b/a.
+        high: Its upper bound.
+        deterministic: The row has no noise to judge.
+        threshold: A change smaller than this fraction is "no change" even when the
+            interval excludes 1: the whole interval must lie above ``1 + threshold``
+            or below ``1 - threshold``.
+
+    Raises:
+        ValueError: ``threshold`` is negative, not finite or 1 and more.
+    """
+    if not 0 <= threshold < 1:
+        msg = f"threshold {threshold!r} is outside [0, 1); give a fraction (0.03 = 3 %)"
+        raise ValueError(msg)
     if deterministic:
         return DETERMINISTIC
     if low is None or high is None:
         return None
-    if low <= 1 <= high:
+    if low > 1 + threshold:
+        up = True
+    elif high < 1 - threshold:
+        up = False
+    else:
         return NO_CHANGE
-    up = low > 1
     if metric == TIME_METRIC or unit == "ns":
-        return "slower" if up else "faster"
+        return SLOWER if up else FASTER
     if unit.endswith("/s"):
-        return "faster" if up else "slower"
+        return FASTER if up else SLOWER
     return "higher" if up else "lower"
 
 
@@ -167,6 +213,23 @@ class Comparison:
     verdict: str | None
     """``faster``, ``slower``, ``higher``, ``lower``, ``no change``,
     ``deterministic``, or ``None`` (too few runs for an interval)."""
+    threshold: float = 0.0
+    """The threshold the verdict was judged with (a fraction)."""
+    sm_clock_mhz_a: float | None = None
+    """Median SM clock of a's runs of this region and config; ``None`` if not read."""
+    sm_clock_mhz_b: float | None = None
+    clock_differs: bool = False
+    """The medians differ by more than :data:`CLOCK_TOLERANCE`."""
+    throttled_a: int = 0
+    """Runs of a (this region and config) that NVML said were throttled."""
+    throttled_b: int = 0
+    note: str = ""
+    """What qualifies the verdict, in words: clocks, throttling, the threshold."""
+
+    @property
+    def flagged(self) -> bool:
+        """Whether clocks or throttling may explain part of the ratio."""
+        return self.clock_differs or self.throttled_a > 0 or self.throttled_b > 0
 
     def to_json(self) -> dict[str, Any]:
         """Return the wire shape of this row (NaN is the caller's to replace)."""
@@ -190,11 +253,22 @@ class Comparison:
             "ci_high": self.ci_high,
             "significant": self.significant,
             "verdict": self.verdict,
+            "threshold": self.threshold,
+            "sm_clock_mhz_a": self.sm_clock_mhz_a,
+            "sm_clock_mhz_b": self.sm_clock_mhz_b,
+            "clock_differs": self.clock_differs,
+            "throttled_a": self.throttled_a,
+            "throttled_b": self.throttled_b,
+            "flagged": self.flagged,
+            "note": self.note,
         }
 
 
 def compare_runs(
-    runs_a: Iterable[RunRecord], runs_b: Iterable[RunRecord]
+    runs_a: Iterable[RunRecord],
+    runs_b: Iterable[RunRecord],
+    *,
+    threshold: float = 0.0,
 ) -> list[Comparison]:
     """Compare two sessions' runs per (annotation, metric, config).
 
@@ -205,15 +279,19 @@ def compare_runs(
     Args:
         runs_a: The baseline session's runs.
         runs_b: The candidate session's runs.
+        threshold: The verdicts' threshold, a fraction (see :func:`verdict`).
 
     Returns:
         One row per key present in both, in the baseline's order of first appearance
         (the time metric first within each region and config).
+
+    Raises:
+        ValueError: ``threshold`` is outside ``[0, 1)``.
     """
-    return _compare(_Series.of(runs_a), _Series.of(runs_b))
+    return _compare(_Series.of(runs_a), _Series.of(runs_b), threshold)
 
 
-def _compare(a: _Series, b: _Series) -> list[Comparison]:
+def _compare(a: _Series, b: _Series, threshold: float = 0.0) -> list[Comparison]:
     rows: list[Comparison] = []
     for key, values_a in a.values.items():
         values_b = b.values.get(key)
@@ -233,7 +311,21 @@ def _compare(a: _Series, b: _Series) -> list[Comparison]:
         if not deterministic and _timed(metric, unit):
             drift = max(_drift(a.backend), _drift(b.backend))
             low, high = widen(ratio, low, high, drift)
-        judged = verdict(metric, unit, low, high, deterministic=deterministic)
+        judged = verdict(
+            metric, unit, low, high, deterministic=deterministic, threshold=threshold
+        )
+        significant = (
+            not deterministic
+            and low is not None
+            and high is not None
+            and not low <= 1 <= high
+        )
+        clocks = _Clocks.of(a, b, (annotation, config_json))
+        notes = clocks.notes()
+        if significant and judged == NO_CHANGE:
+            notes.insert(
+                0, f"beyond noise but within the ±{threshold * 100:g} % threshold"
+            )
         rows.append(
             Comparison(
                 annotation=annotation,
@@ -253,11 +345,159 @@ def _compare(a: _Series, b: _Series) -> list[Comparison]:
                 ratio=ratio,
                 ci_low=low,
                 ci_high=high,
-                significant=judged not in (None, NO_CHANGE, DETERMINISTIC),
+                significant=significant,
                 verdict=judged,
+                threshold=threshold,
+                sm_clock_mhz_a=clocks.median_a,
+                sm_clock_mhz_b=clocks.median_b,
+                clock_differs=clocks.differ,
+                throttled_a=clocks.throttled_a,
+                throttled_b=clocks.throttled_b,
+                note="; ".join(notes),
             )
         )
     return rows
+
+
+@dataclass(frozen=True)
+class _Clocks:
+    """The SM clocks and throttled runs of both sides of one region and config."""
+
+    median_a: float | None
+    median_b: float | None
+    runs_a: int
+    runs_b: int
+    throttled_a: int
+    throttled_b: int
+
+    @classmethod
+    def of(cls, a: _Series, b: _Series, pair: tuple[str, str]) -> _Clocks:
+        def median(series: _Series) -> float | None:
+            values = series.clocks.get(pair)
+            return summarize(values).median if values else None
+
+        return cls(
+            median_a=median(a),
+            median_b=median(b),
+            runs_a=a.run_counts.get(pair, 0),
+            runs_b=b.run_counts.get(pair, 0),
+            throttled_a=a.throttled.get(pair, 0),
+            throttled_b=b.throttled.get(pair, 0),
+        )
+
+    @property
+    def differ(self) -> bool:
+        a, b = self.median_a, self.median_b
+        return (
+            a is not None
+            and b is not None
+            and a > 0
+            and (abs(b / a - 1) > CLOCK_TOLERANCE)
+        )
+
+    def notes(self) -> list[str]:
+        out: list[str] = []
+        if self.differ:
+            a, b = self.median_a or 0.0, self.median_b or 0.0
+            out.append(
+                f"SM clocks differ: median {a:.0f} MHz in a, {b:.0f} MHz in b "
+                f"({(b / a - 1) * 100:+.1f} %, more than "
+                f"{CLOCK_TOLERANCE * 100:g} %): the ratio may be the clocks', "
+                "not the code's; lock them (--clock-control base)"
+            )
+        throttled = [
+            f"{n} of {runs} runs of {side}"
+            for side, n, runs in (
+                ("a", self.throttled_a, self.runs_a),
+                ("b", self.throttled_b, self.runs_b),
+            )
+            if n
+        ]
+        if throttled:
+            out.append(f"throttled: {' and '.join(throttled)}")
+        return out
+
+
+@dataclass(frozen=True)
+class SessionVerdict:
+    """Session b against a in one word, from its timed rows (durations and rates)."""
+
+    verdict: str | None
+    """``slower`` when any timed row is slower (a regression), else ``faster`` when
+    any is faster, else ``no change``; ``None`` when no timed row could be judged."""
+    slower: int = 0
+    """Timed rows judged slower."""
+    faster: int = 0
+    unchanged: int = 0
+    """Timed rows judged "no change"."""
+    flagged: int = 0
+    """Rows whose clocks differ or that have throttled runs."""
+    threshold: float = 0.0
+    note: str = ""
+    """One line: the counts, and the clock and throttling caveats."""
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the wire shape."""
+        return {
+            "verdict": self.verdict,
+            "slower": self.slower,
+            "faster": self.faster,
+            "unchanged": self.unchanged,
+            "flagged": self.flagged,
+            "threshold": self.threshold,
+            "note": self.note,
+        }
+
+
+def session_verdict(
+    rows: Sequence[Comparison], threshold: float = 0.0
+) -> SessionVerdict:
+    """Fold :func:`compare_runs` rows into one verdict of session b against a.
+
+    Only timed rows count (a duration, or a rate made from one): counters read
+    "higher"/"lower", which is no regression by itself. A flagged row (clocks,
+    throttling) still counts; the note says how many are flagged.
+    """
+    timed = [r for r in rows if _timed(r.metric, r.unit)]
+    slower = sum(r.verdict == SLOWER for r in timed)
+    faster = sum(r.verdict == FASTER for r in timed)
+    unchanged = sum(r.verdict == NO_CHANGE for r in timed)
+    flagged = sum(r.flagged for r in rows)
+    judged: str | None = None
+    if slower:
+        judged = SLOWER
+    elif faster:
+        judged = FASTER
+    elif unchanged:
+        judged = NO_CHANGE
+    parts = [
+        f"{n} {word}"
+        for n, word in (
+            (slower, "slower"),
+            (faster, "faster"),
+            (unchanged, "no change"),
+        )
+        if n
+    ]
+    note = ", ".join(parts) if parts else "no timed row could be judged"
+    if flagged:
+        clock = sum(r.clock_differs for r in rows)
+        throttle = sum(r.throttled_a > 0 or r.throttled_b > 0 for r in rows)
+        why = [
+            f"{n} {what}"
+            for n, what in ((clock, "with SM clocks apart"), (throttle, "throttled"))
+            if n
+        ]
+        note += f"; flagged rows: {', '.join(why)} (the ratio may be the clocks')"
+    return SessionVerdict(
+        verdict=judged,
+        slower=slower,
+        faster=faster,
+        unchanged=unchanged,
+        flagged=flagged,
+        threshold=threshold,
+        note=note,
+    )
 
 
 def _timed(metric: str, unit: str) -> bool:
@@ -324,11 +564,18 @@ def config_text(config: dict[str, JsonScalar]) -> str:
 
 
 def compare(
-    runs_a: Iterable[RunRecord], runs_b: Iterable[RunRecord]
+    runs_a: Iterable[RunRecord],
+    runs_b: Iterable[RunRecord],
+    *,
+    threshold: float = 0.0,
 ) -> tuple[list[Comparison], Scope]:
-    """:func:`compare_runs` and :func:`compare_scope` over one read of the runs."""
+    """:func:`compare_runs` and :func:`compare_scope` over one read of the runs.
+
+    Raises:
+        ValueError: ``threshold`` is outside ``[0, 1)``.
+    """
     a, b = _Series.of(runs_a), _Series.of(runs_b)
-    return _compare(a, b), _scope(a, b)
+    return _compare(a, b, threshold), _scope(a, b)
 
 
 def compare_scope(runs_a: Iterable[RunRecord], runs_b: Iterable[RunRecord]) -> Scope:
@@ -419,6 +666,10 @@ class _Series:
     pairs: dict[tuple[str, str], None] = field(default_factory=dict)
     backend: str = ""
     """The backend of the session's runs (the first run's)."""
+    clocks: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+    """SM clocks (MHz) read with the runs, per (annotation, config JSON)."""
+    throttled: dict[tuple[str, str], int] = field(default_factory=dict)
+    run_counts: dict[tuple[str, str], int] = field(default_factory=dict)
 
     @classmethod
     def of(cls, runs: Iterable[RunRecord]) -> _Series:
@@ -432,7 +683,14 @@ class _Series:
                 out.index[config_json] = r.config_index
                 out.config_order.append(config_json)
             out.regions.setdefault(r.annotation, None)
-            out.pairs.setdefault((r.annotation, config_json), None)
+            pair = (r.annotation, config_json)
+            out.pairs.setdefault(pair, None)
+            out.run_counts[pair] = out.run_counts.get(pair, 0) + 1
+            clock = r.telemetry.sm_clock_mhz
+            if clock is not None and math.isfinite(clock):
+                out.clocks.setdefault(pair, []).append(clock)
+            if r.telemetry.throttled:
+                out.throttled[pair] = out.throttled.get(pair, 0) + 1
             values = {TIME_METRIC: r.duration_ns, **r.metrics}
             for metric, value in values.items():
                 if math.isfinite(value):

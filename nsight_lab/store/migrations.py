@@ -115,7 +115,8 @@ _STEP_3: tuple[str, ...] = (
         session_id INTEGER PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
         baseline_name TEXT NOT NULL,
         baseline_session_id INTEGER REFERENCES sessions (id) ON DELETE SET NULL,
-        verdict TEXT NOT NULL,
+        verdict TEXT,
+        threshold REAL NOT NULL DEFAULT 0,
         computed_at TEXT NOT NULL
     )
     """,

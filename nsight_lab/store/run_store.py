@@ -27,6 +27,7 @@ from nsight_lab.errors import NotFoundError, StoreError
 from nsight_lab.paths import db_path
 from nsight_lab.records import utc_now
 from nsight_lab.store import migrations as _migrations
+from nsight_lab.store.baselines import _BaselineQueries
 from nsight_lab.store.liveness import _writer_alive
 from nsight_lab.store.runs import _RunQueries
 from nsight_lab.store.sessions import SessionRunningError, _SessionQueries
@@ -60,7 +61,7 @@ INTERRUPTED_ERROR = (
 _HISTORY_HINT = "list sessions with: nsight-lab history"
 
 
-class RunStore(_SessionQueries, _RunQueries):
+class RunStore(_SessionQueries, _RunQueries, _BaselineQueries):
     """Sessions and their per-run records in one SQLite file.
 
     Writes go through one connection under a lock; reads use a connection per

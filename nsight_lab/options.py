@@ -162,6 +162,8 @@ class ProfileOptions:
     """
     sample_interval_us: int = DEFAULT_SAMPLE_INTERVAL_US
     """PM sampling interval of the ``pm`` backend, in µs."""
+    baseline: str | None = None
+    """``--baseline NAME``: judge the session against this named baseline."""
     given: tuple[str, ...] = field(default=(), compare=False)
     """The options the user wrote, for the record of the session."""
 
@@ -598,6 +600,27 @@ def _read_thermal_settings(option: str, raw: str) -> ThermalSettings:
     )
 
 
+MAX_BASELINE_CHARS = 64
+"""Longest baseline name."""
+_BASELINE_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+
+
+def _read_baseline(option: str, raw: str) -> str:
+    """Read a baseline name; whether it exists is the store's to say.
+
+    A letter or ``_`` first (so a name never reads as a session id), then letters,
+    digits, ``_``, ``.`` and ``-``; the magic asks the store before it profiles.
+    """
+    if len(raw) > MAX_BASELINE_CHARS or not _BASELINE_RE.fullmatch(raw):
+        msg = (
+            f"{option}: {shown(raw)} is not a baseline name; give a letter or _ first, "
+            f"then letters, digits, _ . - (at most {MAX_BASELINE_CHARS}); "
+            "list them with %nsight baseline list"
+        )
+        raise OptionError(msg)
+    return raw
+
+
 def _read_configs_from(option: str, raw: str) -> str:
     names, eq, var = raw.rpartition("=")
     if eq:
@@ -934,6 +957,19 @@ OPTIONS: tuple[Option, ...] = (
         f"allow a grid of up to N configs (default {DEFAULT_MAX_CONFIGS:,}; at most "
         f"{MAX_CONFIGS:,}): a larger grid is refused before it is laid out",
         read=_int(1, MAX_CONFIGS),
+    ),
+    Option(
+        "--baseline",
+        "NAME",
+        "baseline",
+        "judge the session against a baseline (%nsight baseline set NAME)",
+        "judge the session against the baseline `NAME` (set with `%nsight baseline "
+        "set NAME [ID]`): after the summary, per region, metric and config the ratio "
+        "of medians with its 95 % interval and a verdict (faster, slower, no change "
+        "within noise), flagged where the SM clocks differ by more than 2 % or runs "
+        "were throttled; the history marks a session slower than its baseline. An "
+        "unknown name is refused before anything runs",
+        read=_read_baseline,
     ),
     Option(
         "--isolate",

@@ -12,7 +12,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Version of the record shape and of the store schema (see ``store/migrations.py``)."""
 
 TIME_METRIC = "gpu__time_duration.sum"
@@ -91,6 +91,8 @@ class SessionInfo:
     device: str | None = None
     host: str | None = None
     pid: int | None = None
+    user: str | None = None
+    """The login name of the writer (a team store filters by it)."""
     backend_reason: str = ""
     options: dict[str, Any] = field(default_factory=dict)
     configs: list[dict[str, JsonScalar]] = field(default_factory=list)

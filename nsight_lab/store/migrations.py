@@ -1,9 +1,13 @@
 """Ordered schema steps of the run store (see :mod:`nsight_lab.store.run_store`).
 
 ``STEPS[i]`` takes a store from schema version ``i`` to ``i + 1``; the version lives
-in ``PRAGMA user_version``. :class:`~nsight_lab.store.run_store.RunStore` runs the
-missing steps
-of an older store in one transaction, so a failed upgrade leaves the store as it was.
+in ``PRAGMA user_version`` (PostgreSQL: the ``nsight_lab_schema`` table).
+The same steps build both engines' schemas: write them in SQLite's spelling with the
+vocabulary :mod:`nsight_lab.store.dialect` translates (types INTEGER, REAL, TEXT, BLOB;
+``INTEGER PRIMARY KEY AUTOINCREMENT`` ids; no SQLite-only functions or defaults), and
+the store suite runs them on both (tests/test_store.py).
+:class:`~nsight_lab.store.run_store.RunStore` runs the missing steps of an older store
+in one transaction, so a failed upgrade leaves the store as it was.
 Never edit a released step: append a new one and bump ``records.SCHEMA_VERSION``.
 """
 
@@ -122,7 +126,15 @@ _STEP_3: tuple[str, ...] = (
     """,
 )
 
-STEPS: list[tuple[str, ...]] = [_STEP_1, _STEP_2, _STEP_3]
+_STEP_4: tuple[str, ...] = (
+    # Who profiled: the history of a team store filters by host, user and GPU
+    # (``device``). ``user`` is a reserved word in PostgreSQL, hence ``user_name``.
+    "ALTER TABLE sessions ADD COLUMN user_name TEXT",
+    "CREATE INDEX sessions_host ON sessions (host)",
+    "CREATE INDEX sessions_user_name ON sessions (user_name)",
+)
+
+STEPS: list[tuple[str, ...]] = [_STEP_1, _STEP_2, _STEP_3, _STEP_4]
 """``STEPS[i]``: the SQL statements that upgrade schema version ``i`` to ``i + 1``."""
 
 

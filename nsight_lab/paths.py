@@ -1,7 +1,9 @@
-"""Where nsight-lab keeps its files on disk.
+"""Where nsight-lab keeps its files on disk, and which run store it uses.
 
 ``$NSIGHT_LAB_HOME`` wins; otherwise the user's data directory (platformdirs), so that
 the kernel, the CLI and the Jupyter server of one user all find the same store.
+``$NSIGHT_LAB_STORE`` set to a ``postgresql://`` URL puts the run store in that
+PostgreSQL database instead (a team's shared history); kept reports stay on disk.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import platformdirs
 
 DB_FILENAME = "store.sqlite"
 REPORTS_DIRNAME = "reports"
+STORE_ENV = "NSIGHT_LAB_STORE"
+"""The environment variable naming a PostgreSQL run store (a ``postgresql://`` URL)."""
 
 
 def home() -> Path:
@@ -26,6 +30,18 @@ def home() -> Path:
 def db_path() -> Path:
     """Return the path of the SQLite run store."""
     return home() / DB_FILENAME
+
+
+def store_location() -> str:
+    """Return the run store the magic, the CLI and the server extension open.
+
+    ``$NSIGHT_LAB_STORE`` when set (a ``postgresql://`` or ``postgres://`` URL, or a
+    SQLite file path), else :func:`db_path`.
+    """
+    env = os.environ.get(STORE_ENV, "").strip()
+    if env:
+        return env if "://" in env else str(Path(env).expanduser())
+    return str(db_path())
 
 
 def reports_dir() -> Path:

@@ -16,10 +16,10 @@ from nsight_lab.records import utc_now
 
 if TYPE_CHECKING:
     import contextlib
-    import sqlite3
     from collections.abc import Sequence
 
     from nsight_lab.errors import NotFoundError
+    from nsight_lab.store.dialect import Connection
 
 
 @dataclass(frozen=True)
@@ -66,11 +66,11 @@ class _BaselineQueries:
 
         def _read(
             self, action: str
-        ) -> contextlib.AbstractContextManager[sqlite3.Connection]: ...
+        ) -> contextlib.AbstractContextManager[Connection]: ...
 
         def _write(
             self, action: str
-        ) -> contextlib.AbstractContextManager[sqlite3.Connection]: ...
+        ) -> contextlib.AbstractContextManager[Connection]: ...
 
         def _not_found(self, session_id: int) -> NotFoundError: ...
 

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 _SESSION_COLUMNS = (
     "id, name, notebook, device, host, pid, backend, backend_reason, options_json,"
     " configs_json, runs_planned, cell_source, notes_json, status, error, created_at,"
-    " finished_at, schema_version"
+    " finished_at, schema_version, user_name"
 )
 _RUN_COLUMNS = (
     "id, session_id, config_index, config_json, run_index, annotation, duration_ns,"
@@ -33,7 +33,7 @@ _RUN_COLUMNS = (
 def _session_from_row(row: Sequence[Any]) -> SessionInfo:
     (sid, name, notebook, device, host, pid, backend, backend_reason, options_json,
      configs_json, runs_planned, cell_source, notes_json, status, error, created_at,
-     finished_at, schema_version) = row  # fmt: skip
+     finished_at, schema_version, user_name) = row  # fmt: skip
     return SessionInfo(
         id=int(sid),
         status=status,
@@ -44,6 +44,7 @@ def _session_from_row(row: Sequence[Any]) -> SessionInfo:
         device=device,
         host=host,
         pid=pid,
+        user=user_name,
         backend_reason=backend_reason,
         options=json.loads(options_json),
         configs=json.loads(configs_json),
@@ -107,8 +108,14 @@ def _session_filter(  # noqa: PLR0913
     since: str | None,
     until: str | None,
     text: str | None,
+    host: str | None = None,
+    user: str | None = None,
+    like: str = "LIKE",
 ) -> tuple[str, list[Any]]:
-    """Return the ``WHERE`` clause (or ``""``) and its parameters for the filters."""
+    """Return the ``WHERE`` clause (or ``""``) and its parameters for the filters.
+
+    ``like`` is the engine's case-insensitive ``LIKE`` (``Dialect.like``).
+    """
     if status is not None and status not in SESSION_STATUSES:
         cut = len(status) > _MAX_TIME_CHARS
         shown = status[:_MAX_TIME_CHARS] + "…" if cut else status
@@ -121,7 +128,7 @@ def _session_filter(  # noqa: PLR0913
     params: list[Any] = []
     for column, value in (
         ("notebook", notebook), ("device", device), ("backend", backend),
-        ("status", status),
+        ("status", status), ("host", host), ("user_name", user),
     ):  # fmt: skip
         if value is not None:
             clauses.append(f"{column} = ?")
@@ -145,7 +152,7 @@ def _session_filter(  # noqa: PLR0913
         )
         clauses.append(
             "(" + " OR ".join(
-                f"{c} LIKE ? ESCAPE '\\'"
+                f"{c} {like} ? ESCAPE '\\'"
                 for c in ("name", "notebook", "cell_source", "annotations")
             ) + ")"
         )  # fmt: skip

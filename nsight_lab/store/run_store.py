@@ -1,4 +1,4 @@
-"""The run store: every session and run, persisted as it happens (SQLite, WAL).
+"""The run store: every session and run, persisted as it happens (SQLite or PostgreSQL).
 
 :class:`RunStore` is the only place in nsight-lab that writes SQL (with its private
 parts: the session and run methods in :mod:`nsight_lab.store.sessions` and
@@ -6,8 +6,13 @@ parts: the session and run methods in :mod:`nsight_lab.store.sessions` and
 :mod:`nsight_lab.store.rows`, writer liveness in :mod:`nsight_lab.store.liveness`). The
 writer (the kernel) commits each batch of runs in one short transaction, so readers on
 other connections (the Jupyter server, the CLI) see each run as soon as ``add_runs``
-returns. The schema is versioned with ``PRAGMA user_version``; the steps live in
-:mod:`nsight_lab.store.migrations`.
+returns. The schema is versioned with ``PRAGMA user_version`` (on PostgreSQL, the
+``nsight_lab_schema`` table); the steps live in :mod:`nsight_lab.store.migrations`.
+
+Two engines behind this one class: a SQLite file (WAL), the embedded default, and a
+PostgreSQL database (:mod:`nsight_lab.store.postgres`) when the location is a
+``postgresql://`` URL, as ``$NSIGHT_LAB_STORE`` gives it. The SQL is written once and
+translated (:mod:`nsight_lab.store.dialect`).
 """
 
 from __future__ import annotations
@@ -21,13 +26,15 @@ import sqlite3
 import threading
 import urllib.parse
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from nsight_lab.errors import NotFoundError, StoreError
-from nsight_lab.paths import db_path
+from nsight_lab.paths import store_location
 from nsight_lab.records import utc_now
 from nsight_lab.store import migrations as _migrations
+from nsight_lab.store import postgres as _pg
 from nsight_lab.store.baselines import _BaselineQueries
+from nsight_lab.store.dialect import POSTGRES, SQLITE
 from nsight_lab.store.liveness import _writer_alive
 from nsight_lab.store.runs import _RunQueries
 from nsight_lab.store.sessions import SessionRunningError, _SessionQueries
@@ -38,6 +45,8 @@ if TYPE_CHECKING:
 
     from typing_extensions import Self
 
+    from nsight_lab.store.dialect import Connection
+
 __all__ = ["INTERRUPTED_ERROR", "RunStore", "SessionRunningError"]
 
 logger = logging.getLogger(__name__)
@@ -46,6 +55,8 @@ SESSION_FILTERS = (
     "notebook",
     "annotation",
     "device",
+    "host",
+    "user",
     "backend",
     "status",
     "since",
@@ -62,7 +73,7 @@ _HISTORY_HINT = "list sessions with: nsight-lab history"
 
 
 class RunStore(_SessionQueries, _RunQueries, _BaselineQueries):
-    """Sessions and their per-run records in one SQLite file.
+    """Sessions and their per-run records in one SQLite file or PostgreSQL database.
 
     Writes go through one connection under a lock; reads use a connection per
     thread (SQLite connections are not to be shared by concurrent threads), so a
@@ -70,14 +81,24 @@ class RunStore(_SessionQueries, _RunQueries, _BaselineQueries):
     file or directory is not writable is opened read-only (writes then raise
     :class:`StoreError`). Use it as a context manager or call
     :meth:`close`. Opening a store creates it (and its directory), upgrades an older
-    schema and marks sessions whose writer process has died as interrupted.
+    schema and marks sessions whose writer process has died as interrupted. On
+    PostgreSQL every thread has a connection of its own too, and the database's
+    tables are created by the first store opened on it.
 
     Args:
-        path: The SQLite file; default :func:`nsight_lab.paths.db_path`.
+        path: The SQLite file, or a ``postgresql://`` URL; default
+            :func:`nsight_lab.paths.store_location` (``$NSIGHT_LAB_STORE``, else
+            the SQLite file under ``$NSIGHT_LAB_HOME``).
+
+    Attributes:
+        engine: ``"sqlite"`` or ``"postgresql"``.
+        location: What to open the same store again with (a URL keeps its password).
+        where: The store for messages: the file path, or the URL without password.
+        path: The SQLite file; ``None`` on PostgreSQL.
 
     Raises:
         StoreError: The file cannot be created or opened, is not an nsight-lab store,
-            or was written by a newer nsight-lab.
+            or was written by a newer nsight-lab; the database cannot be reached.
     """
 
     def __init__(
@@ -89,33 +110,78 @@ class RunStore(_SessionQueries, _RunQueries, _BaselineQueries):
         """Open (create, upgrade) the store at ``path``; see the class docstring.
 
         Args:
-            path: The SQLite file; default :func:`nsight_lab.paths.db_path`.
+            path: The SQLite file or a ``postgresql://`` URL; default
+                :func:`nsight_lab.paths.store_location`.
             read_only: ``True`` opens an existing store for reading only; ``None``
                 (default) does so when the file exists but it or its directory is
                 not writable (a read-only mount, another user's store); ``False``
-                always opens it for writing.
+                always opens it for writing. On PostgreSQL ``None`` means writable.
         """
-        self.path = Path(db_path() if path is None else path)
+        location = store_location() if path is None else os.fspath(path)
+        self.location = location
         self._lock = threading.RLock()
-        self._conn: sqlite3.Connection | None = None
+        self._conn: Connection | None = None
         self._host = socket.gethostname()
-        self._memory = str(self.path) == _IN_MEMORY
         self._local = threading.local()
-        self._readers: list[sqlite3.Connection] = []
+        self._readers: list[Connection] = []
         self._uri: str | None = None
-        if read_only is None:
-            read_only = not self._memory and _unwritable(self.path)
-        self.read_only = read_only
-        if read_only:
-            self._open_read_only()
+        self._errors: tuple[type[Exception], ...] = (sqlite3.Error, *_pg.errors())
+        self._held: set[int] = set()
+        """Sessions whose PostgreSQL writer lock this store's connection holds."""
+        if _pg.is_postgres_url(location):
+            self.engine = "postgresql"
+            self._dialect = POSTGRES
+            self.path: Path | None = None
+            self.where = _pg.redact(location)
+            self._memory = False
+            self.read_only = bool(read_only)
+            self._open_postgres()
         else:
-            self._open_read_write()
+            self.engine = "sqlite"
+            self._dialect = SQLITE
+            self.path = Path(location)
+            self.where = str(self.path)
+            self._memory = location == _IN_MEMORY
+            if read_only is None:
+                read_only = not self._memory and _unwritable(self.path)
+            self.read_only = read_only
+            if read_only:
+                self._open_read_only()
+            else:
+                self._open_read_write()
         try:
             self.mark_interrupted()
         except StoreError as exc:  # e.g. a read-only store: reading still works
             logger.warning("[nsight-lab] %s", exc)
 
+    def _open_postgres(self) -> None:
+        conn = _pg.connect(self.location, read_only=self.read_only)
+        try:
+            self._conn = conn
+            if self.read_only:
+                self._check_read_only_version(conn)
+            else:
+                self._migrate(conn)
+        except BaseException as exc:
+            conn.close()
+            self._conn = None
+            if isinstance(exc, self._errors):
+                action = "open the store"
+                raise self._store_error(action, exc) from exc
+            raise
+
+    def _check_read_only_version(self, conn: _pg.PgConnection) -> None:
+        version = _pg.schema_version(conn)
+        if version != _migrations.latest_version():
+            msg = (
+                f"the read-only run store {self.where!r} has schema version "
+                f"{version}, not {_migrations.latest_version()}; open it "
+                "writable once (or with the nsight-lab that wrote it)"
+            )
+            raise StoreError(msg)
+
     def _open_read_write(self) -> None:
+        assert self.path is not None  # noqa: S101  (SQLite only)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -163,6 +229,7 @@ class RunStore(_SessionQueries, _RunQueries, _BaselineQueries):
         where they cannot be created (a read-only directory) the file is opened as
         immutable: no locks, no WAL, the snapshot the file holds.
         """
+        assert self.path is not None  # noqa: S101  (SQLite only)
         if not self.path.is_file():
             msg = (
                 f"cannot open the run store {str(self.path)!r} read-only: no such "
@@ -241,7 +308,7 @@ class RunStore(_SessionQueries, _RunQueries, _BaselineQueries):
                 self._conn.close()
                 self._conn = None
             for reader in self._readers:
-                with contextlib.suppress(sqlite3.Error):
+                with contextlib.suppress(*self._errors):
                     reader.close()
             self._readers.clear()
 
@@ -259,18 +326,20 @@ class RunStore(_SessionQueries, _RunQueries, _BaselineQueries):
         self.close()
 
     def __repr__(self) -> str:
-        """Return ``RunStore('<path>')``."""
-        return f"RunStore({str(self.path)!r})"
+        """Return ``RunStore('<path or URL without password>')``."""
+        return f"RunStore({self.where!r})"
 
     # -- sessions and runs: see _store_sessions.py and _store_runs.py ----------------
 
     def mark_interrupted(self) -> list[int]:
-        """Mark running sessions whose writer process on this host is gone.
+        """Mark running sessions whose writer is gone.
 
-        A writer is gone when its pid is not alive, is a zombie, or belongs to a
-        process that started later than the writer did (a reused pid). Sessions of
-        other hosts, or whose liveness cannot be told, are left alone. Runs are kept.
-        Called when the store opens.
+        SQLite: a writer on this host is gone when its pid is not alive, is a
+        zombie, or belongs to a process that started later than the writer did (a
+        reused pid); sessions of other hosts, or whose liveness cannot be told, are
+        left alone. PostgreSQL: a writer is gone when its connection's advisory
+        lock on the session is (see :mod:`nsight_lab.store.postgres`), whatever its
+        host. Runs are kept. Called when the store opens.
 
         Returns:
             The ids of the sessions marked ``"interrupted"``.
@@ -280,17 +349,21 @@ class RunStore(_SessionQueries, _RunQueries, _BaselineQueries):
         """
         if self.read_only:
             return []
-        with self._read("find running sessions") as conn:
-            rows = conn.execute(
-                "SELECT id, pid, pid_token FROM sessions"
-                " WHERE status = 'running' AND host = ?",
-                (self._host,),
-            ).fetchall()
-        alive: dict[tuple[int | None, str | None], bool] = {}
-        for _, pid, token in rows:
-            if (pid, token) not in alive:
-                alive[pid, token] = _writer_alive(pid, token)
-        dead = [sid for sid, pid, token in rows if not alive[pid, token]]
+        if self._dialect.postgres:
+            with self._read("find running sessions") as conn:
+                dead = [int(r[0]) for r in conn.execute(_pg.ORPHANS_SQL).fetchall()]
+        else:
+            with self._read("find running sessions") as conn:
+                rows = conn.execute(
+                    "SELECT id, pid, pid_token FROM sessions"
+                    " WHERE status = 'running' AND host = ?",
+                    (self._host,),
+                ).fetchall()
+            alive: dict[tuple[int | None, str | None], bool] = {}
+            for _, pid, token in rows:
+                if (pid, token) not in alive:
+                    alive[pid, token] = _writer_alive(pid, token)
+            dead = [sid for sid, pid, token in rows if not alive[pid, token]]
         if not dead:
             return []
         marked: list[int] = []
@@ -306,6 +379,42 @@ class RunStore(_SessionQueries, _RunQueries, _BaselineQueries):
         if marked:
             logger.info("[nsight-lab] marked sessions %s as interrupted", marked)
         return marked
+
+    def _writer_alive(
+        self,
+        conn: Connection,
+        session_id: int,
+        host: str | None,
+        pid: int | None,
+        token: str | None,
+    ) -> bool:
+        """Tell whether a running session's writer may still write it.
+
+        SQLite: its process on this host is alive, or it runs on another host (which
+        cannot be told). PostgreSQL: its connection holds the session's lock.
+        """  # fmt: skip
+        if self._dialect.postgres:
+            row = conn.execute(
+                _pg.ORPHANS_SQL.replace("ORDER BY id", "AND id = ?"), (session_id,)
+            ).fetchone()
+            return row is None
+        return host != self._host or _writer_alive(pid, token)
+
+    def _hold_session(self, conn: Connection, session_id: int) -> None:
+        """On PostgreSQL, take the new session's writer lock (in its transaction)."""
+        if self._dialect.postgres:
+            conn.execute(_pg.LOCK_SESSION_SQL, (session_id,))
+            self._held.add(session_id)
+
+    def _release_session(self, session_id: int) -> None:
+        """On PostgreSQL, give back a finished session's writer lock, if held here."""
+        if session_id not in self._held:
+            return
+        with self._lock:
+            self._held.discard(session_id)
+            if self._conn is not None:
+                with contextlib.suppress(*self._errors):
+                    self._conn.execute(_pg.UNLOCK_SESSION_SQL, (session_id,))
 
     # -- cache -----------------------------------------------------------------------
 
@@ -343,51 +452,64 @@ class RunStore(_SessionQueries, _RunQueries, _BaselineQueries):
 
     # -- internals -------------------------------------------------------------------
 
-    def _migrate(self, conn: sqlite3.Connection) -> None:
+    def _schema_version(self, conn: Connection) -> int:
+        if self._dialect.postgres:
+            return _pg.schema_version(cast("_pg.PgConnection", conn))
+        return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+    def _migrate(self, conn: Connection) -> None:
         target = _migrations.latest_version()
-        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        version = self._schema_version(conn)
         if version == target:
             return
         if version > target:
             msg = (
-                f"the run store {str(self.path)!r} has schema version {version}, newer "
+                f"the run store {self.where!r} has schema version {version}, newer "
                 f"than this nsight-lab understands ({target}); upgrade nsight-lab: "
                 "pip install -U nsight-lab"
             )
             raise StoreError(msg)
-        conn.execute("BEGIN IMMEDIATE")
+        if self._dialect.postgres:
+            conn.execute("BEGIN")
+            # One process creates or upgrades the tables; the others wait here.
+            conn.execute("SELECT pg_advisory_xact_lock(?, ?)", _pg.MIGRATION_LOCK)
+        else:
+            conn.execute("BEGIN IMMEDIATE")
         try:
             # Another process may have upgraded it while we waited for the lock.
-            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            version = self._schema_version(conn)
             for step in _migrations.STEPS[version:target]:
                 for statement in step:
-                    conn.execute(statement)
-            conn.execute(f"PRAGMA user_version = {target}")
+                    conn.execute(self._dialect.ddl(statement))
+            if self._dialect.postgres:
+                _pg.set_schema_version(cast("_pg.PgConnection", conn), target)
+            else:
+                conn.execute(f"PRAGMA user_version = {target}")
             conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            with contextlib.suppress(sqlite3.Error):
+        except self._errors as exc:
+            with contextlib.suppress(*self._errors):
                 conn.execute("ROLLBACK")
             msg = (
-                f"cannot upgrade the run store {str(self.path)!r} from schema version "
+                f"cannot upgrade the run store {self.where!r} from schema version "
                 f"{version} to {target}: {exc}; nothing was changed; report this at "
                 "https://github.com/nsight-lab/nsight-lab/issues"
             )
             raise StoreError(msg) from exc
-        logger.info("[nsight-lab] upgraded %s to schema %d", self.path, target)
+        logger.info("[nsight-lab] upgraded %s to schema %d", self.where, target)
 
-    def _connection(self) -> sqlite3.Connection:
+    def _connection(self) -> Connection:
         if self._conn is None:
-            msg = f"the run store {str(self.path)!r} is closed; open a new RunStore"
+            msg = f"the run store {self.where!r} is closed; open a new RunStore"
             raise StoreError(msg)
         return self._conn
 
-    def _reader(self) -> sqlite3.Connection | None:
+    def _reader(self) -> Connection | None:
         """Return this thread's own read connection, or ``None`` to use the shared one.
 
         An in-memory store reads on its one shared connection under the lock; on a
-        file every thread gets a read connection of its own (the shared one only
-        writes), so a long read or write in one thread never holds up a read in
-        another (WAL readers do not wait for writers).
+        file (or a PostgreSQL database) every thread gets a read connection of its
+        own (the shared one only writes), so a long read or write in one thread never
+        holds up a read in another (WAL readers do not wait for writers).
 
         Raises:
             StoreError: The store is closed, or the connection cannot be opened.
@@ -395,22 +517,26 @@ class RunStore(_SessionQueries, _RunQueries, _BaselineQueries):
         self._connection()  # closed stores raise
         if self._memory:
             return None
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        conn: Connection | None = getattr(self._local, "conn", None)
         if conn is not None:
             return conn
         try:
-            if self._uri is not None:
+            if self._dialect.postgres:
+                conn = _pg.connect(self.location, read_only=self.read_only)
+            elif self._uri is not None:
                 conn = self._connect_uri(self._uri)
             else:
-                conn = sqlite3.connect(
+                assert self.path is not None  # noqa: S101  (SQLite)
+                lite = sqlite3.connect(
                     self.path,
                     timeout=BUSY_TIMEOUT_S,
                     isolation_level=None,
                     check_same_thread=False,
                 )
-                conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-                conn.execute("PRAGMA foreign_keys = ON")
-        except sqlite3.Error as exc:
+                lite.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+                lite.execute("PRAGMA foreign_keys = ON")
+                conn = lite
+        except self._errors as exc:
             action = "open a read connection"
             raise self._store_error(action, exc) from exc
         with self._lock:
@@ -422,63 +548,77 @@ class RunStore(_SessionQueries, _RunQueries, _BaselineQueries):
         return conn
 
     @contextlib.contextmanager
-    def _read(self, action: str) -> Iterator[sqlite3.Connection]:
+    def _read(self, action: str) -> Iterator[Connection]:
         own = self._reader()
         if own is not None:
             try:
                 yield own
-            except sqlite3.Error as exc:
+            except self._errors as exc:
                 raise self._store_error(action, exc) from exc
             return
         with self._lock:
             conn = self._connection()
             try:
                 yield conn
-            except sqlite3.Error as exc:
+            except self._errors as exc:
                 raise self._store_error(action, exc) from exc
 
     @contextlib.contextmanager
-    def _write(self, action: str) -> Iterator[sqlite3.Connection]:
+    def _write(self, action: str) -> Iterator[Connection]:
+        """One write transaction on the shared write connection, under the lock.
+
+        SQLite: ``BEGIN IMMEDIATE`` takes the file's write lock at once. PostgreSQL:
+        ``BEGIN`` (read committed; row locks order the writers of one session) and,
+        before ``COMMIT``, the ``NOTIFY`` that tells listeners what changed.
+        """
         if self.read_only:
             msg = (
-                f"cannot {action}: the run store {str(self.path)!r} is open read-only "
+                f"cannot {action}: the run store {self.where!r} is open read-only "
                 "(the file or its directory is not writable); reading still works"
             )
             raise StoreError(msg)
         with self._lock:
             conn = self._connection()
             try:
-                conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.Error as exc:
+                conn.execute("BEGIN" if self._dialect.postgres else "BEGIN IMMEDIATE")
+            except self._errors as exc:
                 raise self._store_error(action, exc) from exc
             try:
                 yield conn
                 conn.execute(
                     "UPDATE meta SET value = value + 1 WHERE key = 'change_seq'"
                 )
+                if isinstance(conn, _pg.PgConnection):
+                    conn.notify()
                 conn.execute("COMMIT")
             except BaseException as exc:
-                with contextlib.suppress(sqlite3.Error):
+                with contextlib.suppress(*self._errors):
                     conn.execute("ROLLBACK")
-                if isinstance(exc, sqlite3.Error):
+                if isinstance(conn, _pg.PgConnection):
+                    conn.runs = {}
+                if isinstance(exc, self._errors):
                     raise self._store_error(action, exc) from exc
                 raise
 
-    def _store_error(self, action: str, exc: sqlite3.Error) -> StoreError:
-        if "locked" in str(exc) or "busy" in str(exc):
+    def _store_error(self, action: str, exc: BaseException) -> StoreError:
+        text = " ".join(str(exc).split())
+        if "locked" in text or "busy" in text:
             fix = (
                 f"another process held it for over {BUSY_TIMEOUT_S:.0f} s; "
                 "retry, and keep the store off network filesystems"
             )
+        elif self._dialect.postgres:
+            text = text.replace(self.location, self.where)
+            fix = "check that the PostgreSQL server is up, or run: nsight-lab doctor"
         else:
             fix = (
                 "check the file and its folder are writable, or run: nsight-lab doctor"
             )
-        return StoreError(f"cannot {action} at {str(self.path)!r}: {exc}; {fix}")
+        return StoreError(f"cannot {action} at {self.where!r}: {text}; {fix}")
 
     def _not_found(self, session_id: int) -> NotFoundError:
         msg = (
-            f"no session with id {session_id!r} in the run store {str(self.path)!r}; "
+            f"no session with id {session_id!r} in the run store {self.where!r}; "
             f"{_HISTORY_HINT}"
         )
         return NotFoundError(msg)

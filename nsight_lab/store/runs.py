@@ -11,14 +11,15 @@ import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from nsight_lab.errors import NotFoundError
+from nsight_lab.store.postgres import PgConnection
 from nsight_lab.store.rows import _RUN_COLUMNS, _run_from_row, _run_to_row
 
 if TYPE_CHECKING:
     import contextlib
     from collections.abc import Iterable, Sequence
-    from pathlib import Path
 
     from nsight_lab.records import RunRecord
+    from nsight_lab.store.dialect import Connection, Dialect
 
 
 _RUN_FIELDS = _RUN_COLUMNS.partition(", ")[2]
@@ -32,8 +33,10 @@ def _insert_runs_sql(n: int) -> str:
     return f"INSERT INTO runs ({_RUN_FIELDS}) VALUES {', '.join([_ROW_MARKS] * n)}"  # noqa: S608  (constant SQL)
 
 
-def _insert_runs(conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> int:
-    """Insert ``rows`` with as few statements as SQLite's variable limit allows.
+def _insert_runs(
+    conn: Connection, rows: Sequence[tuple[Any, ...]], dialect: Dialect
+) -> list[int]:
+    """Insert ``rows`` with as few statements as the engine's variable limit allows.
 
     Python's sqlite3 releases the GIL around every statement step, and taking it back
     from a busy profiling thread can take a whole switch interval (5 ms): per-row
@@ -41,20 +44,32 @@ def _insert_runs(conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> i
     a 500-run batch take seconds while a fast cell ran. One multi-row statement per
     chunk steps once.
 
+    SQLite hands out consecutive ``AUTOINCREMENT`` ids within the one write
+    transaction, in row order; PostgreSQL's identity may interleave with other
+    writers' rows, so there each statement returns its ids (``RETURNING``).
+
     Returns:
-        The id of the last row inserted.
+        The new ids, in the order of ``rows``.
     """
     width = _ROW_MARKS.count("?")
-    per = max(1, min(_MAX_ROWS_PER_INSERT, _variable_limit(conn) // width))
-    last = 0
+    per = max(1, min(_MAX_ROWS_PER_INSERT, _variable_limit(conn, dialect) // width))
+    ids: list[int] = []
     for start in range(0, len(rows), per):
         chunk = rows[start : start + per]
-        cur = conn.execute(_insert_runs_sql(len(chunk)), [v for r in chunk for v in r])
-        last = int(cur.lastrowid or 0)
-    return last
+        values = [v for r in chunk for v in r]
+        if dialect.postgres:
+            cur = conn.execute(_insert_runs_sql(len(chunk)) + " RETURNING id", values)
+            ids.extend(int(row[0]) for row in cur.fetchall())
+        else:
+            last = int(getattr(conn.execute(_insert_runs_sql(len(chunk)), values),
+                               "lastrowid", 0) or 0)  # fmt: skip
+            ids.extend(range(last - len(chunk) + 1, last + 1))
+    return ids
 
 
-def _variable_limit(conn: sqlite3.Connection) -> int:
+def _variable_limit(conn: Connection, dialect: Dialect) -> int:
+    if dialect.postgres:
+        return dialect.max_parameters
     getlimit = getattr(conn, "getlimit", None)  # Python >= 3.11
     if getlimit is None:
         return 999  # SQLite's default before 3.32
@@ -65,15 +80,16 @@ class _RunQueries:
     """Run methods of :class:`~nsight_lab.store.run_store.RunStore`."""
 
     if TYPE_CHECKING:  # provided by RunStore
-        path: Path
+        where: str
+        _dialect: Dialect
 
         def _read(
             self, action: str
-        ) -> contextlib.AbstractContextManager[sqlite3.Connection]: ...
+        ) -> contextlib.AbstractContextManager[Connection]: ...
 
         def _write(
             self, action: str
-        ) -> contextlib.AbstractContextManager[sqlite3.Connection]: ...
+        ) -> contextlib.AbstractContextManager[Connection]: ...
 
         def _not_found(self, session_id: int) -> NotFoundError: ...
 
@@ -105,43 +121,64 @@ class _RunQueries:
         for r in records:
             per_session.setdefault(r.session_id, set()).add(r.annotation)
             counts[r.session_id] = counts.get(r.session_id, 0) + 1
-        pairs = [(sid, name) for sid, names in per_session.items() for name in names]
+        # Sorted: writers of several sessions take their row locks in one order.
+        pairs = sorted(
+            (sid, name) for sid, names in per_session.items() for name in names
+        )
+        dialect = self._dialect
         # Few statements: each one costs the writer thread a GIL hand-back (see
-        # _insert_runs), so the session's existence is left to the foreign key.
+        # _insert_runs), so on SQLite the session's existence is left to the foreign
+        # key. On PostgreSQL the sessions' rows are locked first: that orders the
+        # writers of one session (ids then grow in commit order, which the events
+        # socket relies on) and lets the annotation list below see every writer's.
         with self._write("add runs") as conn:
-            try:
-                last = _insert_runs(conn, rows)
-            except sqlite3.IntegrityError as exc:
-                raise self._missing_session(conn, per_session) or exc from None
-            # One transaction under the write lock: SQLite hands out consecutive
-            # AUTOINCREMENT ids, in row order.
-            ids = list(range(last - len(rows) + 1, last + 1))
-            per = max(1, min(_MAX_ROWS_PER_INSERT, _variable_limit(conn) // 2))
+            if dialect.postgres:
+                wanted = sorted(counts)
+                locked = {
+                    int(r[0])
+                    for r in conn.execute(
+                        "SELECT id FROM sessions WHERE id IN"  # noqa: S608  (constant SQL)
+                        f" ({', '.join('?' * len(wanted))}) ORDER BY id FOR UPDATE",
+                        wanted,
+                    ).fetchall()
+                }
+                missing = [sid for sid in wanted if sid not in locked]
+                if missing:
+                    raise self._missing_session(conn, missing) or self._not_found(
+                        missing[0]
+                    )
+                ids = _insert_runs(conn, rows, dialect)
+            else:
+                try:
+                    ids = _insert_runs(conn, rows, dialect)
+                except sqlite3.IntegrityError as exc:
+                    raise self._missing_session(conn, per_session) or exc from None
+            per = max(1, min(_MAX_ROWS_PER_INSERT, _variable_limit(conn, dialect) // 2))
             added = sum(
                 conn.execute(
-                    "INSERT OR IGNORE INTO session_annotations VALUES"  # noqa: S608  (constant SQL)
-                    f" {', '.join(['(?, ?)'] * len(chunk))}",
+                    "INSERT INTO session_annotations (session_id, annotation) VALUES"  # noqa: S608  (constant SQL)
+                    f" {', '.join(['(?, ?)'] * len(chunk))} ON CONFLICT DO NOTHING",
                     [v for pair in chunk for v in pair],
                 ).rowcount
                 for chunk in (pairs[i : i + per] for i in range(0, len(pairs), per))
             )
-            for sid, count in counts.items():
+            for sid in sorted(counts):
+                count = counts[sid]
                 annotations_sql = (
-                    ", annotations = (SELECT group_concat(annotation, char(10)) FROM"
-                    " (SELECT annotation FROM session_annotations"
-                    " WHERE session_id = :sid ORDER BY annotation))"
-                    if added
-                    else ""
+                    f", annotations = {dialect.annotations_sql}" if added else ""
                 )
                 conn.execute(
                     "UPDATE sessions SET run_count = run_count + :added"  # noqa: S608  (constant SQL)
                     f"{annotations_sql} WHERE id = :sid",
                     {"sid": sid, "added": count},
                 )
+            if isinstance(conn, PgConnection):
+                for record, run_id in zip(records, ids, strict=True):
+                    conn.runs[record.session_id] = run_id  # the last is the largest
         return ids
 
     def _missing_session(
-        self, conn: sqlite3.Connection, sessions: Iterable[int]
+        self, conn: Connection, sessions: Iterable[int]
     ) -> NotFoundError | None:
         """The error for the first of ``sessions`` not in the store, if any is not."""
         for sid in sessions:
@@ -150,7 +187,7 @@ class _RunQueries:
             ).fetchone():
                 msg = (
                     f"cannot add runs to session {sid!r}: no such session in the run "
-                    f"store {str(self.path)!r}; create it with create_session() first"
+                    f"store {self.where!r}; create it with create_session() first"
                 )
                 return NotFoundError(msg)
         return None
@@ -257,7 +294,11 @@ class _RunQueries:
             rows = conn.execute(
                 f"SELECT {_RUN_COLUMNS} FROM runs WHERE session_id = ? AND id > ?"  # noqa: S608  (constant SQL)
                 f" ORDER BY id {order} LIMIT ?",
-                (session_id, after_id, -1 if limit is None else limit),
+                (
+                    session_id,
+                    after_id,
+                    self._dialect.no_limit if limit is None else limit,
+                ),
             ).fetchall()
             if (
                 not rows
@@ -283,7 +324,7 @@ class _RunQueries:
         with self._read("count complete runs") as conn:
             row = conn.execute(
                 "SELECT count(*) FROM (SELECT DISTINCT config_index, run_index"
-                " FROM runs WHERE session_id = ?)",
+                " FROM runs WHERE session_id = ?) AS d",
                 (session_id,),
             ).fetchone()
             newest = conn.execute(
@@ -308,7 +349,11 @@ class _RunQueries:
         with self._read("count runs") as conn:
             row = conn.execute(
                 "SELECT count(*) FROM (SELECT 1 FROM runs"
-                " WHERE session_id = ? AND id > ? LIMIT ?)",
-                (session_id, after_id, -1 if limit is None else limit),
+                " WHERE session_id = ? AND id > ? LIMIT ?) AS r",
+                (
+                    session_id,
+                    after_id,
+                    self._dialect.no_limit if limit is None else limit,
+                ),
             ).fetchone()
         return int(row[0])

@@ -6,23 +6,23 @@ provides the connection (``_read``, ``_write``) and the error helpers.
 
 from __future__ import annotations
 
+import getpass
 import json
 import os
 from typing import TYPE_CHECKING, Any
 
 from nsight_lab.errors import OptionError, StoreError
 from nsight_lab.records import SCHEMA_VERSION, SESSION_STATUSES, utc_now
-from nsight_lab.store.liveness import _pid_token, _writer_alive
+from nsight_lab.store.liveness import _pid_token
 from nsight_lab.store.rows import _SESSION_COLUMNS, _session_filter, _session_from_row
 
 if TYPE_CHECKING:
     import contextlib
-    import sqlite3
     from collections.abc import Mapping, Sequence
-    from pathlib import Path
 
     from nsight_lab.errors import NotFoundError
     from nsight_lab.records import SessionInfo, SessionStatus
+    from nsight_lab.store.dialect import Connection, Dialect
 
 _FINAL_STATUSES = tuple(s for s in SESSION_STATUSES if s != "running")
 
@@ -35,18 +35,28 @@ class _SessionQueries:
     """Session methods of :class:`~nsight_lab.store.run_store.RunStore`."""
 
     if TYPE_CHECKING:  # provided by RunStore
-        path: Path
+        where: str
         _host: str
+        _dialect: Dialect
 
         def _read(
             self, action: str
-        ) -> contextlib.AbstractContextManager[sqlite3.Connection]: ...
+        ) -> contextlib.AbstractContextManager[Connection]: ...
 
         def _write(
             self, action: str
-        ) -> contextlib.AbstractContextManager[sqlite3.Connection]: ...
+        ) -> contextlib.AbstractContextManager[Connection]: ...
 
         def _not_found(self, session_id: int) -> NotFoundError: ...
+
+        def _writer_alive(
+            self, conn: Connection, session_id: int, host: str | None,
+            pid: int | None, token: str | None,
+        ) -> bool: ...  # fmt: skip
+
+        def _hold_session(self, conn: Connection, session_id: int) -> None: ...
+
+        def _release_session(self, session_id: int) -> None: ...
 
     def create_session(  # noqa: PLR0913  (one keyword per SessionInfo field)
         self,
@@ -58,6 +68,7 @@ class _SessionQueries:
         device: str | None = None,
         host: str | None = None,
         pid: int | None = None,
+        user: str | None = None,
         options: Mapping[str, Any] | None = None,
         configs: Sequence[Mapping[str, Any]] | None = None,
         runs_planned: int = 0,
@@ -74,7 +85,9 @@ class _SessionQueries:
             device: The device name, e.g. ``"NVIDIA H200"``.
             host: The writer's host; default ``socket.gethostname()``.
             pid: The writer's process id; default ``os.getpid()``. Together with
-                ``host`` it lets :meth:`mark_interrupted` tell a dead writer.
+                ``host`` it lets :meth:`mark_interrupted` tell a dead writer (on
+                SQLite; on PostgreSQL this store's connection stands for the writer).
+            user: The writer's login name; default ``getpass.getuser()``.
             options: The profile options, as JSON-able values.
             configs: The configs, one dict of parameter values each.
             runs_planned: Measured runs the plan asks for over all configs.
@@ -90,22 +103,27 @@ class _SessionQueries:
         host = self._host if host is None else host
         pid = os.getpid() if pid is None else pid
         token = _pid_token(pid) if host == self._host else None
+        user = _login() if user is None else user
         row = (
             name, notebook, device, host, pid, token, backend, backend_reason,
             json.dumps(dict(options or {}), default=str),
             json.dumps([dict(c) for c in configs or ()], default=str),
             runs_planned, cell_source, json.dumps(list(notes or ())), "running",
-            utc_now(), SCHEMA_VERSION,
+            utc_now(), SCHEMA_VERSION, user,
         )  # fmt: skip
+        sql = (
+            "INSERT INTO sessions (name, notebook, device, host, pid, pid_token,"
+            " backend, backend_reason, options_json, configs_json, runs_planned,"
+            " cell_source, notes_json, status, created_at, schema_version, user_name)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        )
         with self._write("create a session") as conn:
-            cur = conn.execute(
-                "INSERT INTO sessions (name, notebook, device, host, pid, pid_token,"
-                " backend, backend_reason, options_json, configs_json, runs_planned,"
-                " cell_source, notes_json, status, created_at, schema_version)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                row,
-            )
-            session_id = int(cur.lastrowid or 0)
+            if self._dialect.postgres:
+                session_id = int(conn.execute(sql + " RETURNING id", row).fetchone()[0])
+            else:
+                cur = conn.execute(sql, row)
+                session_id = int(getattr(cur, "lastrowid", 0) or 0)
+            self._hold_session(conn, session_id)
         return self.get_session(session_id)
 
     def get_session(self, session_id: int) -> SessionInfo:
@@ -172,6 +190,7 @@ class _SessionQueries:
             )
             if cur.rowcount == 0:
                 raise self._not_found(session_id)
+        self._release_session(session_id)
 
     def delete_session(self, session_id: int) -> None:
         """Delete a session and all its runs.
@@ -184,6 +203,7 @@ class _SessionQueries:
             cur = conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
             if cur.rowcount == 0:
                 raise self._not_found(session_id)
+        self._release_session(session_id)
 
     def delete_stopped_session(self, session_id: int) -> None:
         """Delete a session and its runs unless its writer is still writing it.
@@ -206,8 +226,8 @@ class _SessionQueries:
             if row is None:
                 raise self._not_found(session_id)
             status, host, pid, token = row
-            if status == "running" and (
-                host != self._host or _writer_alive(pid, token)
+            if status == "running" and self._writer_alive(
+                conn, session_id, host, pid, token
             ):
                 where = "" if host == self._host else f" on host {host!r}"
                 msg = (
@@ -223,6 +243,8 @@ class _SessionQueries:
         notebook: str | None = None,
         annotation: str | None = None,
         device: str | None = None,
+        host: str | None = None,
+        user: str | None = None,
         backend: str | None = None,
         status: SessionStatus | None = None,
         since: str | None = None,
@@ -236,7 +258,9 @@ class _SessionQueries:
         Args:
             notebook: Only sessions of this notebook path.
             annotation: Only sessions with a region of exactly this name.
-            device: Only sessions on this device name.
+            device: Only sessions on this device (GPU) name.
+            host: Only sessions written on this host.
+            user: Only sessions written by this login name.
             backend: Only sessions measured by this backend id.
             status: Only sessions with this status.
             since: Only sessions created at or after this ISO-8601 time (naive = UTC).
@@ -254,7 +278,8 @@ class _SessionQueries:
         """
         where, params = _session_filter(
             notebook=notebook, annotation=annotation, device=device, backend=backend,
-            status=status, since=since, until=until, text=text,
+            status=status, since=since, until=until, text=text, host=host, user=user,
+            like=self._dialect.like,
         )  # fmt: skip
         if limit is not None and limit < 0:
             msg = f"invalid limit {limit!r}; expected a count >= 0 or None for all"
@@ -267,7 +292,10 @@ class _SessionQueries:
             " ORDER BY id DESC LIMIT ? OFFSET ?"
         )
         with self._read("list sessions") as conn:
-            rows = conn.execute(sql, (*params, -1 if limit is None else limit, offset))
+            no_limit = self._dialect.no_limit
+            rows = conn.execute(
+                sql, (*params, no_limit if limit is None else limit, offset)
+            )
             return [_session_from_row(r) for r in rows.fetchall()]
 
     def count_sessions(  # noqa: PLR0913  (same filters as list_sessions)
@@ -276,6 +304,8 @@ class _SessionQueries:
         notebook: str | None = None,
         annotation: str | None = None,
         device: str | None = None,
+        host: str | None = None,
+        user: str | None = None,
         backend: str | None = None,
         status: SessionStatus | None = None,
         since: str | None = None,
@@ -290,7 +320,8 @@ class _SessionQueries:
         """
         where, params = _session_filter(
             notebook=notebook, annotation=annotation, device=device, backend=backend,
-            status=status, since=since, until=until, text=text,
+            status=status, since=since, until=until, text=text, host=host, user=user,
+            like=self._dialect.like,
         )  # fmt: skip
         with self._read("count sessions") as conn:
             row = conn.execute(f"SELECT count(*) FROM sessions{where}", params)  # noqa: S608  (constant SQL)
@@ -312,3 +343,11 @@ class _SessionQueries:
                 ids,
             ).fetchall()
         return {int(i): int(n) for i, n in rows}
+
+
+def _login() -> str | None:
+    """The writer's login name, or ``None`` where none can be told (a bare uid)."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no passwd entry, no LOGNAME/USER
+        return None

@@ -99,6 +99,33 @@ if [[ -z "${NSIGHT_LAB_NO_UI_TESTS:-}" ]]; then
     fi
 fi
 
+# PostgreSQL server binaries (Debian's postgresql package; no cluster is created or
+# started by the install): the store suite starts a throwaway cluster of its own with
+# initdb/pg_ctl (tests/_postgres.py). Skip with NSIGHT_LAB_NO_POSTGRES=1.
+install_postgresql() {
+    local policy=/usr/sbin/policy-rc.d added=0 rc=0
+    if [[ ! -e "$policy" ]]; then
+        printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy" && added=1
+    fi
+    { apt-get update -qq \
+        && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql; } \
+        || rc=$?
+    if ((added)); then
+        rm -f "$policy"
+    fi
+    return "$rc"
+}
+if [[ -z "${NSIGHT_LAB_NO_POSTGRES:-}" ]] \
+    && ! compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null \
+    && ! command -v initdb >/dev/null; then
+    if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
+        log "installing postgresql (Debian) for the store tests"
+        install_postgresql
+    else
+        log "PostgreSQL is missing: install it (apt-get install --no-install-recommends postgresql) to run the store suite on PostgreSQL"
+    fi
+fi
+
 # Never a CUDA torch: no nvidia-* wheels may have come in.
 if python -m pip list --format=freeze 2>/dev/null | grep -qiE '^nvidia-(cu|cuda|nccl|cudnn|cublas)'; then
     echo "[setup] a CUDA build of torch or its nvidia-* wheels got installed; remove .venv and rerun" >&2

@@ -216,6 +216,7 @@ class NsightMagics(Magics):
     # -- cell magic -------------------------------------------------------------------
     def _cell(self, line: str, cell: str) -> pd.DataFrame | None:
         from nsight_lab.backends import get_collector, probe_all
+        from nsight_lab.distributed import follows, rank_collector
         from nsight_lab.options import check_bindings, parse_options
         from nsight_lab.plan import make_plan
         from nsight_lab.records import TIME_METRIC
@@ -240,9 +241,11 @@ class NsightMagics(Magics):
             builtin = [d for d in options.derive if d in {"tflops", "gbps"}]
             plan = replace(plan, model_work=any(d not in functions for d in builtin))
         _check_isolated_configs(plan)
-        collector = get_collector(plan.backend)
+        collector = rank_collector(plan, get_collector(plan.backend))
         code = self._cell_code(cell)
         install_nsight_shim()
+        if follows(plan, code):  # a rank other than 0 of the kernel's group
+            return None
         label = _file_label(options.name or "cell")
         request = ProfileRequest(
             derive=DeriveSpec(

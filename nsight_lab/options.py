@@ -61,6 +61,8 @@ DEFAULT_MAX_TIME_S = 10.0
 Applies when ``--target-rsd`` is given without ``--max-time``.
 """
 MAX_RUNS = 1_000_000
+MAX_RANKS = 1_024
+"""Largest ``--ranks``: more processes than this is no notebook's profile."""
 DEFAULT_MAX_CONFIGS = 10_000
 """Largest config grid accepted without ``--max-configs``."""
 MAX_CONFIGS = 1_000_000
@@ -164,6 +166,9 @@ class ProfileOptions:
     """PM sampling interval of the ``pm`` backend, in µs."""
     baseline: str | None = None
     """``--baseline NAME``: judge the session against this named baseline."""
+    ranks: int | None = None
+    """``--ranks N``: run the cell in N torch.distributed ranks (one per GPU; gloo
+    processes on the cpu backend); ``None``: in this process, one rank."""
     given: tuple[str, ...] = field(default=(), compare=False)
     """The options the user wrote, for the record of the session."""
 
@@ -957,6 +962,18 @@ OPTIONS: tuple[Option, ...] = (
         f"allow a grid of up to N configs (default {DEFAULT_MAX_CONFIGS:,}; at most "
         f"{MAX_CONFIGS:,}): a larger grid is refused before it is laid out",
         read=_int(1, MAX_CONFIGS),
+    ),
+    Option(
+        "--ranks",
+        "N",
+        "ranks",
+        "run the cell in N torch.distributed ranks (cpu, events)",
+        "run the cell in N ranks started by `torch.multiprocessing` with a process "
+        "group (NCCL, one GPU each, on the events backend; gloo on the cpu backend); "
+        "each region gets one duration per rank, its span (first start to last end) "
+        "and the straggler rank, and per-GPU telemetry; the cell's free variables "
+        "are shipped with cloudpickle",
+        read=_int(1, MAX_RANKS),
     ),
     Option(
         "--baseline",

@@ -114,6 +114,7 @@ def make_plan(
     extra = options.extra_metrics
     if options.isolate:
         options = replace(options, backend=_isolated_backend(options.backend))
+    _check_ranks(options, options.backend)  # before its probe says it is missing
     if options.backend == "auto":
         backend, reason = _choose(extra, probes)
     else:
@@ -130,6 +131,7 @@ def make_plan(
             else f"requested: backend {backend!r}"  # nsight-python's API, use_backend
         )
     entry = registry.backend_entry(backend)
+    _check_ranks(options, backend)
     if extra and not entry.counters:
         msg = (
             f"--metrics {_listed(extra)} needs {_counter_backends()} "
@@ -235,6 +237,33 @@ def _isolated_backend(requested: str) -> str:
         )
         raise OptionError(msg)
     return requested if requested in isolated else isolated[0]
+
+
+def _check_ranks(options: ProfileOptions, backend: str) -> None:
+    """Refuse ``--ranks`` where ``backend`` or the options cannot take it.
+
+    ``auto`` is checked once it is resolved to a backend.
+
+    Raises:
+        OptionError: The backend times regions in this process only, or
+            ``--target-rsd`` asks for a number of runs the ranks would have to agree on.
+    """
+    if options.ranks is None or backend == "auto":
+        return
+    entry = registry.backend_entry(backend)
+    if not entry.ranks:
+        able = " or ".join(f"--backend {e.id}" for e in registry.BACKENDS if e.ranks)
+        msg = (
+            f"--ranks {options.ranks}: the {entry.id} backend cannot time regions in "
+            f"several ranks; use {able}, or drop --ranks"
+        )
+        raise OptionError(msg)
+    if options.target_rsd_pct is not None:
+        msg = (
+            f"--ranks {options.ranks}: every rank runs the cell --runs times per "
+            "config; drop --target-rsd"
+        )
+        raise OptionError(msg)
 
 
 def _counter_backends() -> str:

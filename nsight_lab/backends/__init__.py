@@ -88,6 +88,9 @@ class BackendEntry:
     default_metrics: tuple[str, ...] = ROOFLINE_METRICS
     """What a counter backend collects when asked for by name without
     ``--metrics`` (the region time first)."""
+    ranks: bool = False
+    """It can time regions in several torch.distributed ranks (``--ranks N``, or a
+    process group initialised in the kernel): :mod:`nsight_lab.distributed`."""
 
 
 BACKENDS: tuple[BackendEntry, ...] = (
@@ -98,6 +101,7 @@ BACKENDS: tuple[BackendEntry, ...] = (
         auto_order=1,
         auto_reason="no GPU timing available ({why}): host wall-clock timing",
         on_host=True,
+        ranks=True,
     ),
     BackendEntry(
         "events",
@@ -105,6 +109,7 @@ BACKENDS: tuple[BackendEntry, ...] = (
         "CUDA events around each region, on the current stream",
         auto_order=0,
         auto_reason="a CUDA GPU is visible: CUDA events time each region on the GPU",
+        ranks=True,
     ),
     BackendEntry(
         "cupti",

@@ -1,0 +1,80 @@
+"""Multi-rank profiles: a cell's regions timed on every rank of a process group.
+
+``%%nsight --ranks N`` runs the cell in N ranks started by ``torch.multiprocessing``
+(NCCL on GPUs, one each, with the ``events`` backend; gloo processes with ``cpu``);
+a kernel that initialised a ``torch.distributed`` process group itself is timed on
+its rank and gathered over that group. Each run's regions become one record each,
+whose duration is the region's span over the ranks, with every rank's duration,
+start, device and telemetry, the straggler and the collectives' modelled bytes
+beside it (:mod:`.metrics`). One job per module:
+
+* :mod:`.group`: find an initialised group, check ranks against GPUs, its barrier
+  and all-gather;
+* :mod:`.clock`: a rank's stamps on the host's common clock (host timer, or CUDA
+  events placed on it through a reference event);
+* :mod:`.traffic`: bytes each collective moves, modelled (ring algorithms);
+* :mod:`.worker`: the loop every rank runs, and the spawned rank's entry point;
+* :mod:`.assemble`: one run of every rank -> records (span, straggler);
+* :mod:`.collector`: the collectors the magic runs (spawned ranks, the kernel's
+  group) and the other ranks' :func:`~.collector.follow`;
+* :mod:`.frame`, :mod:`.figure`: the per-rank rows of the results and the
+  per-rank charts.
+
+The magic asks :func:`rank_collector` for the collector to run and :func:`follows`
+whether this kernel is a rank that only follows rank 0. Importing this package
+imports neither PyTorch nor a backend.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from nsight_lab.backends.base import CellCode, Collector
+    from nsight_lab.distributed.group import GroupInfo
+    from nsight_lab.plan import Plan
+
+__all__ = ["follows", "rank_collector"]
+
+
+def _group(plan: Plan) -> GroupInfo | None:
+    """The kernel's process group, where this plan is timed over it."""
+    from nsight_lab.backends import backend_entry
+    from nsight_lab.distributed.group import initialised_group
+
+    if plan.options.ranks is not None or not backend_entry(plan.backend).ranks:
+        return None
+    return initialised_group()
+
+
+def rank_collector(plan: Plan, collector: Collector) -> Collector:
+    """The collector that runs ``plan``: ``collector`` itself, or over ranks.
+
+    ``--ranks N``: N spawned ranks. Else, where the kernel initialised a process
+    group and the backend can take ranks: this rank, gathered over the group.
+    """
+    from nsight_lab.distributed.collector import GroupRanks, SpawnedRanks
+
+    if plan.options.ranks is not None:
+        return SpawnedRanks(collector, plan.options.ranks)
+    group = _group(plan)
+    return GroupRanks(collector, group) if group is not None else collector
+
+
+def follows(plan: Plan, cell: CellCode) -> bool:
+    """Time ``cell`` as a rank other than 0 of the kernel's group; store nothing.
+
+    Returns:
+        Whether it did (then rank 0 stores the session, and the magic shows nothing).
+
+    Raises:
+        RankError: The cell failed on another rank.
+        BaseException: What the cell raised here.
+    """
+    group = _group(plan)
+    if group is None or group.rank == 0:
+        return False
+    from nsight_lab.distributed.collector import follow
+
+    follow(plan, cell, group)
+    return True

@@ -1,0 +1,336 @@
+"""The collectors of multi-rank profiles: spawned ranks, or the kernel's own group.
+
+:class:`SpawnedRanks` (``%%nsight --ranks N``) starts N ranks with PyTorch's own
+launcher, ``torch.multiprocessing.start_processes`` (spawn), which join one process
+group over a file rendezvous (NCCL on the events backend, one GPU per rank; gloo on
+the cpu backend). The cell's free variables (and the configs' values) are shipped
+with the isolated ncu path's shipping (:mod:`nsight_lab.backends.ncu.shipping`),
+GPU tensors re-created on each rank's device. Rank 0 puts each measured run's
+gathered :class:`~nsight_lab.distributed.assemble.RankRun` on a
+``torch.multiprocessing`` queue; this process (the notebook) assembles the records
+and hands them to the store writer as each run arrives, as every backend does.
+
+:class:`GroupRanks`: the kernel is rank 0 of a process group it initialised; the
+cell runs here and on the other ranks (each in its own kernel or script, running the
+same cell), each rank times itself and the runs are gathered over that group.
+:func:`follow` is the same loop on the other ranks, which store nothing.
+
+Either way a session is begun only once rank 0's clock is open, and a failure on
+any rank stops every rank; runs finished before it are kept.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import tempfile
+import types
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from nsight_lab.errors import MeasurementError, NsightLabError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from nsight_lab.backends.base import Availability, CellCode, Collector, Output
+    from nsight_lab.distributed.assemble import RankRun
+    from nsight_lab.distributed.group import GroupInfo
+    from nsight_lab.distributed.worker import RankJob
+    from nsight_lab.plan import Plan
+    from nsight_lab.records import RunRecord
+    from nsight_lab.runner import Progress
+
+POLL_S = 0.05
+"""How often the parent looks at the ranks and their queue while they run."""
+STOP_S = 10.0
+"""How long a rank may take to stop once asked to, before it is killed."""
+
+
+class _Stream:
+    """Turns gathered runs into records for the sink, with the progress."""
+
+    def __init__(self, plan: Plan, out: Output, session_id: int) -> None:
+        from nsight_lab.runner import Progress
+
+        self.plan = plan
+        self.out = out
+        self.session_id = session_id
+        self.records: list[RunRecord] = []
+        self.progress: Progress = Progress(len(plan.configs), plan.options.runs)
+
+    def run(self, config_index: int, run_index: int, runs: list[RankRun]) -> None:
+        from nsight_lab.distributed.assemble import assemble
+
+        batch = assemble(
+            runs,
+            session_id=self.session_id,
+            config_index=config_index,
+            config=self.plan.configs[config_index],
+            run_index=run_index,
+            backend=self.plan.backend,
+        )
+        self.out.sink(batch)
+        self.records.extend(batch)
+        if config_index != self.progress.config_index:
+            self.progress.config_index = config_index
+            self.progress.runs_done = 0
+        self.progress.runs_done += 1
+        self.progress.runs_done_total += 1
+        self.progress.last_records = batch
+        self.emit()
+
+    def emit(self) -> None:
+        if self.out.progress is not None:
+            self.out.progress(self.progress)
+
+    def finish(self) -> list[RunRecord]:
+        self.progress.status = "completed"
+        self.emit()
+        return self.records
+
+
+def _job(plan: Plan, cell: CellCode, world_size: int) -> RankJob:
+    from dataclasses import replace
+
+    from nsight_lab.distributed.worker import RankJob
+
+    return RankJob(
+        source=cell.python,
+        filename="<nsight-lab cell>",
+        configs=len(plan.configs),
+        runs=plan.options.runs,
+        warmup=plan.options.warmup,
+        backend=plan.backend,
+        options=replace(plan.options, combine_fn=None),  # not used by ranks; picklable
+        world_size=world_size,
+    )
+
+
+def _bindings(plan: Plan) -> list[dict[str, Any]]:
+    return [dict(plan.bound(ci)) for ci in range(len(plan.configs))]
+
+
+class SpawnedRanks:
+    """``--ranks N``: N ranks started by ``torch.multiprocessing`` (see module)."""
+
+    def __init__(self, inner: Collector, ranks: int) -> None:
+        """Run ``inner``'s backend (``cpu`` or ``events``) in ``ranks`` processes."""
+        self.id = inner.id
+        self._inner = inner
+        self.ranks = ranks
+
+    def probe(self) -> Availability:
+        """The backend's own probe."""
+        return self._inner.probe()
+
+    def collect(self, plan: Plan, cell: CellCode, out: Output) -> list[RunRecord]:
+        """Spawn the ranks; store each run as rank 0 sends it.
+
+        See :meth:`nsight_lab.backends.base.Collector.collect`.
+
+        Raises:
+            OptionError: More ranks than visible GPUs (events backend).
+            ShippingError: A free variable of the cell cannot be pickled.
+            MeasurementError: A rank failed (the message names it and its error);
+                before the first run, no session is left behind.
+        """
+        from nsight_lab.backends.ncu.shipping import free_variables, ship
+        from nsight_lab.distributed.worker import CONFIGS_NAME, spawn_main
+
+        if plan.backend != "cpu":
+            import torch
+
+            from nsight_lab.distributed.group import check_gpus
+
+            check_gpus(self.ranks, int(torch.cuda.device_count()))
+        params = set(plan.param_names)
+        names = [
+            n for n in free_variables(cell.python, cell.namespace) if n not in params
+        ]
+        shipped = ship(
+            [*names, CONFIGS_NAME], {**cell.namespace, CONFIGS_NAME: _bindings(plan)}
+        )
+        job = _job(plan, cell, self.ranks)
+        with tempfile.TemporaryDirectory(prefix="nsight-lab-ranks-") as tmp:
+            rendezvous = f"file://{Path(tmp) / 'rendezvous'}"
+            mp = _torch_mp()
+            queue = mp.get_context("spawn").SimpleQueue()
+            with _bare_main():
+                context = mp.start_processes(
+                    spawn_main,
+                    args=(job, shipped, rendezvous, queue),
+                    nprocs=self.ranks,
+                    join=False,
+                    start_method="spawn",
+                )
+            try:
+                return self._follow(context, queue, plan, out)
+            finally:
+                _stop(context)
+
+    def _follow(
+        self,
+        context: Any,  # noqa: ANN401  (a torch.multiprocessing ProcessContext)
+        queue: Any,  # noqa: ANN401
+        plan: Plan,
+        out: Output,
+    ) -> list[RunRecord]:
+        mp = _torch_mp()
+        group = "NCCL, one GPU per rank" if plan.backend != "cpu" else "gloo"
+        note = (
+            f"{self.ranks} ranks started by torch.multiprocessing ({group}); "
+            "each region's duration is its span over the ranks"
+        )
+        stream: _Stream | None = None
+        errors: list[str] = []
+
+        def take() -> None:
+            nonlocal stream
+            while not queue.empty():
+                message = queue.get()
+                kind = message[0]
+                if kind == "ready":
+                    session_id = out.begin(message[1], [note, *message[2]])
+                    stream = _Stream(plan, out, session_id)
+                elif kind == "run" and stream is not None:
+                    stream.run(message[1], message[2], message[3])
+                elif kind == "error":
+                    errors.append(str(message[1]))
+
+        while True:
+            try:
+                finished = context.join(timeout=POLL_S)
+            except (mp.ProcessRaisedException, mp.ProcessExitedException) as exc:
+                take()
+                reason = errors[0] if errors else _last_line(exc)
+                when = "" if stream is not None else " before the first run"
+                msg = f"--ranks {self.ranks}: the profile stopped{when}: {reason}"
+                raise MeasurementError(msg) from exc
+            take()
+            if finished:
+                break
+        if stream is None:  # pragma: no cover - rank 0 always says it is ready
+            msg = f"--ranks {self.ranks}: the ranks ended without measuring"
+            raise MeasurementError(msg)
+        return stream.finish()
+
+
+@contextlib.contextmanager
+def _bare_main() -> Iterator[None]:
+    """Start processes without this process's ``__main__``.
+
+    A spawned process first runs the parent's main module again (by path or name):
+    a script's, a test runner's. The ranks need nothing from it (their entry point
+    is importable and the cell's functions are shipped by value), so for as long as
+    they start, ``__main__`` is an empty module.
+    """
+    main = sys.modules.get("__main__")
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        if main is not None:
+            sys.modules["__main__"] = main
+
+
+def _torch_mp() -> Any:  # noqa: ANN401  (the module: partly untyped)
+    """``torch.multiprocessing``: PyTorch's launcher and its exceptions."""
+    import importlib
+
+    return importlib.import_module("torch.multiprocessing")
+
+
+def _last_line(exc: BaseException) -> str:
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return lines[-1] if lines else type(exc).__name__
+
+
+def _stop(context: Any) -> None:  # noqa: ANN401  (a torch.multiprocessing ProcessContext)
+    """End every rank still running (after a failure or Ctrl-C), then reap them."""
+    for process in context.processes:
+        if process.is_alive():
+            process.terminate()
+    for process in context.processes:
+        process.join(STOP_S)
+        if process.is_alive():
+            process.kill()
+            process.join()
+
+
+class GroupRanks:
+    """This kernel is rank 0 of an initialised process group (see module)."""
+
+    def __init__(self, inner: Collector, group: GroupInfo) -> None:
+        """Time ``inner``'s backend on this rank of ``group``."""
+        self.id = inner.id
+        self._inner = inner
+        self.group = group
+
+    def probe(self) -> Availability:
+        """The backend's own probe."""
+        return self._inner.probe()
+
+    def collect(self, plan: Plan, cell: CellCode, out: Output) -> list[RunRecord]:
+        """Run the cell on this rank; store each run gathered from the group.
+
+        Raises:
+            RankError: The cell failed on another rank.
+            BaseException: What the cell raised here.
+        """
+        from nsight_lab.distributed.clock import open_clock
+        from nsight_lab.distributed.group import GroupComm
+        from nsight_lab.distributed.worker import run_rank
+        from nsight_lab.regions import nsight_python_routed
+
+        clock = open_clock(plan.backend, plan.options)
+        try:
+            note = (
+                f"rank {self.group.rank} of the kernel's process group of "
+                f"{self.group.world_size} ({self.group.backend}); each region's "
+                "duration is its span over the ranks"
+            )
+            stream = _Stream(
+                plan, out, out.begin(clock.device_name, [note, *clock.notes])
+            )
+            with nsight_python_routed():
+                run_rank(
+                    _job(plan, cell, self.group.world_size),
+                    code=cell.code,
+                    namespace=cell.namespace,
+                    bindings=_bindings(plan),
+                    clock=clock,
+                    comm=GroupComm(),
+                    emit=stream.run,
+                )
+            return stream.finish()
+        finally:
+            clock.close()
+
+
+def follow(plan: Plan, cell: CellCode, group: GroupInfo) -> None:
+    """A rank other than 0 of the kernel's group: time the cell, store nothing.
+
+    Raises:
+        RankError: The cell failed on another rank.
+        BaseException: What the cell raised here.
+    """
+    from nsight_lab.distributed.clock import open_clock
+    from nsight_lab.distributed.group import GroupComm
+    from nsight_lab.distributed.worker import run_rank
+    from nsight_lab.regions import nsight_python_routed
+
+    clock = open_clock(plan.backend, plan.options)
+    try:
+        with nsight_python_routed():
+            run_rank(
+                _job(plan, cell, group.world_size),
+                code=cell.code,
+                namespace=cell.namespace,
+                bindings=_bindings(plan),
+                clock=clock,
+                comm=GroupComm(),
+            )
+    finally:
+        with contextlib.suppress(NsightLabError):
+            clock.close()

@@ -98,7 +98,8 @@ def require_baseline(store: RunStore, name: str, what: str = "--baseline") -> Ba
     if found is None:
         msg = (
             f"{what}: no baseline named {shown(name)} ({_known(store)}); "
-            f"set one with: %nsight baseline set {name} [SESSION_ID]"
+            f"set one with %nsight baseline set {name} [ID] "
+            f"(or nsight-lab baseline set {name} [ID])"
         )
         raise OptionError(msg)
     return found
@@ -169,18 +170,35 @@ class VerdictTable:
         return self.overall.verdict == "slower"
 
     def to_json(self) -> dict[str, Any]:
-        """Return the wire shape (``verdicts`` of a bundle, ``GET compare``'s)."""
-        return {
-            "a": self.a,
-            "b": self.b,
-            "baseline": self.baseline,
-            "threshold": self.threshold,
-            "method": METHOD,
-            "confidence": CONFIDENCE,
-            "verdict": self.overall.to_json(),
-            "rows": [row.to_json() for row in self.rows],
-            "scope": self.scope.to_json(),
-        }
+        """Return the wire shape (``verdicts`` of a bundle, ``GET compare``'s).
+
+        Plain JSON: a ratio that is not a number (a zero median) is ``null``.
+        """
+        out: dict[str, Any] = _finite(
+            {
+                "a": self.a,
+                "b": self.b,
+                "baseline": self.baseline,
+                "threshold": self.threshold,
+                "method": METHOD,
+                "confidence": CONFIDENCE,
+                "verdict": self.overall.to_json(),
+                "rows": [row.to_json() for row in self.rows],
+                "scope": self.scope.to_json(),
+            }
+        )
+        return out
+
+
+def _finite(value: Any) -> Any:  # noqa: ANN401  (a JSON value)
+    """``value`` with every non-finite float replaced by ``None``."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_finite(item) for item in value]
+    return value
 
 
 def table_of(  # noqa: PLR0913  (the two sides and how they were named)

@@ -1,10 +1,12 @@
-"""The ``nsight-lab`` command: doctor, history, show and export, over the same store.
+"""The ``nsight-lab`` command: doctor, history, show, export, baseline and compare.
 
 Errors the user can fix (a bad argument, an unreadable store, an unknown session)
-print one line on stderr and exit with status 2. Text from the store is printed with
-its control characters escaped (:func:`nsight_lab.safetext.for_terminal`); CSV cells
-that a spreadsheet would run as formulas are neutralised. A reader that stops early
-(``nsight-lab show 3 | head -1``) ends the command quietly with status 141, as
+print one line on stderr and exit with status 2. ``compare A B --fail-on-regression``
+exits with status 1 when B is slower than A beyond noise and the threshold (for CI).
+Text from the store is printed with its control characters escaped
+(:func:`nsight_lab.safetext.for_terminal`); CSV cells that a spreadsheet would run as
+formulas are neutralised. A reader that stops early (``nsight-lab show 3 | head -1``)
+ends the command quietly with status 141, as
 standard tools killed by ``SIGPIPE`` do.
 """
 
@@ -29,7 +31,11 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
+    from nsight_lab.store.run_store import RunStore
+
 EXIT_USAGE = 2
+EXIT_REGRESSION = 1
+"""``compare --fail-on-regression``: some timed row is slower (see ``compare.py``)."""
 EXIT_BROKEN_PIPE = 128 + 13
 """Status when the reader closed the pipe (as a process killed by ``SIGPIPE``)."""
 MAX_ERROR_CHARS = 300
@@ -103,7 +109,51 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument(
         "-o", "--output", type=Path, help="file to write (default: stdout for csv)"
     )
+
+    baseline = sub.add_parser("baseline", help="name sessions to compare against")
+    verbs = baseline.add_subparsers(dest="verb", required=True)
+    setter = verbs.add_parser(
+        "set", help="name a session (default: the latest completed one)"
+    )
+    setter.add_argument("name")
+    setter.add_argument("session", nargs="?", help="a session id or baseline name")
+    lister = verbs.add_parser("list", help="every baseline and its session")
+    lister.add_argument("--json", action="store_true", help="print JSON")
+
+    compare = sub.add_parser(
+        "compare", help="session B against A: ratios, intervals and verdicts"
+    )
+    compare.add_argument("a", help="the baseline: a session id or baseline name")
+    compare.add_argument("b", help="the candidate: a session id or baseline name")
+    compare.add_argument(
+        "--threshold",
+        type=_percent,
+        default=0.0,
+        metavar="PCT",
+        help="changes within +-PCT %% are no change (default 0: noise alone)",
+    )
+    compare.add_argument(
+        "--fail-on-regression",
+        action="store_true",
+        help=f"exit with status {EXIT_REGRESSION} when B is slower (for CI)",
+    )
+    compare.add_argument("--json", action="store_true", help="print JSON")
     return parser
+
+
+def _percent(text: str) -> float:
+    """An argparse type: a percentage (``--threshold``), returned as given."""
+    from nsight_lab.baselines import MAX_THRESHOLD_PCT
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (0 <= value <= MAX_THRESHOLD_PCT):
+        got = shown(text, _ECHO_CHARS)
+        msg = f"expected a percentage from 0 to {MAX_THRESHOLD_PCT:g}, got {got}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
 
 
 def _print_frame(frame: pd.DataFrame, *, as_json: bool) -> None:
@@ -153,6 +203,8 @@ def run(argv: Sequence[str]) -> int:
     from nsight_lab.store.run_store import RunStore
 
     with RunStore() as store:
+        if args.command in {"baseline", "compare"}:
+            return _baselines(store, args)
         if args.command == "history":
             store.mark_interrupted()
             filters = {k: getattr(args, k) for k in FILTERS}
@@ -189,6 +241,36 @@ def run(argv: Sequence[str]) -> int:
         frame_to_csv(frame, sys.stdout)
     else:
         _write_atomically(args.output, lambda tmp: frame_to_csv(frame, tmp))
+    return 0
+
+
+def _baselines(store: RunStore, args: argparse.Namespace) -> int:
+    """``baseline set/list`` and ``compare``; the exit status."""
+    from nsight_lab.baselines import resolve, set_baseline, verdict_table
+
+    if args.command == "baseline":
+        if args.verb == "set":
+            found = set_baseline(store, args.name, args.session)
+            print(for_terminal(f"baseline {found.name} is session {found.session_id}"))  # noqa: T201
+            return 0
+        from nsight_lab.history import baselines_frame
+
+        _print_frame(baselines_frame(store), as_json=args.json)
+        return 0
+    a = resolve(store, args.a, "compare A")
+    b = resolve(store, args.b, "compare B")
+    named = None if args.a.strip().isdigit() else args.a.strip()
+    table = verdict_table(store, a, b, baseline=named, threshold=args.threshold / 100.0)
+    if args.json:
+        # ensure_ascii: every control, bidi and non-ASCII character is a \u escape.
+        print(json.dumps(table.to_json(), indent=1, ensure_ascii=True))  # noqa: T201
+    else:
+        from nsight_lab.views.verdicts import verdict_text
+
+        for line in verdict_text(table.to_json()).splitlines():
+            print(for_terminal(line))  # noqa: T201
+    if args.fail_on_regression and table.regression:
+        return EXIT_REGRESSION
     return 0
 
 

@@ -85,3 +85,34 @@ def runs_frame(store: RunStore, session_ids: Sequence[int]) -> pd.DataFrame:
             rows.append(row)
     frame: pd.DataFrame = pd.DataFrame(rows)
     return frame
+
+
+BASELINE_COLUMNS = (
+    "baseline",
+    "session",
+    "set_at",
+    "name",
+    "status",
+    "backend",
+    "device",
+)
+
+
+def baselines_frame(store: RunStore) -> pd.DataFrame:
+    """One row per baseline, by name: its session and what that session was."""
+    rows = []
+    for baseline in store.list_baselines():
+        session = store.get_session(baseline.session_id)  # cascades: it exists
+        rows.append(
+            {
+                "baseline": baseline.name,
+                "session": baseline.session_id,
+                "set_at": baseline.set_at,
+                "name": session.name or "",
+                "status": session.status,
+                "backend": session.backend,
+                "device": session.device or "",
+            }
+        )
+    frame: pd.DataFrame = pd.DataFrame(rows, columns=list(BASELINE_COLUMNS))
+    return frame

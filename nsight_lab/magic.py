@@ -39,7 +39,8 @@ if TYPE_CHECKING:
     from nsight_lab.roofline.placement import Peaks
 
 LINE_COMMANDS = (
-    "%nsight doctor | history [N] | show ID | peaks [--cpu] [--refresh] | help"
+    "%nsight doctor | history [N] | show ID | peaks [--cpu] [--refresh] | help\n"
+    "%nsight baseline set NAME [ID] | baseline list | baseline show NAME"
 )
 """The line magic's commands, listed under the options by :func:`usage`."""
 
@@ -122,9 +123,11 @@ class NsightMagics(Magics):
             return self._show(words[1:])
         if command == "peaks":
             return self._peaks(words[1:])
+        if command == "baseline":
+            return self._baseline(words[1:])
         msg = (
             f"unknown %nsight command {_shown(command)}; "
-            "expected doctor, history, show, peaks or help"
+            "expected doctor, history, show, peaks, baseline or help"
         )
         raise OptionError(msg)
 
@@ -199,6 +202,41 @@ class NsightMagics(Magics):
         frame.attrs["source"] = measured.source
         return frame
 
+    def _baseline(self, args: list[str]) -> pd.DataFrame | None:
+        """``baseline set NAME [ID]``, ``baseline list``, ``baseline show NAME``."""
+        from nsight_lab.store.run_store import RunStore
+
+        verb = args[0] if args else ""
+        usage = "expected baseline set NAME [ID], baseline list or baseline show NAME"
+        with RunStore() as store:
+            if verb == "set" and len(args) in {2, 3}:
+                from nsight_lab.baselines import set_baseline
+
+                ref = args[2] if len(args) > 2 else None  # noqa: PLR2004
+                found = set_baseline(store, args[1], ref)
+                print(  # noqa: T201  (the magic's own output)
+                    f"baseline {found.name} is session {found.session_id}"
+                )
+                return None
+            if verb == "list" and len(args) == 1:
+                from nsight_lab.history import baselines_frame
+
+                return baselines_frame(store)
+            if verb == "show" and len(args) == 2:  # noqa: PLR2004
+                from nsight_lab.baselines import require_baseline
+                from nsight_lab.history import session_results
+
+                found = require_baseline(store, args[1], "%nsight baseline show")
+                frame = session_results(store, found.session_id)
+                frame.attrs["baseline"] = found.to_json()
+                print(  # noqa: T201
+                    f"baseline {found.name}: session {found.session_id} "
+                    f"(set {found.set_at})"
+                )
+                return frame
+        msg = f"%nsight baseline: {usage}, got {_shown(' '.join(args)) or 'nothing'}"
+        raise OptionError(msg)
+
     def _show(self, args: list[str]) -> pd.DataFrame:
         from nsight_lab.history import session_results
         from nsight_lab.store.run_store import RunStore
@@ -235,6 +273,11 @@ class NsightMagics(Magics):
         functions, notes = _derive_functions(options.derive, shell.user_ns)
         options = _resolve_combine(options, shell.user_ns)
         config_list = _config_list(options.configs_from, shell.user_ns)
+        if options.baseline is not None:  # refused before anything runs or is stored
+            from nsight_lab.baselines import require_baseline
+
+            with RunStore() as store:
+                require_baseline(store, options.baseline)
         plan = make_plan(options, probe_all(), config_list)
         if any(name in functions for name in ("tflops", "gbps")):
             # A notebook function replaces the model: no counting pass for it.

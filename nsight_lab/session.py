@@ -19,13 +19,13 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from nsight_lab.errors import MeasurementError, NsightLabError, OptionError
 from nsight_lab.kernels import check_kernel_counts
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
     import pandas as pd
 
@@ -60,8 +60,9 @@ class View(Protocol):
         *,
         status: SessionStatus = "completed",
         message: str = "",
+        verdicts: Mapping[str, Any] | None = None,
     ) -> None:
-        """Show how the profile ended."""
+        """Show how the profile ended (and the verdicts against ``--baseline``)."""
 
 
 @dataclass
@@ -73,6 +74,8 @@ class Profiled:
     records: list[RunRecord]
     notes: list[str] = field(default_factory=list)
     csv_files: list[Path] = field(default_factory=list)
+    verdicts: dict[str, Any] | None = None
+    """The verdict table against ``--baseline`` (``VerdictTable.to_json``)."""
 
 
 @dataclass
@@ -180,10 +183,39 @@ def profile(  # noqa: PLR0913  (the profile's collaborators, keyword-only after 
         for note in notes:
             store.add_note(session_id, note)
             print(f"nsight-lab session {session_id}: {note}", file=sys.stderr)  # noqa: T201
+    verdicts = _judge(store, session_id, records, options.baseline, notes)
+    if verdicts is not None:
+        frame.attrs["verdicts"] = verdicts
     if target.display is not None:
         placed = place_session(records, target.peaks) if target.peaks else []
-        target.display.finish(frame, records, placed, target.peaks)
-    return Profiled(session_id, frame, records, notes, csv_files)
+        target.display.finish(frame, records, placed, target.peaks, verdicts=verdicts)
+    return Profiled(session_id, frame, records, notes, csv_files, verdicts)
+
+
+def _judge(
+    store: RunStore,
+    session_id: int,
+    records: Sequence[RunRecord],
+    baseline: str | None,
+    notes: list[str],
+) -> dict[str, Any] | None:
+    """The verdict table against ``--baseline`` (kept in the store), or ``None``.
+
+    The session is complete and stays so: a baseline that vanished since the cell
+    began (deleted in another process) is a note, not a failure.
+    """
+    if baseline is None:
+        return None
+    from nsight_lab.baselines import judge_profiled
+
+    try:
+        return judge_profiled(store, session_id, records, baseline).to_json()
+    except NsightLabError as exc:
+        note = f"no verdict against baseline {baseline}: {exc}"
+        notes.append(note)
+        store.add_note(session_id, note)
+        print(f"nsight-lab session {session_id}: {note}", file=sys.stderr)  # noqa: T201
+        return None
 
 
 @functools.cache
@@ -285,11 +317,20 @@ class TextView:
         *,
         status: SessionStatus = "completed",
         message: str = "",
+        verdicts: Mapping[str, Any] | None = None,
     ) -> None:
-        """Print how the profile ended."""
+        """Print how the profile ended, and the verdict table if any."""
         runs = len({(r.config_index, r.run_index) for r in records})
         said = f": {message}" if message else ""
         print(f"  {status}, {runs} runs{said}", file=sys.stderr)  # noqa: T201
+        if verdicts:
+            from nsight_lab.safetext import for_terminal
+            from nsight_lab.views.verdicts import verdict_text
+
+            text = "\n".join(
+                for_terminal(line) for line in verdict_text(verdicts).splitlines()
+            )
+            print(text, file=sys.stderr)  # noqa: T201
 
 
 class SessionTarget:

@@ -112,7 +112,9 @@ def test_the_final_bundle_is_our_type_a_static_page_and_text(profiled):
         "summary",
         "summary_columns",
         "sidebar_link",
+        "verdicts",
     }
+    assert data["verdicts"] is None  # no --baseline
     assert data["version"] == BUNDLE_VERSION
     assert data["session_id"] == 11
     assert data["status"] == "completed"

@@ -143,14 +143,23 @@ def page_json_of(  # noqa: PLR0913, PLR0917  (pickled positional arguments)
         return session_page_json(store, session_id, after_id, limit, tail)
 
 
-def compare_json(path: str, read_only: bool, a: int, b: int) -> str:  # noqa: FBT001
+def compare_json(
+    path: str,
+    read_only: bool,  # noqa: FBT001
+    a: int,
+    b: int,
+    threshold: float = 0.0,
+) -> str:
     """Return the ``GET compare`` body of sessions ``a`` and ``b`` as JSON text.
+
+    The verdict table of :mod:`nsight_lab.baselines` with ``a`` and ``b`` as the
+    sessions' JSON (each with its kept ``baseline_verdict``).
 
     Raises:
         NotFoundError: Either session is unknown.
         StoreError: The store cannot be read.
     """
-    from nsight_lab.compare import CONFIDENCE, METHOD, compare
+    from nsight_lab.baselines import verdict_table
     from nsight_lab.records import SCHEMA_VERSION
     from nsight_lab.server.base import dumps
     from nsight_lab.server.handlers import _session_json
@@ -159,14 +168,12 @@ def compare_json(path: str, read_only: bool, a: int, b: int) -> str:  # noqa: FB
     with RunStore(path, read_only=read_only) as store:
         sessions = [store.get_session(a), store.get_session(b)]
         counts = store.run_counts([a, b])
-        rows, scope = compare(store.runs(a), store.runs(b))
+        kept = store.session_verdicts([a, b])
+        table = verdict_table(store, a, b, threshold=threshold).to_json()
     payload: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
-        "a": _session_json(sessions[0], counts.get(a, 0)),
-        "b": _session_json(sessions[1], counts.get(b, 0)),
-        "method": METHOD,
-        "confidence": CONFIDENCE,
-        "rows": [row.to_json() for row in rows],
-        "scope": scope.to_json(),
+        **table,
+        "a": _session_json(sessions[0], counts.get(a, 0), kept.get(a)),
+        "b": _session_json(sessions[1], counts.get(b, 0), kept.get(b)),
     }
     return dumps(payload)

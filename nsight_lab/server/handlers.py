@@ -9,8 +9,12 @@ Routes (below ``<base_url>/nsight-lab/api/``; ids match ``\d+`` in the route):
 - ``DELETE sessions/<id>``: the session, its runs and its kept reports (409 while
   its writer is still running it).
 
-- ``GET compare?a=<id>&b=<id>``: ratios b/a with 95% intervals
-  (:mod:`nsight_lab.compare`, the core's comparison).
+- ``GET compare?a=<id>&b=<id>[&threshold=PCT]``: ratios b/a with 95% intervals and
+  verdicts (:mod:`nsight_lab.compare`, the core's comparison;
+  :mod:`nsight_lab.baselines`' verdict table).
+
+A session in every payload carries ``baseline_verdict``: its overall verdict against
+the baseline it was profiled with (``--baseline``), kept at profile time, or null.
 
 Every handler that reads more than a few rows does it in a worker thread
 (``run_in_executor``), so no request holds up another; figures, summaries and
@@ -49,6 +53,7 @@ from nsight_lab.store.run_store import SESSION_FILTERS
 from nsight_lab.views.progress import session_progress
 
 if TYPE_CHECKING:
+    from nsight_lab.store.baselines import StoredVerdict
     from nsight_lab.store.run_store import RunStore
 
 __all__ = [
@@ -240,16 +245,23 @@ class SessionHandler(NsightLabHandler):
 
 
 class CompareHandler(NsightLabHandler):
-    """``GET compare?a=<id>&b=<id>``: session b relative to session a."""
+    """``GET compare?a=<id>&b=<id>[&threshold=PCT]``: session b relative to a."""
 
     @tornado.web.authenticated
     async def get(self) -> None:
-        """Answer ``schema_version, a, b, method, confidence, rows, scope``.
+        """Answer the verdict table of session b against session a.
+
+        Keys: ``schema_version, a, b, baseline, threshold, method, confidence,
+        verdict, rows, scope``.
 
         One row per (annotation, metric, config) in both sessions, configs matched by
         equal dicts: ``annotation, metric, unit, config, config_index_a,
         config_index_b, n_a, n_b, median_a, median_b, mean_a, mean_b, std_a, std_b,
-        ratio`` (``median_b / median_a``), ``ci_low, ci_high, significant, verdict``.
+        ratio`` (``median_b / median_a``), ``ci_low, ci_high, significant, verdict``
+        and what qualifies it: ``threshold, sm_clock_mhz_a, sm_clock_mhz_b,
+        clock_differs, throttled_a, throttled_b, flagged, note``. ``verdict`` is b's
+        overall verdict (:func:`nsight_lab.compare.session_verdict`); ``threshold``
+        (query, a percentage, default 0) widens "no change".
         ``scope`` says which regions and configs were compared, which only one
         session has, and ``reason`` when nothing could be. See
         :mod:`nsight_lab.compare` for the ratio, its interval and the verdicts.
@@ -268,6 +280,7 @@ class CompareHandler(NsightLabHandler):
                 raise OptionError(msg)
             ids.append(parse_count(raw, name))
         a, b = ids
+        threshold = _threshold(self.get_query_argument("threshold", None))
         handle = self.store_handle
         missing = self.missing_store_message
 
@@ -277,7 +290,9 @@ class CompareHandler(NsightLabHandler):
             return store
 
         store = await self.blocking(check)
-        body = await in_worker(compare_json, str(store.path), store.read_only, a, b)
+        body = await in_worker(
+            compare_json, str(store.path), store.read_only, a, b, threshold
+        )
         self.reply_json(body)
 
 
@@ -296,10 +311,14 @@ def sessions_page(
     """
     total = store.count_sessions(**filters)
     sessions = store.list_sessions(**filters, limit=limit, offset=offset)
-    counts = store.run_counts([s.id for s in sessions])
+    ids = [s.id for s in sessions]
+    counts = store.run_counts(ids)
+    verdicts = store.session_verdicts(ids)
     return {
         "total": total,
-        "sessions": [_session_json(s, counts.get(s.id, 0)) for s in sessions],
+        "sessions": [
+            _session_json(s, counts.get(s.id, 0), verdicts.get(s.id)) for s in sessions
+        ],
     }
 
 
@@ -324,6 +343,7 @@ def session_page_json(
         has_more = len(pairs) > limit
         del pairs[limit:]
     count = store.run_counts([session_id]).get(session_id, 0)
+    verdict = store.session_verdicts([session_id]).get(session_id)
     done, newest = store.runs_done(session_id)
     progress = session_progress(session, runs_done_total=done, newest=newest)
     last = pairs[-1][0] if pairs else after_id
@@ -331,7 +351,7 @@ def session_page_json(
         {
             "schema_version": SCHEMA_VERSION,
             "session": {
-                **_session_json(session, count),
+                **_session_json(session, count, verdict),
                 "progress": progress.to_json(),
             },
             "runs": [{**record_to_json(r), "id": run_id} for run_id, r in pairs],
@@ -347,8 +367,33 @@ def _session_id(raw: str) -> int:
     return parse_count(raw, "session id")
 
 
-def _session_json(session: SessionInfo, run_count: int) -> dict[str, Any]:
-    return {**session_to_json(session), "run_count": run_count}
+def _session_json(
+    session: SessionInfo, run_count: int, verdict: StoredVerdict | None = None
+) -> dict[str, Any]:
+    return {
+        **session_to_json(session),
+        "run_count": run_count,
+        "baseline_verdict": None if verdict is None else verdict.to_json(),
+    }
+
+
+def _threshold(raw: str | None) -> float:
+    """The ``threshold`` query argument (a percentage) as a fraction; 0 if absent.
+
+    Raises:
+        OptionError: Not a number from 0 to 99 (400).
+    """
+    if raw is None or raw == "":
+        return 0.0
+    from nsight_lab.baselines import check_threshold_pct
+    from nsight_lab.options import shown
+
+    try:
+        value = float(raw)
+    except ValueError:
+        msg = f"invalid threshold {shown(raw)}; expected a percentage, e.g. 2"
+        raise OptionError(msg) from None
+    return check_threshold_pct(value, "threshold")
 
 
 def session_view(

@@ -91,6 +91,7 @@ def session_json(  # noqa: PLR0913  (the session's final state, keyword-only)
     figures: Mapping[str, Any],
     summary: Sequence[Mapping[str, Any]],
     sidebar_link: str = "",
+    verdicts: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Return the :data:`MIME_TYPE` data of a session (the lab renderer's input).
 
@@ -107,6 +108,9 @@ def session_json(  # noqa: PLR0913  (the session's final state, keyword-only)
         figures: Chart name -> plotly figure JSON (``figures_to_json``).
         summary: Rows of the summary table (``results.summary_rows``).
         sidebar_link: The session's link in the lab extension's sidebar.
+        verdicts: The verdict table against ``--baseline``
+            (:meth:`nsight_lab.baselines.VerdictTable.to_json`), drawn under the
+            summary; ``None`` (sent as null) without one.
 
     Raises:
         Nothing.
@@ -124,6 +128,7 @@ def session_json(  # noqa: PLR0913  (the session's final state, keyword-only)
         # columns' order cannot ride on the rows' key order.
         "summary_columns": list(dict.fromkeys(key for row in summary for key in row)),
         "sidebar_link": sidebar_link,
+        "verdicts": None if verdicts is None else dict(verdicts),
     }
 
 
@@ -137,6 +142,7 @@ def final_bundle(  # noqa: PLR0913  (the session's final state, keyword-only)
     summary: Sequence[Mapping[str, Any]],
     records: Sequence[RunRecord],
     sidebar_link: str = "",
+    verdicts: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Return the cell's final MIME bundle: our type, ``text/html``, ``text/plain``.
 
@@ -149,6 +155,7 @@ def final_bundle(  # noqa: PLR0913  (the session's final state, keyword-only)
         summary: Rows of the summary table (``results.summary_rows``).
         records: Every record of the session (the static page's median bars).
         sidebar_link: The session's link in the lab extension's sidebar.
+        verdicts: The verdict table against ``--baseline``, under the summary.
 
     Raises:
         Nothing: a static page that cannot be built is one line saying why.
@@ -161,6 +168,7 @@ def final_bundle(  # noqa: PLR0913  (the session's final state, keyword-only)
             message=message,
             summary=summary,
             records=records,
+            verdicts=verdicts,
         )
     except Exception as exc:  # noqa: BLE001  (a display must never raise)
         logger.warning("[nsight-lab] static fallback failed: %r", exc)
@@ -173,5 +181,6 @@ def final_bundle(  # noqa: PLR0913  (the session's final state, keyword-only)
         figures=figures,
         summary=summary,
         sidebar_link=sidebar_link,
+        verdicts=verdicts,
     )
     return {MIME_TYPE: data, **static}

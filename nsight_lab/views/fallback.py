@@ -242,22 +242,26 @@ def _median_bars(records: Sequence[RunRecord]) -> str:
     )
 
 
-def static_text(
+def static_text(  # noqa: PLR0913  (the session's state, keyword-only)
     *,
     session_id: int,
     status: str,
     progress: Mapping[str, Any],
     message: str,
     summary: Sequence[Mapping[str, Any]],
+    verdicts: Mapping[str, Any] | None = None,
 ) -> str:
     """Return the ``text/plain`` view of a session (as :func:`static_bundle`).
 
     Raises:
         Nothing.
     """
+    from nsight_lab.views.verdicts import verdict_text
+
     title = f"nsight-lab session {session_id}: {status}"
     line = str(progress.get("text", ""))
-    parts = (title, line, message, summary_text(summary))
+    judged = verdict_text(verdicts) if verdicts else ""
+    parts = (title, line, message, summary_text(summary), judged)
     return _plain("\n".join(part for part in parts if part))
 
 
@@ -277,6 +281,7 @@ def static_bundle(  # noqa: PLR0913  (the session's state, keyword-only)
     message: str,
     summary: Sequence[Mapping[str, Any]],
     records: Sequence[RunRecord] = (),
+    verdicts: Mapping[str, Any] | None = None,
 ) -> dict[str, str]:
     """Return ``text/plain`` and ``text/html`` views of a session.
 
@@ -290,6 +295,9 @@ def static_bundle(  # noqa: PLR0913  (the session's state, keyword-only)
         records: The session's records: a bar per region and config of their
             median duration, and a note on where the interactive charts are
             (none while running: the live view's fallback is the progress line).
+        verdicts: The verdict table against a baseline
+            (:meth:`nsight_lab.baselines.VerdictTable.to_json`), shown under the
+            summary; ``None`` without ``--baseline``.
 
     Returns:
         The MIME bundle entries.
@@ -306,6 +314,7 @@ def static_bundle(  # noqa: PLR0913  (the session's state, keyword-only)
         progress=progress,
         message=message,
         summary=summary,
+        verdicts=verdicts,
     )
     parts = [
         _CSS,
@@ -318,6 +327,10 @@ def static_bundle(  # noqa: PLR0913  (the session's state, keyword-only)
     if records:
         parts.append(_median_bars(records))
     parts.append(_summary_html(summary))
+    if verdicts:
+        from nsight_lab.views.verdicts import verdict_html
+
+        parts.append(verdict_html(verdicts))
     if records:
         parts.append(_where_the_charts_are(session_id))
     body = "".join(parts)

@@ -35,7 +35,7 @@ from nsight_lab.views.progress import ProgressInfo, make_progress
 from nsight_lab.views.widget import NsightWidget
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     import pandas as pd
     from IPython.display import DisplayHandle
@@ -178,6 +178,7 @@ class WidgetView:
         *,
         status: SessionStatus = "completed",
         message: str = "",
+        verdicts: Mapping[str, Any] | None = None,
     ) -> None:
         """Show the final state: the summary table and every figure, built once.
 
@@ -192,6 +193,8 @@ class WidgetView:
             peaks: The device's peaks; no roofline without them.
             status: How the session ended.
             message: Why it ended so, for a failed or interrupted session.
+            verdicts: The verdict table against ``--baseline``, drawn under the
+                summary (:meth:`nsight_lab.baselines.VerdictTable.to_json`).
         """
         self.records = []
         self._keys = set()
@@ -219,6 +222,7 @@ class WidgetView:
             summary=summary,
             records=self.records,
             sidebar_link=self.widget.sidebar_link,
+            verdicts=verdicts,
         )
         self._show_final(self.bundle)
         with self.widget.hold_sync():

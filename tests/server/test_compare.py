@@ -272,8 +272,13 @@ async def test_compare_endpoint(jp_fetch, filled):
     # Then
     assert code == 200
     assert set(payload) == {
-        "schema_version", "a", "b", "method", "confidence", "rows", "scope"
+        "schema_version", "a", "b", "baseline", "threshold", "method", "confidence",
+        "verdict", "rows", "scope",
     }  # fmt: skip
+    # b is faster in matmul n=1024 and unchanged elsewhere: faster overall.
+    assert payload["verdict"]["verdict"] == "faster"
+    assert (payload["baseline"], payload["threshold"]) == (None, 0.0)
+    assert payload["a"]["baseline_verdict"] is None  # not profiled with --baseline
     assert payload["method"] == "median-ratio-price-bonett"
     assert payload["confidence"] == 0.95
     assert payload["a"]["id"] == filled.base

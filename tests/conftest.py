@@ -1,18 +1,100 @@
 """Shared fixtures.
 
 Tests marked for hardware that is absent are skipped, with the reason printed.
+
+The run store's tests run on both engines: a test that takes ``store_location`` (or
+``engine``) runs once on a SQLite file and once on a fresh PostgreSQL database of a
+throwaway cluster that this test session starts (tests/_postgres.py) and stops. A
+test for one engine only says so with ``@SQLITE_ONLY`` / ``@POSTGRES_ONLY``. Without
+PostgreSQL's binaries the PostgreSQL cases are skipped with the reason printed; with
+``CI=true`` that is a failure instead.
 """
 
 from __future__ import annotations
 
+import itertools
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
+from tests import _postgres
+
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from IPython.core.interactiveshell import InteractiveShell
+
+ENGINES = ("sqlite", "postgresql")
+SQLITE_ONLY = pytest.mark.parametrize("engine", ["sqlite"], indirect=True)
+"""For a test of what only SQLite has (a file, PRAGMAs, pids on this host)."""
+POSTGRES_ONLY = pytest.mark.parametrize("engine", ["postgresql"], indirect=True)
+"""For a test of what only PostgreSQL has (advisory locks, NOTIFY)."""
+_DATABASES = itertools.count()
+
+
+def _postgres_missing() -> str | None:
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        return "psycopg is not installed: pip install -e '.[test]'"
+    if _postgres.find_bin_dir() is None:
+        return (
+            "PostgreSQL is not installed (no initdb/pg_ctl in "
+            "/usr/lib/postgresql/*/bin or on PATH): run scripts/setup.sh, or "
+            "apt-get install postgresql"
+        )
+    return None
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[_postgres.Cluster]:
+    """A throwaway PostgreSQL cluster for the whole test session."""
+    reason = _postgres_missing()
+    if reason is not None:
+        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
+            pytest.fail(f"CI needs PostgreSQL for the store suite: {reason}")
+        pytest.skip(reason)
+    bin_dir = _postgres.find_bin_dir()
+    assert bin_dir is not None
+    cluster = _postgres.start(bin_dir)
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_server: _postgres.Cluster) -> Iterator[str]:
+    """A fresh, empty database of the test cluster, dropped afterwards."""
+    import psycopg
+
+    name = f"t{os.getpid()}_{next(_DATABASES)}"
+    with psycopg.connect(postgres_server.url(), autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield postgres_server.url(name)
+    finally:
+        with psycopg.connect(postgres_server.url(), autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(params=ENGINES)
+def engine(request: pytest.FixtureRequest) -> str:
+    """The run store engine under test."""
+    return str(request.param)
+
+
+@pytest.fixture
+def store_location(
+    engine: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> Path | str:
+    """Where the test's run store lives: a SQLite file, or a PostgreSQL URL."""
+    if engine == "sqlite":
+        return tmp_path / "home" / "store.sqlite"
+    return str(request.getfixturevalue("postgres_url"))
 
 
 def _gpu_reason() -> str | None:

@@ -1,4 +1,5 @@
-"""Tests of nsight_lab.store.run_store against real SQLite files (no mocks)."""
+"""Tests of nsight_lab.store.run_store on both engines: real SQLite files and real
+PostgreSQL databases (a throwaway cluster, tests/conftest.py), no mocks."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ from nsight_lab.store import migrations as _migrations
 from nsight_lab.store import run_store as store_module
 from nsight_lab.store.run_store import INTERRUPTED_ERROR, RunStore
 
+from .conftest import POSTGRES_ONLY, SQLITE_ONLY
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
@@ -31,8 +34,9 @@ WRITER = Path(__file__).with_name("_store_writer.py")
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> Path:
-    return tmp_path / "home" / "store.sqlite"
+def db(store_location: Path | str) -> Any:
+    """The store's location: a SQLite file (Path) or a PostgreSQL URL (str)."""
+    return store_location
 
 
 @pytest.fixture
@@ -67,8 +71,48 @@ def record(session_id: int, run_index: int = 0, **kw: Any) -> RunRecord:
     return RunRecord(**fields)
 
 
-def raw(db: Path) -> sqlite3.Connection:
+def raw(db: Path | str) -> Any:
+    """A plain connection to the store's database; ``?`` parameters on both engines."""
+    if isinstance(db, str):
+        import psycopg
+
+        from nsight_lab.store.postgres import PgConnection
+
+        return PgConnection(psycopg.connect(db, autocommit=True))
     return sqlite3.connect(db, isolation_level=None)
+
+
+def user_version(db: Path | str) -> int:
+    """The schema version the store records (PRAGMA user_version, or its PG table)."""
+    conn = raw(db)
+    try:
+        if isinstance(db, str):
+            row = conn.execute("SELECT version FROM nsight_lab_schema").fetchone()
+            return int(row[0])
+        return int(conn.execute("PRAGMA user_version").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def set_user_version(db: Path | str, version: int) -> None:
+    conn = raw(db)
+    if isinstance(db, str):
+        conn.execute("UPDATE nsight_lab_schema SET version = ?", (version,))
+    else:
+        conn.execute(f"PRAGMA user_version = {version}")
+    conn.close()
+
+
+def table_names(db: Path | str) -> set[str]:
+    conn = raw(db)
+    sql = (
+        "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
+        if isinstance(db, str)
+        else "SELECT name FROM sqlite_master"
+    )
+    names = {r[0] for r in conn.execute(sql).fetchall()}
+    conn.close()
+    return names
 
 
 def writer_env() -> dict[str, str]:
@@ -90,6 +134,7 @@ def wait_for(predicate: Any, timeout_s: float = 30.0) -> None:
 # -- opening ---------------------------------------------------------------------------
 
 
+@SQLITE_ONLY
 def test_open_creates_directory_wal_and_schema(db: Path) -> None:
     with RunStore(db) as s:
         assert s.path == db
@@ -137,6 +182,7 @@ def test_unwritable_directory_raises_store_error(tmp_path: Path) -> None:
         RunStore(blocker / "sub" / "store.sqlite")
 
 
+@SQLITE_ONLY
 def test_write_lock_held_too_long_raises_store_error(
     db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -158,6 +204,7 @@ def test_write_lock_held_too_long_raises_store_error(
 # -- migrations ------------------------------------------------------------------------
 
 
+@SQLITE_ONLY
 def test_version_0_database_is_upgraded(db: Path) -> None:
     db.parent.mkdir(parents=True)
     conn = raw(db)
@@ -185,8 +232,8 @@ def test_older_schema_runs_missing_steps_and_keeps_data(
     with RunStore(db) as s:
         assert s.get_session(sid).name == "old"
         assert len(s.runs(sid)) == 1
+    assert user_version(db) == SCHEMA_VERSION + 1
     conn = raw(db)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION + 1
     assert conn.execute("SELECT extra FROM sessions").fetchone()[0] == "x"
 
 
@@ -194,21 +241,18 @@ def test_failed_migration_changes_nothing(
     db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     RunStore(db).close()
-    step = ("CREATE TABLE half_done (x)", "THIS IS NOT SQL")
+    step = ("CREATE TABLE half_done (x INTEGER)", "THIS IS NOT SQL")
     monkeypatch.setattr(_migrations, "STEPS", [*_migrations.STEPS, step])
     with pytest.raises(StoreError, match="cannot upgrade the run store"):
         RunStore(db)
-    conn = raw(db)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
-    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
-    assert "half_done" not in names
+    assert user_version(db) == SCHEMA_VERSION
+    assert "half_done" not in table_names(db)
+    assert {"sessions", "runs", "cache", "session_annotations"} <= table_names(db)
 
 
 def test_newer_schema_raises_store_error(db: Path) -> None:
     RunStore(db).close()
-    conn = raw(db)
-    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 5}")
-    conn.close()
+    set_user_version(db, SCHEMA_VERSION + 5)
     with pytest.raises(StoreError) as info:
         RunStore(db)
     message = str(info.value)
@@ -501,6 +545,7 @@ def test_list_rejects_malformed_filters(
         store.list_sessions(**filters)
 
 
+@SQLITE_ONLY
 def test_list_query_never_reads_runs_and_is_fast(db: Path, store: RunStore) -> None:
     sessions = [
         store.create_session(
@@ -577,12 +622,17 @@ def test_killed_writer_keeps_runs_and_is_marked_interrupted(db: Path) -> None:
         proc.wait(timeout=30)
         assert proc.stdout is not None
         proc.stdout.close()
-    assert reader.mark_interrupted() == [sid]
+    # PostgreSQL ends the killed writer's backend (and its lock) as its socket
+    # closes: a moment after the kill, not necessarily before the next statement.
+    marked: list[int] = []
+    wait_for(lambda: bool(marked.extend(reader.mark_interrupted()) or marked), 10.0)
+    assert marked == [sid]
     assert reader.mark_interrupted() == []
     reader.close()
 
-    conn = raw(db)
-    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    if not isinstance(db, str):
+        conn = raw(db)
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     with RunStore(db) as after:
         s = after.get_session(sid)
         assert s.status == "interrupted"
@@ -595,9 +645,12 @@ def test_killed_writer_keeps_runs_and_is_marked_interrupted(db: Path) -> None:
 
 
 def test_concurrent_writer_processes_lose_nothing(db: Path, tmp_path: Path) -> None:
+    # 8 writer processes at once on PostgreSQL (a team store), 4 on a SQLite file
+    # (its writers queue on one file lock; 2 cores here).
+    writers = 8 if isinstance(db, str) else 4
     n = 250
     with RunStore(db) as s:
-        own = [s.create_session(backend="cpu", name=f"w{i}").id for i in range(4)]
+        own = [s.create_session(backend="cpu", name=f"w{i}").id for i in range(writers)]
         shared = s.create_session(backend="cpu", name="shared").id
     go = tmp_path / "go"
     procs = [
@@ -618,21 +671,28 @@ def test_concurrent_writer_processes_lose_nothing(db: Path, tmp_path: Path) -> N
     ]
     time.sleep(0.5)
     go.touch()
-    assert [p.wait(timeout=300) for p in procs] == [0, 0, 0, 0]
+    assert [p.wait(timeout=300) for p in procs] == [0] * writers
     with RunStore(db) as s:
         for o in own:
             runs = s.runs(o)
             assert sorted(r.run_index for r in runs) == list(range(n))
             assert {r.annotation for r in runs} == {"own"}
         shared_runs = s.runs(shared)
-        assert len(shared_runs) == 4 * n
+        assert len(shared_runs) == writers * n
         for o in own:
             mine = [r.run_index for r in shared_runs if r.annotation == f"w{o}"]
             assert mine == list(range(n))  # each writer's runs stay in its order
         counts = s.run_counts([*own, shared])
-        assert counts == {**dict.fromkeys(own, n), shared: 4 * n}
+        assert counts == {**dict.fromkeys(own, n), shared: writers * n}
         assert s.count_sessions(annotation=f"w{own[0]}") == 1
-        assert raw(db).execute("SELECT count(*) FROM runs").fetchone()[0] == 8 * n
+        assert [x.id for x in s.list_sessions(text=f"w{own[-1]}")] == [shared]
+        ids = [i for i, _ in s.runs_with_ids(shared)]
+        assert len(set(ids)) == len(ids) == writers * n
+    conn = raw(db)
+    assert conn.execute("SELECT count(*) FROM runs").fetchone()[0] == 2 * writers * n
+    # every writer's region name made it into the shared session's text index
+    row = conn.execute("SELECT annotations FROM sessions WHERE id = ?", (shared,))
+    assert sorted(row.fetchone()[0].split("\n")) == sorted(f"w{o}" for o in own)
 
 
 def test_threads_share_one_store(store: RunStore) -> None:
@@ -657,6 +717,7 @@ def test_threads_share_one_store(store: RunStore) -> None:
     assert store.run_counts([sid]) == {sid: 400}
 
 
+@SQLITE_ONLY
 def test_mark_interrupted_spares_live_writers(db: Path, store: RunStore) -> None:
     mine = store.create_session(backend="cpu").id
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
@@ -752,6 +813,7 @@ def test_read_only_store_reads_and_refuses_writes(db: Path) -> None:
         assert s.get_session(sid).name == "kept"
 
 
+@SQLITE_ONLY
 def test_unwritable_store_is_opened_read_only(
     db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -770,6 +832,7 @@ def test_unwritable_store_is_opened_read_only(
         _check_read_only(s, sid)
 
 
+@SQLITE_ONLY
 def test_read_only_falls_back_to_immutable(
     db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -879,6 +942,7 @@ def test_dates_at_the_ends_of_the_range_are_clamped(
     assert store.count_sessions(since=since, until=until) == expected
 
 
+@SQLITE_ONLY
 def test_cli_history_since_the_end_of_time_is_no_traceback(
     db: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -896,6 +960,7 @@ def test_cli_history_since_the_end_of_time_is_no_traceback(
     assert len(err) < 400
 
 
+@SQLITE_ONLY
 def test_delete_stopped_session_refuses_a_live_writer(store: RunStore) -> None:
     from nsight_lab.store.run_store import SessionRunningError
 
@@ -909,3 +974,92 @@ def test_delete_stopped_session_refuses_a_live_writer(store: RunStore) -> None:
         store.get_session(dead)
     store.finish_session(live, "completed")
     store.delete_stopped_session(live)
+
+
+# -- team store: who wrote a session, PostgreSQL specifics ----------------------------
+
+
+def test_sessions_carry_host_user_and_gpu_and_filter_by_them(store: RunStore) -> None:
+    import getpass
+
+    mine = store.create_session(backend="cpu", device="NVIDIA H200")
+    assert (mine.host, mine.user) == (socket.gethostname(), getpass.getuser())
+    other = store.create_session(
+        backend="cpu", host="gpu-node-7", user="ada", device="NVIDIA H100"
+    ).id
+    store.create_session(backend="cpu", host="gpu-node-7", user="bob")
+    assert store.get_session(other).user == "ada"
+    assert [s.id for s in store.list_sessions(host="gpu-node-7", user="ada")] == [other]
+    assert store.count_sessions(host="gpu-node-7") == 2
+    assert store.count_sessions(user="ada", device="NVIDIA H100") == 1
+    assert store.count_sessions(user="nobody-at-all") == 0
+    assert [s.id for s in store.list_sessions(device="NVIDIA H200")] == [mine.id]
+
+
+@POSTGRES_ONLY
+def test_nsight_lab_store_selects_postgres_and_hides_the_password(
+    db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NSIGHT_LAB_STORE", db)
+    with RunStore() as s:
+        assert (s.engine, s.path, s.location) == ("postgresql", None, db)
+        assert "nsight-test-secret" not in s.where + repr(s)
+        assert s.where.startswith("postgresql://nsight:***@127.0.0.1:")
+        sid = s.create_session(backend="cpu").id
+    with RunStore(db) as s:
+        assert s.get_session(sid).status == "interrupted"  # its writer closed
+    port = db.rsplit(":", 1)[1].split("/", maxsplit=1)[0]
+    wrong = db.replace(f":{port}/", ":1/")
+    with pytest.raises(StoreError) as info:
+        RunStore(wrong)
+    message = str(info.value)
+    assert "nsight-test-secret" not in message
+    assert "\n" not in message
+    assert "NSIGHT_LAB_STORE" in message
+
+
+@POSTGRES_ONLY
+def test_postgres_liveness_follows_the_writers_connection(db: str) -> None:
+    from nsight_lab.store.run_store import SessionRunningError
+
+    with RunStore(db) as checker:
+        writer = RunStore(db)
+        live = writer.create_session(backend="cpu", host="another-host", pid=1).id
+        done = writer.create_session(backend="cpu").id
+        writer.finish_session(done, "completed")
+        assert checker.mark_interrupted() == []
+        assert checker.get_session(live).status == "running"
+        with pytest.raises(SessionRunningError, match="still running"):
+            checker.delete_stopped_session(live)
+        writer.close()  # the kernel goes away: its connection and lock with it
+        wait_for(lambda: checker.get_session(live).status == "interrupted"
+                 or bool(checker.mark_interrupted()), 10.0)  # fmt: skip
+        assert checker.get_session(live).error == INTERRUPTED_ERROR
+        assert checker.get_session(done).status == "completed"
+        checker.delete_stopped_session(live)
+
+
+@POSTGRES_ONLY
+def test_postgres_schema_is_the_sqlite_schema(db: str, tmp_path: Path) -> None:
+    """Same tables and columns on both engines, from the same migration steps."""
+    RunStore(db).close()
+    RunStore(tmp_path / "lite.sqlite").close()
+    pg = raw(db)
+    pg_columns = {
+        (t, c)
+        for t, c in pg.execute(
+            "SELECT table_name, column_name FROM information_schema.columns"
+            " WHERE table_schema = 'public' AND table_name <> 'nsight_lab_schema'"
+        ).fetchall()
+    }
+    lite = raw(tmp_path / "lite.sqlite")
+    lite_columns = {
+        (t, c[1])
+        for (t,) in lite.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'"
+            " AND name NOT LIKE 'sqlite_%'"
+        ).fetchall()
+        for c in lite.execute(f"PRAGMA table_info({t})").fetchall()
+    }
+    assert pg_columns == lite_columns
+    assert user_version(db) == user_version(tmp_path / "lite.sqlite") == SCHEMA_VERSION

@@ -7,7 +7,9 @@ geometric mean as bars after a dashed line when ``show_aggregate`` asks, values 
 points when ``annotate_points``, and regions split into one trace per value of
 ``variant_fields`` for ``variant_annotations`` -- nsight-python's layout. The figure is
 written to ``filename`` as a PNG (through :func:`nsight_lab.figures.write_png`, which
-needs kaleido and Chrome and says so in one line when they are missing), kept in
+needs kaleido and Chrome; without them, drawn from the same figure with matplotlib by
+:mod:`nsight_lab.mpl_figure`, with a note; with neither, one line saying what to
+install), kept in
 :attr:`ProfileResults.figure`, and shown in a notebook. ``plot_callback`` receives
 the plotly figure (nsight-python hands a matplotlib one: a callback using matplotlib's
 API is skipped with a warning that says so).
@@ -181,15 +183,34 @@ def _show(fig: go.Figure) -> None:
 def _write(fig: go.Figure, filename: str) -> None:
     """Write ``fig`` as a PNG at ``filename`` (its own size).
 
+    Through kaleido when it can export here, else drawn from the same figure with
+    matplotlib (nsight-python's own renderer, so present wherever it ran), with a
+    note saying so.
+
     Raises:
-        StaticExportError: kaleido or a browser is missing (one line saying what to
-            install), or the export failed.
+        StaticExportError: Neither kaleido with a browser nor matplotlib can write
+            it (one line saying what to install), or the export failed.
     """
-    from nsight_lab.figures import write_png
+    from nsight_lab import mpl_figure
+    from nsight_lab.figures import StaticExportError, write_png
 
     width = int(fig.layout.width or 800)
     height = int(fig.layout.height or 600)
-    write_png(fig, filename, width=width, height=height, scale=1.5)
+    try:
+        write_png(fig, filename, width=width, height=height, scale=1.5)
+    except StaticExportError as exc:
+        if not exc.unavailable or not mpl_figure.available():
+            raise
+        try:
+            mpl_figure.write_png(fig, filename, scale=1.5)
+        except (ImportError, mpl_figure.UnsupportedFigureError) as why:
+            msg = f"{exc}; matplotlib could not draw it either: {why}"
+            raise StaticExportError(msg) from why
+        print(  # noqa: T201  (a note, as the CSV files' "Refer to")
+            f"[nsight-lab] drew {filename!r} with matplotlib: plotly's PNG export "
+            f"is unavailable here ({exc})",
+            flush=True,
+        )
 
 
 def _label(fields: Sequence[str], row: Any) -> str:  # noqa: ANN401  (a pandas row)

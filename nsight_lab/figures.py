@@ -85,7 +85,9 @@ SOURCE_SYMBOLS = {
 ROOF_DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 CHART_ORDER: tuple[str, ...] = (
     "duration",
+    "ranks",
     "clocks",
+    "rank_clocks",
     "roofline",
     "traffic",
     "counters",
@@ -1047,7 +1049,9 @@ def figures_to_json(
     The one figure assembler: the final cell output's figures (also the lab's mime
     renderer's) and the sidebar's (``GET sessions/<id>?figures=1``) are built here.
     ``duration`` and ``clocks`` always (empty without records); ``roofline`` (with
-    ``peaks``) and ``traffic`` when some region has FLOP and byte figures. Regions
+    ``peaks``) and ``traffic`` when some region has FLOP and byte figures; ``ranks``
+    and ``rank_clocks`` (with telemetry) for records measured in several ranks
+    (:mod:`nsight_lab.distributed.figure`). Regions
     are placed under the roof of their dtype (``roofline.place_session``) unless
     ``placements`` are given, or ``dtype_by_annotation`` says otherwise. Every
     statistic (the CI95 band, the placement) uses all ``records``; each per-run
@@ -1074,6 +1078,12 @@ def figures_to_json(
     counters = counters_figure(records)
     if counters is not None:
         out["counters"] = figure_json(counters)
+    from nsight_lab.distributed.figure import rank_figures  # multi-rank sessions
+
+    out.update(
+        (name, figure_json(fig))
+        for name, fig in rank_figures(records, max_points).items()
+    )
     return {name: out[name] for name in ordered_charts(out)}
 
 

@@ -49,6 +49,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from nsight_lab.distributed.frame import add_rank_rows
+from nsight_lab.distributed.metrics import PREFIX as RANK_PREFIX
 from nsight_lab.errors import OptionError
 from nsight_lab.records import TIME_METRIC, RunRecord
 from nsight_lab.roofline.placement import place_session, region_work
@@ -450,7 +452,7 @@ def to_dataframe(  # noqa: PLR0913, C901  (the optional inputs are keyword-only)
             record.duration_ns
         )
         for metric, value in record.metrics.items():
-            if not metric.startswith(MODEL_PREFIX):
+            if not metric.startswith((MODEL_PREFIX, RANK_PREFIX)):
                 series[(record.annotation, metric, record.config_index)].append(value)
         shown = config_values[record.config_index] if config_values else None
         derived = derived_values(record, spec, shown)
@@ -553,6 +555,7 @@ def to_dataframe(  # noqa: PLR0913, C901  (the optional inputs are keyword-only)
     frame["Geomean"] = frame.groupby(["Annotation", "Metric"], sort=False)[
         "AvgValue"
     ].transform(lambda col: geomean(list(col)))
+    frame = add_rank_rows(frame, records, _CONFIG)  # multi-rank sessions only
     result: pd.DataFrame = frame.drop(columns=_CONFIG)
     return result
 
@@ -574,7 +577,7 @@ def _raw_rows(  # noqa: PLR0913  (one record's context, keyword-only after it)
     values.update(
         (metric, (value, math.nan))
         for metric, value in record.metrics.items()
-        if not metric.startswith(MODEL_PREFIX)
+        if not metric.startswith((MODEL_PREFIX, RANK_PREFIX))
     )
     values.update(derived)
     config = record.config if shown is None else shown

@@ -1,0 +1,252 @@
+"""The per-rank charts of a multi-rank session, built once in Python like every chart.
+
+* :func:`ranks_figure` (chart ``ranks``): each region's duration per run on every
+  rank (one colour per rank), its span over the ranks (dashed), and the straggler of
+  each run marked with a star on its own point;
+* :func:`rank_clocks_figure` (chart ``rank_clocks``): each GPU's SM clock (left axis)
+  and temperature (right axis, dotted) per run, one colour per rank; only where
+  NVML telemetry was read.
+
+:func:`nsight_lab.figures.figures_to_json` adds them to the figure set of a session
+whose records carry ranks (:func:`~nsight_lab.distributed.metrics.is_multi_rank`),
+so the sidebar, the session panels and the widget draw them as they draw the others
+(TypeScript only mounts them). Theme-neutral and escaped as the figures module's
+charts are: user names reach hover text only as ``customdata``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any
+
+import plotly.graph_objects as go
+
+from nsight_lab import figures as base
+from nsight_lab.distributed import metrics as m
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from nsight_lab.records import RunRecord
+
+RANKS_CHART = "ranks"
+RANK_CLOCKS_CHART = "rank_clocks"
+STRAGGLER_SYMBOL = "star"
+
+
+def _colour(rank: int) -> str:
+    return base.PALETTE[rank % len(base.PALETTE)]
+
+
+def _finite(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+def _rank_groups(
+    records: Sequence[RunRecord],
+) -> dict[tuple[str, int], list[RunRecord]]:
+    groups: dict[tuple[str, int], list[RunRecord]] = defaultdict(list)
+    for record in records:
+        if m.is_multi_rank(record):
+            groups[(record.annotation, record.config_index)].append(record)
+    return groups
+
+
+def _ranks(group: Sequence[RunRecord]) -> list[int]:
+    found: set[int] = set()
+    for record in group:
+        found.update(m.per_rank(record, m.DEVICE))
+    return sorted(found)
+
+
+def ranks_figure(
+    records: Sequence[RunRecord], max_points: int | None = None
+) -> go.Figure:
+    """Duration per rank per run, the span dashed, the straggler starred.
+
+    Per (region, config): a dashed span trace (the record's duration), one
+    lines-and-markers trace per rank (its own duration, µs), and one trace of star
+    markers at each run's straggler's point. Records without ranks are left out;
+    ``max_points`` thins each region's runs evenly (all when None).
+
+    Raises:
+        Nothing.
+    """
+    groups = _rank_groups(records)
+    with_config = len({ci for _, ci in groups}) > 1
+    fig = go.Figure(
+        layout=base._layout(  # noqa: SLF001  (the one layout of every chart)
+            "Duration per rank per run",
+            xaxis={"title": {"text": "run"}},
+            yaxis={"title": {"text": "duration (µs)"}, "rangemode": "tozero"},
+        ),
+        _validate=False,
+    )
+    for gi, ((annotation, ci), every) in enumerate(groups.items()):
+        group = _thinned(every, max_points)
+        raw = base._label(annotation, group[0].config, with_config)  # noqa: SLF001
+        label = base._text(raw)  # noqa: SLF001
+        meta: dict[str, Any] = {
+            "annotation": base._meta_text(annotation),  # noqa: SLF001
+            "config_index": ci,
+        }
+        x = [r.run_index for r in group]
+        fig.add_trace(
+            base._scatter(  # noqa: SLF001
+                x=x,
+                y=[_finite(r.duration_ns / 1e3) for r in group],
+                name=f"{label} span",
+                mode="lines",
+                line={"color": base.NEUTRAL, "width": 1, "dash": "dash"},
+                customdata=[label] * len(x),
+                hovertemplate=(
+                    "%{customdata} span<br>run %{x}: %{y:.3f} µs<extra></extra>"
+                ),
+                legendgroup=f"r{gi}",
+                meta={**meta, "rank": m.SPAN},
+            )
+        )
+        for rank in _ranks(group):
+            name = m.rank_metric(m.DURATION, rank)
+            fig.add_trace(
+                base._scatter(  # noqa: SLF001
+                    x=x,
+                    y=[_finite(r.metrics.get(name, math.nan) / 1e3) for r in group],
+                    name=f"{label} rank {rank}",
+                    mode="lines+markers",
+                    line={"color": _colour(rank), "width": 1},
+                    marker={"color": _colour(rank), "size": 6},
+                    customdata=[[label, rank] for _ in x],
+                    hovertemplate=(
+                        "%{customdata[0]}, rank %{customdata[1]}<br>run %{x}: "
+                        "%{y:.3f} µs<extra></extra>"
+                    ),
+                    legendgroup=f"r{gi}",
+                    meta={**meta, "rank": rank},
+                )
+            )
+        fig.add_trace(_straggler_trace(group, label, meta, gi))
+    return fig
+
+
+def _straggler_trace(
+    group: Sequence[RunRecord], label: str, meta: dict[str, Any], gi: int
+) -> go.Scatter:
+    xs: list[int] = []
+    ys: list[float | None] = []
+    custom: list[tuple[str, int]] = []
+    for record in group:
+        who = record.metrics.get(m.STRAGGLER, math.nan)
+        if math.isnan(who):
+            continue
+        rank = int(who)
+        value = record.metrics.get(m.rank_metric(m.DURATION, rank), math.nan)
+        xs.append(record.run_index)
+        ys.append(_finite(value / 1e3))
+        custom.append((label, rank))
+    return base._scatter(  # noqa: SLF001
+        x=xs,
+        y=ys,
+        name=f"{label} straggler",
+        mode="markers",
+        marker={
+            "symbol": STRAGGLER_SYMBOL,
+            "size": 13,
+            "color": [_colour(rank) for _, rank in custom],
+            "line": {"width": 1, "color": base.NEUTRAL},
+        },
+        customdata=[list(c) for c in custom],
+        hovertemplate=(
+            "%{customdata[0]}<br>run %{x}: straggler rank %{customdata[1]}, "
+            "%{y:.3f} µs<extra></extra>"
+        ),
+        legendgroup=f"r{gi}",
+        meta={**meta, "straggler": True},
+    )
+
+
+def rank_clocks_figure(
+    records: Sequence[RunRecord], max_points: int | None = None
+) -> go.Figure | None:
+    """Each GPU's SM clock and temperature per run; ``None`` without telemetry.
+
+    Runs are numbered in the order they ran over all configs (each run's first
+    region gives its telemetry, as :func:`nsight_lab.figures.clocks_figure` does).
+
+    Raises:
+        Nothing.
+    """
+    runs: dict[tuple[int, int], RunRecord] = {}
+    for record in records:
+        if m.is_multi_rank(record):
+            runs.setdefault((record.config_index, record.run_index), record)
+    every = _thinned(list(runs.values()), max_points)
+    series = {
+        rank: (
+            [_finite(r.metrics.get(m.rank_metric(m.SM_CLOCK, rank))) for r in every],
+            [_finite(r.metrics.get(m.rank_metric(m.TEMPERATURE, rank))) for r in every],
+        )
+        for rank in _ranks(every)
+    }
+    if not any(v is not None for sm, temp in series.values() for v in (*sm, *temp)):
+        return None
+    fig = go.Figure(
+        layout=base._layout(  # noqa: SLF001
+            "SM clock and temperature per GPU",
+            xaxis={"title": {"text": "run (order over all configs)"}},
+            yaxis={"title": {"text": "SM clock (MHz)"}},
+            yaxis2={
+                "title": {"text": "temperature (°C)"},
+                "overlaying": "y",
+                "side": "right",
+                "showgrid": False,
+            },
+        ),
+        _validate=False,
+    )
+    x = list(range(len(every)))
+    for rank, (sm, temp) in series.items():
+        device = m.device_label(every[0].metrics.get(m.rank_metric(m.DEVICE, rank)))
+        for values, what, axis, unit, dash in (
+            (sm, "SM clock", "y", "MHz", "solid"),
+            (temp, "temperature", "y2", "°C", "dot"),
+        ):
+            fig.add_trace(
+                base._scatter(  # noqa: SLF001
+                    x=x,
+                    y=values,
+                    name=f"rank {rank} ({device}) {what}",
+                    yaxis=axis,
+                    mode="lines+markers",
+                    line={"color": _colour(rank), "width": 1, "dash": dash},
+                    marker={"color": _colour(rank), "size": 5},
+                    hovertemplate=(
+                        f"rank {rank} ({device})<br>run %{{x}}: {what} "
+                        f"%{{y:.0f}} {unit}<extra></extra>"
+                    ),
+                    meta={"rank": rank, "quantity": what},
+                )
+            )
+    return fig
+
+
+def _thinned(group: Sequence[RunRecord], max_points: int | None) -> list[RunRecord]:
+    return [group[k] for k in base._decimate(len(group), max_points)]  # noqa: SLF001
+
+
+def rank_figures(
+    records: Sequence[RunRecord], max_points: int | None = None
+) -> dict[str, go.Figure]:
+    """The per-rank charts of ``records`` by name (none for single-rank records).
+
+    Raises:
+        Nothing.
+    """
+    if not any(m.is_multi_rank(r) for r in records):
+        return {}
+    out = {RANKS_CHART: ranks_figure(records, max_points)}
+    clocks = rank_clocks_figure(records, max_points)
+    if clocks is not None:
+        out[RANK_CLOCKS_CHART] = clocks
+    return out

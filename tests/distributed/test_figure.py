@@ -1,0 +1,47 @@
+"""The per-rank charts: traces, the straggler marked, per-GPU clock lines."""
+
+from __future__ import annotations
+
+from nsight_lab.distributed.figure import rank_clocks_figure, ranks_figure
+from nsight_lab.figures import CHART_ORDER, figures_to_json
+
+
+def test_ranks_figure_has_span_each_rank_and_the_straggler(ranked, step):
+    fig = ranks_figure(ranked())
+    names = [t.name for t in fig.data]
+    assert names == ["step span", "step rank 0", "step rank 1", "step straggler"]
+    span, r0, r1, star = fig.data
+    assert list(r0.x) == list(range(len(step)))
+    assert list(r0.y) == [d0 / 1e3 for d0, _ in step]
+    assert list(r1.y) == [d1 / 1e3 for _, d1 in step]
+    assert list(span.y) == [(100 + d1) / 1e3 for _, d1 in step]
+    assert span.line.dash == "dash"
+    # Rank 1 is the straggler of every run: a star on its point.
+    assert star.mode == "markers"
+    assert star.marker.symbol == "star"
+    assert list(star.y) == list(r1.y)
+    assert [c[1] for c in star.customdata] == [1] * len(step)
+    assert r0.line.color != r1.line.color
+
+
+def test_user_names_are_escaped_in_trace_names(ranked):
+    fig = ranks_figure(ranked(name="<b>x</b>"))
+    assert all("<b>" not in t.name for t in fig.data)
+    assert fig.data[1].meta["annotation"] == "<b>x</b>"
+
+
+def test_rank_clocks_only_with_telemetry(ranked, step):
+    assert rank_clocks_figure(ranked()) is None
+    fig = rank_clocks_figure(ranked(telemetry=True))
+    assert fig is not None
+    by_name = {t.name: t for t in fig.data}
+    assert list(by_name["rank 0 (cuda:0) SM clock"].y) == [1900.0] * len(step)
+    assert list(by_name["rank 1 (cuda:1) temperature"].y) == [41.0] * len(step)
+    assert by_name["rank 1 (cuda:1) temperature"].yaxis == "y2"
+
+
+def test_figure_set_of_a_multi_rank_session_in_the_chart_order(ranked):
+    figures = figures_to_json(ranked(telemetry=True))
+    assert list(figures) == ["duration", "ranks", "clocks", "rank_clocks"]
+    assert list(figures) == [c for c in CHART_ORDER if c in figures]
+    assert "ranks" not in figures_to_json(ranked()[:0])

@@ -239,6 +239,16 @@ class _NsightShim(types.ModuleType):
 
     __nsight_lab_shim__ = True
 
+    def __reduce__(self) -> tuple[Callable[[], types.ModuleType], tuple[()]]:
+        """Pickle by reference: unpickled, it is that process's ``nsight`` stand-in.
+
+        A user's function that reads ``nsight`` (``nsight.annotate``) ships to the
+        isolated ncu child with the module in its globals; cloudpickle would copy a
+        module without a spec by value, which a ModuleType subclass refuses. The
+        child installs the same stand-in before it unpickles (``child.run_payload``).
+        """
+        return nsight_shim, ()
+
     def __getattr__(self, name: str) -> object:
         if name.startswith("__"):  # the import system's and pickle's questions
             raise AttributeError(name)
@@ -255,6 +265,30 @@ class _NsightShim(types.ModuleType):
         return value
 
 
+def nsight_shim() -> types.ModuleType:
+    """This process's ``nsight`` stand-in (what a pickled stand-in unpickles to).
+
+    The one ``import nsight`` resolves to where it is installed; else it is
+    installed where nsight-python is absent; else (nsight-python is there and stays
+    ``nsight``) a stand-in of its own, outside ``sys.modules``.
+    """
+    module = sys.modules.get("nsight")
+    if module is None:
+        install_nsight_shim()
+        module = sys.modules.get("nsight")
+    if module is not None and getattr(module, "__nsight_lab_shim__", False):
+        return module
+    return _new_shim()
+
+
+def _new_shim() -> _NsightShim:
+    shim = _NsightShim(
+        "nsight", "nsight-lab's stand-in for nsight-python (nsight_lab.api)"
+    )
+    shim.annotate = annotate  # type: ignore[attr-defined]
+    return shim
+
+
 def install_nsight_shim(*, replace: bool = False) -> None:
     """Make ``import nsight`` resolve to nsight-lab's nsight-python API.
 
@@ -267,11 +301,7 @@ def install_nsight_shim(*, replace: bool = False) -> None:
         "nsight" in sys.modules or importlib.util.find_spec("nsight") is not None
     ):
         return
-    shim = _NsightShim(
-        "nsight", "nsight-lab's stand-in for nsight-python (nsight_lab.api)"
-    )
-    shim.annotate = annotate  # type: ignore[attr-defined]
-    sys.modules["nsight"] = shim
+    sys.modules["nsight"] = _new_shim()
 
 
 @contextmanager

@@ -7,12 +7,15 @@ nsight-python's rules: the real child, shipping and report reading, on the CPU.
 
 from __future__ import annotations
 
+import sys
+import textwrap
 from typing import Any
 
 import numpy as np
 import pytest
 
 import nsight_lab as nsight
+from nsight_lab.regions import install_nsight_shim
 
 pytest.importorskip("torch")
 pytestmark = pytest.mark.usefixtures("fake_ncu")
@@ -69,3 +72,38 @@ def test_several_kernels_need_a_combine_function(
     times = folded[folded["Metric"] == "gpu__time_duration.sum"]
     assert times["AvgValue"].tolist() == [1100.0]
     assert times["Kernel"].str.count(";").tolist() == [2]  # three kernels named
+
+
+def test_a_function_reading_the_nsight_stand_in_ships_to_the_child(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # nsight-python's examples 08, 09, 11: ``import nsight`` is nsight-lab's stand-in
+    # module, which the function's globals (shipped by value) hold.
+    monkeypatch.setitem(sys.modules, "nsight", None)  # restored after the test
+    install_nsight_shim(replace=True)
+    notebook: dict[str, Any] = {"__name__": "__main__"}
+    source = f"""
+        import nsight
+        import numpy as np
+
+        @nsight.annotate("ones")
+        def ones(n):
+            return np.ones(n).sum()
+
+        @nsight.analyze.kernel(
+            configs=[(64,), (128,)], runs=2, backend="ncu", metrics={METRICS!r},
+            verbosity=nsight.VerbosityLevel.SILENT, warmup=0,
+        )
+        def bench(n):
+            with nsight.annotate("zeros"):
+                np.zeros(n).sum()
+            ones(n)
+        """
+    exec(textwrap.dedent(source), notebook)  # noqa: S102  (a notebook's cell)
+    assert getattr(notebook["nsight"], "__nsight_lab_shim__", False)
+    frame = notebook["bench"]().to_dataframe()
+    reads = frame[frame["Metric"] == METRICS[0]]
+    assert sorted(set(reads["Annotation"])) == ["ones", "zeros"]
+    assert (reads["NumRuns"] == 2).all()  # every run's regions came back from ncu
+    assert (reads["AvgValue"] == 1000.0).all()
+    assert sorted(set(reads["n"])) == [64, 128]

@@ -129,6 +129,53 @@ def test_shipped_notebook_code_rebuilds_in_another_process(tmp_path):
     assert out.stdout.split() == ["15", "[2.0,", "2.0]", "True", str(math.pi)]
 
 
+def test_a_function_reading_the_nsight_stand_in_ships_by_reference(
+    tmp_path, monkeypatch
+):
+    from nsight_lab.regions import install_nsight_shim
+
+    monkeypatch.setitem(sys.modules, "nsight", None)  # restored after the test
+    install_nsight_shim(replace=True)
+    ns = notebook(
+        """
+        import nsight
+        def step(v):
+            with nsight.annotate("step"):
+                return v + 1
+        """
+    )
+    blob = tmp_path / "ns.pkl"
+    blob.write_bytes(ship(["step"], ns))
+    # In the child, as child.run_payload does: the stand-in first, then unship; the
+    # function's ``nsight`` is that stand-in, and its regions reach the tracker.
+    script = textwrap.dedent(
+        f"""
+        from pathlib import Path
+        from nsight_lab.backends.ncu.shipping import unship
+        from nsight_lab.regions import RegionTracker, install_nsight_shim, listening
+
+        class Log:
+            def enter_region(self, name): pass
+            def exit_region(self, name): pass
+
+        install_nsight_shim(replace=True)
+        import nsight
+        step = unship(Path({str(blob)!r}).read_bytes())["step"]
+        tracker = RegionTracker(Log())
+        with listening(tracker):
+            value = step(41)
+        print(value, tracker.seen, step.__globals__["nsight"] is nsight)
+        """
+    )
+    out = subprocess.run(  # noqa: S603
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert out.stdout.split() == ["42", "['step']", "True"]
+
+
 def test_unpicklable_variable_is_named():
     with socket.socket() as sock:
         ns = {"sock": sock, "fine": 1}

@@ -401,14 +401,17 @@ def session_view(
 ) -> dict[str, Any]:
     """Return what the session view shows beside the runs, built from every run.
 
-    ``{"figures", "chart_order", "summary"}``: the figures of
+    ``{"figures", "chart_order", "summary", "verdicts"}``: the figures of
     :func:`nsight_lab.figures.figures_to_json` (the one assembler, also the
     widget's; roofline and traffic where the device's roofs are known: datasheet
     table, else peaks measured earlier and cached in ``store``), the order to draw
     them in (:data:`nsight_lab.figures.CHART_ORDER`), and the summary table's rows
     (:func:`nsight_lab.results.summary_rows` of the stored results, the rows the
-    widget shows). Every statistic uses all runs; each per-run trace is thinned to
-    at most ``max_points`` points. Heavy for large sessions: the server runs it in
+    widget shows), and the verdict table against the baseline the session was
+    profiled with (:func:`nsight_lab.baselines.verdict_table` with its kept
+    threshold; null without one, or once that baseline's session is deleted).
+    Every statistic uses all runs; each per-run trace is thinned to at most
+    ``max_points`` points. Heavy for large sessions: the server runs it in
     a child process (:func:`nsight_lab.server._worker.session_view_json`); plotly
     and pandas are imported here, on the first request that needs them.
 
@@ -423,8 +426,22 @@ def session_view(
     session = store.get_session(session_id)
     records = store.runs(session_id)
     peaks = known_peaks(store, session.device, cpu=session.backend == "cpu")
+    kept = store.session_verdicts([session_id]).get(session_id)
+    verdicts = None
+    if kept is not None and kept.baseline_session_id is not None:
+        from nsight_lab.baselines import table_of
+
+        verdicts = table_of(
+            store.runs(kept.baseline_session_id),
+            records,
+            a=kept.baseline_session_id,
+            b=session_id,
+            baseline=kept.baseline_name,
+            threshold=kept.threshold,
+        ).to_json()
     return {
         "figures": figures_to_json(records, peaks, max_points=max_points),
         "chart_order": list(CHART_ORDER),
         "summary": summary_rows(stored_results(records, session, peaks)),
+        "verdicts": verdicts,
     }

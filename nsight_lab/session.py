@@ -264,13 +264,17 @@ def _write_csv(
         return []
     import pandas as pd
 
+    from nsight_lab.safetext import frame_to_csv
+
     tag = request.csv_tag(session_id) if request.csv_tag else f"cell-{session_id}"
     raw_path = Path(f"{prefix}profiled_data-{tag}.csv")
     processed_path = Path(f"{prefix}processed_data-{tag}.csv")
     try:
         raw_path.parent.mkdir(parents=True, exist_ok=True)
-        pd.DataFrame(raw).to_csv(raw_path, index=False)
-        frame.to_csv(processed_path, index=False)
+        # Through the one CSV writer: an annotation "=HYPERLINK(...)" must not run
+        # as a formula when the file is opened in a spreadsheet (issue 8).
+        frame_to_csv(pd.DataFrame(raw), raw_path)
+        frame_to_csv(frame, processed_path)
     except OSError as exc:
         msg = (
             f"--output-csv: cannot write {str(raw_path)!r}: {exc.strerror or exc}; "

@@ -143,6 +143,25 @@ def test_output_csv_writes_both_files(ip: InteractiveShell, tmp_path: Path) -> N
     assert len(processed) == 4
 
 
+def test_output_csv_neutralises_spreadsheet_formulas(
+    ip: InteractiveShell, tmp_path: Path
+) -> None:
+    """An annotation that a spreadsheet would run as a formula is written as text."""
+    prefix = tmp_path / "csv" / "f_"
+    hostile = '=HYPERLINK("http://example.invalid","x")'
+    cell = f"import nsight\nwith nsight.annotate({hostile!r}):\n    sum(range(9))\n"
+    result = run(ip, f"--runs 2 --output-csv {prefix} --out o", cell)
+    assert result.error_in_exec is None, result.error_in_exec
+    files = sorted((tmp_path / "csv").iterdir())
+    assert len(files) == 2
+    for path in files:
+        frame = pd.read_csv(path)
+        assert set(frame["Annotation"]) == {"'" + hostile}, path.name
+        cells = [str(v) for v in frame.to_numpy().ravel()] + list(frame.columns)
+        assert not [c for c in cells if c.startswith(("=", "+", "@"))], path.name
+        assert (frame["AvgValue" if "AvgValue" in frame else "Value"] > 0).all()
+
+
 def test_configs_from_lists_of_tuples_dicts_and_values(ip: InteractiveShell) -> None:
     from IPython.core.error import UsageError
 

@@ -57,6 +57,7 @@ __all__ = [
     "backend_ids",
     "get_collector",
     "probe_all",
+    "times_the_host",
 ]
 
 
@@ -183,6 +184,15 @@ def probe_all(ids: Iterable[str] | None = None) -> dict[str, Availability]:
     """
     chosen = backend_ids() if ids is None else tuple(ids)
     return {backend_id: get_collector(backend_id).probe() for backend_id in chosen}
+
+
+def times_the_host(backend_id: str) -> bool:
+    """Whether a session of ``backend_id`` timed the host CPU (its ``on_host``).
+
+    For stored sessions: a backend this version no longer registers counts as a GPU
+    one, so its regions are placed under no CPU roofs.
+    """
+    return any(entry.on_host for entry in BACKENDS if entry.id == backend_id)
 
 
 def auto_candidates(*, counters: bool) -> list[BackendEntry]:

@@ -419,13 +419,14 @@ def session_view(
         NotFoundError: No such session.
         StoreError: The store cannot be read.
     """
+    from nsight_lab.backends import times_the_host  # the registry table only
     from nsight_lab.figures import CHART_ORDER, figures_to_json
     from nsight_lab.results import stored_results, summary_rows
     from nsight_lab.roofline.peaks import known_peaks
 
     session = store.get_session(session_id)
     records = store.runs(session_id)
-    peaks = known_peaks(store, session.device, cpu=session.backend == "cpu")
+    peaks = known_peaks(store, session.device, cpu=times_the_host(session.backend))
     kept = store.session_verdicts([session_id]).get(session_id)
     verdicts = None
     if kept is not None and kept.baseline_session_id is not None:

@@ -26,6 +26,7 @@ from nsight_lab.backends import (
     backend_ids,
     get_collector,
     probe_all,
+    times_the_host,
 )
 from nsight_lab.options import parse_options
 from nsight_lab.plan import make_plan
@@ -217,6 +218,21 @@ def test_a_new_backend_gets_the_region_rules(ip: InteractiveShell) -> None:
     assert isinstance(result.error_in_exec, UsageError)
     assert "region 'twice' ran twice in one run" in str(result.error_in_exec)
     assert sys.modules["tiny_backend"].CLOSED == [True]
+
+
+def test_whether_a_stored_session_timed_the_host_comes_from_the_table(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The server and the history place a session under CPU roofs by this, not by
+    its backend being named "cpu"."""
+    assert times_the_host("cpu")
+    assert not times_the_host("events")
+    assert not times_the_host("a-backend-no-longer-registered")
+    host_timer = BackendEntry(
+        "hosttimer", "tiny:HostTimer", "another host timer", on_host=True
+    )
+    monkeypatch.setattr(backends, "BACKENDS", (*backends.BACKENDS, host_timer))
+    assert times_the_host("hosttimer")
 
 
 def test_auto_takes_a_new_counters_backend_before_ncu(

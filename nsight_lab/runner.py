@@ -28,7 +28,7 @@ from nsight_lab.regions import CELL_REGION, RegionTracker, listening
 from nsight_lab.stats import rsd_pct
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
     from nsight_lab.backends.base import Measurement
     from nsight_lab.plan import Plan
@@ -60,6 +60,20 @@ def current_run() -> RunKey | None:
     """
     key: RunKey | None = getattr(_running, "key", None)
     return key
+
+
+@contextlib.contextmanager
+def running(key: RunKey) -> Iterator[None]:
+    """Make ``key`` this thread's :func:`current_run` for the block.
+
+    The runner's runs, and the isolated ncu child's (so that info collectors shipped
+    there collect for the same runs as in this process).
+    """
+    _running.key = key
+    try:
+        yield
+    finally:
+        _running.key = None
 
 
 @dataclass
@@ -223,11 +237,8 @@ class Runner:
             self.progress.message = f"waited {waited:.1f} s for thermal headroom"
         self._tracker.reset()
         self.measurement.begin_run(key)
-        _running.key = key
-        try:
+        with running(key):
             body(config)
-        finally:
-            _running.key = None
         self._tracker.check_closed()
         if self._tracker.failed:
             self._failed[key] = set(self._tracker.failed)

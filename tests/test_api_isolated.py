@@ -7,6 +7,7 @@ nsight-python's rules: the real child, shipping and report reading, on the CPU.
 
 from __future__ import annotations
 
+import os
 import sys
 import textwrap
 from typing import Any
@@ -107,3 +108,61 @@ def test_a_function_reading_the_nsight_stand_in_ships_to_the_child(
     assert (reads["NumRuns"] == 2).all()  # every run's regions came back from ncu
     assert (reads["AvgValue"] == 1000.0).all()
     assert sorted(set(reads["n"])) == [64, 128]
+
+
+def test_info_collectors_run_in_the_child_with_the_function() -> None:
+    parent = os.getpid()
+    ticks: list[int] = []
+
+    @nsight.experimental.collect(scope="once")
+    def where() -> int:
+        return os.getpid()
+
+    @nsight.experimental.collect(scope="config")
+    def squared(n: int) -> int:
+        return n * n
+
+    @nsight.experimental.collect(scope="run")
+    def pid(*_config: Any) -> int:
+        return os.getpid()
+
+    @nsight.experimental.collect(scope="run")
+    def tick(*_config: Any) -> int:
+        ticks.append(1)  # the child's copy of the list: one per config's process
+        return len(ticks)
+
+    def region(annotation_name: str, n: int) -> str:
+        return f"{annotation_name}-{n}"
+
+    def broken(*_config: Any) -> int:
+        raise ZeroDivisionError
+
+    profiled = nsight.analyze.kernel(
+        backend="ncu",
+        metrics=METRICS,
+        verbosity=nsight.VerbosityLevel.SILENT,
+        configs=[(64, np.float32), (128, np.int64)],
+        runs=3,
+        warmup=1,
+        info_collectors=[
+            where,
+            squared,
+            pid,
+            tick,
+            ("region", region, "annotation"),
+            ("broken", broken, "run"),
+        ],
+    )(bench)
+    # the child's warning, given here once
+    with pytest.warns(RuntimeWarning, match=r"'broken' \(run scope\) raised Zero"):
+        frame = profiled().to_dataframe()
+    frame = frame[frame["Metric"] == METRICS[0]]
+    assert len(frame) == 2
+    assert (frame["where"] == parent).all()  # once: in this process, before
+    assert (frame["squared_Avg"] == frame["n"] ** 2).all()
+    assert (frame["pid_Min"] != parent).all()  # run: in the ncu child
+    assert (frame["tick_Min"] == 1).all()  # the warm-up run collected nothing
+    assert (frame["tick_Max"] == 3).all()
+    assert (frame["region"] == "zeros-" + frame["n"].astype(str)).all()
+    assert frame["broken"].isna().all()
+    assert ticks == []  # nothing ran here

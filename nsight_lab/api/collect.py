@@ -14,19 +14,31 @@ A collector with a fixed number of positional parameters gets only that many val
 One that raises gives ``None`` there, with one ``RuntimeWarning`` per collector and
 scope. Warm-up runs collect nothing. The values become columns of the results, as
 nsight-python aggregates them (:class:`nsight_lab.results.InfoColumn`).
+
+On the isolated ncu path the function runs in the child process under ncu, and so do
+the ``config``, ``run`` and ``annotation`` collectors -- in the process that runs the
+function, as nsight-python calls them: :class:`Collectors` is shipped with the
+function, :meth:`Collectors.send` writes what the child collected (and the warnings
+it would have given) to a folder after each run, and this process reads it back as
+the values are asked for. ``once`` collectors run here, before the profile.
 """
 
 from __future__ import annotations
 
 import inspect
+import os
+import pickle
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from nsight_lab.api.exceptions import ProfilerException
 from nsight_lab.results import InfoColumn, warn_at_user
 from nsight_lab.runner import current_run
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "RESERVED_COLUMN_NAMES",
@@ -227,13 +239,19 @@ class _ByConfig(Mapping[tuple[str, int, int], object]):
     """Values kept per config (or per run, or once), read per record."""
 
     def __init__(
-        self, pick: Callable[[tuple[str, int, int]], tuple[object, ...]]
+        self,
+        pick: Callable[[tuple[str, int, int]], tuple[object, ...]],
+        refresh: Callable[[], None],
     ) -> None:
         self.kept: dict[tuple[object, ...], object] = {}
         self._pick = pick
+        self._refresh = refresh
 
     def __getitem__(self, key: tuple[str, int, int]) -> object:
-        return self.kept[self._pick(key)]
+        picked = self._pick(key)
+        if picked not in self.kept:
+            self._refresh()  # collected in the ncu child: read what it sent
+        return self.kept[picked]
 
     def __iter__(self) -> Iterator[tuple[str, int, int]]:
         return iter(())  # read by key only
@@ -258,10 +276,16 @@ class Collectors:
             "run": lambda key: (key[1], key[2]),
             "annotation": lambda key: key,
         }
-        self._values = {name: _ByConfig(picks[scope]) for name, _, scope in collectors}
+        self._values = {
+            name: _ByConfig(picks[scope], self.receive) for name, _, scope in collectors
+        }
         self.columns = [
             InfoColumn(name, scope, self._values[name]) for name, _, scope in collectors
         ]
+        self.inbox: Path | None = None
+        """Where the ncu child's :meth:`send` writes (set for the isolated path)."""
+        self._messages: dict[tuple[str, str], str] = {}
+        self._received: dict[str, tuple[int, int]] = {}
 
     def __bool__(self) -> bool:
         """Whether there is any collector."""
@@ -273,15 +297,62 @@ class Collectors:
         try:
             return callback(*args)
         except Exception as exc:  # noqa: BLE001  (user code: None there, and a warning)
-            if (scope, name) not in self._warned:
-                self._warned.add((scope, name))
-                warn_at_user(
-                    f"Info collector '{name}' ({scope} scope) raised "
-                    f"{type(exc).__name__}: {exc}. Its column will be None for failed "
-                    "runs.",
-                    RuntimeWarning,
-                )
+            self._warn(
+                scope,
+                name,
+                f"Info collector '{name}' ({scope} scope) raised "
+                f"{type(exc).__name__}: {exc}. Its column will be None for failed "
+                "runs.",
+            )
             return None
+
+    def _warn(self, scope: str, name: str, message: str) -> None:
+        """Warn once per collector and scope (kept to send from the ncu child)."""
+        if (scope, name) in self._warned:
+            return
+        self._warned.add((scope, name))
+        self._messages[(scope, name)] = message
+        warn_at_user(message, RuntimeWarning)
+
+    def send(self) -> None:
+        """Write what this process collected to :attr:`inbox` (in the ncu child).
+
+        One file per process, replaced after each run, so the notebook's process
+        reads whole files only. A value that cannot be pickled is sent as its
+        ``repr``.
+        """
+        if self.inbox is None:
+            return
+        values = {
+            name: {k: _picklable(v) for k, v in self._values[name].kept.items()}
+            for name, _, scope in self._collectors
+            if scope != "once"  # collected in the notebook's process
+        }
+        blob = pickle.dumps(
+            {"values": values, "warnings": self._messages},
+            protocol=pickle.HIGHEST_PROTOCOL,
+        )
+        target = self.inbox / f"collected-{os.getpid()}.pkl"
+        partial = target.with_suffix(".partial")
+        partial.write_bytes(blob)
+        partial.replace(target)
+
+    def receive(self) -> None:
+        """Read what the ncu child sent to :attr:`inbox` since the last call."""
+        if self.inbox is None or not self.inbox.is_dir():
+            return
+        for path in sorted(self.inbox.glob("collected-*.pkl")):
+            stat = path.stat()
+            seen = (stat.st_mtime_ns, stat.st_size)
+            if self._received.get(path.name) == seen:
+                continue
+            self._received[path.name] = seen
+            sent = pickle.loads(path.read_bytes())  # noqa: S301  (our child's file)
+            for name, kept in sent["values"].items():
+                if name in self._values:
+                    self._values[name].kept.update(kept)
+            for (scope, name), message in sent["warnings"].items():
+                self._warn(scope, name, message)
 
     def once(self) -> None:
         """Call the ``once`` collectors (before the profile)."""
@@ -318,3 +389,11 @@ class Collectors:
                 self._values[name].kept[(region, key.config_index, key.run_index)] = (
                     self._call(name, scope, callback, args)
                 )
+
+
+def _picklable(value: object) -> object:
+    try:
+        pickle.dumps(value)
+    except Exception:  # noqa: BLE001  (any value a user's collector returns)
+        return repr(value)
+    return value

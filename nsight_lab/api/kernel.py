@@ -39,9 +39,11 @@ import enum
 import functools
 import inspect
 import os
+import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from nsight_lab.api.collect import Collectors, normalize_collectors, validate_collectors
@@ -426,6 +428,8 @@ class IsolatedCall:
     func: Callable[..., Any]
     names: tuple[str, ...]
     configs: list[tuple[tuple[object, ...], dict[str, Any]]]
+    collectors: Collectors | None = None
+    """The info collectors, called around each run in the child as in-process."""
 
     def __call__(self, namespace: Mapping[str, Any]) -> None:
         """Call the function with the config the child bound in ``namespace``.
@@ -436,12 +440,25 @@ class IsolatedCall:
         key = tuple(namespace.get(name) for name in self.names)
         for stored, bound in self.configs:
             if stored == key:
-                call_with(self.func, bound)
+                self._call(bound)
                 return
         msg = (
             f"no config of {getattr(self.func, '__name__', 'the function')} is {key!r}"
         )
         raise ProfilerException(msg)
+
+    def _call(self, bound: dict[str, Any]) -> None:
+        """One run: the collectors of its scopes, the function, then send the values."""
+        from nsight_lab.regions import entering_regions
+
+        collectors = self.collectors
+        if collectors is None:
+            call_with(self.func, bound)
+            return
+        collectors.before_run()
+        with entering_regions(collectors.entering):
+            call_with(self.func, bound)
+        collectors.send()
 
 
 def _in_notebook() -> bool:
@@ -526,7 +543,7 @@ def _run(
         NsightLabError: The profile could not run or failed after runs (kept).
         BaseException: Whatever the function raised, unchanged.
     """
-    from nsight_lab.backends import get_collector, probe_all
+    from nsight_lab.backends import backend_entry, get_collector, probe_all
     from nsight_lab.plan import ConfigList, make_plan
     from nsight_lab.regions import entering_regions
     from nsight_lab.results import DeriveSpec
@@ -537,7 +554,10 @@ def _run(
     bound = chosen.bound()
     plan = make_plan(options, probe_all(), ConfigList(chosen.names, bound))
     collectors = Collectors(settings.info_collectors, chosen.values)
-    namespace = {_CALL: _isolated_call(func, chosen, plan)}
+    isolated = backend_entry(plan.backend).isolated
+    if isolated and collectors:
+        collectors.inbox = Path(tempfile.mkdtemp(prefix="nsight-lab-collected-"))
+    namespace = {_CALL: _isolated_call(func, chosen, plan, collectors)}
     cell = function_cell(func, collectors, namespace)
     verbose = settings.verbosity != VerbosityLevel.SILENT
     display: Display = ("widget" if _in_notebook() else "text") if verbose else "none"
@@ -563,14 +583,18 @@ def _run(
         if collectors
         else contextlib.nullcontext()
     )
-    with RunStore() as store, hook:
-        done = profile(
-            plan,
-            cell,
-            collector=get_collector(plan.backend),
-            store=store,
-            request=request,
-        )
+    try:
+        with RunStore() as store, hook:
+            done = profile(
+                plan,
+                cell,
+                collector=get_collector(plan.backend),
+                store=store,
+                request=request,
+            )
+    finally:
+        if collectors.inbox is not None:  # read by now: the frame is built
+            shutil.rmtree(collectors.inbox, ignore_errors=True)
     if verbose:
         for path in done.csv_files:
             print(f"[nsight-lab] Refer to {path}", flush=True)  # noqa: T201  (verbosity INFO)
@@ -585,7 +609,10 @@ def _run(
 
 
 def _isolated_call(
-    func: Callable[..., Any], chosen: FunctionConfigs, plan: Plan
+    func: Callable[..., Any],
+    chosen: FunctionConfigs,
+    plan: Plan,
+    collectors: Collectors,
 ) -> IsolatedCall:
     return IsolatedCall(
         func=func,
@@ -594,6 +621,7 @@ def _isolated_call(
             (tuple(stored[name] for name in chosen.names), bound)
             for stored, bound in zip(plan.configs, chosen.bound(), strict=True)
         ],
+        collectors=collectors or None,
     )
 
 
@@ -609,6 +637,7 @@ def _notes(plan: Plan, settings: KernelSettings) -> list[str]:
         )
     if settings.info_collectors and backend_entry(plan.backend).isolated:
         notes.append(
-            "info_collectors: not called, the function runs in the ncu child process"
+            "info_collectors: the config, run and annotation ones ran in the ncu "
+            "child process, with the function; once ones here, before the profile"
         )
     return notes

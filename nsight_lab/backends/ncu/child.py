@@ -139,8 +139,10 @@ def run_payload(payload: dict[str, Any]) -> None:
         ValueError: The payload is of another schema version.
         BaseException: Whatever the cell raised, or a region rule it broke.
     """
+    from nsight_lab.backends.base import RunKey
     from nsight_lab.backends.ncu.shipping import unship
     from nsight_lab.regions import RegionTracker, install_nsight_shim, listening
+    from nsight_lab.runner import running
 
     if payload.get("schema_version") != PAYLOAD_SCHEMA_VERSION:
         msg = (
@@ -179,7 +181,9 @@ def run_payload(payload: dict[str, Any]) -> None:
                     ranges.push(range_name(CELL_REGION, ci, ri))
                 t_start = time.perf_counter_ns()
                 try:
-                    with listening(regions):
+                    # current_run() as in the notebook's process: info collectors
+                    # shipped with an analyze.kernel function collect per run here.
+                    with listening(regions), running(RunKey(ci, ri, warmup=ri < 0)):
                         namespace.update(config)
                         exec(code, namespace)  # noqa: S102  (running the cell is the point)
                 finally:

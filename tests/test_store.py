@@ -1063,3 +1063,23 @@ def test_postgres_schema_is_the_sqlite_schema(db: str, tmp_path: Path) -> None:
     }
     assert pg_columns == lite_columns
     assert user_version(db) == user_version(tmp_path / "lite.sqlite") == SCHEMA_VERSION
+
+
+def test_processes_opening_a_new_store_at_once_create_it_once(db: Path | str) -> None:
+    """The first opens race to create the schema: one does, the others wait for it."""
+    code = (
+        "import sys; from nsight_lab.store.run_store import RunStore as S;"
+        " S(sys.argv[1]).close()"
+    )
+    procs = [
+        subprocess.Popen(  # noqa: S603  (our own code)
+            [sys.executable, "-c", code, str(db)],
+            env=writer_env(),
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(6)
+    ]
+    errors = [p.communicate(timeout=120)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0] * 6, errors
+    assert user_version(db) == SCHEMA_VERSION

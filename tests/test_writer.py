@@ -1,4 +1,4 @@
-"""Tests of nsight_lab.store.writer: the store's lag is bounded."""
+"""Tests of nsight_lab.store.writer: the store's lag is bounded (on both engines)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def _record(session_id: int, run_index: int) -> RunRecord:
     )
 
 
-def _lag_violations(db: Path, pace_s: float) -> tuple[list[str], str]:
+def _lag_violations(db: Path | str, pace_s: float) -> tuple[list[str], str]:
     """Run tests/_writer_lag.py in a fresh process; its late polls and summary."""
     done = subprocess.run(  # noqa: S603  (our own script, with this Python)
         [sys.executable, str(Path(__file__).with_name("_writer_lag.py")), str(db),
@@ -48,7 +48,9 @@ def _lag_violations(db: Path, pace_s: float) -> tuple[list[str], str]:
 
 
 @pytest.mark.parametrize("pace_s", [0.0, 0.00025], ids=["flat-out", "4000-per-s"])
-def test_producer_is_committed_within_the_bound(tmp_path: Path, pace_s: float) -> None:
+def test_producer_is_committed_within_the_bound(
+    store_location: Path | str, pace_s: float
+) -> None:
     """One-run batches, flat out or paced: a second connection sees each in time.
 
     Flat out, the 1,000-run bound binds; at 4,000 runs/s a batch never fills and the
@@ -64,7 +66,12 @@ def test_producer_is_committed_within_the_bound(tmp_path: Path, pace_s: float) -
     """
     failures: list[str] = []
     for attempt in range(3):
-        late, summary = _lag_violations(tmp_path / f"store{attempt}.sqlite", pace_s)
+        where = (
+            store_location
+            if isinstance(store_location, str)  # PostgreSQL: a new session each time
+            else store_location.with_name(f"store{attempt}.sqlite")
+        )
+        late, summary = _lag_violations(where, pace_s)
         print(summary)  # noqa: T201
         if not late:
             return
@@ -72,9 +79,11 @@ def test_producer_is_committed_within_the_bound(tmp_path: Path, pace_s: float) -
     pytest.fail("; ".join(failures))
 
 
-def test_slow_producer_is_committed_within_the_time_bound(tmp_path: Path) -> None:
+def test_slow_producer_is_committed_within_the_time_bound(
+    store_location: Path | str,
+) -> None:
     """A run every 10 ms never fills a batch; each still lands within 100 ms."""
-    db = tmp_path / "store.sqlite"
+    db = store_location
     with RunStore(db) as store, RunStore(db) as reader:
         sid = store.create_session(backend="cpu").id
         with StoreWriter(store) as writer:
@@ -93,11 +102,11 @@ def test_slow_producer_is_committed_within_the_time_bound(tmp_path: Path) -> Non
 
 
 def test_put_blocks_while_the_writer_is_behind(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    store_location: Path | str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A stalled store makes put() wait: the queue never holds more than the bound."""
     gate = threading.Event()
-    with RunStore(tmp_path / "store.sqlite") as store:
+    with RunStore(store_location) as store:
         sid = store.create_session(backend="cpu").id
         real_add = store.add_runs
 
@@ -128,9 +137,9 @@ def test_put_blocks_while_the_writer_is_behind(
         assert [r.run_index for r in runs] == list(range(3 * LAG_BOUND_ROWS))
 
 
-def test_a_failed_write_stops_the_producer(tmp_path: Path) -> None:
+def test_a_failed_write_stops_the_producer(store_location: Path | str) -> None:
     """After a write fails, put() raises instead of queueing records nobody writes."""
-    store = RunStore(tmp_path / "store.sqlite")
+    store = RunStore(store_location)
     sid = store.create_session(backend="cpu").id
     writer = StoreWriter(store)
     store.close()

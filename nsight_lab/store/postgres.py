@@ -179,8 +179,14 @@ MIGRATION_LOCK = (LOCK_SPACE, 0)
 
 def schema_version(conn: PgConnection) -> int:
     """Return the store's schema version; 0 for a database without one."""
+    # Not to_regclass(): it answers from the backend's catalog cache, which may
+    # still say "no such table" after another process created it while this one
+    # waited for the migration lock. pg_class read by a query sees the statement's
+    # snapshot.
     exists = conn.execute(
-        "SELECT to_regclass('nsight_lab_schema') IS NOT NULL"
+        "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class AS c"
+        " JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace"
+        " WHERE c.relname = 'nsight_lab_schema' AND n.nspname = current_schema())"
     ).fetchone()
     if exists is None or not exists[0]:
         return 0

@@ -17,7 +17,8 @@ import type {
   ISessionSummary,
   ISidebarSettings,
   IStatusResponse,
-  ISummaryRow
+  ISummaryRow,
+  IVerdictTable
 } from './types';
 
 export {
@@ -61,6 +62,8 @@ export interface ISessionDetail {
   chartOrder: string[] | null;
   /** The summary table's rows, computed on the server over every run. */
   summary: ISummaryRow[];
+  /** The verdict table against the session's baseline (served); null: none. */
+  verdicts?: IVerdictTable | null;
   lastRunId: number;
 }
 

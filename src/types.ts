@@ -67,6 +67,8 @@ export interface ISessionInfo {
   notebook: string | null;
   device: string | null;
   host: string | null;
+  /** The writer's user name (a shared store's history filters by it). */
+  user: string | null;
   pid: number | null;
   backend_reason: string;
   options: Record<string, unknown>;
@@ -119,10 +121,29 @@ export interface ISummaryRow {
   [column: string]: SummaryValue;
 }
 
+/**
+ * A session's overall verdict against the baseline it was profiled with
+ * (`%%nsight --baseline NAME`), kept at profile time (store/baselines.py
+ * `StoredVerdict.to_json`).
+ */
+export interface IBaselineVerdict {
+  /** The baseline's name. */
+  baseline: string;
+  /** The baseline's session then; null once that session was deleted. */
+  baseline_session_id: number | null;
+  /** `slower` (a regression), `faster`, `no change`; null: nothing judged. */
+  verdict: 'slower' | 'faster' | 'no change' | null;
+  /** The threshold judged with, a fraction (0.02 = 2 %). */
+  threshold: number;
+  computed_at: string;
+}
+
 /** A session as the list endpoint sends it: with its stored run count. */
 export interface ISessionSummary extends ISessionInfo {
   /** Run records stored so far (one per region per run). */
   run_count: number;
+  /** Its verdict against its `--baseline`; null when profiled without one. */
+  baseline_verdict: IBaselineVerdict | null;
   /** Sent with `GET sessions/{id}` (not in list items): where it stands. */
   progress?: IProgress;
 }
@@ -204,6 +225,8 @@ export interface ISessionResponse {
   chart_order?: string[];
   /** With `figures=1`: the summary table's rows, over every run. */
   summary?: ISummaryRow[];
+  /** With `figures=1`: the verdict table against the session's baseline, or null. */
+  verdicts?: IVerdictTable | null;
 }
 
 /**
@@ -241,6 +264,52 @@ export interface ICompareRow {
   significant: boolean;
   /** null: too few runs for an interval. */
   verdict: CompareVerdict | null;
+  /** The threshold the verdict was judged with, a fraction. */
+  threshold: number;
+  /** Median SM clock of each side's runs of this region and config (MHz). */
+  sm_clock_mhz_a: number | null;
+  sm_clock_mhz_b: number | null;
+  /** The medians differ by more than 2 %. */
+  clock_differs: boolean;
+  /** Runs of each side that NVML said were throttled. */
+  throttled_a: number;
+  throttled_b: number;
+  /** Clocks apart or throttled runs: the ratio may be the clocks'. */
+  flagged: boolean;
+  /** What qualifies the verdict, in words ('' for nothing). */
+  note: string;
+}
+
+/** Session b against a in one word (compare.py `SessionVerdict`). */
+export interface ISessionVerdict {
+  /** `slower` when any timed row is slower; null when nothing was judged. */
+  verdict: 'slower' | 'faster' | 'no change' | null;
+  slower: number;
+  faster: number;
+  unchanged: number;
+  flagged: number;
+  threshold: number;
+  /** One line: the counts and the clock and throttling caveats. */
+  note: string;
+}
+
+/**
+ * The verdict table of session b against a (baselines.py `VerdictTable.to_json`):
+ * in a cell's final output, the session view and, with the sessions in full,
+ * `GET compare`.
+ */
+export interface IVerdictTable {
+  a: number;
+  b: number;
+  /** The baseline's name, when a was named by one. */
+  baseline: string | null;
+  /** The verdicts' threshold, a fraction. */
+  threshold: number;
+  method: string;
+  confidence: number;
+  verdict: ISessionVerdict;
+  rows: ICompareRow[];
+  scope: ICompareScope;
 }
 
 /** What two compared sessions share, and what only one of them has. */
@@ -258,15 +327,21 @@ export interface ICompareScope {
   reason: string | null;
 }
 
-/** `GET compare?a=ID&b=ID` (computed by nsight_lab/compare.py). */
+/** `GET compare?a=ID&b=ID[&threshold=PCT]` (nsight_lab/compare.py, baselines.py). */
 export interface ICompareResponse {
   schema_version: number;
   a: ISessionSummary;
   b: ISessionSummary;
+  /** null: the sessions were named by id. */
+  baseline: string | null;
+  /** The verdicts' threshold, a fraction. */
+  threshold: number;
   /** The interval's method, e.g. `median-ratio-price-bonett`. */
   method: string;
   /** The interval's confidence level, e.g. 0.95. */
   confidence: number;
+  /** b's overall verdict against a. */
+  verdict: ISessionVerdict;
   rows: ICompareRow[];
   scope: ICompareScope;
 }

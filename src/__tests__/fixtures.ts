@@ -25,6 +25,7 @@ export function session(
     notebook: `/home/user/work/nb${id}.ipynb`,
     device: 'cpu',
     host: 'host',
+    user: null,
     pid: 1,
     backend_reason: 'requested',
     options: {},
@@ -37,6 +38,7 @@ export function session(
     finished_at: null,
     schema_version: 1,
     run_count: 10,
+    baseline_verdict: null,
     ...overrides
   };
 }
@@ -124,8 +126,19 @@ export function compareResponse(a: number, b: number): ICompareResponse {
     schema_version: 1,
     a: session(a),
     b: session(b),
+    baseline: null,
+    threshold: 0,
     method: 'median-ratio-price-bonett',
     confidence: 0.95,
+    verdict: {
+      verdict: 'slower',
+      slower: 1,
+      faster: 0,
+      unchanged: 1,
+      flagged: 0,
+      threshold: 0,
+      note: '1 slower, 1 no change'
+    },
     rows: [
       {
         annotation: XSS,
@@ -146,7 +159,15 @@ export function compareResponse(a: number, b: number): ICompareResponse {
         n_a: 10,
         n_b: 10,
         significant: true,
-        verdict: 'slower'
+        verdict: 'slower',
+        threshold: 0,
+        sm_clock_mhz_a: null,
+        sm_clock_mhz_b: null,
+        clock_differs: false,
+        throttled_a: 0,
+        throttled_b: 0,
+        flagged: false,
+        note: ''
       },
       {
         annotation: 'b',
@@ -167,7 +188,15 @@ export function compareResponse(a: number, b: number): ICompareResponse {
         n_a: 10,
         n_b: 10,
         significant: false,
-        verdict: 'no change'
+        verdict: 'no change',
+        threshold: 0,
+        sm_clock_mhz_a: null,
+        sm_clock_mhz_b: null,
+        clock_differs: false,
+        throttled_a: 0,
+        throttled_b: 0,
+        flagged: false,
+        note: ''
       }
     ],
     scope: {

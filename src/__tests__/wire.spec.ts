@@ -8,10 +8,13 @@
  */
 import { servedOrder } from '../charts/grid';
 import { IChartHandle, IFigure } from '../charts/mount';
-import { renderComparison } from '../components/CompareView';
+import { renderComparison, renderVerdicts } from '../components/CompareView';
+import { renderSessionRow } from '../components/SessionList';
+import { verdictsNode } from '../mime/renderer';
 import { liveChartOrder, progressLine } from '../components/LiveView';
 import { runTable } from '../components/RunTable';
 import {
+  IBaselineVerdict,
   ICompareResponse,
   ICompareRow,
   ICompareScope,
@@ -20,8 +23,10 @@ import {
   ISessionInfo,
   ISessionResponse,
   ISessionSummary,
+  ISessionVerdict,
   ISessionsResponse,
-  ITelemetry
+  ITelemetry,
+  IVerdictTable
 } from '../types';
 import { ISessionBundle } from '../mime/types';
 import widget from '../widget/index';
@@ -115,6 +120,7 @@ const SESSION_INFO: Shape<ISessionInfo> = {
   notebook: S_NULL,
   device: S_NULL,
   host: S_NULL,
+  user: S_NULL,
   pid: N_NULL,
   backend_reason: S,
   options: O,
@@ -130,7 +136,35 @@ const SESSION_INFO: Shape<ISessionInfo> = {
 const SESSION_SUMMARY: Shape<ISessionSummary> = {
   ...SESSION_INFO,
   run_count: N,
+  baseline_verdict: ['object', 'null'],
   progress: O
+};
+const BASELINE_VERDICT: Shape<IBaselineVerdict> = {
+  baseline: S,
+  baseline_session_id: N_NULL,
+  verdict: S_NULL,
+  threshold: N,
+  computed_at: S
+};
+const SESSION_VERDICT: Shape<ISessionVerdict> = {
+  verdict: S_NULL,
+  slower: N,
+  faster: N,
+  unchanged: N,
+  flagged: N,
+  threshold: N,
+  note: S
+};
+const VERDICT_TABLE: Shape<IVerdictTable> = {
+  a: N,
+  b: N,
+  baseline: S_NULL,
+  threshold: N,
+  method: S,
+  confidence: N,
+  verdict: O,
+  rows: A,
+  scope: O
 };
 const PROGRESS: Shape<IProgress> = {
   status: S,
@@ -178,7 +212,8 @@ const SESSION_RESPONSE: Shape<ISessionResponse> = {
   has_more: B,
   figures: O,
   chart_order: A,
-  summary: A
+  summary: A,
+  verdicts: ['object', 'null']
 };
 const SESSIONS_RESPONSE: Shape<ISessionsResponse> = {
   schema_version: N,
@@ -189,8 +224,11 @@ const COMPARE_RESPONSE: Shape<ICompareResponse> = {
   schema_version: N,
   a: O,
   b: O,
+  baseline: S_NULL,
+  threshold: N,
   method: S,
   confidence: N,
+  verdict: O,
   rows: A,
   scope: O
 };
@@ -223,7 +261,15 @@ const COMPARE_ROW: Shape<ICompareRow> = {
   n_a: N,
   n_b: N,
   significant: B,
-  verdict: S_NULL
+  verdict: S_NULL,
+  threshold: N,
+  sm_clock_mhz_a: N_NULL,
+  sm_clock_mhz_b: N_NULL,
+  clock_differs: B,
+  throttled_a: N,
+  throttled_b: N,
+  flagged: B,
+  note: S
 };
 const WIDGET: Shape<IWidgetTraits> = {
   session_id: N,
@@ -247,13 +293,15 @@ const BUNDLE: Shape<ISessionBundle> = {
   figures: O,
   summary: A,
   summary_columns: A,
-  sidebar_link: S
+  sidebar_link: S,
+  verdicts: ['object', 'null']
 };
 
 const list = WIRE.sessions_list as ISessionsResponse;
 const detail = WIRE.session_detail as ISessionResponse;
 const live = WIRE.live_session as ISessionResponse;
 const compare = WIRE.compare as ICompareResponse;
+const regressed = WIRE.regressed_session as ISessionResponse;
 const running = WIRE.widget_running as IWidgetTraits;
 const final = WIRE.widget_final as IWidgetTraits;
 const bundle = WIRE.final_bundle as ISessionBundle;
@@ -299,6 +347,27 @@ describe('wire.json matches the TypeScript interfaces', () => {
     for (const row of compare.rows) {
       expect(mismatches(row, COMPARE_ROW)).toEqual([]);
     }
+  });
+
+  it('verdicts against a baseline: kept, served with the session and the bundle', () => {
+    expect(mismatches(compare.verdict, SESSION_VERDICT)).toEqual([]);
+    expect(mismatches(regressed, SESSION_RESPONSE)).toEqual([]);
+    const kept = regressed.session.baseline_verdict!;
+    expect(mismatches(kept, BASELINE_VERDICT)).toEqual([]);
+    expect(kept.verdict).toBe('slower');
+    const listed = list.sessions.filter(s => s.baseline_verdict !== null);
+    expect(listed.map(s => s.id)).toEqual([regressed.session.id]);
+    for (const table of [regressed.verdicts!, bundle.verdicts!]) {
+      expect(mismatches(table, VERDICT_TABLE)).toEqual([]);
+      expect(mismatches(table.verdict, SESSION_VERDICT)).toEqual([]);
+      expect(mismatches(table.scope, COMPARE_SCOPE)).toEqual([]);
+      expect(table.rows.length).toBeGreaterThan(0);
+      for (const row of table.rows) {
+        expect(mismatches(row, COMPARE_ROW)).toEqual([]);
+      }
+    }
+    expect(regressed.verdicts!.verdict.verdict).toBe('slower');
+    expect(detail.verdicts).toBeNull(); // profiled without --baseline
   });
 
   it('the widget traits, running and final', () => {
@@ -392,6 +461,60 @@ describe('the renderers show what Python computed', () => {
       );
       cleanup();
     }
+  });
+
+  it('the history badges exactly the sessions slower than their baseline', () => {
+    const badged: number[] = [];
+    list.sessions.forEach((item, index) => {
+      const row = document.createElement('div');
+      renderSessionRow(row, item, index);
+      const badge = row.querySelector('.jp-nsightLab-SessionList-regression');
+      if (badge) {
+        badged.push(item.id);
+        expect(badge.textContent).toBe('slower');
+        expect(badge.getAttribute('title')).toBe(
+          `slower than baseline ${item.baseline_verdict!.baseline} (session #${item.baseline_verdict!.baseline_session_id}) beyond noise`
+        );
+      }
+    });
+    expect(badged).toEqual(
+      list.sessions
+        .filter(s => s.baseline_verdict?.verdict === 'slower')
+        .map(s => s.id)
+    );
+    expect(badged).toHaveLength(1);
+  });
+
+  it('the verdict table renders every served row, verdict and note', () => {
+    const table = regressed.verdicts!;
+    const node = document.createElement('div');
+    renderVerdicts(node, table);
+    const overall = node.querySelector<HTMLElement>(
+      '.jp-nsightLab-CompareView-overall'
+    )!;
+    expect(overall.dataset.verdict).toBe('slower');
+    expect(overall.textContent).toBe(`slower: ${table.verdict.note}`);
+    const rows = Array.from(
+      node.querySelectorAll<HTMLTableRowElement>('tbody tr')
+    );
+    expect(rows).toHaveLength(table.rows.length);
+    rows.forEach((tr, i) => {
+      const served = table.rows[i];
+      expect(tr.dataset.verdict).toBe(served.verdict ?? '');
+      expect(tr.cells[0].textContent).toBe(served.annotation); // markup as text
+      expect(tr.cells[8].textContent).toBe(served.note);
+      expect(tr.classList.contains('jp-mod-flagged')).toBe(served.flagged);
+    });
+    expect(node.querySelector('b')).toBeNull();
+    // The cell's final output draws the same table under its heading.
+    const output = verdictsNode(bundle.verdicts!);
+    expect(
+      output.querySelector('.jp-nsightLab-SessionOutput-verdictsHeading')!
+        .textContent
+    ).toBe(`Against baseline main (session ${bundle.verdicts!.a})`);
+    expect(output.querySelectorAll('tbody tr')).toHaveLength(
+      bundle.verdicts!.rows.length
+    );
   });
 
   it('the comparison renders every row the core computed', () => {

@@ -1,15 +1,18 @@
 /**
  * Two sessions side by side: per region, metric and config the ratio of medians
  * b/a with its confidence interval and a verdict (faster, slower, no change within
- * noise, deterministic), every value with its unit. What was compared (the configs
- * both sessions share) and why nothing could be are said in words. Everything
- * shown is computed in Python (nsight_lab/compare.py); this only renders it.
+ * noise, deterministic), every value with its unit, and b's overall verdict. What
+ * was compared (the configs both sessions share) and why nothing could be are said
+ * in words; a row whose SM clocks differ or that has throttled runs is flagged with
+ * its note. Everything shown is computed in Python (nsight_lab/compare.py,
+ * baselines.py); this only renders it. The same table is a session's verdicts
+ * against its baseline (the session view, a cell's final output).
  */
 
 import { TranslationBundle, nullTranslator } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 
-import { ICompareResponse, ICompareRow } from '../types';
+import { ICompareResponse, ICompareRow, IVerdictTable } from '../types';
 import { h } from './dom';
 import { formatConfig, formatQuantity, sessionTitle } from './format';
 
@@ -43,7 +46,13 @@ function verdictTitle(
         'no noise to judge: a counted value (work model) or the same value in every run; the plain ratio'
       );
     case 'no change':
-      return trans.__('within noise: the %1 interval of b/a holds 1', level);
+      return row.threshold > 0
+        ? trans.__(
+            'no change: the %1 interval of b/a is not wholly beyond ±%2%',
+            level,
+            `${+(row.threshold * 100).toFixed(3)}`
+          )
+        : trans.__('within noise: the %1 interval of b/a holds 1', level);
     case null:
       return trans.__('too few runs on a side for an interval');
     default:
@@ -51,8 +60,20 @@ function verdictTitle(
   }
 }
 
+/** The rows, scope and overall verdict: a comparison, or a verdict table. */
+export type VerdictRows = Pick<
+  IVerdictTable,
+  'rows' | 'scope' | 'confidence' | 'verdict' | 'threshold' | 'baseline'
+>;
+
+/** The overall line: `slower: 1 slower, 1 no change` (as served). */
+export function overallText(table: VerdictRows): string {
+  const word = table.verdict.verdict ?? 'nothing judged';
+  return `${word}: ${table.verdict.note}`;
+}
+
 /** The text shown when the sessions have nothing to compare. */
-export function emptyText(comparison: ICompareResponse): string {
+export function emptyText(comparison: Pick<VerdictRows, 'scope'>): string {
   const reason = comparison.scope.reason;
   return reason
     ? `nothing to compare: ${reason}`
@@ -73,12 +94,31 @@ export function renderComparison(
     h('div', undefined, `b: #${b.id} ${sessionTitle(b)} (${b.backend})`)
   );
   node.appendChild(heading);
+  renderVerdicts(node, comparison, trans);
+}
+
+/**
+ * Append the overall verdict, what was compared and the table of rows to `node`:
+ * the body of a comparison and a session's verdicts against its baseline.
+ */
+export function renderVerdicts(
+  node: HTMLElement,
+  comparison: VerdictRows,
+  trans: TranslationBundle = nullTranslator.load('nsight-lab')
+): void {
   if (comparison.rows.length === 0) {
     node.appendChild(
       h('p', 'jp-nsightLab-CompareView-empty', emptyText(comparison))
     );
     return;
   }
+  const overall = h(
+    'p',
+    'jp-nsightLab-CompareView-overall',
+    overallText(comparison)
+  );
+  overall.dataset.verdict = comparison.verdict.verdict ?? '';
+  node.appendChild(overall);
   const note = comparison.scope.note;
   if (note) {
     node.appendChild(h('p', 'jp-nsightLab-CompareView-scope', note));
@@ -94,7 +134,8 @@ export function renderComparison(
     'Median b',
     `b/a [${level} CI]`,
     'Verdict',
-    'n a/b'
+    'n a/b',
+    'Note'
   ]) {
     head.appendChild(h('th', undefined, label));
   }
@@ -102,6 +143,7 @@ export function renderComparison(
   for (const row of comparison.rows) {
     const tr = body.insertRow();
     tr.className = row.significant ? 'jp-mod-significant' : '';
+    tr.classList.toggle('jp-mod-flagged', row.flagged);
     tr.dataset.verdict = row.verdict ?? '';
     const cells = [
       row.annotation,
@@ -111,7 +153,8 @@ export function renderComparison(
       formatQuantity(row.median_b, row.unit),
       formatRatio(row),
       formatVerdict(row),
-      `${row.n_a}/${row.n_b}`
+      `${row.n_a}/${row.n_b}`,
+      row.note
     ];
     for (const text of cells) {
       tr.insertCell().textContent = text;
@@ -133,13 +176,20 @@ export function renderComparison(
       );
       tr.cells[5].appendChild(badge);
     }
+    if (row.flagged) {
+      const flag = h('span', 'jp-nsightLab-CompareView-flag', ' ⚠');
+      flag.title = trans.__(
+        'SM clocks differ by more than 2 % or runs were throttled: the ratio may be the clocks’'
+      );
+      tr.cells[6].appendChild(flag);
+    }
   }
   node.appendChild(table);
   node.appendChild(
     h(
       'p',
       'jp-nsightLab-CompareView-legend',
-      `b/a is the ratio of medians (robust to outliers); ✱ significant: its ${level} interval excludes 1; deterministic: no noise to judge, the plain ratio`
+      `b/a is the ratio of medians (robust to outliers); ✱ significant: its ${level} interval excludes 1; deterministic: no noise to judge, the plain ratio; ⚠ SM clocks apart by more than 2% or throttled runs`
     )
   );
 }

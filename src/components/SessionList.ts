@@ -49,6 +49,17 @@ export function renderSessionRow(
       session.status
     )
   );
+  const judged = session.baseline_verdict;
+  if (judged?.verdict === 'slower') {
+    // A regression against the baseline it was profiled with (kept by Python).
+    const badge = h('span', 'jp-nsightLab-SessionList-regression', 'slower');
+    badge.title = `slower than baseline ${judged.baseline}${
+      judged.baseline_session_id === null
+        ? ''
+        : ` (session #${judged.baseline_session_id})`
+    } beyond noise`;
+    first.appendChild(badge);
+  }
   const details = [
     session.backend,
     session.device ?? '',
@@ -150,7 +161,7 @@ export class SessionList extends Widget {
       // Rebuild a row only when what it shows changed, so a click is never split
       // between two versions of the same row.
       const key = session
-        ? `${session.id}|${session.status}|${session.run_count}|${session.name}`
+        ? `${session.id}|${session.status}|${session.run_count}|${session.name}|${session.baseline_verdict?.verdict ?? ''}`
         : 'placeholder';
       if (row.dataset.key !== key) {
         renderSessionRow(row, session, index);

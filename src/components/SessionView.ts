@@ -17,6 +17,7 @@ import {
   ISessionFigures,
   ISessionSummary
 } from '../types';
+import { renderVerdicts } from './CompareView';
 import { button, h } from './dom';
 import { formatTime, sessionTitle } from './format';
 import { runTable } from './RunTable';
@@ -90,6 +91,10 @@ export class SessionView extends Widget {
     this._facts = h('dl', 'jp-nsightLab-SessionView-facts');
     this._notes = h('ul', 'jp-nsightLab-SessionView-notes');
     this._table = h('div', 'jp-nsightLab-SessionView-table');
+    this._verdicts = h(
+      'div',
+      'jp-nsightLab-SessionView-verdicts jp-nsightLab-CompareView'
+    );
     this._charts = h('div', 'jp-nsightLab-SessionView-charts');
     this._grid = new ChartGrid(this._charts, {
       className: 'jp-nsightLab-ChartView',
@@ -102,6 +107,7 @@ export class SessionView extends Widget {
       this._facts,
       this._notes,
       this._table,
+      this._verdicts,
       this._charts
     );
   }
@@ -125,6 +131,23 @@ export class SessionView extends Widget {
     );
     // The summary rows are computed on the server over every run.
     this._table.replaceChildren(runTable(detail.summary));
+    // Against its baseline (`--baseline`): the served verdict table, under it.
+    this._verdicts.replaceChildren();
+    const verdicts = detail.verdicts ?? null;
+    this._verdicts.hidden = verdicts === null;
+    if (verdicts) {
+      const against = verdicts.baseline
+        ? this._trans.__(
+            'Against baseline %1 (session #%2)',
+            verdicts.baseline,
+            verdicts.a
+          )
+        : this._trans.__('Against session #%1', verdicts.a);
+      this._verdicts.appendChild(
+        h('div', 'jp-nsightLab-SessionView-verdictsHeading', against)
+      );
+      renderVerdicts(this._verdicts, verdicts, this._trans);
+    }
     this._grid.update(
       sessionChartOrder(
         detail.figures,
@@ -254,6 +277,7 @@ export class SessionView extends Widget {
   private _facts: HTMLDListElement;
   private _notes: HTMLUListElement;
   private _table: HTMLDivElement;
+  private _verdicts: HTMLDivElement;
   private _charts: HTMLDivElement;
   private _grid: ChartGrid;
 }

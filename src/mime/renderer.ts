@@ -12,7 +12,8 @@ import { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
 import { chartMissing } from '../charts/titles';
-import type { ISummaryRow } from '../types';
+import { renderVerdicts } from '../components/CompareView';
+import type { ISummaryRow, IVerdictTable } from '../types';
 import { renderSession } from '../widget/index';
 import type { IWidgetModel, IWidgetTraits } from '../widget/types';
 import { BUNDLE_VERSION, ISessionBundle } from './types';
@@ -69,7 +70,16 @@ function problem(data: Record<string, unknown>): string | null {
       Array.isArray(data.summary_columns) &&
         data.summary_columns.every(name => typeof name === 'string')
     ],
-    ['sidebar_link', typeof data.sidebar_link === 'string']
+    ['sidebar_link', typeof data.sidebar_link === 'string'],
+    [
+      'verdicts',
+      data.verdicts === undefined ||
+        data.verdicts === null ||
+        (isObject(data.verdicts) &&
+          Array.isArray(data.verdicts.rows) &&
+          isObject(data.verdicts.verdict) &&
+          isObject(data.verdicts.scope))
+    ]
   ];
   const bad = checks.filter(([, ok]) => !ok).map(([key]) => key);
   return bad.length > 0 ? `unreadable ${bad.join(', ')}` : null;
@@ -105,6 +115,21 @@ export function inServedOrder(
     }
     return ordered;
   });
+}
+
+/** The verdict table of a bundle against its baseline, with its heading. */
+export function verdictsNode(table: IVerdictTable): HTMLElement {
+  const node = document.createElement('div');
+  node.className = `${RENDERER_CLASS}-verdicts jp-nsightLab-CompareView`;
+  const heading = document.createElement('div');
+  heading.className = `${RENDERER_CLASS}-verdictsHeading`;
+  const against = table.baseline
+    ? `baseline ${table.baseline} (session ${table.a})`
+    : `session ${table.a}`;
+  heading.textContent = `Against ${against}`;
+  node.appendChild(heading);
+  renderVerdicts(node, table);
+  return node;
 }
 
 /** A widget model that holds `bundle` and never changes. */
@@ -185,6 +210,10 @@ export class SessionRenderer extends Widget implements IRenderMime.IRenderer {
     this._cleanup = renderSession(bundleModel(bundle), view, {
       missing: chartMissing
     });
+    if (bundle.verdicts) {
+      // Under the summary: the session against its baseline, as served.
+      this.node.appendChild(verdictsNode(bundle.verdicts));
+    }
   }
 
   private readonly _mimeType: string;

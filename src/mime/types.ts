@@ -4,7 +4,12 @@
  * the same as the inline widget's traits of the same names.
  */
 import type { IFigure } from '../charts/mount';
-import type { IProgress, ISummaryRow, SessionStatus } from '../types';
+import type {
+  IProgress,
+  ISummaryRow,
+  IVerdictTable,
+  SessionStatus
+} from '../types';
 
 /** nsight-lab's session JSON (nsight_lab/views/bundle.py `MIME_TYPE`). */
 export const SESSION_MIME_TYPE = 'application/vnd.nsight-lab.session+json';
@@ -35,4 +40,9 @@ export interface ISessionBundle {
   summary_columns: string[];
   /** The session's link in the sidebar ('' for none). */
   sidebar_link: string;
+  /**
+   * The verdict table against `--baseline NAME`, drawn under the summary; null
+   * without one (absent in outputs saved before baselines existed).
+   */
+  verdicts?: IVerdictTable | null;
 }

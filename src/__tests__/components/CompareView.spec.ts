@@ -10,7 +10,8 @@ import { nullTranslator } from '@jupyterlab/translation';
 import {
   CompareView,
   formatRatio,
-  formatVerdict
+  formatVerdict,
+  renderVerdicts
 } from '../../components/CompareView';
 import { formatQuantity } from '../../components/format';
 import { ICompareResponse, ICompareRow } from '../../types';
@@ -44,7 +45,8 @@ describe('CompareView', () => {
       'Median b',
       'b/a [95% CI]',
       'Verdict',
-      'n a/b'
+      'n a/b',
+      'Note'
     ]);
     const rows = Array.from(
       view.node.querySelectorAll<HTMLTableRowElement>('tbody tr')
@@ -221,5 +223,46 @@ describe('formatRatio', () => {
   it('shows the served verdict, or a dash when there was none', () => {
     expect(formatVerdict(row)).toBe('no change');
     expect(formatVerdict({ ...row, verdict: null })).toBe('–');
+  });
+});
+
+describe('verdicts: the overall line, flags and notes', () => {
+  it('marks a flagged row, shows its note and the threshold in the tooltip', () => {
+    const response = compareResponse(1, 2);
+    const note =
+      "SM clocks differ: median 1980 MHz in a, 1755 MHz in b (-11.4 %, more than 2 %): the ratio may be the clocks', not the code's";
+    const flagged: ICompareRow = {
+      ...response.rows[1],
+      threshold: 0.02,
+      sm_clock_mhz_a: 1980,
+      sm_clock_mhz_b: 1755,
+      clock_differs: true,
+      flagged: true,
+      note
+    };
+    const node = document.createElement('div');
+
+    renderVerdicts(
+      node,
+      { ...response, rows: [flagged], threshold: 0.02 },
+      trans
+    );
+
+    const overall = node.querySelector<HTMLElement>(
+      '.jp-nsightLab-CompareView-overall'
+    );
+    expect(overall?.textContent).toBe('slower: 1 slower, 1 no change');
+    expect(overall?.dataset.verdict).toBe('slower');
+    const row = node.querySelector('tbody tr') as HTMLTableRowElement;
+    expect(row.classList.contains('jp-mod-flagged')).toBe(true);
+    expect(cells(row)[6]).toBe('no change ⚠');
+    expect(cells(row)[8]).toBe(note);
+    expect(row.cells[6].title).toBe(
+      'no change: the 95% interval of b/a is not wholly beyond ±2%'
+    );
+    const plain = node.ownerDocument.createElement('div');
+    renderVerdicts(plain, response, trans);
+    expect(plain.querySelector('.jp-mod-flagged')).toBeNull();
+    expect(plain.querySelector('.jp-nsightLab-CompareView-flag')).toBeNull();
   });
 });

@@ -11,7 +11,10 @@
   device synchronised and a reference event recorded at a host time ``t0``; a
   region's GPU times are ``t0`` plus their event time after the reference, which
   puts every device's events on the host's common clock (to within the launch of
-  the reference on an idle device, a few µs).
+  the reference on an idle device, a few µs). A short spin kernel after the
+  reference, sized to the host's time per run as the events backend sizes it,
+  lets the host enqueue the run before the device reaches it, so the host's launch
+  latency is not counted in the first region.
 
 A clock is the :class:`~nsight_lab.regions.RegionTracker`'s target (it gets the
 region boundaries once the rules are checked); :meth:`end_run` waits for the device
@@ -23,6 +26,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any, Protocol
 
+from nsight_lab.backends.events import LEAD_MAX_US, LEAD_MIN_US
 from nsight_lab.distributed.assemble import RankRun
 from nsight_lab.distributed.metrics import HOST_DEVICE
 
@@ -132,11 +136,14 @@ class DeviceClock:
         self.device_name: str | None = self._gpu.name
         self.notes: list[str] = self._gpu.notes
         self._ref: Any = torch.cuda.Event(enable_timing=True)
+        self._start: Any = None
         self._t0 = 0
         self._open: dict[str, Any] = {}
         self._regions: dict[str, tuple[Any, Any]] = {}
-        self._end: Any = None
         self._current: str | None = None
+        self._cycles_per_us = float(self._gpu.max_sm_clock_mhz or 2000.0)
+        self._host_run_us = LEAD_MIN_US
+        self._host_t0 = 0.0
 
     def thermal_wait(self) -> float:
         """Wait for thermal headroom on this GPU (``--thermal``)."""
@@ -154,6 +161,11 @@ class DeviceClock:
         self._open = {}
         self._t0 = time.perf_counter_ns()
         self._ref.record()
+        lead_us = min(self._host_run_us + LEAD_MIN_US, LEAD_MAX_US)
+        self._torch.cuda._sleep(int(lead_us * self._cycles_per_us))  # noqa: SLF001
+        self._gpu.flush_l2()  # for a cell without regions (each region flushes too)
+        self._start = self._event()
+        self._host_t0 = time.perf_counter()
 
     def enter_region(self, name: str) -> None:
         """Flush the L2 (``--cache-control all``); record the region's start."""
@@ -171,6 +183,8 @@ class DeviceClock:
         from nsight_lab.regions import CELL_REGION
 
         end = self._event()
+        host_us = (time.perf_counter() - self._host_t0) * 1e6
+        self._host_run_us = 0.8 * self._host_run_us + 0.2 * host_us
         telemetry: Telemetry = self._gpu.telemetry()
         end.synchronize()
 
@@ -179,7 +193,7 @@ class DeviceClock:
 
         regions = {
             name: (at(start), at(stop)) for name, (start, stop) in self._regions.items()
-        } or {CELL_REGION: (self._t0, at(end))}
+        } or {CELL_REGION: (at(self._start), at(end))}
         return RankRun(
             rank=rank,
             device=self.device,

@@ -33,6 +33,9 @@ if TYPE_CHECKING:
 RANKS_CHART = "ranks"
 RANK_CLOCKS_CHART = "rank_clocks"
 STRAGGLER_SYMBOL = "star"
+REGION_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "cross", "x")
+"""Marker of each region's per-rank points (the colour is the rank's)."""
+REGION_DASHES = ("solid", "dot", "dashdot", "longdash")
 
 
 def _colour(rank: int) -> str:
@@ -66,8 +69,9 @@ def ranks_figure(
     """Duration per rank per run, the span dashed, the straggler starred.
 
     Per (region, config): a dashed span trace (the record's duration), one
-    lines-and-markers trace per rank (its own duration, µs), and one trace of star
-    markers at each run's straggler's point. Records without ranks are left out;
+    lines-and-markers trace per rank (its own duration, µs; the colour is the
+    rank's, the marker and line style the region's), and one trace of star markers
+    at each run's straggler's point. Records without ranks are left out;
     ``max_points`` thins each region's runs evenly (all when None).
 
     Raises:
@@ -115,8 +119,16 @@ def ranks_figure(
                     y=[_finite(r.metrics.get(name, math.nan) / 1e3) for r in group],
                     name=f"{label} rank {rank}",
                     mode="lines+markers",
-                    line={"color": _colour(rank), "width": 1},
-                    marker={"color": _colour(rank), "size": 6},
+                    line={
+                        "color": _colour(rank),
+                        "width": 1,
+                        "dash": REGION_DASHES[gi % len(REGION_DASHES)],
+                    },
+                    marker={
+                        "color": _colour(rank),
+                        "size": 6,
+                        "symbol": REGION_SYMBOLS[gi % len(REGION_SYMBOLS)],
+                    },
                     customdata=[[label, rank] for _ in x],
                     hovertemplate=(
                         "%{customdata[0]}, rank %{customdata[1]}<br>run %{x}: "

@@ -28,6 +28,16 @@ export const CHART_MISSING: Record<ChartKind, string> = {
     'counter timelines need PM sampling: run on an NVIDIA GPU with --backend pm (pip install nsight-lab[pm]); the cpu, events and cupti backends sample no counters'
 };
 
+/**
+ * Titles of the charts only some sessions are served (the per-rank charts of a
+ * multi-rank session, `nsight_lab/distributed/figure.py`): not kinds, so a session
+ * without them gets no empty box for them.
+ */
+export const SERVED_ONLY_TITLES: Readonly<Record<string, string>> = {
+  ranks: 'Duration per rank per run',
+  rank_clocks: 'SM clock and temperature per GPU'
+};
+
 /** Whether `name` is a chart kind the sidebar knows. */
 export function isChartKind(name: string): name is ChartKind {
   return (CHART_KINDS as readonly string[]).includes(name);
@@ -35,7 +45,12 @@ export function isChartKind(name: string): name is ChartKind {
 
 /** The title above chart `name` (a chart of an unknown kind: its name). */
 export function chartTitle(name: string): string {
-  return isChartKind(name) ? CHART_TITLES[name] : name;
+  if (isChartKind(name)) {
+    return CHART_TITLES[name];
+  }
+  return Object.prototype.hasOwnProperty.call(SERVED_ONLY_TITLES, name)
+    ? SERVED_ONLY_TITLES[name]
+    : name;
 }
 
 /** The words shown for chart `name` when it has nothing to draw. */

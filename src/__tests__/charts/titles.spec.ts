@@ -22,6 +22,13 @@ describe('chart titles and missing words', () => {
     );
   });
 
+  it('titles the per-rank charts without making them kinds', () => {
+    expect(chartTitle('ranks')).toBe('Duration per rank per run');
+    expect(chartTitle('rank_clocks')).toBe('SM clock and temperature per GPU');
+    expect(isChartKind('ranks')).toBe(false);
+    expect(chartTitle('toString')).toBe('toString');
+  });
+
   it('falls back to the name for a chart of an unknown kind', () => {
     expect(isChartKind('duration')).toBe(true);
     expect(isChartKind('extra')).toBe(false);

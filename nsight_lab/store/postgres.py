@@ -50,6 +50,8 @@ __all__ = [
 ]
 
 SCHEMES = ("postgresql://", "postgres://")
+MANGLED = ("postgresql:/", "postgres:/")
+"""What ``Path`` leaves of a URL (one slash): refused rather than made a file."""
 CHANNEL = "nsight_lab"
 """The ``LISTEN``/``NOTIFY`` channel of the store's changes (one per database)."""
 LOCK_SPACE = 0x6E736C62

@@ -23,6 +23,7 @@ import tornado.websocket
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from nsight_lab.server.handlers import FILTERS
 from nsight_lab.store.run_store import RunStore
 
 if TYPE_CHECKING:
@@ -43,9 +44,9 @@ EDGE_VALUES = [
 ]  # fmt: skip
 PARAMS = [
     "limit", "offset", "after_id", "tail", "figures", "format", "what", "config",
-    "a", "b", "since", "until", "status", "text", "notebook", "annotation", "device",
-    "backend",
+    "a", "b", "threshold", *FILTERS,
 ]  # fmt: skip
+"""Every query argument a handler reads (the session filters from their one table)."""
 ROUTES = [
     ("GET", "status"),
     ("GET", "sessions"),

@@ -157,9 +157,8 @@ def _figures(records: list[Any], stem: Path) -> list[str]:
         path.write_text(json.dumps(figure_json(fig)), encoding="utf-8")
         written.append(path.name)
         try:
-            written.append(
-                str(write_png(fig, stem.with_name(f"{stem.name}_{name}.png")))
-            )
+            png = write_png(fig, stem.with_name(f"{stem.name}_{name}.png"))
+            written.append(png.name)
         except StaticExportError as exc:
             print(f"  no PNG of {name}: {exc}", flush=True)
     return written

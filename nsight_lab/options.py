@@ -892,7 +892,8 @@ OPTIONS: tuple[Option, ...] = (
         "each kernel of a region, or the region as one range",
         "`kernel`: a region's kernels are measured one by one and folded by "
         "`--combine`; `range`: the region is one range (cupti: from its first "
-        "kernel's start to its last one's end), nsight-python's `replay_mode`",
+        "kernel's start to its last one's end; ncu: `--replay-mode range` replays "
+        "its NVTX range), nsight-python's `replay_mode`",
         choices=_literal(ReplayMode),
     ),
     Option(

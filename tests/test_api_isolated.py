@@ -7,16 +7,20 @@ nsight-python's rules: the real child, shipping and report reading, on the CPU.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import textwrap
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
 
 import nsight_lab as nsight
 from nsight_lab.regions import install_nsight_shim
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 pytest.importorskip("torch")
 pytestmark = pytest.mark.usefixtures("fake_ncu")
@@ -166,3 +170,19 @@ def test_info_collectors_run_in_the_child_with_the_function() -> None:
     assert (frame["region"] == "zeros-" + frame["n"].astype(str)).all()
     assert frame["broken"].isna().all()
     assert ticks == []  # nothing ran here
+
+
+def test_replay_mode_range_reaches_ncu(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    args_file = tmp_path / "args.json"
+    monkeypatch.setenv("FAKE_NCU_ARGS", str(args_file))
+    monkeypatch.setenv("FAKE_NCU_KERNELS", "3")  # one range result, not 3 kernels
+    frame = _kernel(configs=[(64, np.float32)], runs=2, replay_mode="range")(
+        bench
+    )().to_dataframe()
+    argv = json.loads(args_file.read_text())
+    assert argv[argv.index("--replay-mode") + 1] == "range"
+    reads = frame[frame["Metric"] == METRICS[0]]
+    assert reads["AvgValue"].tolist() == [1000.0]
+    assert reads["Kernel"].tolist() == ["stand_in_range"]

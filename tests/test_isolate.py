@@ -136,6 +136,7 @@ def test_end_to_end_two_configs_two_regions_three_runs(user_ns, tmp_path):
     assert metrics[0] == TIME_METRIC
     assert argv[argv.index("--cache-control") + 1] == "all"
     assert argv[argv.index("--clock-control") + 1] == "none"
+    assert argv[argv.index("--replay-mode") + 1] == "kernel"
     assert argv[argv.index("--target-processes") + 1] == "all"
     assert argv[argv.index("-o") + 1] == str(reports / "config_1")
     assert argv[-3:-1] == ["-m", "nsight_lab.backends.ncu.child"]
@@ -166,6 +167,32 @@ def test_a_cell_without_regions_is_one_region(user_ns, tmp_path):
         plan, "y = double(x)", user_ns, 1, lambda _: None, report_dir=tmp_path
     )
     assert [(r.annotation, r.run_index) for r in records] == [("cell", 0), ("cell", 1)]
+
+
+@pytest.mark.parametrize("warmup", [0, 1])
+def test_range_replay_one_result_per_region_first_run_unmarked(
+    user_ns, tmp_path, monkeypatch, warmup
+):
+    args_file = tmp_path / "args.json"
+    monkeypatch.setenv("FAKE_NCU_ARGS", str(args_file))
+    monkeypatch.setenv("FAKE_NCU_KERNELS", "3")  # per kernel, --combine single fails
+    ran = tmp_path / "ran.txt"
+    cell = f"open({str(ran)!r}, 'a').write('x')\n" + CELL
+    plan = plan_for(
+        f"--configs 1 --runs 2 --warmup {warmup} --replay-mode range "
+        "--metrics dram__bytes_read.sum"
+    )
+    records = run_isolated(plan, cell, user_ns, 1, lambda _: None, report_dir=tmp_path)
+    argv = json.loads(args_file.read_text())
+    assert argv[argv.index("--replay-mode") + 1] == "range"
+    assert [(r.annotation, r.run_index) for r in records] == [
+        ("first", 0), ("second", 0), ("first", 1), ("second", 1)
+    ]  # fmt: skip
+    assert {r.kernels for r in records} == {("stand_in_range",)}
+    assert {r.metrics["dram__bytes_read.sum"] for r in records} == {1000.0}
+    # The first run pushes no range (so no "cell" range holds the regions' ranges):
+    # the warm-up run, or with none, one extra run; the measured runs are the 2.
+    assert len(ran.read_text()) == 3
 
 
 def test_reports_default_to_the_session_folder(user_ns, nsight_home):

@@ -22,6 +22,13 @@ kernels inside them. Its protocol with the parent
 * without the ``nvtx`` package no range can be pushed: the child says so once with
   ``[nsight-lab-child] warning: ...`` and runs anyway (ncu then profiles nothing).
 
+Until a run shows that the cell marks regions, each run is also wrapped in a ``cell``
+range, so that a cell without regions is profiled whole. Under ncu's range replay
+(payload ``"replay_mode": "range"``) a run wrapped so would be one range, its regions
+inside it: there the first run pushes no range at all (it is the first warm-up run,
+or, with no warm-up, one extra run that is neither measured nor logged) and tells
+whether the cell marks regions before any range is profiled.
+
 It imports neither IPython nor any backend; ``import nsight`` in the cell resolves to
 nsight-lab's ``annotate``, and the region rules are the notebook's
 (:class:`nsight_lab.regions.RegionTracker`).
@@ -41,6 +48,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from nsight_lab.regions import CELL_REGION
 
 if TYPE_CHECKING:
+    import types
     from collections.abc import Callable, Sequence
 
 CHILD_PREFIX = "[nsight-lab-child]"
@@ -124,6 +132,16 @@ class _RunRanges:
         self._log.flush()
 
 
+class _Unmarked:
+    """A run's regions, checked but neither pushed as NVTX ranges nor logged."""
+
+    def enter_region(self, name: str) -> None:
+        """Nothing to mark."""
+
+    def exit_region(self, name: str) -> None:
+        """Nothing to mark."""
+
+
 def _say(text: str) -> None:
     sys.stdout.write(f"{CHILD_PREFIX} {text}\n")
     sys.stdout.flush()
@@ -140,39 +158,31 @@ def run_payload(payload: dict[str, Any]) -> None:
         BaseException: Whatever the cell raised, or a region rule it broke.
     """
     from nsight_lab.backends.base import RunKey
-    from nsight_lab.backends.ncu.shipping import unship
-    from nsight_lab.regions import RegionTracker, install_nsight_shim, listening
+    from nsight_lab.regions import RegionTracker, listening
     from nsight_lab.runner import running
 
-    if payload.get("schema_version") != PAYLOAD_SCHEMA_VERSION:
-        msg = (
-            f"payload schema {payload.get('schema_version')!r} is not "
-            f"{PAYLOAD_SCHEMA_VERSION}; the notebook and the child must run the same "
-            "nsight-lab"
-        )
-        raise ValueError(msg)
-    for entry in reversed(payload.get("sys_path", [])):
-        if entry not in sys.path:
-            sys.path.insert(1, entry)
-    install_nsight_shim(replace=True)
+    namespace, code = _prepare(payload)
     ranges = _Ranges(str(payload.get("domain", NVTX_DOMAIN)))
     if not ranges.available:
         _say(f"warning: {NVTX_MISSING}; no region can be marked for ncu")
-    namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
-    namespace.update(
-        unship(Path(payload["namespace_path"]).read_bytes(), payload.get("device"))
-    )
-    code = compile(payload["source"], payload.get("filename", "<cell>"), "exec")
     runs = int(payload["runs"])
     warmup = int(payload["warmup"])
     # Until a run shows that the cell marks regions, each run is also wrapped in a
-    # "cell" range so that a cell without regions is profiled whole.
+    # "cell" range so that a cell without regions is profiled whole (see the module
+    # docstring for range replay, where the first run finds out unmarked instead).
     has_regions = False
+    discover = payload.get("replay_mode") == "range"
     with Path(payload["log_path"]).open("a", encoding="utf-8") as log:
         for entry in payload["configs"]:
             ci = int(entry["config_index"])
             config = dict(entry["config"])
             run_indices = [-(w + 1) for w in range(warmup)] + list(range(runs))
+            if discover:
+                discover = False
+                has_regions = _marks_regions(code, namespace, config, ci)
+                if warmup:  # that run was the first warm-up run
+                    run_indices = run_indices[1:]
+                    _say(f"config {ci} run -1 done")
             for ri in run_indices:
                 run_ranges = _RunRanges(ranges, log, ci, ri)
                 regions = RegionTracker(run_ranges)
@@ -196,6 +206,57 @@ def run_payload(payload: dict[str, Any]) -> None:
                 else:
                     run_ranges.write(CELL_REGION, t_start, t_end)
                 _say(f"config {ci} run {ri} done")
+
+
+def _prepare(payload: dict[str, Any]) -> tuple[dict[str, Any], types.CodeType]:
+    """The cell's namespace (shipped variables unpickled) and its compiled code.
+
+    Raises:
+        ValueError: The payload is of another schema version.
+    """
+    from nsight_lab.backends.ncu.shipping import unship
+    from nsight_lab.regions import install_nsight_shim
+
+    if payload.get("schema_version") != PAYLOAD_SCHEMA_VERSION:
+        msg = (
+            f"payload schema {payload.get('schema_version')!r} is not "
+            f"{PAYLOAD_SCHEMA_VERSION}; the notebook and the child must run the same "
+            "nsight-lab"
+        )
+        raise ValueError(msg)
+    for entry in reversed(payload.get("sys_path", [])):
+        if entry not in sys.path:
+            sys.path.insert(1, entry)
+    install_nsight_shim(replace=True)  # before unship: a shipped ``nsight`` is it
+    namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
+    namespace.update(
+        unship(Path(payload["namespace_path"]).read_bytes(), payload.get("device"))
+    )
+    code = compile(payload["source"], payload.get("filename", "<cell>"), "exec")
+    return namespace, code
+
+
+def _marks_regions(
+    code: types.CodeType,
+    namespace: dict[str, Any],
+    config: dict[str, Any],
+    config_index: int,
+) -> bool:
+    """Run the cell once with no NVTX range (a warm-up run); whether it marks regions.
+
+    Raises:
+        BaseException: Whatever the cell raised, or a region rule it broke.
+    """
+    from nsight_lab.backends.base import RunKey
+    from nsight_lab.regions import RegionTracker, listening
+    from nsight_lab.runner import running
+
+    unmarked = RegionTracker(_Unmarked())
+    with listening(unmarked), running(RunKey(config_index, -1, warmup=True)):
+        namespace.update(config)
+        exec(code, namespace)  # noqa: S102  (running the cell is the point)
+    unmarked.check_closed()
+    return bool(unmarked.seen)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

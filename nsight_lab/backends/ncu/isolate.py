@@ -4,8 +4,12 @@ For each config, :func:`run_isolated` writes a payload (the cell, the config, ru
 warm-up and the shipped free variables), runs::
 
     ncu --nvtx --nvtx-include "regex:nsight_lab@.+/" --metrics M1,M2,...
-        --cache-control C --clock-control K --target-processes all
+        --cache-control C --clock-control K --replay-mode R --target-processes all
         -f -o REPORT_DIR/config_<i>  python -m nsight_lab.backends.ncu.child PAYLOAD
+
+(``R``: ``--replay-mode``, nsight-python's ``replay_mode``: ``kernel`` replays each
+kernel of a region for its counters, ``range`` the region's NVTX range as one
+result),
 
 streams ncu's output into the progress display (``==PROF== Profiling "kernel"`` lines
 and the child's ``[nsight-lab-child] config C run R done`` lines), reads the report
@@ -157,6 +161,7 @@ def run_isolated(  # noqa: PLR0913  (the run's collaborators, as Runner's)
                 warmup=options.warmup,
                 namespace_path=namespace_path,
                 log_path=log_path,
+                replay_mode=options.replay_mode,
             )
             base = out_dir / f"config_{ci}"
             command = [
@@ -170,6 +175,8 @@ def run_isolated(  # noqa: PLR0913  (the run's collaborators, as Runner's)
                 options.cache_control,
                 "--clock-control",
                 options.clock_control,
+                "--replay-mode",
+                options.replay_mode,
                 "--target-processes",
                 "all",
                 "-f",
@@ -220,6 +227,7 @@ def _write_payload(  # noqa: PLR0913  (one field each)
     warmup: int,
     namespace_path: Path,
     log_path: Path,
+    replay_mode: str,
 ) -> None:
     payload = {
         "schema_version": PAYLOAD_SCHEMA_VERSION,
@@ -228,6 +236,7 @@ def _write_payload(  # noqa: PLR0913  (one field each)
         "configs": [{"config_index": config_index, "config": config}],
         "runs": runs,
         "warmup": warmup,
+        "replay_mode": replay_mode,
         "domain": NVTX_DOMAIN,
         "log_path": str(log_path),
         "namespace_path": str(namespace_path),

@@ -34,3 +34,11 @@ class StoreError(NsightLabError, RuntimeError):
 
 class NotFoundError(StoreError, LookupError):
     """A session id that is not in the store."""
+
+
+class ThermalControlError(NsightLabError, RuntimeError):
+    """The GPU's thermal state kept the profile from going on (nsight-python's)."""
+
+
+class CoolingTimeoutError(ThermalControlError):
+    """The GPU did not cool to the resume threshold within the timeout."""

@@ -1,6 +1,14 @@
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from nsight_lab.errors import CoolingTimeoutError
 from nsight_lab.gpu.telemetry import ThermalGuard, decode_reasons, is_throttled
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 def test_decode_reasons_in_words() -> None:
@@ -55,12 +63,69 @@ def test_thermal_guard_does_not_wait_with_headroom_or_without_sensor() -> None:
     )
 
 
-def test_thermal_guard_gives_up_after_timeout() -> None:
+def _sequence(first: list[tuple[int, float]], then: float) -> Callable[[], float]:
+    """Headroom readings: ``(count, value)`` runs of values, then ``then`` forever."""
+    values = [v for count, v in first for _ in range(count)]
+    readings = iter(values)
+    return lambda: next(readings, then)
+
+
+def _guard(headroom: Callable[[], float | None], **kwargs: Any) -> ThermalGuard:
+    clock = FakeClock()
+    return ThermalGuard(headroom, sleep=clock.sleep, clock=lambda: clock.now, **kwargs)
+
+
+def test_auto_waits_longer_when_the_gpu_heats_in_few_runs() -> None:
+    # nsight-python's test_adaptive_thermal_control_increase, reading for reading:
+    # cool (25), 3 runs at 15, hot (8) while cooling, cool again.
+    guard = _guard(_sequence([(1, 25), (3, 15), (6, 8)], 25), adaptive=True)
+    for _ in range(15):
+        guard.wait()
+    assert guard.resume_at_c == 23  # 20 + 3
+
+
+def test_auto_waits_less_when_the_gpu_heats_slowly() -> None:
+    # nsight-python's test_adaptive_thermal_control_decrease: 55 runs before the pause
+    guard = _guard(_sequence([(1, 25), (55, 12), (9, 8)], 25), adaptive=True)
+    for _ in range(70):
+        guard.wait()
+    assert guard.resume_at_c == 17  # 20 - 3
+
+
+def test_manual_keeps_its_thresholds() -> None:
+    # nsight-python's test_fixed_mode_no_adaptation: few runs, no adaptation
+    guard = _guard(
+        _sequence([(1, 35), (3, 20), (6, 10)], 35), wait_at_c=15, resume_at_c=30
+    )
+    for _ in range(15):
+        guard.wait()
+    assert guard.resume_at_c == 30
+
+
+def test_manual_timeout_raises_nsight_pythons_error() -> None:
+    guard = _guard(lambda: 2.0, timeout_s=3.0)
+    with pytest.raises(CoolingTimeoutError, match=r"^Timeout after 3s\. Cannot reach "):
+        guard.wait()
+
+
+def test_auto_timeout_lowers_the_resume_threshold_then_raises_at_its_floor() -> None:
     clock = FakeClock()
     guard = ThermalGuard(
-        lambda: 2.0, sleep=clock.sleep, clock=lambda: clock.now, timeout_s=3.0
+        lambda: 11.0 if clock.now < 7.0 else 13.0,
+        sleep=clock.sleep,
+        clock=lambda: clock.now,
+        timeout_s=3.0,
+        wait_at_c=11.0,
+        adaptive=True,
     )
-    assert guard.wait() == 3.0
+    # 20 -> 17 at 3 s -> 14 at 6 s; at 7 s the GPU has 13 deg C... still < 14 until
+    # 9 s, where the threshold drops to 12 and 13 >= 12 resumes the profile.
+    assert guard.wait() == pytest.approx(9.0)
+    assert guard.resume_at_c == 12
+    stuck = _guard(lambda: 5.0, timeout_s=1.0, adaptive=True)
+    with pytest.raises(CoolingTimeoutError, match="reached minimum thermal_cont=12"):
+        stuck.wait()
+    assert stuck.resume_at_c == 12
 
 
 NOT_SUPPORTED = "Not Supported"

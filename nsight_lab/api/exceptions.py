@@ -2,14 +2,16 @@
 
 Code written for nsight-python catches these by name (``except
 nsight.exceptions.ProfilerException``). They are nsight-lab errors too
-(:class:`~nsight_lab.errors.NsightLabError`), so the magic shows them as one line.
+(:class:`~nsight_lab.errors.NsightLabError`), so the magic shows them as one line;
+the thermal ones are defined in :mod:`nsight_lab.errors`, where the thermal guard
+raises them.
 """
 
 from __future__ import annotations
 
 from enum import Enum
 
-from nsight_lab.errors import NsightLabError
+from nsight_lab.errors import CoolingTimeoutError, NsightLabError, ThermalControlError
 
 __all__ = [
     "CoolingTimeoutError",
@@ -33,11 +35,3 @@ class ProfilerException(NsightLabError):  # noqa: N818  (nsight-python's name)
 
 class NCUNotAvailableError(NsightLabError):
     """Nsight Compute is not installed or cannot be run here."""
-
-
-class ThermalControlError(NsightLabError):
-    """The GPU's thermal state kept the profile from going on."""
-
-
-class CoolingTimeoutError(ThermalControlError):
-    """The GPU did not cool to the resume threshold within the timeout."""

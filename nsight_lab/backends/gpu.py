@@ -61,9 +61,10 @@ def thermal_guard(
     """The wait for thermal headroom ``--thermal`` asks for, or ``None`` (``off``).
 
     ``auto`` and ``manual`` both wait by ``--thermal-settings`` (nsight-python's
-    defaults where not given: pause at 10 deg C of headroom, resume at 20, give up
-    after 180 s); nsight-python's ``auto`` also moves the resume threshold by how fast
-    the GPU heats, which nsight-lab does not. ``device`` there watches another CUDA
+    defaults where not given: pause at 10 deg C of headroom, resume at 20, time out
+    after 180 s); ``auto`` also moves the resume threshold by how fast the GPU heats
+    and lowers it at a timeout, as nsight-python's (:class:`ThermalGuard`), where
+    ``manual`` raises at the timeout. ``device`` there watches another CUDA
     device than the profiled one (``device``); where it cannot be opened, a note says
     so and the profiled one is watched.
     """
@@ -90,6 +91,7 @@ def thermal_guard(
         wait_at_c=given(settings.wait_c, THERMAL_WAIT_HEADROOM_C),
         resume_at_c=given(settings.cont_c, THERMAL_RESUME_HEADROOM_C),
         timeout_s=given(settings.timeout_s, THERMAL_TIMEOUT_S),
+        adaptive=options.thermal == "auto",
     )
 
 

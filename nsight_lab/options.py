@@ -213,9 +213,10 @@ class ProfileOptions:
             how = f"above --max-configs {limit:,}; give fewer values or raise it"
         only_configs = self.param_names == ("n",) and "--configs" in self.given
         option = "--configs" if only_configs else "--param"
+        params = len(self.params)
         msg = (
             f"{option}: the grid has {count} configs "
-            f"({len(self.params)} parameters), {how}"
+            f"({params} parameter{'' if params == 1 else 's'}), {how}"
         )
         raise OptionError(msg)
 

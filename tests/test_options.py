@@ -157,7 +157,10 @@ def test_a_huge_grid_is_refused_before_it_is_laid_out() -> None:
         parse_options(_grid(12, 100))  # 10^24 configs
     message = str(info.value)
     assert "10^24" in message
+    assert "(12 parameters)" in message
     assert "--max-configs" in message
+    with pytest.raises(OptionError, match=r"10,001 configs \(1 parameter\),"):
+        parse_options("--configs " + ",".join(str(v) for v in range(10_001)))
 
 
 def test_max_configs_raises_the_grid_limit() -> None:

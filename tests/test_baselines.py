@@ -22,6 +22,8 @@ from nsight_lab.store.run_store import RunStore
 from nsight_lab.views.bundle import MIME_TYPE, final_bundle
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from IPython.core.interactiveshell import InteractiveShell
 
 RUNS = 20
@@ -82,6 +84,34 @@ def test_set_moves_a_name_and_defaults_to_the_latest_completed_session() -> None
         # Deleting the session deletes its baselines (nothing points nowhere).
         store.delete_session(first)
         assert store.list_baselines() == []
+
+
+def test_baselines_and_verdicts_on_both_engines(store_location: Path | str) -> None:
+    """The same SQL on SQLite and PostgreSQL: upsert, cascade, SET NULL."""
+    with RunStore(store_location) as store:
+        base = _session(store, 1.0, seed=1)
+        slow = _session(store, 1.05, seed=2)
+        store.set_baseline("main", base)
+        store.set_baseline("main", slow)  # moved, not duplicated
+        assert [(b.name, b.session_id) for b in store.list_baselines()] == [
+            ("main", slow)
+        ]
+        assert store.latest_completed_session() == slow
+        store.set_baseline("main", base)
+        table = verdict_table(store, base, slow, baseline="main")
+        store.set_session_verdict(
+            slow, baseline_name="main", baseline_session_id=base,
+            verdict=table.overall.verdict, threshold=0.0,
+        )  # fmt: skip
+        store.set_session_verdict(  # replaced, not duplicated
+            slow, baseline_name="main", baseline_session_id=base,
+            verdict="slower", threshold=0.01,
+        )  # fmt: skip
+        assert store.session_verdicts([slow])[slow].threshold == 0.01
+        store.delete_session(base)
+        assert store.list_baselines() == []
+        assert store.session_verdicts([slow])[slow].baseline_session_id is None
+    assert table.overall.verdict == "slower"
 
 
 def test_a_kept_verdict_survives_its_baseline_session_being_deleted() -> None:

@@ -156,6 +156,11 @@ def fake_ncu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     ncu.chmod(0o755)
     monkeypatch.delenv(gpu_stack.NCU_ENV_VAR, raising=False)
     monkeypatch.setenv("PATH", f"{bin_dir}:{Path(sys.executable).parent}:/usr/bin:/bin")
-    for var in ("FAKE_NCU_MODE", "FAKE_NCU_KERNELS", "FAKE_NCU_DURATION_NS"):
+    for var in (
+        "FAKE_NCU_MODE",
+        "FAKE_NCU_KERNELS",
+        "FAKE_NCU_KERNELS_BY_CONFIG",
+        "FAKE_NCU_DURATION_NS",
+    ):
         monkeypatch.delenv(var, raising=False)
     return ncu

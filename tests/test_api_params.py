@@ -1,9 +1,11 @@
 """nsight-python's ``tests/test_api_params.py`` scenarios, on nsight-lab: same errors.
 
 The config scenarios need no GPU: they fail before anything runs, on any backend.
-The kernel-count scenarios need a backend that sees kernels (``cupti``): they run on a
-GPU (``pytest -m gpu``), and the rule behind them (``kernels.check_kernel_counts``) is
-checked here on records too.
+The kernel-count scenarios need a backend that sees kernels: with nsight-python's own
+arguments (a DRAM counter, so the ncu path) they run here under the stand-in ``ncu``
+(``tests/fixtures/fake_ncu.py``, which launches as many kernels per region as it is
+told), on a GPU through ``cupti`` (``pytest -m gpu``), and the rule behind them
+(``kernels.check_kernel_counts``) is checked on records too.
 """
 
 from __future__ import annotations
@@ -44,6 +46,18 @@ CONFIG_SCENARIOS: dict[str, dict[str, Any]] = {
 }
 
 
+NSIGHT_PYTHON_KWARGS: dict[str, Any] = {
+    "runs": 1,
+    "metrics": ["dram__bytes.sum.per_second"],
+    "replay_mode": "kernel",
+    "clock_control": "none",
+    "cache_control": "all",
+    "thermal_mode": "auto",
+    "verbosity": nsight.VerbosityLevel.SILENT,
+}
+"""The arguments nsight-python's scenarios give ``analyze.kernel``."""
+
+
 def _benchmark(kernel_kwargs: dict[str, Any]) -> Any:
     @nsight.annotate("einsum")
     def einsum(a: list[int], b: list[int]) -> int:
@@ -64,15 +78,7 @@ def _benchmark(kernel_kwargs: dict[str, Any]) -> Any:
 @pytest.mark.parametrize("name", sorted(CONFIG_SCENARIOS))
 def test_config_validation_errors(name: str) -> None:
     scenario = CONFIG_SCENARIOS[name]
-    kwargs: dict[str, Any] = {
-        "runs": 1,
-        "metrics": ["dram__bytes.sum.per_second"],
-        "replay_mode": "kernel",
-        "clock_control": "none",
-        "cache_control": "all",
-        "thermal_mode": "auto",
-        "verbosity": nsight.VerbosityLevel.SILENT,
-    }
+    kwargs = dict(NSIGHT_PYTHON_KWARGS)
     if "decorator_configs" in scenario:
         if scenario["decorator_configs"] is not None:
             kwargs["configs"] = scenario["decorator_configs"]
@@ -123,6 +129,29 @@ RUNTIME_SCENARIOS = {
     "inconsistent_kernel_counts": ("variable_kernels", "Expect same number of kernels"),
     "multiple_kernels_no_combine": ("multiple_kernels", "More than one .* kernel is"),
 }
+
+
+@pytest.mark.usefixtures("fake_ncu")
+@pytest.mark.parametrize("name", sorted(RUNTIME_SCENARIOS))
+def test_runtime_extraction_errors_on_the_ncu_path(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("torch", reason="the isolated ncu child ships with cloudpickle")
+    kind, expected = RUNTIME_SCENARIOS[name]
+    # nsight-python's benchmarks launch a matmul, and an add for n >= 2048 (always,
+    # for multiple_kernels): the stand-in ncu profiles that many kernels per config.
+    configs = [(1024,), (2048,)] if kind == "variable_kernels" else [(2048,)]
+    counts = [1 + (kind == "multiple_kernels" or n >= 2048) for (n,) in configs]
+    monkeypatch.setenv("FAKE_NCU_KERNELS_BY_CONFIG", ",".join(map(str, counts)))
+
+    @nsight.analyze.kernel(configs=configs, **NSIGHT_PYTHON_KWARGS)
+    def run_benchmark(n: int) -> None:
+        with nsight.annotate(kind):
+            sum(range(n))
+
+    with pytest.raises(RuntimeError) as caught:
+        run_benchmark()
+    assert re.search(expected, str(caught.value), re.IGNORECASE)
 
 
 @pytest.mark.gpu

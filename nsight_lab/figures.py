@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     import os
     from collections.abc import Iterable, Mapping, Sequence
 
+    from nsight_lab.distributed.figure import LiveRanks
     from nsight_lab.records import JsonScalar, RunRecord
     from nsight_lab.roofline.placement import Peaks, Placement
 
@@ -485,6 +486,8 @@ class LiveFigures:
         """Points appended so far, over every trace."""
         self._groups: dict[tuple[str, int], _Group] = {}
         self._runs: set[tuple[int, int]] = set()
+        self._ranks: LiveRanks | None = None
+        """The ``ranks`` chart, from the first multi-rank record on."""
 
     def add(self, records: Sequence[RunRecord]) -> dict[str, dict[str, Any]]:
         """Append ``records`` (in the order they ran); return the appends per chart.
@@ -506,7 +509,23 @@ class LiveFigures:
         clocks = self._add_clocks(records)
         if clocks is not None:
             out["clocks"] = clocks
+        ranks = self._add_ranks(records)
+        if ranks is not None:
+            out["ranks"] = ranks
         return out
+
+    def _add_ranks(self, records: Sequence[RunRecord]) -> dict[str, Any] | None:
+        """The per-rank chart's appends (a multi-rank profile's; none otherwise)."""
+        from nsight_lab.distributed.figure import LiveRanks
+        from nsight_lab.distributed.metrics import is_multi_rank
+
+        if self._ranks is None:
+            if not any(is_multi_rank(r) for r in records):
+                return None
+            self._ranks = LiveRanks(with_config=self.with_config)
+            self.figures["ranks"] = LiveRanks.empty_figure()
+        traces, extend = self._ranks.add(records)
+        return self._apply("ranks", traces, extend)
 
     # -- internals --------------------------------------------------------------------
     def _add_durations(self, records: Sequence[RunRecord]) -> dict[str, Any] | None:

@@ -16,6 +16,7 @@ charts are: user names reach hover text only as ``customdata``.
 
 from __future__ import annotations
 
+import json
 import math
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
@@ -63,6 +64,127 @@ def _ranks(group: Sequence[RunRecord]) -> list[int]:
     return sorted(found)
 
 
+def _ranks_layout() -> go.Layout:
+    return base._layout(  # noqa: SLF001  (the one layout of every chart)
+        "Duration per rank per run",
+        xaxis={"title": {"text": "run"}},
+        yaxis={"title": {"text": "duration (µs)"}, "rangemode": "tozero"},
+    )
+
+
+def _group_traces(
+    label: str, meta: dict[str, Any], gi: int, ranks: Sequence[int]
+) -> list[go.Scatter]:
+    """One region's traces, empty: its span, each rank, its stragglers."""
+    traces = [
+        base._scatter(  # noqa: SLF001
+            x=[],
+            y=[],
+            name=f"{label} span",
+            mode="lines",
+            line={"color": base.NEUTRAL, "width": 1, "dash": "dash"},
+            customdata=[],
+            hovertemplate="%{customdata} span<br>run %{x}: %{y:.3f} µs<extra></extra>",
+            legendgroup=f"r{gi}",
+            meta={**meta, "rank": m.SPAN},
+        )
+    ]
+    traces.extend(
+        base._scatter(  # noqa: SLF001
+            x=[],
+            y=[],
+            name=f"{label} rank {rank}",
+            mode="lines+markers",
+            line={
+                "color": _colour(rank),
+                "width": 1,
+                "dash": REGION_DASHES[gi % len(REGION_DASHES)],
+            },
+            marker={
+                "color": _colour(rank),
+                "size": 6,
+                "symbol": REGION_SYMBOLS[gi % len(REGION_SYMBOLS)],
+            },
+            customdata=[],
+            hovertemplate=(
+                "%{customdata[0]}, rank %{customdata[1]}<br>run %{x}: "
+                "%{y:.3f} µs<extra></extra>"
+            ),
+            legendgroup=f"r{gi}",
+            meta={**meta, "rank": rank},
+        )
+        for rank in ranks
+    )
+    traces.append(
+        base._scatter(  # noqa: SLF001
+            x=[],
+            y=[],
+            name=f"{label} straggler",
+            mode="markers",
+            marker={
+                "symbol": STRAGGLER_SYMBOL,
+                "size": 13,
+                "color": [],
+                "line": {"width": 1, "color": base.NEUTRAL},
+            },
+            customdata=[],
+            hovertemplate=(
+                "%{customdata[0]}<br>run %{x}: straggler rank %{customdata[1]}, "
+                "%{y:.3f} µs<extra></extra>"
+            ),
+            legendgroup=f"r{gi}",
+            meta={**meta, "straggler": True},
+        )
+    )
+    return traces
+
+
+def _points(
+    record: RunRecord, label: str, ranks: Sequence[int]
+) -> dict[int, dict[str, Any]]:
+    """One run's point on each of its region's traces, by trace offset and path.
+
+    Offset 0 is the span, ``1 + i`` the ``i``-th rank, the last the straggler
+    (no point there in a run without one).
+    """
+    points: dict[int, dict[str, Any]] = {
+        0: {
+            "x": record.run_index,
+            "y": _finite(record.duration_ns / 1e3),
+            "customdata": label,
+        }
+    }
+    for i, rank in enumerate(ranks, start=1):
+        value = record.metrics.get(m.rank_metric(m.DURATION, rank), math.nan)
+        points[i] = {
+            "x": record.run_index,
+            "y": _finite(value / 1e3),
+            "customdata": [label, rank],
+        }
+    who = record.metrics.get(m.STRAGGLER, math.nan)
+    if not math.isnan(who):
+        rank = int(who)
+        value = record.metrics.get(m.rank_metric(m.DURATION, rank), math.nan)
+        points[len(ranks) + 1] = {
+            "x": record.run_index,
+            "y": _finite(value / 1e3),
+            "customdata": [label, rank],
+            "marker.color": _colour(rank),
+        }
+    return points
+
+
+def _group_label(
+    annotation: str, ci: int, record: RunRecord, *, with_config: bool
+) -> tuple[str, dict[str, Any]]:
+    raw = base._label(annotation, record.config, with_config)  # noqa: SLF001
+    meta: dict[str, Any] = {
+        "annotation": base._meta_text(annotation),  # noqa: SLF001
+        "config_index": ci,
+    }
+    return base._text(raw), meta  # noqa: SLF001
+
+
 def ranks_figure(
     records: Sequence[RunRecord], max_points: int | None = None
 ) -> go.Figure:
@@ -73,109 +195,95 @@ def ranks_figure(
     rank's, the marker and line style the region's), and one trace of star markers
     at each run's straggler's point. Records without ranks are left out;
     ``max_points`` thins each region's runs evenly (all when None).
+    :class:`LiveRanks` appends to the same traces run by run.
 
     Raises:
         Nothing.
     """
     groups = _rank_groups(records)
     with_config = len({ci for _, ci in groups}) > 1
-    fig = go.Figure(
-        layout=base._layout(  # noqa: SLF001  (the one layout of every chart)
-            "Duration per rank per run",
-            xaxis={"title": {"text": "run"}},
-            yaxis={"title": {"text": "duration (µs)"}, "rangemode": "tozero"},
-        ),
-        _validate=False,
-    )
+    fig = go.Figure(layout=_ranks_layout(), _validate=False)
     for gi, ((annotation, ci), every) in enumerate(groups.items()):
         group = _thinned(every, max_points)
-        raw = base._label(annotation, group[0].config, with_config)  # noqa: SLF001
-        label = base._text(raw)  # noqa: SLF001
-        meta: dict[str, Any] = {
-            "annotation": base._meta_text(annotation),  # noqa: SLF001
-            "config_index": ci,
-        }
-        x = [r.run_index for r in group]
-        fig.add_trace(
-            base._scatter(  # noqa: SLF001
-                x=x,
-                y=[_finite(r.duration_ns / 1e3) for r in group],
-                name=f"{label} span",
-                mode="lines",
-                line={"color": base.NEUTRAL, "width": 1, "dash": "dash"},
-                customdata=[label] * len(x),
-                hovertemplate=(
-                    "%{customdata} span<br>run %{x}: %{y:.3f} µs<extra></extra>"
-                ),
-                legendgroup=f"r{gi}",
-                meta={**meta, "rank": m.SPAN},
-            )
+        label, meta = _group_label(annotation, ci, group[0], with_config=with_config)
+        ranks = _ranks(group)
+        traces = _group_traces(label, meta, gi, ranks)
+        columns: dict[int, dict[str, list[Any]]] = defaultdict(
+            lambda: defaultdict(list)
         )
-        for rank in _ranks(group):
-            name = m.rank_metric(m.DURATION, rank)
-            fig.add_trace(
-                base._scatter(  # noqa: SLF001
-                    x=x,
-                    y=[_finite(r.metrics.get(name, math.nan) / 1e3) for r in group],
-                    name=f"{label} rank {rank}",
-                    mode="lines+markers",
-                    line={
-                        "color": _colour(rank),
-                        "width": 1,
-                        "dash": REGION_DASHES[gi % len(REGION_DASHES)],
-                    },
-                    marker={
-                        "color": _colour(rank),
-                        "size": 6,
-                        "symbol": REGION_SYMBOLS[gi % len(REGION_SYMBOLS)],
-                    },
-                    customdata=[[label, rank] for _ in x],
-                    hovertemplate=(
-                        "%{customdata[0]}, rank %{customdata[1]}<br>run %{x}: "
-                        "%{y:.3f} µs<extra></extra>"
-                    ),
-                    legendgroup=f"r{gi}",
-                    meta={**meta, "rank": rank},
-                )
-            )
-        fig.add_trace(_straggler_trace(group, label, meta, gi))
+        for record in group:
+            for offset, values in _points(record, label, ranks).items():
+                for path, value in values.items():
+                    columns[offset][path].append(value)
+        for offset, trace in enumerate(traces):
+            for path, column in columns.get(offset, {}).items():
+                trace[path] = column
+        fig.add_traces(traces)
     return fig
 
 
-def _straggler_trace(
-    group: Sequence[RunRecord], label: str, meta: dict[str, Any], gi: int
-) -> go.Scatter:
-    xs: list[int] = []
-    ys: list[float | None] = []
-    custom: list[tuple[str, int]] = []
-    for record in group:
-        who = record.metrics.get(m.STRAGGLER, math.nan)
-        if math.isnan(who):
-            continue
-        rank = int(who)
-        value = record.metrics.get(m.rank_metric(m.DURATION, rank), math.nan)
-        xs.append(record.run_index)
-        ys.append(_finite(value / 1e3))
-        custom.append((label, rank))
-    return base._scatter(  # noqa: SLF001
-        x=xs,
-        y=ys,
-        name=f"{label} straggler",
-        mode="markers",
-        marker={
-            "symbol": STRAGGLER_SYMBOL,
-            "size": 13,
-            "color": [_colour(rank) for _, rank in custom],
-            "line": {"width": 1, "color": base.NEUTRAL},
-        },
-        customdata=[list(c) for c in custom],
-        hovertemplate=(
-            "%{customdata[0]}<br>run %{x}: straggler rank %{customdata[1]}, "
-            "%{y:.3f} µs<extra></extra>"
-        ),
-        legendgroup=f"r{gi}",
-        meta={**meta, "straggler": True},
-    )
+class LiveRanks:
+    """The ``ranks`` chart built run by run, as JSON appends (the live widget's).
+
+    The traces and points of :func:`ranks_figure`; :meth:`add` returns what
+    ``Plotly.addTraces`` and ``Plotly.extendTraces`` take, as
+    :class:`nsight_lab.figures.LiveFigures` does for its charts (which calls it).
+    """
+
+    def __init__(self, *, with_config: bool) -> None:
+        """Start with no region (the figure is made by :func:`empty_figure`)."""
+        self.with_config = with_config
+        self._groups: dict[tuple[str, int], tuple[int, list[int], str]] = {}
+        self._traces = 0
+
+    @staticmethod
+    def empty_figure() -> dict[str, Any]:
+        """The chart's figure JSON before its first run."""
+        figure = base.figure_json(go.Figure(layout=_ranks_layout()))
+        figure["data"] = []
+        return figure
+
+    def add(
+        self, records: Sequence[RunRecord]
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The new traces and the extend operations for ``records``' points.
+
+        Raises:
+            Nothing.
+        """
+        new_traces: list[dict[str, Any]] = []
+        columns: dict[int, dict[str, list[Any]]] = defaultdict(
+            lambda: defaultdict(list)
+        )
+        for record in records:
+            if not m.is_multi_rank(record):
+                continue
+            key = (record.annotation, record.config_index)
+            if key not in self._groups:
+                label, meta = _group_label(*key, record, with_config=self.with_config)
+                ranks = _ranks([record])
+                traces = _group_traces(label, meta, len(self._groups), ranks)
+                self._groups[key] = (self._traces, ranks, label)
+                self._traces += len(traces)
+                new_traces.extend(
+                    json.loads(json.dumps(t.to_plotly_json())) for t in traces
+                )
+            first, ranks, label = self._groups[key]
+            for offset, values in _points(record, label, ranks).items():
+                for path, value in values.items():
+                    columns[first + offset][path].append(value)
+        extend: list[dict[str, Any]] = []
+        by_paths: dict[tuple[str, ...], list[int]] = defaultdict(list)
+        for index, by_path in columns.items():
+            by_paths[tuple(by_path)].append(index)
+        for paths, indices in by_paths.items():
+            extend.append(
+                {
+                    "indices": indices,
+                    "data": {p: [columns[i][p] for i in indices] for p in paths},
+                }
+            )
+        return new_traces, extend
 
 
 def rank_clocks_figure(

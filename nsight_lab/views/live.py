@@ -305,8 +305,10 @@ class WidgetView:
         rendered late (it missed earlier appends) catch up.
         """
         fresh = live.points - self._synced_points
-        if fresh >= max(self._synced_points, CHECKPOINT_MIN_POINTS) or (
-            not self.widget.figures
+        if (
+            fresh >= max(self._synced_points, CHECKPOINT_MIN_POINTS)
+            or not self.widget.figures
+            or set(live.figures) != set(self.widget.figures)  # a chart appeared
         ):
             # A copy: the trait must not share the lists that later appends extend.
             self.widget.figures = json.loads(json.dumps(live.figures))

@@ -45,3 +45,41 @@ def test_figure_set_of_a_multi_rank_session_in_the_chart_order(ranked):
     assert list(figures) == ["duration", "ranks", "clocks", "rank_clocks"]
     assert list(figures) == [c for c in CHART_ORDER if c in figures]
     assert "ranks" not in figures_to_json(ranked()[:0])
+
+
+def test_live_appends_build_the_same_ranks_chart(ranked):
+    from nsight_lab.figures import LiveFigures, figure_json
+
+    records = ranked(telemetry=True)
+    live = LiveFigures(with_config=False)
+    first = live.add(records[:1])
+    assert len(first["ranks"]["traces"]) == 4  # span, rank 0, rank 1, straggler
+    for k in range(1, len(records)):
+        live.add(records[k : k + 1])
+    whole = figure_json(ranks_figure(records))
+    built = live.figures["ranks"]
+    assert [t["name"] for t in built["data"]] == [t["name"] for t in whole["data"]]
+    for got, want in zip(built["data"], whole["data"], strict=True):
+        assert got["x"] == want["x"]
+        assert got["y"] == want["y"]
+        assert got["customdata"] == want["customdata"]
+    assert built["data"][3]["marker"]["color"] == whole["data"][3]["marker"]["color"]
+    assert built["layout"]["title"] == whole["layout"]["title"]
+
+
+def test_live_figures_of_single_rank_records_have_no_ranks_chart():
+    from nsight_lab.figures import LiveFigures
+    from nsight_lab.records import RunRecord
+
+    live = LiveFigures(with_config=False)
+    record = RunRecord(
+        session_id=1,
+        config_index=0,
+        config={},
+        run_index=0,
+        annotation="a",
+        duration_ns=5.0,
+        backend="cpu",
+    )
+    assert "ranks" not in live.add([record])
+    assert "ranks" not in live.figures

@@ -1,0 +1,25 @@
+"""The inline widget draws the per-rank chart while a multi-rank profile runs."""
+
+from __future__ import annotations
+
+from nsight_lab.runner import Progress
+from nsight_lab.views.live import WidgetView
+
+
+def test_the_widget_gets_the_ranks_chart_live_and_at_the_end(ranked):
+    records = ranked(telemetry=True)
+    view = WidgetView(session_id=1, show=False)
+    progress = Progress(configs_total=1, runs_target=len(records))
+    for k, record in enumerate(records):
+        progress.runs_done = progress.runs_done_total = k + 1
+        progress.last_records = [record]
+        view.update(progress, force=True)
+        # The chart appeared with the first run: the whole figures were re-sent.
+        assert "ranks" in view.widget.figures
+    data = view.live.figures["ranks"]["data"]
+    assert [t["name"] for t in data][:2] == ["step span", "step rank 0"]
+    assert data[1]["x"] == list(range(len(records)))
+    # Later runs went as appends to that chart (extendTraces in the front end).
+    assert "ranks" in view.widget.append["charts"]
+    view.finish(None, records)
+    assert {"ranks", "rank_clocks"} <= set(view.widget.figures)

@@ -100,6 +100,36 @@ def test_two_gloo_ranks_straggler_span_bytes_and_rows(ip: InteractiveShell) -> N
     assert list(byte_rows["AvgValue"]) == [s]
 
 
+def test_configs_reach_every_rank_and_the_widget_shows_the_run(
+    ip: InteractiveShell,
+) -> None:
+    result = run(
+        ip,
+        """\
+        %%nsight --backend cpu --ranks 2 --configs 250,500 --runs 2 --warmup 1 --out cfg
+        import torch
+        import torch.distributed as dist
+        import nsight
+        with nsight.annotate("all_reduce"):
+            dist.all_reduce(torch.ones(n))
+        """,
+    )
+    assert result.error_in_exec is None, result.error_in_exec
+    with RunStore() as store:
+        _, records = _latest(store)
+    assert [(r.config["n"], r.run_index) for r in records] == [
+        (250, 0), (250, 1), (500, 0), (500, 1),
+    ]  # fmt: skip
+    # Each config's tensor: n float32 values, 2 (N - 1) / N * 4n bytes per rank.
+    assert [r.metrics[m.COMM_BYTES] for r in records] == [1000.0] * 2 + [2000.0] * 2
+    frame = ip.user_ns["cfg"]
+    rows = frame[frame["Metric"] == TIME_METRIC]
+    assert list(zip(rows["n"], rows["Rank"], strict=True)) == [
+        (250, -1), (250, 0), (250, 1), (500, -1), (500, 0), (500, 1),
+    ]  # fmt: skip
+    assert result.result is frame  # shown, not --quiet: the live view ran too
+
+
 def test_runs_reach_the_store_as_each_finishes(ip: InteractiveShell, tmp_path: Path):
     seen = tmp_path / "seen.jsonl"
     ip.user_ns["seen_path"] = str(seen)

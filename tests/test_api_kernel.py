@@ -258,6 +258,8 @@ def test_thermal_guard_waits_by_the_given_thresholds() -> None:
     auto = thermal_guard(ProfileOptions(), lambda: 30.0, None, 0, [])
     assert auto is not None
     assert (auto.wait_at_c, auto.resume_at_c, auto.timeout_s) == (10, 20, 180)
+    assert auto.adaptive  # nsight-python's auto: the resume threshold moves
+    assert not guard.adaptive  # manual: it stays
 
 
 def test_kernel_fold_combines_ignores_and_spans() -> None:

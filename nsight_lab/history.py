@@ -27,6 +27,8 @@ HISTORY_COLUMNS = (
     "notebook",
     "backend",
     "device",
+    "host",
+    "user",
     "runs",
 )
 
@@ -43,6 +45,8 @@ def sessions_frame(store: RunStore, sessions: Sequence[SessionInfo]) -> pd.DataF
             "notebook": s.notebook or "",
             "backend": s.backend,
             "device": s.device or "",
+            "host": s.host or "",
+            "user": s.user or "",
             "runs": counts.get(s.id, 0),
         }
         for s in sessions

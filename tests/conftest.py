@@ -124,6 +124,7 @@ def nsight_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets its own store directory."""
     home = tmp_path / "nsight-home"
     monkeypatch.setenv("NSIGHT_LAB_HOME", str(home))
+    monkeypatch.delenv("NSIGHT_LAB_STORE", raising=False)  # never a real team store
     return home
 
 

@@ -2,7 +2,8 @@
 
 Everything lives below ``<base_url>/nsight-lab/api/``:
 
-- ``GET status``: version, store path, whether the store exists;
+- ``GET status``: version, the store's engine and path (a URL without password),
+  whether the store exists;
 - ``GET sessions``: sessions, filtered and paged, newest first;
 - ``GET sessions/<id>``: one session and its runs (``?after_id=N``, ``?figures=1``);
 - ``DELETE sessions/<id>``: a session, its runs and its kept reports (204);
@@ -59,7 +60,7 @@ def setup_handlers(web_app: Application) -> None:
     """
     config = NsightLabConfig(config=web_app.settings.get("config"))
     web_app.settings[CONFIG_KEY] = config
-    web_app.settings[STORE_KEY] = StoreHandle(config.db_path)
+    web_app.settings[STORE_KEY] = StoreHandle(config.store)
     base_url: str = web_app.settings["base_url"]
     api = url_path_join(base_url, URL_PATH, API_PATH)
     handlers = [

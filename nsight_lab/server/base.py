@@ -118,7 +118,7 @@ class NsightLabHandler(APIHandler):
         """The 404 message for a session id while the store file does not exist."""
         return (
             f"no session with id {session_id!r}: the run store "
-            f"{str(self.store_handle.path)!r} does not exist yet; "
+            f"{self.store_handle.where!r} does not exist yet; "
             "profile a cell with %%nsight first"
         )
 

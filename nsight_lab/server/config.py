@@ -6,6 +6,8 @@ Set in ``jupyter_server_config.py`` or on the command line, for example
 
 from __future__ import annotations
 
+import os
+
 from traitlets import Float, Unicode, default
 from traitlets.config import Configurable
 
@@ -21,6 +23,15 @@ class NsightLabConfig(Configurable):
         help=(
             "The SQLite run store the server reads. Default: $NSIGHT_LAB_HOME/"
             "store.sqlite, else the user's data directory (the kernel's default too)."
+            " Overridden by store, or by $NSIGHT_LAB_STORE."
+        ),
+    ).tag(config=True)
+
+    store = Unicode(
+        help=(
+            "The run store the server reads: a postgresql:// URL (a team store, "
+            "needs nsight-lab[postgres]) or a SQLite file. Default: $NSIGHT_LAB_STORE "
+            "(what the kernel and the CLI read too), else db_path."
         ),
     ).tag(config=True)
 
@@ -44,6 +55,11 @@ class NsightLabConfig(Configurable):
     @default("db_path")
     def _default_db_path(self) -> str:
         return str(paths.db_path())
+
+    @default("store")
+    def _default_store(self) -> str:
+        env = os.environ.get(paths.STORE_ENV, "").strip()
+        return paths.store_location() if env else self.db_path
 
     @default("reports_dir")
     def _default_reports_dir(self) -> str:

@@ -9,10 +9,15 @@ which the server sends JSON messages, never receiving any:
 - ``{"type": "sessions-changed", "schema_version", "latest_session_id"}`` when
   sessions were added, finished or deleted (re-fetch the list).
 
-Each socket polls the store every ``NsightLabConfig.poll_interval_s`` (default 0.1 s):
-one read of the store's change counter while nothing happens, so a write by any
-process (a kernel, a script, the CLI) is pushed within one interval. Until the store
-file exists the socket just waits for it.
+On a SQLite store each socket polls it every ``NsightLabConfig.poll_interval_s``
+(default 0.1 s): one read of the store's change counter while nothing happens, so a
+write by any process (a kernel, a script, the CLI) is pushed within one interval.
+Until the store file exists the socket just waits for it.
+
+On a PostgreSQL store nothing polls: the server's one ``LISTEN``
+(:mod:`nsight_lab.server.pg_listen`) hands each committed write's notice to every
+socket, which turns it into the same messages (``runs-changed`` per session named in
+it, ``sessions-changed`` when sessions changed), whatever host the writer runs on.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from jupyter_server.auth.decorator import ws_authenticated
 from jupyter_server.base.handlers import JupyterHandler
 from jupyter_server.base.websocket import WebSocketMixin
-from tornado.ioloop import PeriodicCallback
+from tornado.ioloop import IOLoop, PeriodicCallback
 from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
 from nsight_lab.errors import StoreError
@@ -35,6 +40,7 @@ if TYPE_CHECKING:
     from collections.abc import Set as AbstractSet
 
     from nsight_lab.server.config import NsightLabConfig
+    from nsight_lab.server.pg_listen import Notice
     from nsight_lab.server.store_handle import StoreHandle
     from nsight_lab.store.run_store import RunStore
 
@@ -167,6 +173,7 @@ class RunEventsSocket(WebSocketMixin, WebSocketHandler, JupyterHandler):
     """``GET events``: the websocket described in the module docstring."""
 
     _callback: PeriodicCallback | None = None
+    _listening: int | None = None
     _warned = False
 
     def set_default_headers(self) -> None:
@@ -180,10 +187,16 @@ class RunEventsSocket(WebSocketMixin, WebSocketHandler, JupyterHandler):
             await result
 
     def open(self, *args: Any, **kwargs: Any) -> None:  # noqa: ANN401  (tornado's)
-        """Take a baseline of the store and start polling it."""
+        """Take a baseline of the store and start polling it (or listening to it)."""
         super().open(*args, **kwargs)
         handle: StoreHandle = self.settings[STORE_KEY]
         config: NsightLabConfig = self.settings[CONFIG_KEY]
+        listener = handle.listener()
+        if listener is not None:
+            self._handle = handle
+            self._listener = listener
+            self._listening = listener.subscribe(IOLoop.current(), self._on_notice)
+            return
         self._watcher = StoreWatcher(handle)
         try:
             self._watcher.baseline()  # what exists now is not news
@@ -200,6 +213,37 @@ class RunEventsSocket(WebSocketMixin, WebSocketHandler, JupyterHandler):
         if self._callback is not None:
             self._callback.stop()
             self._callback = None
+        if self._listening is not None:
+            self._listener.unsubscribe(self._listening)
+            self._listening = None
+
+    def _on_notice(self, notice: Notice) -> None:
+        """Push what one committed write changed (PostgreSQL)."""
+        if self._listening is None:
+            return
+        events: list[Event] = []
+        if notice.sessions or notice.resync:
+            try:
+                store = self._handle.get_or_empty()
+                latest = store.latest_change()[0]
+            except StoreError as exc:
+                self.log.warning("[nsight-lab] events: %s", exc)
+                latest = 0
+            events.append(_sessions_changed(latest))
+        events.extend(
+            {
+                "type": "runs-changed",
+                "schema_version": SCHEMA_VERSION,
+                "session_id": sid,
+                "last_run_id": last,
+            }
+            for sid, last in sorted(notice.runs.items())
+        )
+        try:
+            for event in events:
+                self.write_message(json.dumps(event))
+        except WebSocketClosedError:
+            self.on_close()
 
     def _push(self) -> None:
         try:

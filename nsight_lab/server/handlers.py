@@ -2,7 +2,7 @@ r"""REST handlers of the nsight-lab server extension; every verb is authenticate
 
 Routes (below ``<base_url>/nsight-lab/api/``; ids match ``\d+`` in the route):
 
-- ``GET status``: version, store path, whether it exists.
+- ``GET status``: version, store engine and path, whether it exists.
 - ``GET sessions``: filtered, paged list, newest first.
 - ``GET sessions/<id>``: one session and a page of its runs (``after_id``,
   ``limit``, ``tail``, ``figures``).
@@ -93,7 +93,10 @@ class StatusHandler(NsightLabHandler):
 
     @tornado.web.authenticated
     def get(self) -> None:
-        """Answer the version, the store path, whether it exists, and the backends.
+        """Answer the version, the store, whether it exists, and the backends.
+
+        ``store_engine`` is ``"sqlite"`` or ``"postgresql"``; ``store_path`` the
+        SQLite file, or the PostgreSQL URL with its password replaced by ``***``.
 
         ``backends`` lists the registry (:data:`nsight_lab.backends.BACKENDS`) in order,
         each ``{"id", "description"}``: what the sidebar's backend filter offers. No
@@ -105,7 +108,8 @@ class StatusHandler(NsightLabHandler):
         self.reply(
             {
                 "version": nsight_lab.__version__,
-                "store_path": str(handle.path),
+                "store_engine": handle.engine,
+                "store_path": handle.where,
                 "store_exists": handle.exists(),
                 "backends": [
                     {"id": entry.id, "description": entry.description}
@@ -205,12 +209,12 @@ class SessionHandler(NsightLabHandler):
         store, body = await self.blocking(small_page)
         if body is None:  # thousands of runs: built in a child process
             body = await in_worker(
-                page_json_of, str(store.path), store.read_only, sid, after_id, limit,
+                page_json_of, store.location, store.read_only, sid, after_id, limit,
                 tail,
             )  # fmt: skip
         if with_figures:  # built in a child process: see nsight_lab.server._worker
             view = await in_worker(
-                session_view_json, str(store.path), store.read_only, sid,
+                session_view_json, store.location, store.read_only, sid,
                 MAX_FIGURE_POINTS,
             )  # fmt: skip
             body = f"{body[:-1]}, {view[1:]}"
@@ -291,7 +295,7 @@ class CompareHandler(NsightLabHandler):
 
         store = await self.blocking(check)
         body = await in_worker(
-            compare_json, str(store.path), store.read_only, a, b, threshold
+            compare_json, store.location, store.read_only, a, b, threshold
         )
         self.reply_json(body)
 

@@ -7,6 +7,10 @@ socket keeps polling for the file. Once the file exists it is opened once per se
 and shared by every handler and socket (``RunStore`` serialises its one connection
 with a lock; each read sees the latest committed write of any process, as SQLite's
 WAL mode gives every read a fresh snapshot).
+
+A PostgreSQL store (a ``postgresql://`` location) always "exists": it is opened on
+the first request (creating its tables if the database has none, as a kernel would),
+and a server that cannot reach it answers 500 with the reason, password left out.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from nsight_lab.server.pg_listen import PgListener
+from nsight_lab.store import postgres as _pg
 from nsight_lab.store.run_store import RunStore
 
 __all__ = ["StoreHandle"]
@@ -25,19 +31,27 @@ class StoreHandle:
     """Opens the run store at ``path`` lazily, once the file exists.
 
     Args:
-        path: The SQLite run store file.
+        path: The SQLite run store file, or a ``postgresql://`` URL.
+
+    Attributes:
+        engine: ``"sqlite"`` or ``"postgresql"``.
+        where: The store for people: the file, or the URL without its password.
     """
 
     def __init__(self, path: str | Path) -> None:
         """Remember ``path``; nothing is opened or created here."""
-        self.path = Path(path)
+        self.location = str(path)
+        self.engine = "postgresql" if _pg.is_postgres_url(path) else "sqlite"
+        self.path = Path(path) if self.engine == "sqlite" else None
+        self.where = _pg.redact(self.location) if self.path is None else str(path)
         self._lock = threading.Lock()
         self._store: RunStore | None = None
         self._empty: RunStore | None = None
+        self._listener: PgListener | None = None
 
     def exists(self) -> bool:
-        """Tell whether the store file exists (the writer has created it)."""
-        return self.path.is_file()
+        """Tell whether the store file exists (a PostgreSQL store always does)."""
+        return self.path is None or self.path.is_file()
 
     def get(self) -> RunStore | None:
         """Return the shared store, or ``None`` while its file does not exist.
@@ -54,7 +68,7 @@ class StoreHandle:
                     self._store = None
                 return None
             if self._store is None:
-                self._store = RunStore(self.path)
+                self._store = RunStore(self.location)
             return self._store
 
     def get_or_empty(self) -> RunStore:
@@ -72,12 +86,24 @@ class StoreHandle:
                 self._empty = RunStore(_IN_MEMORY)
             return self._empty
 
+    def listener(self) -> PgListener | None:
+        """The server's one LISTEN on a PostgreSQL store; ``None`` for SQLite."""
+        if self.path is not None:
+            return None
+        with self._lock:
+            if self._listener is None:
+                self._listener = PgListener(self.location, self.get)
+            return self._listener
+
     def close(self) -> None:
         """Close whatever was opened. Idempotent.
 
         Raises:
             StoreError: Never in practice; closing does not fail.
         """
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            listener.close()
         with self._lock:
             for store in (self._store, self._empty):
                 if store is not None:

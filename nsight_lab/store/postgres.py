@@ -117,6 +117,8 @@ class PgConnection:
         self.raw = conn
         self.runs: dict[int, int] = {}
         """Session id -> largest run id added by the open write transaction."""
+        self.runs_only = False
+        """The open write transaction only added runs (no session news)."""
 
     def execute(
         self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()
@@ -126,12 +128,20 @@ class PgConnection:
 
     def notify(self) -> None:
         """Send the change notice of the open transaction (delivered on commit)."""
-        payload: dict[str, Any] = {"runs": {str(k): v for k, v in self.runs.items()}}
-        self.runs = {}
+        payload: dict[str, Any] = {
+            "runs": {str(k): v for k, v in self.runs.items()},
+            "sessions": not self.runs_only,
+        }
+        self.forget()
         self.raw.execute(
             "SELECT pg_notify(%s, %s)",
             (CHANNEL, json.dumps(payload, separators=(",", ":"))),
         )
+
+    def forget(self) -> None:
+        """Drop what the open transaction noted (after its notice, or a rollback)."""
+        self.runs = {}
+        self.runs_only = False
 
     def close(self) -> None:
         """Close the connection (its advisory locks go with it)."""

@@ -601,7 +601,7 @@ class RunStore(_SessionQueries, _RunQueries, _BaselineQueries):
                 with contextlib.suppress(*self._errors):
                     conn.execute("ROLLBACK")
                 if isinstance(conn, _pg.PgConnection):
-                    conn.runs = {}
+                    conn.forget()
                 if isinstance(exc, self._errors):
                     raise self._store_error(action, exc) from exc
                 raise

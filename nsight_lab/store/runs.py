@@ -172,7 +172,8 @@ class _RunQueries:
                     f"{annotations_sql} WHERE id = :sid",
                     {"sid": sid, "added": count},
                 )
-            if isinstance(conn, PgConnection):
+            if isinstance(conn, PgConnection):  # what this write's NOTIFY says
+                conn.runs_only = True
                 for record, run_id in zip(records, ids, strict=True):
                     conn.runs[record.session_id] = run_id  # the last is the largest
         return ids

@@ -9,6 +9,7 @@ from nsight_lab.records import RunRecord, Telemetry
 from nsight_lab.store.run_store import RunStore
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
 
 # pytest-jupyter's server fixtures (jp_fetch, jp_server_config, ...) are loaded for the
@@ -21,14 +22,18 @@ def nsight_lab_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Point the run store at a fresh directory, never the user's real one."""
     home = tmp_path / "nsight-lab-home"
     monkeypatch.setenv("NSIGHT_LAB_HOME", str(home))
+    monkeypatch.delenv("NSIGHT_LAB_STORE", raising=False)  # never a real team store
     return home
 
 
 @pytest.fixture
-def jp_server_config(nsight_lab_home):
+def jp_server_config(nsight_lab_home, request: pytest.FixtureRequest):
     # Depends on nsight_lab_home so that the extension, which reads its config when it
-    # loads, sees this test's NSIGHT_LAB_HOME.
+    # loads, sees this test's NSIGHT_LAB_HOME; and, for a test of a store (db_path),
+    # on it first: on PostgreSQL it sets NSIGHT_LAB_STORE, which the server reads.
     del nsight_lab_home
+    if "db_path" in request.fixturenames:
+        request.getfixturevalue("db_path")
     return {
         "ServerApp": {
             "jpserver_extensions": {"nsight_lab": True},
@@ -39,8 +44,22 @@ def jp_server_config(nsight_lab_home):
 
 
 @pytest.fixture
-def db_path(nsight_lab_home: Path) -> Path:
-    return nsight_lab_home / "store.sqlite"
+def db_path(
+    engine: str,
+    nsight_lab_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+) -> Path | str:
+    """The server's run store: the SQLite file, or a PostgreSQL database's URL.
+
+    A test that takes it runs on both engines (tests/conftest.py); on PostgreSQL the
+    server reads the store through ``NSIGHT_LAB_STORE``, as a team's server would.
+    """
+    if engine == "sqlite":
+        return nsight_lab_home / "store.sqlite"
+    url = str(request.getfixturevalue("postgres_url"))
+    monkeypatch.setenv("NSIGHT_LAB_STORE", url)
+    return url
 
 
 @pytest.fixture
@@ -131,8 +150,12 @@ def _add(store, sid, data, configs, extra=None):
 
 
 @pytest.fixture
-def filled(db_path: Path) -> Filled:
-    """A real store file with three hand-made sessions (two finished, one running)."""
+def filled(db_path: Path | str) -> Iterator[Filled]:
+    """A real store with three hand-made sessions (two finished, one running).
+
+    The writing store stays open for the test: on PostgreSQL its connection is what
+    keeps the running session's writer alive (store/postgres.py).
+    """
     with RunStore(db_path) as store:
         configs_a = [{"n": 1024}, {"n": 2048}]
         a = store.create_session(
@@ -155,7 +178,7 @@ def filled(db_path: Path) -> Filled:
             cell_source="special-needle()",
         )  # fmt: skip
         created = tuple(store.get_session(s.id).created_at for s in (a, b, c))
-    return Filled(a.id, b.id, c.id, created)
+        yield Filled(a.id, b.id, c.id, created)
 
 
 @pytest.fixture

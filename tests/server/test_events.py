@@ -12,6 +12,7 @@ import pytest
 
 from nsight_lab.records import SCHEMA_VERSION
 from nsight_lab.server import events
+from tests.conftest import POSTGRES_ONLY, SQLITE_ONLY
 
 WRITER = Path(__file__).with_name("_events_writer.py")
 TARGET_DELAY_S = 0.5
@@ -134,6 +135,7 @@ async def test_runs_added_to_a_finished_session_are_pushed(open_inbox, filled, d
     )
 
 
+@SQLITE_ONLY
 async def test_socket_waits_for_the_store_to_exist(open_inbox, db_path):
     inbox = await open_inbox()
     # Given: no store yet; the socket is open and quiet, and creates nothing
@@ -162,6 +164,7 @@ async def test_nothing_is_pushed_while_nothing_changes(open_inbox):
     assert inbox.messages == []
 
 
+@SQLITE_ONLY
 @pytest.mark.usefixtures("filled")
 async def test_closing_the_socket_stops_its_poll(jp_ws_fetch, monkeypatch):
     # Given: the socket's PeriodicCallback is recorded
@@ -217,3 +220,69 @@ def test_baseline_without_a_store_is_empty(db_path):
     watcher = events.StoreWatcher(StoreHandle(db_path))
     watcher.baseline()
     assert watcher.poll() == []
+
+
+@POSTGRES_ONLY
+async def test_postgres_socket_listens_and_never_polls(
+    jp_ws_fetch, filled, db_path, monkeypatch
+):
+    """On PostgreSQL the socket is fed by LISTEN/NOTIFY: no PeriodicCallback at all."""
+    started = []
+
+    class Recorded(events.PeriodicCallback):
+        def start(self):
+            started.append(self)
+            super().start()
+
+    monkeypatch.setattr(events, "PeriodicCallback", Recorded)
+    inbox = Inbox(await jp_ws_fetch("nsight-lab", "api", "events"))
+    try:
+        # When: another process adds a run, then finishes the session
+        await asyncio.sleep(0.2)  # the listener's LISTEN is in place
+        written = await write(db_path, "run", filled.running)
+        arrived, _ = await inbox.wait_for(
+            type="runs-changed", session_id=filled.running,
+            last_run_id=written["run_id"],
+        )  # fmt: skip
+        assert arrived - written["written_at"] <= TARGET_DELAY_S
+        await write(db_path, "finish", filled.running)
+        await inbox.wait_for(type="sessions-changed", latest_session_id=filled.running)
+        # Then: nothing polled
+        assert started == []
+    finally:
+        inbox.close()
+
+
+@POSTGRES_ONLY
+async def test_postgres_killed_writer_is_pushed_as_interrupted(
+    open_inbox, db_path, jp_fetch
+):
+    """A writer that dies sends no NOTIFY; the listener's liveness check says so."""
+    inbox = await open_inbox()
+    holder = await asyncio.create_subprocess_exec(
+        sys.executable, "-c",
+        "import sys, time\n"
+        "from nsight_lab.store.run_store import RunStore\n"
+        "s = RunStore(sys.argv[1])\n"
+        "print(s.create_session(backend='cpu').id, flush=True)\n"
+        "time.sleep(120)\n",
+        str(db_path), stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert holder.stdout is not None
+    sid = int(await holder.stdout.readline())
+    await inbox.wait_for(type="sessions-changed", latest_session_id=sid)
+    seen = len(inbox.messages)
+
+    holder.kill()
+    await holder.wait()
+
+    deadline = time.monotonic() + 10
+    status = "running"
+    while status == "running" and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+        response = await jp_fetch("nsight-lab", "api", "sessions", str(sid))
+        status = json.loads(response.body)["session"]["status"]
+    assert status == "interrupted"
+    assert any(
+        event["type"] == "sessions-changed" for _, event in inbox.messages[seen:]
+    )

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -182,7 +183,7 @@ _HOLDER = textwrap.dedent(
     from nsight_lab.store.run_store import RunStore
     with RunStore(sys.argv[1]) as store:
         print(store.create_session(backend="cpu", name="held").id, flush=True)
-    time.sleep(120)
+        time.sleep(120)  # alive, and (PostgreSQL) connected
     """
 )
 
@@ -212,8 +213,12 @@ async def test_a_session_of_a_live_writer_is_not_deleted(raw_fetch, db_path: Pat
         holder.kill()
         holder.wait()
 
-    # When: the writer is gone
-    deleted = await raw_fetch(f"nsight-lab/api/sessions/{sid}", method="DELETE")
+    # When: the writer is gone (PostgreSQL sees its connection drop a moment later)
+    for _ in range(100):
+        deleted = await raw_fetch(f"nsight-lab/api/sessions/{sid}", method="DELETE")
+        if deleted.code != 409:
+            break
+        await asyncio.sleep(0.05)
 
     # Then: it may be deleted
     assert deleted.code == 204

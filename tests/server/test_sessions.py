@@ -328,27 +328,40 @@ async def test_delete_unknown_session_is_404(jp_fetch):
 # -- what a view shows, computed once in Python ---------------------------------------
 
 
+_WRITERS: list[RunStore] = []
+"""Writers kept open for the test (on PostgreSQL a session is running while its
+writer's connection is open), closed after it."""
+
+
+@pytest.fixture(autouse=True)
+def _close_writers():
+    yield
+    while _WRITERS:
+        _WRITERS.pop().close()
+
+
 def _three_by_thirty(db_path, record_factory, *, runs_done):
     """A running 3-config x 30-run session with ``runs_done`` runs of 2 regions."""
     configs = [{"n": 1}, {"n": 2}, {"n": 3}]
-    with RunStore(db_path) as store:
-        session = store.create_session(
-            backend="cpu", configs=configs, runs_planned=3 * 30,
-            options={"params": {"n": [1, 2, 3]}},
-        )  # fmt: skip
-        records = [
-            record_factory(
-                session.id,
-                region,
-                1000.0 + k,
-                config_index=k // 30,
-                config=configs[k // 30],
-                run_index=k % 30,
-            )
-            for k in range(runs_done)
-            for region in ("a", "b")
-        ]
-        store.add_runs(records)
+    store = RunStore(db_path)
+    _WRITERS.append(store)
+    session = store.create_session(
+        backend="cpu", configs=configs, runs_planned=3 * 30,
+        options={"params": {"n": [1, 2, 3]}},
+    )  # fmt: skip
+    records = [
+        record_factory(
+            session.id,
+            region,
+            1000.0 + k,
+            config_index=k // 30,
+            config=configs[k // 30],
+            run_index=k % 30,
+        )
+        for k in range(runs_done)
+        for region in ("a", "b")
+    ]
+    store.add_runs(records)
     return session.id
 
 

@@ -7,6 +7,7 @@ import tornado.httpclient
 
 import nsight_lab
 from nsight_lab import records
+from tests.conftest import POSTGRES_ONLY
 
 
 async def test_status_answers_version_and_store(jp_fetch, nsight_lab_home):
@@ -18,15 +19,33 @@ async def test_status_answers_version_and_store(jp_fetch, nsight_lab_home):
     payload = json.loads(response.body)
     assert set(payload) == {
         "version",
+        "store_engine",
         "store_path",
         "store_exists",
         "schema_version",
         "backends",
     }
     assert payload["version"] == nsight_lab.__version__
+    assert payload["store_engine"] == "sqlite"
     assert payload["store_path"] == str(nsight_lab_home / "store.sqlite")
     assert payload["store_exists"] is False
     assert payload["schema_version"] == records.SCHEMA_VERSION
+
+
+@POSTGRES_ONLY
+async def test_status_says_it_reads_postgres_without_the_password(jp_fetch, db_path):
+    # Given: NSIGHT_LAB_STORE names a PostgreSQL database (the db_path fixture)
+    assert db_path.startswith("postgresql://nsight:nsight-test-secret@")
+
+    # When
+    response = await jp_fetch("nsight-lab", "api", "status")
+
+    # Then: the engine, and the URL with its password masked
+    payload = json.loads(response.body)
+    assert payload["store_engine"] == "postgresql"
+    assert payload["store_path"] == db_path.replace("nsight-test-secret", "***")
+    assert "nsight-test-secret" not in response.body.decode()
+    assert payload["store_exists"] is True
 
 
 async def test_status_lists_the_registered_backends(jp_fetch, monkeypatch):

@@ -74,10 +74,12 @@ class HostClock:
         self.device = HOST_DEVICE
         self.device_name: str | None = cpu_name()
         self.notes: list[str] = []
-        if options.cache_control == "all":
-            self.notes.append(
-                "cpu backend: --cache-control has no effect on host timing"
-            )
+        for given, option in (
+            (options.cache_control == "all", "--cache-control"),
+            (options.clock_control == "base", "--clock-control"),
+        ):
+            if given:
+                self.notes.append(f"cpu backend: {option} has no effect on host timing")
         self._t0 = 0
         self._open: dict[str, int] = {}
         self._regions: dict[str, tuple[int, int]] = {}

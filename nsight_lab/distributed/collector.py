@@ -28,7 +28,7 @@ import types
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nsight_lab.errors import MeasurementError, NsightLabError
+from nsight_lab.errors import BackendUnavailableError, MeasurementError, NsightLabError
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -135,9 +135,14 @@ class SpawnedRanks:
             MeasurementError: A rank failed (the message names it and its error);
                 before the first run, no session is left behind.
         """
-        from nsight_lab.backends.ncu.shipping import free_variables, ship
+        from nsight_lab.backends.ncu.shipping import (
+            ShippingError,
+            free_variables,
+            ship,
+        )
         from nsight_lab.distributed.worker import CONFIGS_NAME, spawn_main
 
+        _require_distributed(self.ranks)
         if plan.backend != "cpu":
             import torch
 
@@ -148,9 +153,13 @@ class SpawnedRanks:
         names = [
             n for n in free_variables(cell.python, cell.namespace) if n not in params
         ]
-        shipped = ship(
-            [*names, CONFIGS_NAME], {**cell.namespace, CONFIGS_NAME: _bindings(plan)}
-        )
+        try:
+            shipped = ship(
+                [*names, CONFIGS_NAME],
+                {**cell.namespace, CONFIGS_NAME: _bindings(plan)},
+            )
+        except ShippingError as exc:
+            raise ShippingError(_for_ranks(str(exc), self.ranks)) from exc
         job = _job(plan, cell, self.ranks)
         with tempfile.TemporaryDirectory(prefix="nsight-lab-ranks-") as tmp:
             rendezvous = f"file://{Path(tmp) / 'rendezvous'}"
@@ -203,7 +212,9 @@ class SpawnedRanks:
                 finished = context.join(timeout=POLL_S)
             except (mp.ProcessRaisedException, mp.ProcessExitedException) as exc:
                 take()
-                reason = errors[0] if errors else _last_line(exc)
+                reason = _for_ranks(
+                    errors[0] if errors else _last_line(exc), self.ranks
+                )
                 when = "" if stream is not None else " before the first run"
                 msg = f"--ranks {self.ranks}: the profile stopped{when}: {reason}"
                 raise MeasurementError(msg) from exc
@@ -232,6 +243,34 @@ def _bare_main() -> Iterator[None]:
     finally:
         if main is not None:
             sys.modules["__main__"] = main
+
+
+def _require_distributed(ranks: int) -> None:
+    """Refuse ``--ranks`` where PyTorch or ``torch.distributed`` is missing.
+
+    Raises:
+        BackendUnavailableError: Not installed, or a build without distributed.
+    """
+    from nsight_lab.distributed.worker import importable
+
+    why = None
+    if not importable("torch"):
+        why = "PyTorch is not installed; install torch"
+    else:
+        import torch.distributed as dist
+
+        if not dist.is_available():
+            why = "this PyTorch build has no torch.distributed; install one that has"
+    if why is not None:
+        msg = f"--ranks {ranks} starts its ranks with torch.distributed: {why}"
+        raise BackendUnavailableError(msg)
+
+
+def _for_ranks(message: str, ranks: int) -> str:
+    """A shipping error's words, said of the ranks (they are the ncu path's)."""
+    return message.replace("the ncu child process", f"the {ranks} ranks").replace(
+        "or pass --backend events", "or drop --ranks"
+    )
 
 
 def _torch_mp() -> Any:  # noqa: ANN401  (the module: partly untyped)

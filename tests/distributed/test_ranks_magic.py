@@ -205,6 +205,21 @@ def test_bad_ranks_input_is_one_line_and_stores_nothing(
         assert store.list_sessions(limit=1) == []
 
 
+def test_a_variable_that_cannot_be_shipped_is_named_in_one_line(
+    ip: InteractiveShell,
+) -> None:
+    import threading
+
+    ip.user_ns["lock"] = threading.Lock()
+    result = ip.run_cell("%%nsight --backend cpu --ranks 2\nwith lock:\n    pass\n")
+    error = str(result.error_in_exec)
+    assert error.startswith("cannot ship variable 'lock' (_thread.lock) to the 2 ranks")
+    assert error.endswith("create it inside the cell, or drop --ranks")
+    assert "\n" not in error
+    with RunStore() as store:
+        assert store.list_sessions(limit=1) == []
+
+
 def test_more_ranks_than_gpus_is_refused_in_one_line() -> None:
     from nsight_lab.distributed.group import check_gpus
     from nsight_lab.errors import OptionError

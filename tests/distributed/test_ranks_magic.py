@@ -218,16 +218,3 @@ def test_a_variable_that_cannot_be_shipped_is_named_in_one_line(
     assert "\n" not in error
     with RunStore() as store:
         assert store.list_sessions(limit=1) == []
-
-
-def test_more_ranks_than_gpus_is_refused_in_one_line() -> None:
-    from nsight_lab.distributed.group import check_gpus
-    from nsight_lab.errors import OptionError
-
-    check_gpus(2, 2)
-    with pytest.raises(OptionError) as caught:
-        check_gpus(3, 2)
-    assert str(caught.value) == (
-        "--ranks 3: 2 CUDA GPUs visible here and each rank takes one; give --ranks 2 "
-        "or fewer, or --backend cpu to run the ranks as gloo processes"
-    )

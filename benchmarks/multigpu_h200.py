@@ -179,6 +179,12 @@ def _profile(ip: Any, cell: str) -> tuple[int, list[Any], float]:  # noqa: ANN40
         return session.id, store.runs(session.id), wall
 
 
+def _nccl_version(torch: Any) -> str:  # noqa: ANN401  (the torch module)
+    """NCCL's version as torch reports it (a tuple, or an int in older builds)."""
+    version = torch.cuda.nccl.version()
+    return ".".join(map(str, version)) if isinstance(version, tuple) else str(version)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run both workloads; write the JSON (and the charts) next to it."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -235,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
         if on_gpu
         else [cpu_name()],
         "torch": torch.__version__,
-        "nccl": ".".join(map(str, torch.cuda.nccl.version())) if on_gpu else None,
+        "nccl": _nccl_version(torch) if on_gpu else None,
         "python": platform.python_version(),
         "workloads": {},
     }

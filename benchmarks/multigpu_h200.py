@@ -19,7 +19,7 @@ temperature. The per-rank charts of each session are written beside the JSON as
 plotly JSON (``*_ranks.json``, ``*_rank_clocks.json``), and as PNG where kaleido
 and a browser work.
 
-Run on the 2-GPU machine (NVLink multicast off, the device README says why)::
+Run on the 2-GPU machine (NVLink multicast stays off: :data:`MULTICAST_OFF`)::
 
     python benchmarks/multigpu_h200.py                      # every visible GPU
     python benchmarks/multigpu_h200.py --ranks 1            # one GPU, one rank
@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import sys
@@ -41,6 +42,13 @@ from pathlib import Path
 from typing import Any
 
 RESULTS = Path(__file__).resolve().parent / "results"
+MULTICAST_OFF = {
+    "NCCL_NVLS_ENABLE": "0",
+    "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
+    "NVSHMEM_DISABLE_NVLS": "1",
+}
+"""NVLink multicast stays off (the lent machines' rule): set where not set already,
+before any rank starts (the ranks inherit this environment)."""
 
 MAGIC = (
     "%%nsight --backend {backend} --ranks {ranks} --runs {runs} --warmup {warmup} "
@@ -196,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=None, help="matmul M = K = N")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
+    for name, value in MULTICAST_OFF.items():
+        os.environ.setdefault(name, value)
 
     import torch
     from IPython.testing.globalipapp import start_ipython
@@ -243,6 +253,7 @@ def main(argv: list[str] | None = None) -> int:
         "torch": torch.__version__,
         "nccl": _nccl_version(torch) if on_gpu else None,
         "python": platform.python_version(),
+        "env": {name: os.environ.get(name) for name in MULTICAST_OFF},
         "workloads": {},
     }
     for workload, body, name in (

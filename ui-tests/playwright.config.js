@@ -5,6 +5,8 @@
  * - `sidebar` (tests/sidebar.spec.ts): JupyterLab with the nsight-lab lab extension.
  * - `reopen` (tests/reopen.spec.ts): the same server; a saved %%nsight output
  *   reopened with no kernel, drawn by the extension's mime renderer.
+ * - `ranks` (tests/ranks.spec.ts): the same server; a %%nsight --ranks 2 session
+ *   and its per-rank chart.
  * - `widget-colab` (tests/magic-widget.spec.ts): the nsight-lab lab extension
  *   disabled, as on Colab (JUPYTER_CONFIG_DIR=colab-config, whose
  *   labconfig/page_config.json disables it); the inline anywidget only.
@@ -50,6 +52,11 @@ module.exports = {
     {
       name: 'reopen',
       testMatch: 'reopen.spec.ts',
+      use: { baseURL: `http://localhost:${LAB_PORT}` }
+    },
+    {
+      name: 'ranks',
+      testMatch: 'ranks.spec.ts',
       use: { baseURL: `http://localhost:${LAB_PORT}` }
     },
     {

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from nsight_lab.store import run_store as store_module
+from tests.conftest import SQLITE_ONLY
 
 
 @pytest.fixture
@@ -24,6 +25,7 @@ def unwritable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(store_module.os, "access", access)
 
 
+@SQLITE_ONLY  # a file the server may not write; PostgreSQL has its own permissions
 @pytest.mark.usefixtures("unwritable")
 async def test_server_reads_a_read_only_store(raw_fetch, filled):
     # When

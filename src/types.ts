@@ -33,7 +33,12 @@ export type SessionStatus = 'running' | 'completed' | 'failed' | 'interrupted';
 export interface IStatusResponse {
   /** The installed nsight_lab version. */
   version: string;
-  /** Absolute path of the SQLite run store on the server's machine. */
+  /** Which store the server reads: the SQLite file, or a PostgreSQL team store. */
+  store_engine?: 'sqlite' | 'postgresql';
+  /**
+   * Absolute path of the SQLite run store on the server's machine, or the
+   * PostgreSQL URL with its password replaced by `***`.
+   */
   store_path: string;
   /** Whether the store file exists yet (it is created by the first profile). */
   store_exists: boolean;

@@ -41,7 +41,12 @@ export function renderStatus(
   const { status } = state;
   const rows: [string, string][] = [
     [trans.__('Version'), status.version],
-    [trans.__('Run store'), status.store_path],
+    [
+      trans.__('Run store'),
+      status.store_engine === 'postgresql'
+        ? trans.__('PostgreSQL (team store): %1', status.store_path)
+        : status.store_path
+    ],
     [
       trans.__('Store state'),
       status.store_exists

@@ -44,6 +44,28 @@ describe('renderStatus', () => {
     expect(node.querySelector('b')).toBeNull();
   });
 
+  it('says when the store is a PostgreSQL team store', () => {
+    const node = document.createElement('div');
+
+    renderStatus(node, {
+      kind: 'ready',
+      status: {
+        version: '0.1.0',
+        store_engine: 'postgresql',
+        store_path: 'postgresql://ada:***@db.example:5432/profiles',
+        store_exists: true,
+        schema_version: 4
+      }
+    });
+
+    const values = Array.from(node.querySelectorAll('dd')).map(
+      dd => dd.textContent
+    );
+    expect(values[1]).toBe(
+      'PostgreSQL (team store): postgresql://ada:***@db.example:5432/profiles'
+    );
+  });
+
   it('shows an error in words', () => {
     const node = document.createElement('div');
 

@@ -193,8 +193,8 @@ def _nccl_version(torch: Any) -> str:  # noqa: ANN401  (the torch module)
     return ".".join(map(str, version)) if isinstance(version, tuple) else str(version)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run both workloads; write the JSON (and the charts) next to it."""
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
+    """The command line; keeps NVLink multicast off and points the store (--store)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", choices=("events", "cpu"), default="events")
     parser.add_argument("--ranks", type=int, default=None)
@@ -203,9 +203,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mb", type=int, default=None, help="all-reduce size in MB")
     parser.add_argument("--size", type=int, default=None, help="matmul M = K = N")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument(
+        "--store",
+        type=Path,
+        default=None,
+        help="the store's directory (NSIGHT_LAB_HOME), to bring back and open in "
+        "the sidebar (ui-tests/tests/ranks.spec.ts, NSIGHT_LAB_RANKS_SESSION)",
+    )
     args = parser.parse_args(argv)
+    if args.store is not None:
+        args.store.mkdir(parents=True, exist_ok=True)
+        os.environ["NSIGHT_LAB_HOME"] = str(args.store.resolve())
     for name, value in MULTICAST_OFF.items():
         os.environ.setdefault(name, value)
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run both workloads; write the JSON (and the charts) next to it."""
+    args = _arguments(argv)
 
     import torch
     from IPython.testing.globalipapp import start_ipython

@@ -1083,3 +1083,11 @@ def test_processes_opening_a_new_store_at_once_create_it_once(db: Path | str) ->
     errors = [p.communicate(timeout=120)[1] for p in procs]
     assert [p.returncode for p in procs] == [0] * 6, errors
     assert user_version(db) == SCHEMA_VERSION
+
+
+def test_a_url_made_into_a_path_is_refused_without_its_password() -> None:
+    with pytest.raises(StoreError) as info:
+        RunStore(Path("postgresql://ada:s3cret@db/x"))
+    assert "s3cret" not in str(info.value)
+    assert "pass the URL as a string" in str(info.value)
+    assert not Path("postgresql:").exists()

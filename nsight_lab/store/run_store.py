@@ -118,10 +118,13 @@ class RunStore(_SessionQueries, _RunQueries, _BaselineQueries):
                 always opens it for writing. On PostgreSQL ``None`` means writable.
         """
         location = store_location() if path is None else os.fspath(path)
-        if not isinstance(path, str) and location.lower().startswith(_pg.MANGLED):
+        if location.lower().startswith(_pg.MANGLED) and not _pg.is_postgres_url(
+            location
+        ):
+            shown = _pg.redact(location.replace(":/", "://", 1))
             msg = (
-                f"the run store location {_pg.redact(location)!r} looks like a "
-                "postgresql:// URL made into a file path; pass the URL as a string"
+                f"the run store location {shown!r} looks like a postgresql:// URL "
+                "made into a file path; pass the URL as a string"
             )
             raise StoreError(msg)
         self.location = location

@@ -66,6 +66,29 @@ async def test_list_filters(jp_fetch, filled, params, expected):
     assert payload["total"] == len(expected)
 
 
+async def test_list_filters_by_host_and_user(jp_fetch, db_path):
+    # Given: sessions of a team store, written on two hosts by two users
+    with RunStore(db_path) as store:
+        ada = store.create_session(backend="cpu", host="gpu-node-7", user="ada").id
+        bob = store.create_session(backend="cpu", host="gpu-node-7", user="bob").id
+        store.create_session(backend="cpu", host="laptop", user="ada")
+        for sid in (ada, bob):
+            store.finish_session(sid, "completed")
+
+    # When
+    code, payload = await get_json(jp_fetch, "sessions", host="gpu-node-7", user="ada")
+    _, on_host = await get_json(jp_fetch, "sessions", host="gpu-node-7")
+
+    # Then
+    assert code == 200
+    assert [s["id"] for s in payload["sessions"]] == [ada]
+    assert (payload["sessions"][0]["host"], payload["sessions"][0]["user"]) == (
+        "gpu-node-7",
+        "ada",
+    )
+    assert [s["id"] for s in on_host["sessions"]] == [bob, ada]
+
+
 async def test_list_filters_by_date_range(jp_fetch, filled):
     # Given: the candidate's creation time, to the microsecond
     at = filled.created_at[1]

@@ -618,7 +618,7 @@ class RunStore(_SessionQueries, _RunQueries, _BaselineQueries):
             )
         elif self._dialect.postgres:
             text = text.replace(self.location, self.where)
-            fix = "check that the PostgreSQL server is up, or run: nsight-lab doctor"
+            fix = "check that the PostgreSQL server is up and NSIGHT_LAB_STORE names it"
         else:
             fix = (
                 "check the file and its folder are writable, or run: nsight-lab doctor"

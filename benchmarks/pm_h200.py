@@ -710,8 +710,12 @@ def main() -> None:
     """Run every part and write the results."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument(
+        "--budget", type=float, default=BUDGET_S, help="skip optional parts after S"
+    )
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
+    globals()["BUDGET_S"] = args.budget
     home = Path(tempfile.mkdtemp(prefix="nsight-lab-pm-"))
     os.environ["NSIGHT_LAB_HOME"] = str(home)  # a fresh store: the metric cache too
     bench = Bench(args.out)

@@ -28,7 +28,8 @@ never holds more than a fraction of a second.
   interval before its end.
 - The kept image serves one start: samples decoded into it after a stop and a new
   start read as invalid metric names on evaluation, so every start gets a new image
-  and evaluator, sized by :data:`IMAGE_BYTES` so that making one costs a few ms.
+  and evaluator (made while sampling is stopped, initialised after the start, as the
+  first one is), sized by :data:`IMAGE_BYTES` so that making one costs a few ms.
 """
 
 from __future__ import annotations
@@ -513,6 +514,7 @@ class PmSampler:
             self._disable()
             raise errors.explain(exc, started=False) from exc
         self._given_image = image
+        self._next_image: ImageApi | None = None
         try:
             self.image: ImageApi = self._new_image()
         except Exception as exc:
@@ -521,9 +523,8 @@ class PmSampler:
         self._start()
 
     def _new_image(self) -> ImageApi:
-        """A new image and evaluator (the stand-in given, emptied, in tests)."""
+        """A new image and evaluator, not initialised yet (tests: the stand-in)."""
         if self._given_image is not None:
-            self._given_image.reinit()
             return self._given_image
         return CuptiImage(self._collector, self.metrics)
 
@@ -607,21 +608,26 @@ class PmSampler:
         """Sample again (a run begins), on an emptied image; nothing if sampling."""
         if self._running:
             return
+        # After a stop and a start, samples decoded into the image of the last start
+        # read as invalid metric names on the H200: each start gets the new image
+        # made while sampling was stopped, initialised after the start, as the
+        # first start's image is.
+        fresh = self._next_image or self._new_image()
+        self._next_image = None
         try:
             self._collector.start()
-            # After a stop and start, samples decoded into the kept image read as
-            # invalid metric names and wrong times on the H200, so each start gets a
-            # new image and evaluator (a few ms).
-            old, self.image = self.image, self._new_image()
         except Exception as exc:
             raise errors.explain(exc, started=True) from exc
-        if old is not self.image:
+        old, self.image = self.image, fresh
+        if old is not fresh:
             close = getattr(old, "close", None)
             if close is not None:
                 close()
         self._running = True
-        self.generation += 1
-        self._used = 0
+        try:
+            self._reinit()
+        except Exception as exc:
+            raise errors.explain(exc, started=True) from exc
 
     def drain(self, needed: Needed | None = None) -> list[Chunk]:
         """Stop sampling and decode every sample not yet handed out.
@@ -656,10 +662,15 @@ class PmSampler:
             if chunk is not None:
                 chunks.append(chunk)
             if not full:
-                return chunks
+                break
             # Read what the full image holds before it is used again.
             self._evaluate_held(chunks, needed)
             self._reinit()
+        try:
+            self._next_image = self._new_image()  # for the next start (see resume)
+        except Exception as exc:
+            raise errors.explain(exc, started=True) from exc
+        return chunks
 
     def _disable(self) -> None:
         with contextlib.suppress(Exception):
@@ -671,7 +682,8 @@ class PmSampler:
             with contextlib.suppress(Exception):
                 self._collector.stop()
             self._running = False
-        close = getattr(self.image, "close", None) if hasattr(self, "image") else None
-        if close is not None:
-            close()
+        for image in (getattr(self, "image", None), getattr(self, "_next_image", None)):
+            close = getattr(image, "close", None)
+            if close is not None:
+                close()
         self._disable()

@@ -18,6 +18,11 @@ in batches of ``--batch`` runs.
 
 Run: ``.venv/bin/python benchmarks/ui_scale.py [--store DIR] [--rebuild]``; writes
 ``benchmarks/results/ui_scale.json``.
+
+On a PostgreSQL team store: ``--postgres postgresql://...`` builds the same store in
+that (empty) database, through ``NSIGHT_LAB_STORE`` like a team's kernels and server,
+and writes ``benchmarks/results/ui_scale_postgres.json``; ``python tests/_postgres.py``
+starts a throwaway cluster and prints its URL.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "ui_scale.json"
+RESULTS_POSTGRES = ROOT / "benchmarks" / "results" / "ui_scale_postgres.json"
 RAW = ROOT / "ui-tests" / "results" / "ui_scale_raw.json"
 TARGET_LIST_MS = 300.0
 TARGET_CHARTS_MS = 200.0
@@ -150,6 +156,29 @@ def build_store(home: Path, sessions: int, runs_per_session: int, batch: int) ->
     }
 
 
+def store_size(postgres: str | None, home: Path, db: Path) -> tuple[int, int, int]:
+    """Sessions, runs and bytes of the store (the file, or the database)."""
+    if postgres:
+        import psycopg
+
+        with psycopg.connect(postgres) as conn:
+            row = conn.execute(
+                "SELECT (SELECT count(*) FROM sessions), (SELECT count(*) FROM runs),"
+                " pg_database_size(current_database())"
+            ).fetchone()
+        assert row is not None  # noqa: S101  (one row always)
+        return int(row[0]), int(row[1]), int(row[2])
+    import sqlite3
+
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        n_sessions = conn.execute("SELECT count(*) FROM sessions").fetchone()[0]
+        n_runs = conn.execute("SELECT count(*) FROM runs").fetchone()[0]
+    size = sum(
+        f.stat().st_size for f in home.iterdir() if f.name.startswith("store.sqlite")
+    )
+    return n_sessions, n_runs, size
+
+
 def summarise(values: list[float]) -> dict:
     """Median, p90 (nearest rank), min and max of ``values`` in ms."""
     ordered = sorted(values)
@@ -161,6 +190,35 @@ def summarise(values: list[float]) -> dict:
         "min_ms": round(ordered[0], 1),
         "max_ms": round(ordered[-1], 1),
     }
+
+
+def prepare_store(args: argparse.Namespace, home: Path) -> dict | None:
+    """Build the store unless it is there; what building it took, if known."""
+    build = None
+    if args.postgres:
+        os.environ["NSIGHT_LAB_STORE"] = args.postgres  # the template's kernel too
+        home.mkdir(parents=True, exist_ok=True)
+        from nsight_lab.store.run_store import RunStore
+
+        with RunStore(args.postgres) as store:
+            empty = store.count_sessions() == 0
+        if empty:
+            build = build_store(home, args.sessions, args.runs_per_session, args.batch)
+            print(f"store built: {build}", flush=True)
+            (home / "build_postgres.json").write_text(json.dumps(build, indent=2))
+        elif (home / "build_postgres.json").exists():
+            build = json.loads((home / "build_postgres.json").read_text())
+    elif args.rebuild or not home.exists():
+        if home.exists():
+            for f in home.iterdir():
+                f.unlink()
+        home.mkdir(parents=True, exist_ok=True)
+        build = build_store(home, args.sessions, args.runs_per_session, args.batch)
+        print(f"store built: {build}", flush=True)
+        (home / "build.json").write_text(json.dumps(build, indent=2))
+    elif (home / "build.json").exists():
+        build = json.loads((home / "build.json").read_text())
+    return build
 
 
 def main() -> int:
@@ -179,21 +237,16 @@ def main() -> int:
     parser.add_argument("--rebuild", action="store_true")
     parser.add_argument("--build-only", action="store_true")
     parser.add_argument("--port", type=int, default=8898)
+    parser.add_argument(
+        "--postgres",
+        metavar="URL",
+        help="build and read a PostgreSQL store (an empty database) instead",
+    )
     args = parser.parse_args()
 
     home: Path = args.store
     db = home / "store.sqlite"
-    build = None
-    if args.rebuild or not home.exists():
-        if home.exists():
-            for f in home.iterdir():
-                f.unlink()
-        home.mkdir(parents=True, exist_ok=True)
-        build = build_store(home, args.sessions, args.runs_per_session, args.batch)
-        print(f"store built: {build}", flush=True)
-        (home / "build.json").write_text(json.dumps(build, indent=2))
-    elif (home / "build.json").exists():
-        build = json.loads((home / "build.json").read_text())
+    build = prepare_store(args, home)
     if args.build_only:
         return 0
 
@@ -205,6 +258,8 @@ def main() -> int:
         CI="1",
     )
     env["PATH"] = f"{ROOT / '.venv' / 'bin'}:{env['PATH']}"
+    if args.postgres:
+        env["NSIGHT_LAB_STORE"] = args.postgres  # the server reads the team store
     RAW.unlink(missing_ok=True)
     proc = subprocess.run(
         [  # noqa: S607  (jlpm on the PATH set above)
@@ -227,14 +282,7 @@ def main() -> int:
     if first.exists():
         raw["first_select_cold"] = json.loads(first.read_text())
 
-    import sqlite3
-
-    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
-        n_sessions = conn.execute("SELECT count(*) FROM sessions").fetchone()[0]
-        n_runs = conn.execute("SELECT count(*) FROM runs").fetchone()[0]
-    size = sum(
-        f.stat().st_size for f in home.iterdir() if f.name.startswith("store.sqlite")
-    )
+    n_sessions, n_runs, size = store_size(args.postgres, home, db)
     list_ms = raw["open_to_list_ms"]
     charts_ms = raw["select_to_charts_ms"]
     out = {
@@ -264,6 +312,13 @@ def main() -> int:
                 "is kept apart as first_select_cold_ms"
             ),
         },
+        "engine": "postgresql" if args.postgres else "sqlite",
+        "engine_note": (
+            "PostgreSQL on this machine over loopback, the store suite's throwaway "
+            "cluster (tests/_postgres.py: fsync off, which flatters the build only)"
+            if args.postgres
+            else "SQLite file (WAL)"
+        ),
         "met_criterion": "median <= target",
         "machine": {
             "cores": os.cpu_count(),
@@ -273,8 +328,9 @@ def main() -> int:
         },
         "raw": raw,
     }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(out, indent=2) + "\n")
+    results = RESULTS_POSTGRES if args.postgres else RESULTS
+    results.parent.mkdir(parents=True, exist_ok=True)
+    results.write_text(json.dumps(out, indent=2) + "\n")
     print(json.dumps({k: v for k, v in out.items() if k != "raw"}, indent=2))
     return proc.returncode
 

@@ -126,6 +126,25 @@ class PgConnection:
         """Run one statement (``?``/``:name`` parameters) and return its cursor."""
         return self.raw.execute(POSTGRES.sql(sql), params)
 
+    def insert_returning_ids(
+        self, sql: str, rows: Sequence[Sequence[Any]]
+    ) -> list[int]:
+        """Run a one-row ``INSERT ... RETURNING id`` for each row; the ids, in order.
+
+        ``executemany`` pipelines the statements: the query is parsed once, where one
+        multi-row statement of thousands of parameters costs psycopg a fresh parse of
+        its text every time (seconds per 20,000 runs).
+        """
+        cur = self.raw.cursor()
+        cur.executemany(POSTGRES.sql(sql), rows, returning=True)
+        ids: list[int] = []
+        while True:
+            row = cur.fetchone()
+            if row is not None:
+                ids.append(int(row[0]))
+            if not cur.nextset():
+                return ids
+
     def notify(self) -> None:
         """Send the change notice of the open transaction (delivered on commit)."""
         payload: dict[str, Any] = {

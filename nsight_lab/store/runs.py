@@ -46,24 +46,23 @@ def _insert_runs(
 
     SQLite hands out consecutive ``AUTOINCREMENT`` ids within the one write
     transaction, in row order; PostgreSQL's identity may interleave with other
-    writers' rows, so there each statement returns its ids (``RETURNING``).
+    writers' rows, so there each row returns its id (``RETURNING``), one pipelined
+    statement per row (:meth:`PgConnection.insert_returning_ids`).
 
     Returns:
         The new ids, in the order of ``rows``.
     """
+    if isinstance(conn, PgConnection):
+        return conn.insert_returning_ids(_insert_runs_sql(1) + " RETURNING id", rows)
     width = _ROW_MARKS.count("?")
     per = max(1, min(_MAX_ROWS_PER_INSERT, _variable_limit(conn, dialect) // width))
     ids: list[int] = []
     for start in range(0, len(rows), per):
         chunk = rows[start : start + per]
         values = [v for r in chunk for v in r]
-        if dialect.postgres:
-            cur = conn.execute(_insert_runs_sql(len(chunk)) + " RETURNING id", values)
-            ids.extend(int(row[0]) for row in cur.fetchall())
-        else:
-            last = int(getattr(conn.execute(_insert_runs_sql(len(chunk)), values),
-                               "lastrowid", 0) or 0)  # fmt: skip
-            ids.extend(range(last - len(chunk) + 1, last + 1))
+        cur = conn.execute(_insert_runs_sql(len(chunk)), values)
+        last = int(getattr(cur, "lastrowid", 0) or 0)
+        ids.extend(range(last - len(chunk) + 1, last + 1))
     return ids
 
 

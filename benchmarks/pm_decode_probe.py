@@ -370,44 +370,6 @@ def part_reuse(x: Any, torch: Any) -> dict[str, Any]:  # noqa: ANN401
     return out
 
 
-def part_metric_costs(x: Any, torch: Any) -> dict[str, Any]:  # noqa: ANN401
-    """The live sampler's decode cost per sample, for each default metric and all."""
-    from nsight_lab.backends.pm.sampler import PmSampler
-
-    out: dict[str, Any] = {}
-    for metrics in [(m,) for m in DEFAULTS] + [DRAM, DEFAULTS]:
-        name = "+".join(metrics) if len(metrics) < 3 else f"defaults_{len(metrics)}"
-        try:
-            sampler = PmSampler(0, metrics, 20_000)
-        except Exception as exc:  # noqa: BLE001
-            out[name] = {"error": f"{type(exc).__name__}: {exc}"}
-            continue
-        try:
-            sampler.drain()
-            sampler.resume()
-            launches(x, 400)
-            torch.cuda.synchronize()
-            t0 = now()
-            chunks = sampler.drain()
-            drain_s = now() - t0
-            n = sum(len(c) for c in chunks)
-            t0 = now()
-            for c in chunks:
-                c.all_values()
-            eval_s = now() - t0
-            out[name] = {
-                "samples": n,
-                "capacity": sampler.image.capacity,
-                "drain_us_per_sample": 1e6 * drain_s / max(n, 1),
-                "evaluate_us_per_sample": 1e6 * eval_s / max(n, 1),
-                "reinits": sampler.stats.reinits,
-                "flushes": sampler.stats.flushes,
-            }
-        finally:
-            sampler.close()
-    return out
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True)
@@ -424,7 +386,6 @@ def main() -> None:
         ("live_20us", lambda: part_live(x, torch, 20_000, 10, 100)),
         ("live_past_one_image_5us", lambda: part_live(x, torch, 5_000, 12, 50)),
         ("live_fresh_20us", lambda: part_live(x, torch, 20_000, 10, 100, fresh=True)),
-        ("metric_costs", lambda: part_metric_costs(x, torch)),
         ("gil", lambda: part_gil(x, torch)),
         ("reuse", lambda: part_reuse(x, torch)),
     ]

@@ -393,7 +393,7 @@ def decode(entry: dict[str, Any], ns: dict[str, Any]) -> None:
         torch.cuda.synchronize()
         entry["gpu_s"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        chunks = sampler.drain()
+        chunks = sampler.drain(restart=False)
         entry["drain_s"] = time.perf_counter() - t0
         entry["chunks"] = [len(c) for c in chunks]
         t0 = time.perf_counter()
@@ -667,8 +667,7 @@ def streaming(entry: dict[str, Any], ip: Any, home: Path) -> None:  # noqa: ANN4
     spec.loader.exec_module(store_lag)
     ip.run_cell("_x = torch.zeros(1, device='cuda')")
     for backend in ("pm", "events"):
-        runs = 300 if backend == "pm" else 3000  # pm at ~10-100 runs/s
-        entry[backend] = store_lag.lag_run(ip, home / "store.sqlite", backend, runs)
+        entry[backend] = store_lag.lag_run(ip, home / "store.sqlite", backend, 3000)
         if not entry[backend]["runs"]:
             msg = f"the {backend} lag cell ran no run (see the log for its error)"
             raise RuntimeError(msg)
@@ -710,12 +709,8 @@ def main() -> None:
     """Run every part and write the results."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument(
-        "--budget", type=float, default=BUDGET_S, help="skip optional parts after S"
-    )
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    globals()["BUDGET_S"] = args.budget
     home = Path(tempfile.mkdtemp(prefix="nsight-lab-pm-"))
     os.environ["NSIGHT_LAB_HOME"] = str(home)  # a fresh store: the metric cache too
     bench = Bench(args.out)

@@ -1,269 +1,174 @@
 """The cupti.pm_sampling wrapper (backends/pm/sampler.py) and its error messages.
 
-A fake image stands in for CUPTI's counter-data image and its calls: a stream of
-samples (one every 20 ns of fake GPU time, values ``[i, 2 i]``) of which CUPTI has
-"moved out of the hardware buffer" a growing prefix; ``decode`` appends what is ready
-to the image until it is full, as CUPTI's live decode did on the H200; a stand-in
-collector's ``stop`` makes everything ready (CUPTI flushes on stop).
+A fake decoder stands in for ``cupti.pm_sampling.Collector``: it holds a hardware
+buffer of samples and hands out at most ``max_samples`` per ``decode`` call, in the
+shape of cupti-python 13.4's ``CounterData`` (``num_*_samples``, the private
+timestamp lists, ``data[i]`` evaluating one sample).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
-import time
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
 
 from nsight_lab.backends.pm import errors
-from nsight_lab.backends.pm.sampler import Chunk, CuptiMetricsHost, PmSampler
+from nsight_lab.backends.pm.sampler import (
+    MAX_DECODE_SAMPLES,
+    Chunk,
+    CuptiMetricsHost,
+    decode_all,
+)
 from nsight_lab.errors import BackendUnavailableError, MeasurementError
 
-if TYPE_CHECKING:
-    from numpy.typing import NDArray
 
-STEP = 20
-
-
-class Stream:
-    """What the GPU sampled, and how much of it CUPTI has ready to decode."""
-
-    def __init__(self, total: int, *, ready_per_decode: int | None = None) -> None:
-        self.total = total
-        self.ready = 0 if ready_per_decode else total
-        self.ready_per_decode = ready_per_decode
-        self.taken = 0
-
-    def sample(self, i: int) -> tuple[int, int, list[float]]:
-        return i * STEP, (i + 1) * STEP, [float(i), 2.0 * i]
+@dataclasses.dataclass(frozen=True)
+class Sample:
+    start_timestamp: int
+    end_timestamp: int
+    metric_values: list[float]
 
 
-class FakeImage:
-    """sampler.ImageApi over a Stream: appends on decode, empties on reinit."""
+class FakeCounterData:
+    """cupti-python 13.4's CounterData, over a list of (start, end, values)."""
 
-    def __init__(self, stream: Stream, capacity: int) -> None:
-        self.stream = stream
-        self.capacity = capacity
-        self.slots: list[int] = []  # stream index of each slot
-        self.reinits = 0
-        self.evaluated: list[int] = []  # stream indices
-        self.fail_with: Exception | None = None
-        self.delay_s = 0.0  # what one decode takes
+    def __init__(
+        self, samples: list[tuple[int, int, list[float]]], total: int, *, private: bool
+    ) -> None:
+        self.metrics = ["dram__bytes_read.sum", "dram__bytes_write.sum"]
+        self.num_total_samples = total
+        self.num_populated_samples = len(samples)
+        self.num_completed_samples = len(samples)
+        self._samples = samples
+        self.evaluated: list[int] = []
+        if private:
+            self._start_timestamps = [s for s, _, _ in samples]
+            self._end_timestamps = [e for _, e, _ in samples]
 
-    def reinit(self) -> None:
-        self.slots = []
-        self.reinits += 1
+    def __len__(self) -> int:
+        return self.num_completed_samples
 
-    def decode(self) -> tuple[int, bool]:
-        if self.fail_with is not None:
-            raise self.fail_with
-        time.sleep(self.delay_s)
-        s = self.stream
-        if s.ready_per_decode:
-            s.ready = min(s.total, s.ready + s.ready_per_decode)
-        room = self.capacity - len(self.slots)
-        take = min(room, s.ready - s.taken)
-        self.slots += range(s.taken, s.taken + take)
-        s.taken += take
-        return len(self.slots), len(self.slots) >= self.capacity
-
-    def times(self, lo: int, hi: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-        picked = [self.stream.sample(i) for i in self.slots[lo:hi]]
-        return (
-            np.array([a for a, _, _ in picked], dtype=np.int64),
-            np.array([b for _, b, _ in picked], dtype=np.int64),
-        )
-
-    def evaluate(self, index: int) -> NDArray[np.float64]:
-        i = self.slots[index]
-        self.evaluated.append(i)
-        return np.array(self.stream.sample(i)[2])
+    def __getitem__(self, index: int) -> Sample:
+        self.evaluated.append(index)
+        start, end, values = self._samples[index]
+        return Sample(start, end, list(values))
 
 
-class FakeCollector:
-    """The calls of cupti.pm_sampling.Collector the sampler makes."""
+class FakeDecoder:
+    """A hardware buffer decoded ``max_samples`` at a time, as CUPTI continues."""
 
-    def __init__(self, stream: Stream) -> None:
-        self.stream = stream
-        self.calls: list[str] = []
+    def __init__(self, n: int, *, private: bool = True, stuck: bool = False) -> None:
+        self.buffer = [(i * 20, i * 20 + 20, [float(i), 2.0 * i]) for i in range(n)]
+        self.private = private
+        self.stuck = stuck
+        self.calls: list[int] = []
+        self.last: FakeCounterData | None = None
 
-    def enable(self) -> None:
-        self.calls.append("enable")
-
-    def configure(self, **_: object) -> None:
-        self.calls.append("configure")
-
-    def start(self) -> None:
-        self.calls.append("start")
-
-    def stop(self) -> None:
-        self.calls.append("stop")
-        self.stream.ready = self.stream.total  # CUPTI hands over every record
-
-    def disable(self) -> None:
-        self.calls.append("disable")
+    def decode(self, max_samples: int = MAX_DECODE_SAMPLES) -> FakeCounterData:
+        self.calls.append(max_samples)
+        taken = self.buffer[:max_samples]
+        if not self.stuck:  # a stuck decoder hands out the same samples again
+            self.buffer = self.buffer[max_samples:]
+        self.last = FakeCounterData(taken, max_samples, private=self.private)
+        return self.last
 
 
-def open_sampler(
-    total: int, capacity: int = 1000, *, ready_per_decode: int | None = None
-) -> tuple[PmSampler, FakeImage, FakeCollector]:
-    stream = Stream(total, ready_per_decode=ready_per_decode)
-    image = FakeImage(stream, capacity)
-    collector = FakeCollector(stream)
-    s = PmSampler.over(collector, ("a.sum", "b.sum"), STEP, image)
-    return s, image, collector
+def test_decoding_continues_past_ten_thousand_samples() -> None:
+    decoder = FakeDecoder(25_000)
+    chunks = decode_all(decoder)
+    assert [len(c) for c in chunks] == [10_000, 10_000, 5_000]
+    assert decoder.calls == [MAX_DECODE_SAMPLES] * 3
+    starts = np.concatenate([c.starts for c in chunks])
+    assert (np.diff(starts) > 0).all()
+    assert starts[-1] == 24_999 * 20
+    total = sum(c.all_values()[:, 0].sum() for c in chunks)
+    assert total == sum(range(25_000))  # nothing lost past 10,000
 
 
-def indices(chunks: list[Chunk]) -> list[int]:
-    return [int(t) // STEP for c in chunks for t in c.starts]
+def test_exactly_a_full_chunk_then_nothing_is_the_end() -> None:
+    chunks = decode_all(FakeDecoder(10_000), expected=10_000)
+    assert [len(c) for c in chunks] == [10_000]
+    assert decode_all(FakeDecoder(0)) == []
 
 
-def test_every_sample_comes_once_in_order_across_many_images() -> None:
-    # Given: 25,000 samples and an image of 1,000 (CUPTI refused much larger ones)
-    s, image, collector = open_sampler(25_000, capacity=1_000)
-    image.stream.total = image.stream.ready = 0  # nothing sampled yet
-    seen: list[int] = []
-    total = np.zeros(2)
-    # When: nine batches, each sampled from a resume to a drain
-    for batch in range(9):
-        s.resume()
-        image.stream.total = min(25_000, (batch + 1) * 3_000)
-        chunks = s.drain()
-        seen += indices(chunks)
-        total += sum(c.all_values().sum(axis=0) for c in chunks)
-    # Then: every sample once, in order, with the values summed right
-    assert seen == list(range(25_000))
-    assert total.tolist() == [sum(range(25_000)), 2.0 * sum(range(25_000))]
-    assert image.reinits >= 25  # the image was reused, not grown
-    assert collector.calls.count("stop") == 9
+def test_a_decode_that_does_not_continue_is_an_error_not_a_silent_cut() -> None:
+    with pytest.raises(MeasurementError, match="did not continue after it") as caught:
+        decode_all(FakeDecoder(15_000, stuck=True))
+    assert "--sample-interval" in str(caught.value)
 
 
-def test_a_drain_stops_sampling_until_the_next_run() -> None:
-    # Given: a sampler that sampled one batch
-    s, image, collector = open_sampler(500)
-    # When: drained twice with no run between
-    first = s.drain()
-    second = s.drain()
-    # Then: the first drain stopped sampling and got everything (CUPTI hands it
-    # over on stop); the second had nothing to decode, and did not try
-    assert indices(first) == list(range(500))
-    assert second == []
-    assert collector.calls == ["enable", "configure", "start", "stop"]
-    decodes = s.stats.decodes
-    s.resume()  # the next run: sampling again, on an emptied image
-    assert collector.calls[-1] == "start"
-    assert image.slots == []
-    s.resume()  # already sampling: nothing happens
-    assert collector.calls.count("start") == 2
-    assert s.stats.decodes == decodes
+def test_a_full_chunk_then_nothing_when_more_were_expected_is_an_error() -> None:
+    class Cut(FakeDecoder):
+        def decode(self, max_samples: int = MAX_DECODE_SAMPLES) -> FakeCounterData:
+            data = super().decode(max_samples)
+            self.buffer = []  # what a decoder that stops at one image would do
+            return data
+
+    with pytest.raises(MeasurementError, match="did not continue"):
+        decode_all(Cut(13_000), expected=13_000)
 
 
-def test_the_first_sample_after_a_start_begins_one_interval_before_its_end() -> None:
-    # Given: CUPTI gives the first sample after a start no start time (0)
-    s, image, _ = open_sampler(10)
-    real = image.times
-
-    def times(lo: int, hi: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-        starts, ends = real(lo, hi)
-        starts[0] = 0
-        return starts, ends
-
-    image.times = times  # type: ignore[method-assign]
-    (chunk,) = s.drain()
-    assert chunk.starts[0] == chunk.ends[0] - STEP
-    assert (chunk.ends - chunk.starts == STEP).all()
+def test_more_chunks_than_allowed_stop_with_what_to_do() -> None:
+    with pytest.raises(
+        MeasurementError, match=r"more than 30 samples.*--sample-interval"
+    ):
+        decode_all(FakeDecoder(100), max_samples=10, max_chunks=3)
 
 
-def test_an_image_that_fills_mid_drain_keeps_the_needed_samples() -> None:
-    # Given: 2,500 samples waiting, an image of 1,000
-    s, image, _ = open_sampler(2_500, capacity=1_000)
+def test_a_failing_decode_after_a_full_chunk_is_the_stuck_error() -> None:
+    class Fails(FakeDecoder):
+        def decode(self, max_samples: int = MAX_DECODE_SAMPLES) -> FakeCounterData:
+            if self.calls:
+                msg = "cuptiError ERROR_UNKNOWN"
+                raise RuntimeError(msg)
+            return super().decode(max_samples)
 
-    def needed(chunk: Chunk) -> NDArray[np.intp]:  # every tenth sample
-        return np.flatnonzero((chunk.starts // STEP) % 10 == 0)
-
-    # When
-    chunks = s.drain(needed=needed)
-    # Then: the image was reused twice; the needed samples of the full images were
-    # read before that, the others were not read at all
-    assert indices(chunks) == list(range(2_500))
-    assert image.reinits >= 2
-    first = chunks[0]
-    assert first.values([0, 10]).tolist() == [[0.0, 0.0], [10.0, 20.0]]
-    assert sorted(set(image.evaluated)) == list(range(0, 2_000, 10))
-    with pytest.raises(MeasurementError, match="gone"):
-        first.values([1])
+    with pytest.raises(MeasurementError, match="did not continue"):
+        decode_all(Fails(20_000))
 
 
-def test_a_chunk_read_after_the_next_run_began_is_an_error_not_a_wrong_value() -> None:
-    s, _, _ = open_sampler(600, capacity=1_000)
-    (old,) = s.drain()
-    s.resume()  # the image is initialised again for the next run
-    with pytest.raises(MeasurementError, match="after the next run began"):
-        old.values([0])
+def test_an_overflow_says_to_sample_less_often() -> None:
+    class Overflows(FakeDecoder):
+        def decode(self, max_samples: int = MAX_DECODE_SAMPLES) -> FakeCounterData:  # noqa: ARG002
+            msg = "Record overflow in the hardware buffer. To avoid overflow, ..."
+            raise MemoryError(msg)
 
-
-def test_only_the_samples_asked_for_are_evaluated() -> None:
-    s, image, _ = open_sampler(50)
-    (chunk,) = s.drain()
-    assert image.evaluated == []  # timestamps came without evaluating
-    values = chunk.values([3, 7, 3])
-    assert values.tolist() == [[3.0, 6.0], [7.0, 14.0], [3.0, 6.0]]
-    assert image.evaluated == [3, 7]  # each evaluated once
-
-
-def test_a_pump_between_regions_reads_the_buffer_and_the_drain_returns_it() -> None:
-    s, image, _ = open_sampler(3_000, capacity=1_000)
-    image.stream.ready = 800
-    s.pump(every_s=0.0)
-    image.stream.ready = 1_500  # the pumped image fills up: read, then reused
-    s.pump(every_s=0.0)
-    s.pump(every_s=3600.0)  # not due: nothing decoded
-    chunks = s.drain()  # the stop hands over the rest
-    assert indices(chunks) == list(range(3_000))
-    assert chunks[0].values([5]).tolist() == [[5.0, 10.0]]
-    decodes = s.stats.decodes
-    s.pump(every_s=0.0)  # not sampling: nothing to pump
-    assert s.stats.decodes == decodes
-
-
-def test_an_overflowing_hardware_buffer_says_to_sample_less_often() -> None:
-    s, image, _ = open_sampler(10)
-    image.fail_with = CuptiStatusError("ERROR_OUT_OF_MEMORY")
-    with pytest.raises(MeasurementError) as caught:
-        s.drain()
+    with pytest.raises(MeasurementError, match="overflowed") as caught:
+        decode_all(Overflows(5))
     assert str(caught.value) == errors.OVERFLOW
 
 
-def test_a_failing_decode_is_one_line() -> None:
-    s, image, _ = open_sampler(10)
-    image.fail_with = CuptiStatusError("ERROR_UNKNOWN")
-    with pytest.raises(
-        MeasurementError, match=r"^PM sampling failed \(ERROR_UNKNOWN\)"
-    ):
-        s.drain()
+def test_only_the_samples_asked_for_are_evaluated() -> None:
+    decoder = FakeDecoder(50)
+    (chunk,) = decode_all(decoder)
+    assert decoder.last is not None
+    assert decoder.last.evaluated == []  # timestamps came without evaluating
+    values = chunk.values([3, 7, 3])
+    assert values.tolist() == [[3.0, 6.0], [7.0, 14.0], [3.0, 6.0]]
+    assert decoder.last.evaluated == [3, 7]  # each evaluated once
+
+
+def test_without_the_private_timestamps_every_sample_is_evaluated_once() -> None:
+    decoder = FakeDecoder(30, private=False)
+    (chunk,) = decode_all(decoder)
+    assert decoder.last is not None
+    assert sorted(decoder.last.evaluated) == list(range(30))
+    assert chunk.starts.tolist() == [i * 20 for i in range(30)]
+    chunk.values([5, 6])
+    assert len(decoder.last.evaluated) == 30
 
 
 def test_a_sample_cupti_cannot_evaluate_is_one_line() -> None:
-    class Unreadable:
-        def __getitem__(self, index: int) -> object:
+    class Unreadable(FakeCounterData):
+        def __getitem__(self, index: int) -> Sample:
             msg = "ERROR_INVALID_PARAMETER"
             raise RuntimeError(msg)
 
-    chunk = Chunk(
-        metrics=("a.sum",),
-        starts=np.array([0]),
-        ends=np.array([20]),
-        _data=Unreadable(),
-    )
+    chunk = Chunk.read(Unreadable([(0, 20, [1.0, 2.0])], 10, private=True), 10)
     with pytest.raises(MeasurementError, match=r"could not evaluate PM sample 0"):
         chunk.values([0])
-
-
-def test_close_stops_and_disables() -> None:
-    s, _, collector = open_sampler(10)
-    s.close()
-    assert collector.calls[-2:] == ["stop", "disable"]
 
 
 class CuptiStatusError(Exception):

@@ -44,7 +44,6 @@ from nsight_lab.backends.pm import attribution, errors
 from nsight_lab.backends.pm.availability import CHECKS, cannot_measure
 from nsight_lab.backends.pm.counters import region_counters
 from nsight_lab.backends.pm.sampler import (
-    HARDWARE_BUFFER_BYTES,
     Chunk,
     PmSampler,
     cupti_version,
@@ -68,7 +67,7 @@ QUIET_MARGIN = 1.1
 FALLBACK_CLOCK_MHZ = 3000.0
 """SM clock assumed without NVML: above any GPU's, so the spin is never too short."""
 FLUSH_INTERVAL_S = 0.1
-"""Drain and attribute at most this often (each drain costs a decode, ~ms)."""
+"""Drain and attribute at most this often (stop, decode and start cost ~ms)."""
 
 Key = tuple[int, str]
 """A region of a batch: (run sequence number, region name)."""
@@ -147,7 +146,7 @@ class Cost:
 
     drains: int = 0
     drain_s: float = 0.0
-    """Stopping PM sampling and decoding the batch: CUPTI's decode and timestamps."""
+    """Stopping, decoding and restarting PM sampling."""
     attribute_s: float = 0.0
     """Weighing the samples and evaluating the ones regions need (CUPTI host API)."""
     samples_decoded: int = 0
@@ -197,9 +196,7 @@ class PmMeasurement(CuptiMeasurement):
         self._quiet_cycles = math.ceil(
             self.interval_ns * clock_mhz / 1e3 * QUIET_MARGIN
         )
-        self._sampler = PmSampler(
-            index, self.metrics, self.interval_ns, buffer_bytes=self._buffer_bytes()
-        )
+        self._sampler = PmSampler(index, self.metrics, self.interval_ns)
         self._cell_has_regions: bool | None = None
         self.notes.append(
             f"PM sampling every {options.sample_interval_us} µs on "
@@ -207,20 +204,6 @@ class PmMeasurement(CuptiMeasurement):
             f"{options.sample_interval_us * QUIET_MARGIN:.3g} µs spin before and "
             "after each region (not part of its time)"
         )
-
-    def _buffer_bytes(self) -> int:
-        """CUPTI's hardware buffer: 2 % of the GPU's memory, 512 MB to 4 GB.
-
-        It holds what is sampled between two decodes; the seven default counters
-        filled 512 MB in about a third of a second on the H200.
-        """
-        try:
-            total = int(
-                self._torch.cuda.get_device_properties(self._gpu.device).total_memory
-            )
-        except Exception:  # noqa: BLE001  (the smallest buffer still works)
-            return HARDWARE_BUFFER_BYTES
-        return int(min(4 << 30, max(HARDWARE_BUFFER_BYTES, total // 50)))
 
     def _choose_metrics(
         self, options: ProfileOptions, index: int
@@ -273,19 +256,13 @@ class PmMeasurement(CuptiMeasurement):
             self._pop()
 
     def _before_run(self) -> None:
-        """Sample again; a cell without regions is one span: flush and go quiet."""
-        self._sampler.resume()
+        """A cell without regions is one span: flush and go quiet before it."""
         if self._cell_has_regions is not True:
             self._gpu.flush_l2()
             self._quiet()
 
     def _before_region(self) -> None:
-        """Flush the L2, then a quiet gap, before the region's own kernels.
-
-        A long run is read while it goes on (at most every ``sampler.PUMP_S``), so
-        CUPTI's hardware buffer does not fill up between collections.
-        """
-        self._sampler.pump()
+        """Flush the L2, then a quiet gap, before the region's own kernels."""
         self._gpu.flush_l2()
         self._quiet()
 
@@ -309,18 +286,10 @@ class PmMeasurement(CuptiMeasurement):
     ) -> list[RunTiming]:
         """The cupti timings, each region given its counters and timeline."""
         timings = super()._timings(kernels, external_ids, runs)
-        layout, quiet = self._layout(kernels, external_ids, runs)
         started = time.perf_counter()
-        # The GPU is idle: sampling stops and everything since the last collection
-        # is decoded; a chunk's samples that some region overlaps are the ones read.
-        chunks = self._sampler.drain(
-            needed=None  # keep_raw reads every sample
-            if self.keep_raw
-            else lambda chunk: attribution.weigh(
-                chunk.starts, chunk.ends, layout
-            ).needed(),
-        )
+        chunks = self._sampler.drain()
         drained = time.perf_counter()
+        layout, quiet = self._layout(kernels, external_ids, runs)
         totals = region_counters(chunks, layout, self.metrics)
         self.cost.add(chunks, drained - started, time.perf_counter() - drained)
         if self.keep_raw:

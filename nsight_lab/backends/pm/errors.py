@@ -37,6 +37,16 @@ OVERFLOW = (
     "PM sampling's hardware buffer overflowed and samples were lost: give a longer "
     "--sample-interval (in µs) or profile fewer runs per cell"
 )
+STUCK = (
+    "PM sampling's decode returned a full chunk of {limit:,} samples and the next "
+    "decode did not continue after it, so later samples would be lost: give a "
+    "longer --sample-interval (in µs)"
+)
+TOO_MANY_CHUNKS = (
+    "PM sampling produced more than {limit:,} samples between two reads: give a "
+    "longer --sample-interval (in µs)"
+)
+
 
 _BUSY_STATUSES = frozenset(
     {"ERROR_HARDWARE_BUSY", "ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"}

@@ -1,41 +1,29 @@
-"""CUPTI PM sampling on one device, decoded into one kept image (cupti-python >= 13.4).
+"""The thin wrapper of ``cupti.pm_sampling`` (cupti-python >= 13.4) and its host API.
 
-:class:`PmSampler` enables PM sampling and configures the metrics and the interval (GPU
-time-interval trigger). It samples while runs go on: :meth:`~PmSampler.resume` when a
-run begins, and :meth:`~PmSampler.drain` at each collection (the GPU idle) stops it
-and decodes every sample since into a counter-data image that is kept and reused,
-returning their timestamps as :class:`Chunk` objects; metric values are evaluated on
-demand, only for the samples a region needs. Between regions of a long run,
-:meth:`~PmSampler.pump` decodes while sampling goes on, so CUPTI's hardware buffer
-never holds more than a fraction of a second.
+:class:`PmSampler` enables PM sampling on one device, configures the metrics and the
+interval (GPU time-interval trigger), starts it, and at each :meth:`~PmSampler.drain`
+stops it, decodes everything sampled since the last drain and starts it again. The
+collector drains only while the GPU is idle (after a synchronize), so nothing runs
+while sampling is stopped.
 
-**Why this shape.** Measured on the H200 (2026-12-01,
-``benchmarks/results/pm_decode_probe_h200.json`` and ``pm_decode_variants_h200.json``):
+**Decoding in chunks.** ``Collector.decode(max_samples)`` fills a counter-data image
+of at most ``max_samples`` samples; 10,000 is the largest that works
+(``decode(max_samples=100000)`` raised ``ERROR_UNKNOWN`` on the H200) and a single
+decode silently dropped what came after the 10,000th sample. :func:`decode_all` calls
+it again while a chunk comes back full (CUPTI's decode stops when the image is full
+and the next call continues from there), checks that each chunk starts after the last
+one ended, and raises rather than lose samples when a full chunk is not followed by a
+continuation (:data:`~.errors.STUCK`) or there are more than ``max_chunks`` of them.
 
-- cupti-python's ``Collector.decode()`` builds a new image per call (31.6 MB for
-  10,000 samples of the two DRAM metrics, 318 MB for the seven default counters: 20 ms
-  and 186 ms just to allocate and initialise) and a new parameter struct per sample.
-  With one kept image and kept structs the timestamps cost ~0.5 µs a sample and the
-  evaluation of two metrics 2-5 µs.
-- A decode appends to the image it is given; a full image reports
-  ``COUNTER_DATA_FULL`` and, initialised again, the next decode continues where it
-  stopped, live and after a stop alike (after a stop: 10,000 + 5,141 samples, DRAM
-  bytes 1.00002 x the known total).
-- Decoding costs ~5.5 µs a sample for the DRAM pair and ~40 µs for the seven default
-  counters, so at a 20 µs interval live decoding cannot keep up with an idle GPU's
-  samples: sampling is stopped while no run is going on, and nothing idle is decoded.
-- The first sample after a start has no start time (0); it is taken to start one
-  interval before its end.
-- The kept image serves one start: samples decoded into it after a stop and a new
-  start read as invalid metric names on evaluation, so every start gets a new image
-  and evaluator (made while sampling is stopped, initialised after the start, as the
-  first one is), sized by :data:`IMAGE_BYTES` so that making one costs a few ms.
+**Evaluating only what is needed.** A sample's metric values are computed on the host
+on demand (``CounterData[i]``, which CUPTI notes is expensive); its timestamps are
+known without that. :class:`Chunk` reads the timestamps, the attribution picks the
+samples that overlap a region, and only those are evaluated.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import importlib.metadata
 import time
 from dataclasses import dataclass, field
@@ -47,89 +35,59 @@ from nsight_lab.backends.pm import errors
 from nsight_lab.errors import MeasurementError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
 
     from numpy.typing import NDArray
 
-    Needed = Callable[["Chunk"], NDArray[np.intp]]
-    """Which samples of a chunk some region overlaps (their indices)."""
-
-IMAGE_BYTES = 16 << 20
-"""The counter-data image's size budget: its capacity in samples is what fits."""
-MIN_CAPACITY = 256
-MAX_CAPACITY = 10_000
-"""Samples per image, whatever the budget: CUPTI refused much larger images."""
+MAX_DECODE_SAMPLES = 10_000
+"""Samples per decode: the largest ``max_samples`` that works (see the module doc)."""
+MAX_CHUNKS = 1_000
+"""Decodes per drain before giving up: 10 million samples, 200 s at 20 µs."""
+EXPECTED_SHARE = 0.9
+"""A drain that decoded less than this share of the samples its time implies, ending
+on a full chunk, lost samples."""
 HARDWARE_BUFFER_BYTES = 512 << 20
-"""The hardware buffer CUPTI samples into between decodes (cupti-python's default)."""
-PUMP_S = 0.02
-"""Between regions, decode if nothing was decoded for this long."""
+"""The hardware buffer CUPTI samples into between drains (cupti-python's default)."""
 
 
-class ImageApi(Protocol):
-    """One kept counter-data image and the CUPTI calls on it (fakes in tests)."""
+class CounterDataLike(Protocol):
+    """What :func:`decode_all` reads of ``cupti.pm_sampling.CounterData``."""
 
-    @property
-    def capacity(self) -> int:
-        """How many samples the image holds."""
+    metrics: list[str]
+    num_total_samples: int
+    num_populated_samples: int
+    num_completed_samples: int
 
-    def reinit(self) -> None:
-        """Initialise the image again: empty, the next decode fills it from slot 0."""
+    def __len__(self) -> int:
+        """Completed samples."""
 
-    def decode(self) -> tuple[int, bool]:
-        """Decode what CUPTI has into the image.
-
-        Returns:
-            The completed samples now in the image (all decodes since the last
-            :meth:`reinit`), and whether the image is full.
-        """
-
-    def times(self, lo: int, hi: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-        """Start and end times (ns, GPU global timer) of samples ``lo`` to ``hi``-1."""
-
-    def evaluate(self, index: int) -> NDArray[np.float64]:
-        """The metric values of sample ``index`` of the image."""
+    def __getitem__(self, index: int) -> Any:  # noqa: ANN401  (a cupti Sample)
+        """The ``index``-th completed sample: timestamps and evaluated values."""
 
 
-class ImageView:
-    """Evaluates one chunk's samples in the image while it holds them."""
+class Decoder(Protocol):
+    """``cupti.pm_sampling.Collector``, as far as decoding goes (fakes in tests)."""
 
-    def __init__(self, sampler: PmSampler, generation: int, offset: int) -> None:
-        """The chunk's first sample is slot ``offset`` of image ``generation``."""
-        self._sampler = sampler
-        self._generation = generation
-        self._offset = offset
-
-    def __getitem__(self, index: int) -> NDArray[np.float64]:
-        """The values of the chunk's ``index``-th sample.
-
-        Raises:
-            MeasurementError: The image was initialised again since (a chunk is
-                readable until the next run begins).
-        """
-        if self._sampler.generation != self._generation:
-            msg = "PM samples read after the next run began (their image was reused)"
-            raise MeasurementError(msg)
-        return self._sampler.image.evaluate(self._offset + index)
+    def decode(self, max_samples: int = MAX_DECODE_SAMPLES) -> CounterDataLike:
+        """Decode the next samples of the hardware buffer, at most ``max_samples``."""
 
 
 @dataclass
 class Chunk:
-    """One drain's samples of one image: timestamps at once, values on demand.
+    """One decode's samples: timestamps at once, metric values on demand.
 
     Attributes:
         metrics: The metric of each value column.
         starts: Sample start times (ns, GPU global timer).
         ends: Sample end times.
-        full: The image filled up during this decode (more samples followed).
+        full: The decode filled its image (more samples may follow).
     """
 
     metrics: tuple[str, ...]
     starts: NDArray[np.int64]
     ends: NDArray[np.int64]
-    full: bool = False
-    _data: Any = None
-    """``_data[i]``: the values of sample ``i`` (an :class:`ImageView`, or in tests a
-    stand-in whose items have ``metric_values``)."""
+    full: bool
+    _data: CounterDataLike | None = None
     _values: dict[int, NDArray[np.float64]] = field(default_factory=dict)
 
     def __len__(self) -> int:
@@ -140,6 +98,47 @@ class Chunk:
     def evaluated(self) -> int:
         """How many samples' metric values have been evaluated."""
         return len(self._values)
+
+    @classmethod
+    def read(cls, data: CounterDataLike, max_samples: int) -> Chunk:
+        """Take the timestamps of a decoded image (evaluating nothing if it can).
+
+        cupti-python 13.4 keeps them in ``CounterData._start_timestamps`` and
+        ``_end_timestamps``; reading them spares evaluating every sample's metrics
+        (the expensive part). Where a later version renames them, every sample is
+        evaluated through the public ``data[i]`` instead, and the values kept.
+        """
+        completed = int(data.num_completed_samples)
+        full = completed >= max_samples or (
+            int(data.num_total_samples) > 0
+            and int(data.num_populated_samples) >= int(data.num_total_samples)
+        )
+        chunk = cls(
+            metrics=tuple(str(m) for m in data.metrics),
+            starts=np.zeros(0, np.int64),
+            ends=np.zeros(0, np.int64),
+            full=full,
+            _data=data,
+        )
+        starts = getattr(data, "_start_timestamps", None)
+        ends = getattr(data, "_end_timestamps", None)
+        if (
+            isinstance(starts, list | tuple)
+            and isinstance(ends, list | tuple)
+            and len(starts) >= completed
+            and len(ends) >= completed
+        ):
+            chunk.starts = np.asarray(starts[:completed], dtype=np.int64)
+            chunk.ends = np.asarray(ends[:completed], dtype=np.int64)
+            return chunk
+        samples = [data[i] for i in range(completed)]
+        chunk.starts = np.array([s.start_timestamp for s in samples], dtype=np.int64)
+        chunk.ends = np.array([s.end_timestamp for s in samples], dtype=np.int64)
+        chunk._values = {
+            i: np.asarray(s.metric_values, dtype=np.float64)
+            for i, s in enumerate(samples)
+        }
+        return chunk
 
     def values(self, indices: Sequence[int] | NDArray[np.intp]) -> NDArray[np.float64]:
         """The metric values of the samples ``indices`` (one row each), evaluated once.
@@ -152,28 +151,73 @@ class Chunk:
         for row, index in enumerate(int(i) for i in indices):
             cached = self._values.get(index)
             if cached is None:
-                if self._data is None:
+                if self._data is None:  # pragma: no cover - built by read()
                     msg = "PM sample values are gone (the chunk was released)"
                     raise MeasurementError(msg)
                 try:
-                    got = self._data[index]
-                except MeasurementError:
-                    raise
+                    sample = self._data[index]
                 except Exception as exc:
                     msg = (
                         f"CUPTI could not evaluate PM sample {index} "
                         f"({type(exc).__name__}: {exc}); check %nsight doctor"
                     )
                     raise MeasurementError(msg) from exc
-                got = getattr(got, "metric_values", got)
-                cached = np.asarray(got, dtype=np.float64)
+                cached = np.asarray(sample.metric_values, dtype=np.float64)
                 self._values[index] = cached
             out[row] = cached
         return out
 
     def all_values(self) -> NDArray[np.float64]:
-        """Every sample's values (a fixture, a check of the totals, a full image)."""
+        """Every sample's values (a fixture or a check of the totals)."""
         return self.values(np.arange(len(self)))
+
+
+def decode_all(
+    decoder: Decoder,
+    *,
+    max_samples: int = MAX_DECODE_SAMPLES,
+    max_chunks: int = MAX_CHUNKS,
+    expected: int | None = None,
+) -> list[Chunk]:
+    """Decode every sample waiting in the hardware buffer, chunk by chunk.
+
+    A full chunk followed by an empty one is the end only if that many samples were
+    expected: with ``expected`` (the sampling time over the interval) and fewer than
+    90 % of it decoded, the decode is taken to have stopped early.
+
+    Returns:
+        The chunks in time order; the last is not full (or empty).
+
+    Raises:
+        MeasurementError: A full chunk was not followed by one that continues
+            after it, there were more than ``max_chunks`` chunks, the hardware
+            buffer overflowed, or CUPTI failed to decode.
+    """
+    chunks: list[Chunk] = []
+    while True:
+        try:
+            data = decoder.decode(max_samples=max_samples)
+        except Exception as exc:
+            if chunks and chunks[-1].full:
+                raise MeasurementError(errors.STUCK.format(limit=max_samples)) from exc
+            raise errors.explain(exc, started=True) from exc
+        chunk = Chunk.read(data, max_samples)
+        if chunks and chunks[-1].full:
+            previous_end = int(chunks[-1].ends[-1]) if len(chunks[-1]) else 0
+            decoded = sum(len(c) for c in chunks)
+            short = expected is not None and decoded < EXPECTED_SHARE * expected
+            if (len(chunk) == 0 and short) or (
+                len(chunk) and int(chunk.starts[0]) < previous_end
+            ):
+                raise MeasurementError(errors.STUCK.format(limit=max_samples))
+        if len(chunk):
+            chunks.append(chunk)
+        if not chunk.full:
+            return chunks
+        if len(chunks) >= max_chunks:
+            raise MeasurementError(
+                errors.TOO_MANY_CHUNKS.format(limit=max_chunks * max_samples)
+            )
 
 
 def cupti_version() -> str | None:
@@ -279,156 +323,6 @@ class CuptiMetricsHost:
         return self._names
 
 
-class CuptiImage:
-    """:class:`ImageApi` over ``cupti.cupti``'s calls, with every struct kept.
-
-    cupti-python's ``Collector.decode`` allocates an image and a parameter struct per
-    sample on every call; these are made once here (see the module doc for why).
-    """
-
-    def __init__(self, collector: Any, metrics: Sequence[str]) -> None:  # noqa: ANN401
-        """Size the image by :data:`IMAGE_BYTES` and make the structs.
-
-        Args:
-            collector: An enabled, configured ``cupti.pm_sampling.Collector``.
-            metrics: The configured metrics, in value-column order.
-        """
-        from cupti import cupti
-
-        self._cupti = cupti
-        self._full = cupti.PmSamplingDecodeStopReason.COUNTER_DATA_FULL
-        pm_object = collector._pm_sampling_object  # noqa: SLF001
-        # The metric names as a C array owned here, for as long as the image lives
-        # (the evaluation struct keeps pointing at it).
-        self._name_bytes = [m.encode() for m in metrics]
-        self._names = (ctypes.c_char_p * len(metrics))(*self._name_bytes)
-        names_ptr = ctypes.addressof(self._names)
-        size = cupti.PmSamplingGetCounterDataSizeParams()
-        size.struct_size = cupti.PM_SAMPLING_GET_COUNTER_DATA_SIZE_PARAMS_STRUCT_SIZE
-        size.p_pm_sampling_object = pm_object
-        size.p_metric_names = names_ptr
-        size.num_metrics = len(metrics)
-        size.max_samples = 1000
-        cupti.pm_sampling_get_counter_data_size(size.ptr)
-        per_sample = max(1, int(size.counter_data_size) // 1000)
-        self.capacity = int(
-            min(MAX_CAPACITY, max(MIN_CAPACITY, IMAGE_BYTES // per_sample))
-        )
-        size.max_samples = self.capacity
-        cupti.pm_sampling_get_counter_data_size(size.ptr)
-        self._image = np.zeros(int(size.counter_data_size), dtype=np.uint8)
-        self._structs(pm_object)
-        self._evaluator(collector._chip_name, names_ptr, len(metrics))  # noqa: SLF001
-
-    def _structs(self, pm_object: int) -> None:
-        """The image's initialise, decode, info and sample-info parameter structs."""
-        cupti = self._cupti
-        address, length = self._image.ctypes.data, len(self._image)
-        init = cupti.PmSamplingCounterDataImageInitializeParams()
-        init.struct_size = (
-            cupti.PM_SAMPLING_COUNTER_DATA_IMAGE_INITIALIZE_PARAMS_STRUCT_SIZE
-        )
-        init.p_pm_sampling_object = pm_object
-        init.counter_data_size = length
-        init.p_counter_data = address
-        self._init = init
-        decode = cupti.PmSamplingDecodeDataParams()
-        decode.struct_size = cupti.PM_SAMPLING_DECODE_DATA_PARAMS_STRUCT_SIZE
-        decode.p_pm_sampling_object = pm_object
-        decode.p_counter_data_image = address
-        decode.counter_data_image_size = length
-        self._decode = decode
-        info = cupti.PmSamplingGetCounterDataInfoParams()
-        info.struct_size = cupti.PM_SAMPLING_GET_COUNTER_DATA_INFO_PARAMS_STRUCT_SIZE
-        info.p_counter_data_image = address
-        info.counter_data_image_size = length
-        self._info = info
-        sample = cupti.PmSamplingCounterDataGetSampleInfoParams()
-        sample.struct_size = (
-            cupti.PM_SAMPLING_COUNTER_DATA_GET_SAMPLE_INFO_PARAMS_STRUCT_SIZE
-        )
-        sample.p_pm_sampling_object = pm_object
-        sample.p_counter_data_image = address
-        sample.counter_data_image_size = length
-        self._sample = sample
-
-    def _evaluator(self, chip: str, names_ptr: int, count: int) -> None:
-        """One profiler host and one evaluation struct, kept for every sample."""
-        from cupti import profiler_host
-
-        cupti = self._cupti
-        self._host = profiler_host.ProfilerHost(
-            chip, profiler_host.ProfilerType.PM_SAMPLING
-        )
-        self._host.initialize()
-        self._values = np.zeros(count, dtype=np.float64)
-        evaluate = cupti.ProfilerHostEvaluateToGpuValuesParams()
-        evaluate.struct_size = (
-            cupti.PROFILER_HOST_EVALUATE_TO_GPU_VALUES_PARAMS_STRUCT_SIZE
-        )
-        evaluate.p_host_object = self._host._p_host_object  # noqa: SLF001
-        evaluate.p_counter_data_image = self._image.ctypes.data
-        evaluate.counter_data_image_size = len(self._image)
-        evaluate.pp_metric_names = names_ptr
-        evaluate.num_metrics = count
-        evaluate.p_metric_values = self._values.ctypes.data
-        self._evaluate = evaluate
-
-    def reinit(self) -> None:
-        """Initialise the image again (CUPTI writes its empty sample records)."""
-        self._cupti.pm_sampling_counter_data_image_initialize(self._init.ptr)
-
-    def decode(self) -> tuple[int, bool]:
-        """Decode into the image; the completed samples in it and whether it is full."""
-        self._cupti.pm_sampling_decode_data(self._decode.ptr)
-        self._cupti.pm_sampling_get_counter_data_info(self._info.ptr)
-        completed = int(self._info.num_completed_samples)
-        full = (
-            int(self._decode.decode_stop_reason) == int(self._full)
-            or completed >= self.capacity
-        )
-        return completed, full
-
-    def times(self, lo: int, hi: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-        """Start and end times of samples ``lo`` .. ``hi - 1``, one CUPTI call each."""
-        starts = np.empty(max(0, hi - lo), dtype=np.int64)
-        ends = np.empty_like(starts)
-        sample, call = (
-            self._sample,
-            self._cupti.pm_sampling_counter_data_get_sample_info,
-        )
-        for row, index in enumerate(range(lo, hi)):
-            sample.sample_index = index
-            call(sample.ptr)
-            starts[row] = sample.start_timestamp
-            ends[row] = sample.end_timestamp
-        return starts, ends
-
-    def evaluate(self, index: int) -> NDArray[np.float64]:
-        """Sample ``index``'s metric values (a copy)."""
-        self._evaluate.range_index = index
-        self._cupti.profiler_host_evaluate_to_gpu_values(self._evaluate.ptr)
-        values: NDArray[np.float64] = self._values.copy()
-        return values
-
-    def close(self) -> None:
-        """Release the profiler host object."""
-        with contextlib.suppress(Exception):
-            self._host.deinitialize()
-
-
-@dataclass
-class DrainStats:
-    """How drains went (the benchmark and the cost report read it)."""
-
-    decodes: int = 0
-    reinits: int = 0
-    flushes: int = 0
-    """Drains that had to stop sampling to reach the batch's end."""
-    eager_samples: int = 0
-    """Samples evaluated ahead because their image filled up mid-drain."""
-
-
 class PmSampler:
     """PM sampling on one device, with metrics and interval fixed when opened.
 
@@ -445,54 +339,16 @@ class PmSampler:
         *,
         buffer_bytes: int = HARDWARE_BUFFER_BYTES,
     ) -> None:
-        """Enable, configure and start PM sampling on CUDA device ``device_index``."""
+        """Enable, configure and start PM sampling."""
         try:
             from cupti import pm_sampling
         except Exception as exc:
             raise errors.explain(exc, started=False) from exc
-        self._setup(
-            pm_sampling.Collector(device_index),
-            metrics,
-            interval_ns,
-            configure={
-                "hardware_buffer_size": buffer_bytes,
-                "trigger_mode": pm_sampling.TriggerMode.GPU_TIME_INTERVAL,
-            },
-        )
-
-    @classmethod
-    def over(
-        cls,
-        collector: Any,  # noqa: ANN401
-        metrics: Sequence[str],
-        interval_ns: int,
-        image: ImageApi,
-    ) -> PmSampler:
-        """A sampler over a given collector and image (stand-ins in tests)."""
-        sampler = cls.__new__(cls)
-        sampler._setup(collector, metrics, interval_ns, configure={}, image=image)  # noqa: SLF001
-        return sampler
-
-    def _setup(
-        self,
-        collector: Any,  # noqa: ANN401
-        metrics: Sequence[str],
-        interval_ns: int,
-        *,
-        configure: dict[str, Any],
-        image: ImageApi | None = None,
-    ) -> None:
         self.metrics = tuple(metrics)
         self.interval_ns = int(interval_ns)
-        self.stats = DrainStats()
-        self.generation = 0
+        self._collector: Any = pm_sampling.Collector(device_index)
         self._running = False
-        self._used = 0
-        """Slots of the image already handed out in chunks."""
-        self._last_decode = time.monotonic()
-        self._pumped: list[Chunk] = []
-        """Chunks decoded by :meth:`pump` since the last drain."""
-        self._collector: Any = collector
+        self._started_ns = 0
         try:
             self._collector.enable()
         except Exception as exc:
@@ -501,7 +357,8 @@ class PmSampler:
             self._collector.configure(
                 metrics=list(self.metrics),
                 sampling_interval=self.interval_ns,
-                **configure,
+                trigger_mode=pm_sampling.TriggerMode.GPU_TIME_INTERVAL,
+                hardware_buffer_size=buffer_bytes,
             )
         except ValueError as exc:
             self._disable()
@@ -513,163 +370,41 @@ class PmSampler:
         except Exception as exc:
             self._disable()
             raise errors.explain(exc, started=False) from exc
-        self._given_image = image
-        self._next_image: ImageApi | None = None
-        try:
-            self.image: ImageApi = self._new_image()
-        except Exception as exc:
-            self._disable()
-            raise errors.explain(exc, started=False) from exc
         self._start()
-
-    def _new_image(self) -> ImageApi:
-        """A new image and evaluator, not initialised yet (tests: the stand-in)."""
-        if self._given_image is not None:
-            return self._given_image
-        return CuptiImage(self._collector, self.metrics)
 
     def _start(self) -> None:
         try:
             self._collector.start()
-            self._reinit()  # as measured on the H200: initialised after the start
         except Exception as exc:
             self._disable()
             raise errors.explain(exc, started=False) from exc
         self._running = True
+        self._started_ns = time.perf_counter_ns()
 
-    def _reinit(self) -> None:
-        self.image.reinit()
-        self.generation += 1
-        self._used = 0
-        self.stats.reinits += 1
+    def drain(self, *, restart: bool = True) -> list[Chunk]:
+        """Stop, decode everything sampled so far, and start again (if ``restart``).
 
-    def _decode(self) -> tuple[int, bool]:
-        try:
-            got = self.image.decode()
-        except Exception as exc:
-            if errors.status_name(exc) == "ERROR_OUT_OF_MEMORY":
-                raise MeasurementError(errors.OVERFLOW) from exc
-            raise errors.explain(exc, started=True) from exc
-        self.stats.decodes += 1
-        self._last_decode = time.monotonic()
-        return got
-
-    def _evaluate_held(
-        self, chunks: Sequence[Chunk], needed: Needed | None = None
-    ) -> None:
-        """Read the samples of ``chunks`` still in the image, before it is reused.
-
-        Only those ``needed`` picks (the ones some region overlaps), else all.
-        """
-        for held in chunks:
-            if not isinstance(held._data, ImageView):  # noqa: SLF001
-                continue
-            indices = needed(held) if needed is not None else np.arange(len(held))
-            held.values(indices)
-            self.stats.eager_samples += len(indices)
-            held._data = None  # noqa: SLF001  (what was not read is not needed)
-
-    def pump(self, *, every_s: float = PUMP_S) -> None:
-        """Decode what CUPTI has now, if nothing was decoded for ``every_s``.
-
-        Called between regions of a long run, so the hardware buffer is read while
-        the run goes on; the samples are returned by the next :meth:`drain`.
-        """
-        if not self._running or time.monotonic() - self._last_decode < every_s:
-            return
-        completed, full = self._decode()
-        chunk = self._take(completed, full=full)
-        if chunk is not None:
-            self._pumped.append(chunk)
-        if full:
-            self._evaluate_held(self._pumped)
-            self._reinit()
-
-    def _take(self, completed: int, *, full: bool) -> Chunk | None:
-        """The samples decoded since the last take, as a chunk."""
-        lo, hi = self._used, completed
-        self._used = max(self._used, completed)
-        if hi <= lo:
-            return None
-        starts, ends = self.image.times(lo, hi)
-        # The first sample after a start has no start time (0 on the H200): it
-        # began when sampling did, at most one interval before its end.
-        unknown = starts <= 0
-        starts[unknown] = np.maximum(ends[unknown] - self.interval_ns, 0)
-        return Chunk(
-            metrics=self.metrics,
-            starts=starts,
-            ends=ends,
-            full=full,
-            _data=ImageView(self, self.generation, lo),
-        )
-
-    def resume(self) -> None:
-        """Sample again (a run begins), on an emptied image; nothing if sampling."""
-        if self._running:
-            return
-        # After a stop and a start, samples decoded into the image of the last start
-        # read as invalid metric names on the H200: each start gets the new image
-        # made while sampling was stopped, initialised after the start, as the
-        # first start's image is.
-        fresh = self._next_image or self._new_image()
-        self._next_image = None
-        try:
-            self._collector.start()
-        except Exception as exc:
-            raise errors.explain(exc, started=True) from exc
-        old, self.image = self.image, fresh
-        if old is not fresh:
-            close = getattr(old, "close", None)
-            if close is not None:
-                close()
-        self._running = True
-        try:
-            self._reinit()
-        except Exception as exc:
-            raise errors.explain(exc, started=True) from exc
-
-    def drain(self, needed: Needed | None = None) -> list[Chunk]:
-        """Stop sampling and decode every sample not yet handed out.
-
-        Called with the GPU idle (a batch of runs is done): the stop makes CUPTI hand
-        over every record, which is decoded image after image until the end;
-        sampling stays stopped until :meth:`resume`, so the idle time before the
-        next run is not sampled (or decoded) at all.
-
-        Args:
-            needed: Which samples of a chunk will be read (the ones overlapping a
-                region): evaluated ahead when the image fills up mid-drain.
-
-        Returns:
-            The chunks in time order; their values are readable until the next
-            :meth:`resume`.
+        Call only while the GPU is idle: no sample is taken between stop and start.
 
         Raises:
-            MeasurementError: Decoding failed, or the hardware buffer overflowed.
+            MeasurementError: Decoding failed or would lose samples.
         """
-        chunks, self._pumped = self._pumped, []
-        if not self._running:
-            return chunks
-        try:
-            self._collector.stop()
-        except Exception as exc:
-            raise errors.explain(exc, started=True) from exc
-        self._running = False
-        while True:
-            completed, full = self._decode()
-            chunk = self._take(completed, full=full)
-            if chunk is not None:
-                chunks.append(chunk)
-            if not full:
-                break
-            # Read what the full image holds before it is used again.
-            self._evaluate_held(chunks, needed)
-            self._reinit()
-        try:
-            self._next_image = self._new_image()  # for the next start (see resume)
-        except Exception as exc:
-            raise errors.explain(exc, started=True) from exc
+        expected = None
+        if self._running:
+            try:
+                self._collector.stop()
+            except Exception as exc:
+                raise errors.explain(exc, started=True) from exc
+            self._running = False
+            expected = (time.perf_counter_ns() - self._started_ns) // self.interval_ns
+        chunks = decode_all(self._collector, expected=expected)
+        if restart:
+            try:
+                self._collector.start()
+            except Exception as exc:
+                raise errors.explain(exc, started=True) from exc
+            self._running = True
+            self._started_ns = time.perf_counter_ns()
         return chunks
 
     def _disable(self) -> None:
@@ -682,8 +417,4 @@ class PmSampler:
             with contextlib.suppress(Exception):
                 self._collector.stop()
             self._running = False
-        for image in (getattr(self, "image", None), getattr(self, "_next_image", None)):
-            close = getattr(image, "close", None)
-            if close is not None:
-                close()
         self._disable()

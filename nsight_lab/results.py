@@ -13,7 +13,7 @@ then nsight-lab's own: ``MedianValue, NormalizedColumns, Backend, SessionId,
 SMClockMHz, MemoryClockMHz, SMClockMHzMin, TemperatureC, TemperatureCMax, PowerW,
 ThrottledRuns, ClockEventReasons, ThermalWaitS`` and the roofline columns.
 
-Kept as nsight-python has them (``tests/test_api_frame.py`` pins them against a frame
+Kept as nsight-python has them (``tests/api/test_frame.py`` pins them against a frame
 nsight-python 1.1.0 itself produced): ``ComputeClock``/``MemoryClock`` are the device's
 rated SM and memory clocks in kHz (ncu's ``device__attribute_clock_rate``; a nullable
 integer, ``<NA>`` where no GPU was measured); ``StableMeasurement`` is a nullable

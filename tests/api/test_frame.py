@@ -22,7 +22,7 @@ import pytest
 import nsight_lab as nsight
 
 FROZEN = json.loads(
-    (Path(__file__).parent / "fixtures" / "nsight_python_frame.json").read_text()
+    (Path(__file__).parents[1] / "fixtures" / "nsight_python_frame.json").read_text()
 )["scenarios"]
 
 NULLABLE = {"int64": "Int64", "bool": "boolean"}

@@ -11,7 +11,7 @@ export type ChartKind =
 
 /**
  * The chart kinds the sidebar knows (settings, titles). The order charts are
- * shown in is the server's (`chart_order`, nsight_lab/figures.py `CHART_ORDER`).
+ * shown in is the server's (`chart_order`, nsight_lab/figures `CHART_ORDER`).
  */
 export const CHART_KINDS: readonly ChartKind[] = [
   'duration',

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, ClassVar
 
-from nsight_lab import figures
+from nsight_lab.figures import assemble
 from nsight_lab.views import live
 from nsight_lab.views.live import UPDATE_BUDGET
 
@@ -85,13 +85,13 @@ def test_no_update_rebuilds_from_every_record(
 ) -> None:
     """While running, figures are only appended to; duration_figure runs once."""
     calls: list[int] = []
-    real = figures.duration_figure
+    real = assemble.duration_figure
 
     def counted(records, *args, **kwargs):
         calls.append(len(records))
         return real(records, *args, **kwargs)
 
-    monkeypatch.setattr(figures, "duration_figure", counted)
+    monkeypatch.setattr(assemble, "duration_figure", counted)
     monkeypatch.setattr(live, "MIN_UPDATE_INTERVAL_S", 0.0)
     result = ip.run_cell(
         "%%nsight --backend cpu --configs 1,2 --runs 30 --warmup 0\nx = 1\n"

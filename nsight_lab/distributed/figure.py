@@ -23,8 +23,11 @@ from typing import TYPE_CHECKING, Any
 
 import plotly.graph_objects as go
 
-from nsight_lab import figures as base
 from nsight_lab.distributed import metrics as m
+from nsight_lab.figures.assemble import figure_json
+from nsight_lab.figures.common import _decimate, _scatter
+from nsight_lab.figures.text import _label, _meta_text, _text
+from nsight_lab.figures.theme import NEUTRAL, PALETTE, _layout
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -40,7 +43,7 @@ REGION_DASHES = ("solid", "dot", "dashdot", "longdash")
 
 
 def _colour(rank: int) -> str:
-    return base.PALETTE[rank % len(base.PALETTE)]
+    return PALETTE[rank % len(PALETTE)]
 
 
 def _finite(value: float | None) -> float | None:
@@ -65,7 +68,7 @@ def _ranks(group: Sequence[RunRecord]) -> list[int]:
 
 
 def _ranks_layout() -> go.Layout:
-    return base._layout(  # noqa: SLF001  (the one layout of every chart)
+    return _layout(
         "Duration per rank per run",
         xaxis={"title": {"text": "run"}},
         yaxis={"title": {"text": "duration (µs)"}, "rangemode": "tozero"},
@@ -77,12 +80,12 @@ def _group_traces(
 ) -> list[go.Scatter]:
     """One region's traces, empty: its span, each rank, its stragglers."""
     traces = [
-        base._scatter(  # noqa: SLF001
+        _scatter(
             x=[],
             y=[],
             name=f"{label} span",
             mode="lines",
-            line={"color": base.NEUTRAL, "width": 1, "dash": "dash"},
+            line={"color": NEUTRAL, "width": 1, "dash": "dash"},
             customdata=[],
             hovertemplate="%{customdata} span<br>run %{x}: %{y:.3f} µs<extra></extra>",
             legendgroup=f"r{gi}",
@@ -90,7 +93,7 @@ def _group_traces(
         )
     ]
     traces.extend(
-        base._scatter(  # noqa: SLF001
+        _scatter(
             x=[],
             y=[],
             name=f"{label} rank {rank}",
@@ -116,7 +119,7 @@ def _group_traces(
         for rank in ranks
     )
     traces.append(
-        base._scatter(  # noqa: SLF001
+        _scatter(
             x=[],
             y=[],
             name=f"{label} straggler",
@@ -125,7 +128,7 @@ def _group_traces(
                 "symbol": STRAGGLER_SYMBOL,
                 "size": 13,
                 "color": [],
-                "line": {"width": 1, "color": base.NEUTRAL},
+                "line": {"width": 1, "color": NEUTRAL},
             },
             customdata=[],
             hovertemplate=(
@@ -177,12 +180,12 @@ def _points(
 def _group_label(
     annotation: str, ci: int, record: RunRecord, *, with_config: bool
 ) -> tuple[str, dict[str, Any]]:
-    raw = base._label(annotation, record.config, with_config)  # noqa: SLF001
+    raw = _label(annotation, record.config, with_config)
     meta: dict[str, Any] = {
-        "annotation": base._meta_text(annotation),  # noqa: SLF001
+        "annotation": _meta_text(annotation),
         "config_index": ci,
     }
-    return base._text(raw), meta  # noqa: SLF001
+    return _text(raw), meta
 
 
 def ranks_figure(
@@ -239,7 +242,7 @@ class LiveRanks:
     @staticmethod
     def empty_figure() -> dict[str, Any]:
         """The chart's figure JSON before its first run."""
-        figure = base.figure_json(go.Figure(layout=_ranks_layout()))
+        figure = figure_json(go.Figure(layout=_ranks_layout()))
         figure["data"] = []
         return figure
 
@@ -312,7 +315,7 @@ def rank_clocks_figure(
     if not any(v is not None for sm, temp in series.values() for v in (*sm, *temp)):
         return None
     fig = go.Figure(
-        layout=base._layout(  # noqa: SLF001
+        layout=_layout(
             "SM clock and temperature per GPU",
             xaxis={"title": {"text": "run (order over all configs)"}},
             yaxis={"title": {"text": "SM clock (MHz)"}},
@@ -333,7 +336,7 @@ def rank_clocks_figure(
             (temp, "temperature", "y2", "°C", "dot"),
         ):
             fig.add_trace(
-                base._scatter(  # noqa: SLF001
+                _scatter(
                     x=x,
                     y=values,
                     name=f"rank {rank} ({device}) {what}",
@@ -352,7 +355,7 @@ def rank_clocks_figure(
 
 
 def _thinned(group: Sequence[RunRecord], max_points: int | None) -> list[RunRecord]:
-    return [group[k] for k in base._decimate(len(group), max_points)]  # noqa: SLF001
+    return [group[k] for k in _decimate(len(group), max_points)]
 
 
 def rank_figures(

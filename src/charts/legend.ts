@@ -6,7 +6,7 @@
  * three-config duration chart are six rows, all shown).
  *
  * Front-end layout only: the figures (their traces and names) come from Python
- * (`nsight_lab/figures.py`) and are not changed; only `legend`, `margin.b` and
+ * (`nsight_lab/figures/`) and are not changed; only `legend`, `margin.b` and
  * `height` of the layout are set here.
  *
  * The geometry is plotly.js's horizontal legend, measured in Chromium (3.x): an

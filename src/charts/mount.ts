@@ -1,5 +1,5 @@
 /**
- * Mount a plotly figure built in Python (`nsight_lab/figures.py`) into an element.
+ * Mount a plotly figure built in Python (`nsight_lab/figures/`) into an element.
  *
  * This is the only module that imports plotly.js: the sidebar and the inline widget
  * both draw through `mountChart`, so one figure JSON looks the same everywhere.

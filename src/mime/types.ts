@@ -27,9 +27,9 @@ export interface ISessionBundle {
   progress: IProgress | Record<string, never>;
   /** The header (backend, device, notes) and why the session ended so. */
   message: string;
-  /** The order to draw the charts in (nsight_lab/figures.py `CHART_ORDER`). */
+  /** The order to draw the charts in (nsight_lab/figures `CHART_ORDER`). */
   chart_order: string[];
-  /** Chart name -> figure JSON (figures.py `figures_to_json`), floats rounded. */
+  /** Chart name -> figure JSON (nsight_lab/figures `figures_to_json`), floats rounded. */
   figures: Record<string, IFigure>;
   /** The summary table's rows (nsight_lab/results.py `summary_rows`). */
   summary: ISummaryRow[];

@@ -35,7 +35,7 @@ export interface IWidgetTraits {
   message: string;
   /** Chart name (`duration`, `clocks`, `roofline`, `traffic`) -> figure JSON. */
   figures: Record<string, IFigure>;
-  /** The order to draw the charts in (nsight_lab/figures.py `CHART_ORDER`). */
+  /** The order to draw the charts in (nsight_lab/figures `CHART_ORDER`). */
   chart_order: string[];
   /** How many live appends `figures` already holds. */
   figures_seq: number;

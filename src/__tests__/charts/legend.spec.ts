@@ -11,7 +11,7 @@ import {
   textWidth
 } from '../../charts/legend';
 
-/** The layout nsight_lab/figures.py `_layout` sends (the parts read here). */
+/** The layout nsight_lab/figures/theme.py `_layout` sends (the parts read here). */
 const LAYOUT = {
   legend: { orientation: 'h', yanchor: 'top', y: -0.2, x: 0 },
   margin: { l: 60, r: 60, t: 70, b: 40 }

@@ -1,0 +1,156 @@
+"""The "Duration per run" chart: each run's duration with a running CI95 band.
+
+One group of traces per (annotation, config): the band's lower and upper edges
+(:func:`~nsight_lab.stats.running_mean_ci`) and the runs, throttled ones marked. The
+trace builders are shared with :class:`~nsight_lab.figures.live.LiveFigures`, which
+appends to the same traces run by run.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import plotly.graph_objects as go
+
+from nsight_lab.figures.common import _decimate, _groups, _scatter
+from nsight_lab.figures.text import _label, _meta_text, _text, _throttle_text
+from nsight_lab.figures.theme import PALETTE, _layout, _rgba
+from nsight_lab.stats import running_mean_ci
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from nsight_lab.records import RunRecord
+
+
+def _duration_layout() -> go.Layout:
+    return _layout(
+        "Duration per run",
+        xaxis={"title": {"text": "run"}},
+        yaxis={"title": {"text": "duration (µs)"}, "rangemode": "tozero"},
+    )
+
+
+def _point_style(record: RunRecord, label: str) -> tuple[int, str, list[str]]:
+    """Marker size, marker symbol and customdata of one run's point."""
+    throttled = record.telemetry.throttled
+    return (
+        (10 if throttled else 6),
+        ("x" if throttled else "circle"),
+        [
+            label,
+            _throttle_text(record),
+        ],
+    )
+
+
+def _duration_traces(  # noqa: PLR0913  (one group's data, keyword-only)
+    i: int,
+    *,
+    label: str,
+    meta: dict[str, Any],
+    band: tuple[list[int], list[float], list[float]],
+    points: tuple[list[int], list[float]],
+    styles: Sequence[tuple[int, str, list[str]]],
+) -> list[go.Scatter]:
+    """The lower band edge, the upper band edge (filled down to it) and the runs."""
+    colour = PALETTE[i % len(PALETTE)]
+    band_x, low, high = band
+    edge = {
+        "line": {"width": 0},
+        "mode": "lines",
+        "hoverinfo": "skip",
+        "legendgroup": f"g{i}",
+        "showlegend": False,
+        "meta": meta,
+    }
+    return [
+        _scatter(x=band_x, y=low, name=f"{label} CI95 low", **edge),
+        _scatter(
+            x=band_x,
+            y=high,
+            name=f"{label} CI95",
+            fill="tonexty",
+            fillcolor=_rgba(colour, 0.2),
+            **edge,
+        ),
+        _scatter(
+            x=points[0],
+            y=points[1],
+            name=label,
+            mode="lines+markers",
+            line={"color": colour, "width": 1},
+            marker={
+                "color": colour,
+                "size": [size for size, _, _ in styles],
+                "symbol": [symbol for _, symbol, _ in styles],
+            },
+            customdata=[custom for _, _, custom in styles],
+            hovertemplate=(
+                "%{customdata[0]}<br>run %{x}: %{y:.3f} µs"
+                "<br>%{customdata[1]}<extra></extra>"
+            ),
+            legendgroup=f"g{i}",
+            meta=meta,
+        ),
+    ]
+
+
+def duration_figure(
+    records: Sequence[RunRecord],
+    max_points: int | None = None,
+    *,
+    with_config: bool | None = None,
+) -> go.Figure:
+    """Duration per run, per (annotation, config), with a running CI95 band.
+
+    Three traces per (annotation, config): the lower and the upper edge of the 95%
+    confidence band of the mean over the runs so far (the upper one filled down to
+    the lower; from :data:`~nsight_lab.stats.MIN_BAND_RUNS` runs on, on the log
+    scale so never below 0: :func:`~nsight_lab.stats.running_mean_ci`), then the
+    durations (µs) by run index. Throttled runs get an ``x``
+    marker and their reasons in the hover. :class:`LiveFigures` appends to the same
+    traces run by run.
+
+    Args:
+        records: Run records of one session.
+        max_points: At most this many points per trace (evenly thinned, band computed
+            over every run); all when None.
+        with_config: Label traces with their config; by default when the records
+            hold more than one config.
+
+    Returns:
+        The figure.
+
+    Raises:
+        Nothing.
+    """
+    groups = _groups(records)
+    if with_config is None:
+        with_config = len({ci for _, ci in groups}) > 1
+    fig = go.Figure(layout=_duration_layout(), _validate=False)
+    for i, ((annotation, ci), group) in enumerate(groups.items()):
+        label = _text(_label(annotation, group[0].config, with_config))
+        meta = {"annotation": _meta_text(annotation), "config_index": ci}
+        x = [r.run_index for r in group]
+        y = [r.duration_ns / 1e3 for r in group]
+        low, high = running_mean_ci(y)
+        keep = _decimate(len(x), max_points)
+        # The band only from MIN_BAND_RUNS runs on (NaN before: see running_mean_ci).
+        band = [k for k in keep if math.isfinite(low[k]) and math.isfinite(high[k])]
+        fig.add_traces(
+            _duration_traces(
+                i,
+                label=label,
+                meta=meta,
+                band=(
+                    [x[k] for k in band],
+                    [low[k] for k in band],
+                    [high[k] for k in band],
+                ),
+                points=([x[k] for k in keep], [y[k] for k in keep]),
+                styles=[_point_style(group[k], label) for k in keep],
+            )
+        )
+    return fig

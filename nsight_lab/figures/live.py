@@ -1,0 +1,275 @@
+"""The live duration, clock and per-rank charts, appended to run by run.
+
+:class:`LiveFigures` keeps the figures of :func:`~nsight_lab.figures.durations.
+duration_figure` and :func:`~nsight_lab.figures.telemetry.clocks_figure` as JSON and
+turns new runs into the appends ``Plotly.extendTraces`` / ``Plotly.addTraces`` take,
+in time proportional to the new runs (never rebuilding from every record).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import plotly.graph_objects as go
+
+from nsight_lab.figures.assemble import figure_json
+from nsight_lab.figures.common import _finite
+from nsight_lab.figures.durations import (
+    _duration_layout,
+    _duration_traces,
+    _point_style,
+)
+from nsight_lab.figures.telemetry import (
+    _clock_custom,
+    _clock_traces,
+    _clock_values,
+    clocks_figure,
+)
+from nsight_lab.figures.text import _label, _meta_text, _text
+from nsight_lab.stats import RunningMean
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from nsight_lab.distributed.figure import LiveRanks
+    from nsight_lab.records import RunRecord
+
+
+class _Group:
+    """One (annotation, config) of the live duration figure: its traces and band."""
+
+    __slots__ = ("band", "index", "label")
+
+    def __init__(self, index: int, label: str) -> None:
+        self.index = index  # trace index of its lower band edge (then upper, points)
+        self.label = label
+        self.band = RunningMean()  # the running band of duration_figure, run by run
+
+
+def _extend_op(
+    indices: list[int], columns: dict[str, list[list[Any]]]
+) -> dict[str, Any]:
+    return {"indices": indices, "data": columns}
+
+
+class LiveFigures:
+    """The duration and clocks figures, built run by run while a profile runs.
+
+    The figures are those of :func:`duration_figure` and :func:`clocks_figure` (the
+    same traces, labels and band), kept as JSON dicts. :meth:`add` appends new runs
+    in time proportional to them (never rebuilding from every record) and returns
+    the change as *appends*, what ``Plotly.extendTraces`` and ``Plotly.addTraces``
+    take in the widget's front end. With ``max_points`` each trace keeps its latest
+    points only, as ``extendTraces``'s ``maxPoints`` does.
+    """
+
+    def __init__(self, *, with_config: bool, max_points: int | None = None) -> None:
+        """Start with empty figures.
+
+        Args:
+            with_config: Label traces with their config (more than one config).
+            max_points: Points kept per trace (the latest); all when None.
+        """
+        self.with_config = with_config
+        self.max_points = max_points
+        self.figures: dict[str, dict[str, Any]] = {
+            "duration": figure_json(go.Figure(layout=_duration_layout())),
+            "clocks": figure_json(clocks_figure([], with_config=with_config)),
+        }
+        self.figures["duration"]["data"] = []
+        self.points = 0
+        """Points appended so far, over every trace."""
+        self._groups: dict[tuple[str, int], _Group] = {}
+        self._runs: set[tuple[int, int]] = set()
+        self._ranks: LiveRanks | None = None
+        """The ``ranks`` chart, from the first multi-rank record on."""
+
+    def add(self, records: Sequence[RunRecord]) -> dict[str, dict[str, Any]]:
+        """Append ``records`` (in the order they ran); return the appends per chart.
+
+        Each chart's entry has ``traces`` (new traces, to add before extending) and
+        ``extend`` (a list of ``{"indices": [...], "data": {path: [[...], ...]}}``,
+        each one ``extendTraces`` call), and ``max_points``. Charts with nothing new
+        are left out.
+
+        Raises:
+            Nothing.
+        """
+        out: dict[str, dict[str, Any]] = {}
+        if not records:
+            return out
+        duration = self._add_durations(records)
+        if duration is not None:
+            out["duration"] = duration
+        clocks = self._add_clocks(records)
+        if clocks is not None:
+            out["clocks"] = clocks
+        ranks = self._add_ranks(records)
+        if ranks is not None:
+            out["ranks"] = ranks
+        return out
+
+    def _add_ranks(self, records: Sequence[RunRecord]) -> dict[str, Any] | None:
+        """The per-rank chart's appends (a multi-rank profile's; none otherwise)."""
+        from nsight_lab.distributed.figure import LiveRanks
+        from nsight_lab.distributed.metrics import is_multi_rank
+
+        if self._ranks is None:
+            if not any(is_multi_rank(r) for r in records):
+                return None
+            self._ranks = LiveRanks(with_config=self.with_config)
+            self.figures["ranks"] = LiveRanks.empty_figure()
+        traces, extend = self._ranks.add(records)
+        return self._apply("ranks", traces, extend)
+
+    # -- internals --------------------------------------------------------------------
+    def _add_durations(self, records: Sequence[RunRecord]) -> dict[str, Any] | None:
+        figure = self.figures["duration"]
+        new_traces: list[dict[str, Any]] = []
+        points: dict[int, dict[str, list[Any]]] = {}
+        band: dict[int, tuple[list[int], list[float | None], list[float | None]]] = {}
+        for record in records:
+            key = (record.annotation, record.config_index)
+            group = self._groups.get(key)
+            if group is None:
+                label = _text(
+                    _label(record.annotation, record.config, self.with_config)
+                )
+                meta = {
+                    "annotation": _meta_text(record.annotation),
+                    "config_index": record.config_index,
+                }
+                traces = _duration_traces(
+                    len(self._groups),
+                    label=label,
+                    meta=meta,
+                    band=([], [], []),
+                    points=([], []),
+                    styles=[],
+                )
+                group = _Group(len(figure["data"]) + len(new_traces), label)
+                self._groups[key] = group
+                # As figure_json writes them (JSON-safe: names, numbers, lists).
+                new_traces.extend(
+                    json.loads(json.dumps(t.to_plotly_json())) for t in traces
+                )
+            value = record.duration_ns / 1e3
+            size, symbol, custom = _point_style(record, group.label)
+            column = points.setdefault(
+                group.index + 2,
+                {
+                    "x": [],
+                    "y": [],
+                    "marker.size": [],
+                    "marker.symbol": [],
+                    "customdata": [],
+                },
+            )
+            column["x"].append(record.run_index)
+            column["y"].append(value)
+            column["marker.size"].append(size)
+            column["marker.symbol"].append(symbol)
+            column["customdata"].append(custom)
+            edges = group.band.add(value)
+            if edges is not None:
+                xs, lows, highs = band.setdefault(group.index, ([], [], []))
+                xs.append(record.run_index)
+                lows.append(_finite(edges[0]))
+                highs.append(_finite(edges[1]))
+        extend = []
+        if points:
+            indices = list(points)
+            extend.append(
+                _extend_op(
+                    indices,
+                    {
+                        path: [points[i][path] for i in indices]
+                        for path in (
+                            "x",
+                            "y",
+                            "marker.size",
+                            "marker.symbol",
+                            "customdata",
+                        )
+                    },
+                )
+            )
+        if band:
+            indices = []
+            xs_out: list[list[Any]] = []
+            ys_out: list[list[Any]] = []
+            for i, (xs, lows, highs) in band.items():
+                indices += [i, i + 1]
+                xs_out += [xs, xs]
+                ys_out += [lows, highs]
+            extend.append(_extend_op(indices, {"x": xs_out, "y": ys_out}))
+        return self._apply("duration", new_traces, extend)
+
+    def _add_clocks(self, records: Sequence[RunRecord]) -> dict[str, Any] | None:
+        xs: list[int] = []
+        sm: list[float | None] = []
+        temp: list[float | None] = []
+        symbols: list[str] = []
+        custom: list[list[str]] = []
+        for record in records:
+            run = (record.config_index, record.run_index)
+            if run in self._runs:
+                continue
+            xs.append(len(self._runs))
+            self._runs.add(run)
+            clock, temperature = _clock_values(record)
+            sm.append(_finite(clock))
+            temp.append(_finite(temperature))
+            symbols.append("x" if record.telemetry.throttled else "circle")
+            custom.append(_clock_custom(record, self.with_config))
+        if not xs:
+            return None
+        traces: list[dict[str, Any]] = []
+        if not self.figures["clocks"]["data"]:
+            if not any(v is not None for v in (*sm, *temp)):
+                return None  # no telemetry yet: the chart stays empty (views say why)
+            traces = [
+                figure_json(go.Figure(data=[t], layout=go.Layout()))["data"][0]
+                for t in _clock_traces()
+            ]
+        op = _extend_op(
+            [0, 1],
+            {
+                "x": [xs, list(xs)],
+                "y": [sm, temp],
+                "marker.symbol": [symbols, list(symbols)],
+                "customdata": [custom, list(custom)],
+            },
+        )
+        return self._apply("clocks", traces, [op])
+
+    def _apply(
+        self, name: str, traces: list[dict[str, Any]], extend: list[dict[str, Any]]
+    ) -> dict[str, Any] | None:
+        """Apply the appends to the figure kept here; return them (None if none)."""
+        if not traces and not extend:
+            return None
+        data = self.figures[name]["data"]
+        data.extend(json.loads(json.dumps(traces)))
+        for op in extend:
+            for k, index in enumerate(op["indices"]):
+                for path, columns in op["data"].items():
+                    target = _array(data[index], path)
+                    target.extend(columns[k])
+                    self.points += len(columns[k]) if path == "x" else 0
+                    if self.max_points is not None and len(target) > self.max_points:
+                        del target[: len(target) - self.max_points]
+        return {"traces": traces, "extend": extend, "max_points": self.max_points}
+
+
+def _array(trace: dict[str, Any], path: str) -> list[Any]:
+    """The list at the dotted ``path`` of a trace dict, created if missing."""
+    *parents, leaf = path.split(".")
+    node = trace
+    for part in parents:
+        node = node.setdefault(part, {})
+    value = node.get(leaf)
+    if not isinstance(value, list):
+        value = node[leaf] = []
+    return value

@@ -1,0 +1,119 @@
+"""The "SM clock and temperature per run" chart, from each run's NVML telemetry.
+
+SM clock on the left axis, temperature on the right, runs in the order they ran over
+all configs, throttled runs marked; no traces at all where nothing was read (the cpu
+backend), so every view says why in words. Its traces are shared with
+:class:`~nsight_lab.figures.live.LiveFigures`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import plotly.graph_objects as go
+
+from nsight_lab.figures.common import _decimate, _scatter
+from nsight_lab.figures.text import _config_label, _text, _throttle_text
+from nsight_lab.figures.theme import PALETTE, _layout
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from nsight_lab.records import RunRecord
+
+
+def _clock_custom(record: RunRecord, with_config: bool) -> list[str]:  # noqa: FBT001
+    place = (
+        f"{_config_label(record.config)}, run {record.run_index}"
+        if with_config and record.config
+        else f"run {record.run_index}"
+    )
+    return [_text(place), _throttle_text(record)]
+
+
+def _clock_values(record: RunRecord) -> tuple[float | None, float | None]:
+    return record.telemetry.sm_clock_mhz, record.telemetry.temperature_c
+
+
+def clocks_figure(
+    records: Sequence[RunRecord],
+    *,
+    with_config: bool | None = None,
+    max_points: int | None = None,
+) -> go.Figure:
+    """SM clock (MHz, left axis) and temperature (°C, right axis) per run.
+
+    Runs are numbered in the order they ran over all configs; telemetry is per run, so
+    each run's first region gives it. Throttled runs get an ``x`` marker and their
+    reasons in the hover. Missing readings (the CPU backend) leave gaps.
+    ``with_config`` adds the config to the hover (by default with several configs).
+    ``max_points`` thins the runs evenly to at most that many points, each at its
+    true position on x (all when None).
+
+    Raises:
+        Nothing.
+    """
+    runs: dict[tuple[int, int], RunRecord] = {}
+    for record in records:
+        runs.setdefault((record.config_index, record.run_index), record)
+    every = list(runs.values())
+    if with_config is None:
+        with_config = len({r.config_index for r in every}) > 1
+    x = _decimate(len(every), max_points)
+    ordered = [every[k] for k in x]
+    symbols = ["x" if r.telemetry.throttled else "circle" for r in ordered]
+    custom = [_clock_custom(r, with_config) for r in ordered]
+    fig = go.Figure(
+        layout=_layout(
+            "SM clock and temperature per run",
+            xaxis={"title": {"text": "run (order over all configs)"}},
+            yaxis={"title": {"text": "SM clock (MHz)"}},
+            yaxis2={
+                "title": {"text": "temperature (°C)"},
+                "overlaying": "y",
+                "side": "right",
+                "showgrid": False,
+            },
+        ),
+        _validate=False,
+    )
+    values = [_clock_values(r) for r in ordered]
+    if not any(_has_telemetry(r) for r in every):
+        # Nothing to draw (the cpu backend, or no NVML): no traces, so every view says
+        # why in words instead of drawing empty axes around -1...4 MHz.
+        return fig
+    for trace in _clock_traces():
+        fig.add_trace(trace)
+    fig.data[0].update(x=x, y=[v[0] for v in values], customdata=custom)
+    fig.data[1].update(x=x, y=[v[1] for v in values], customdata=custom)
+    for trace in fig.data:
+        trace.marker.symbol = symbols
+    return fig
+
+
+def _has_telemetry(record: RunRecord) -> bool:
+    return any(value is not None for value in _clock_values(record))
+
+
+def _clock_traces() -> list[go.Scatter]:
+    """The clock chart's two empty traces: SM clock (left axis), temperature (right)."""
+    series = (("SM clock", "y", "MHz"), ("temperature", "y2", "°C"))
+    return [
+        _scatter(
+            x=[],
+            y=[],
+            name=name,
+            yaxis=axis,
+            mode="lines+markers",
+            line={"color": colour, "width": 1},
+            marker={"color": colour, "symbol": [], "size": 7},
+            customdata=[],
+            hovertemplate=(
+                f"%{{customdata[0]}}<br>{name}: %{{y:.0f}} {unit}"
+                "<br>%{customdata[1]}<extra></extra>"
+            ),
+        )
+        for (name, axis, unit), colour in zip(
+            series, (PALETTE[0], PALETTE[3]), strict=True
+        )
+    ]

@@ -30,7 +30,7 @@ copy. The renderer is registered ahead of the widget renderer anyway (rank -20 v
 Size: floats of the figures are rounded to :data:`FIGURE_DIGITS` significant digits
 (what a hover or an axis shows: durations in µs to 1 ns below 1 s) and nothing is
 held twice; a 3-config x 30-run session of four regions is well under 150 KB
-(``tests/test_bundle.py``).
+(``tests/views/test_bundle.py``).
 """
 
 from __future__ import annotations

@@ -283,7 +283,7 @@ def test_nbconvert_html_shows_the_static_fallback(executed):
     assert MIME_TYPE not in body
 
 
-EXAMPLE = Path(__file__).parents[1] / "examples" / "quickstart.ipynb"
+EXAMPLE = Path(__file__).parents[2] / "examples" / "quickstart.ipynb"
 
 
 def test_the_example_notebook_runs_and_converts_with_its_fallback(tmp_path: Path):

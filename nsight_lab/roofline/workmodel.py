@@ -80,7 +80,7 @@ def _skip_dynamo(cls: type) -> bool:  # noqa: ARG001  (a classmethod of the coun
     runs, so the counter goes without it while Dynamo is not even imported (the class
     is made anew for each count). If the counted cell itself imports Dynamo (its first
     ``torch.compile``), Dynamo may trace the counter's frames in that one count; the
-    counts stay right (``tests/test_workmodel.py``).
+    counts stay right (``tests/roofline/test_workmodel.py``).
     """
     return "torch._dynamo" in sys.modules
 

@@ -483,6 +483,6 @@ def test_import_loads_no_gpu_package():
         capture_output=True,
         text=True,
         check=True,
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=Path(__file__).resolve().parents[2],
     )
     assert completed.stdout.strip() == ""

@@ -123,7 +123,7 @@ print(json.dumps([dynamo_after_plain, plain, compiled, again]))
 
 def test_the_counter_needs_no_dynamo_and_counts_cells_that_compile() -> None:
     # Given: a fresh interpreter, where PyTorch's Dynamo is not imported
-    root = str(Path(__file__).resolve().parent.parent)
+    root = str(Path(__file__).resolve().parents[2])
     # When: a plain cell is counted, then a cell whose torch.compile imports Dynamo
     proc = subprocess.run(  # noqa: S603
         [sys.executable, "-c", COMPILED_IN_THE_CELL],

@@ -31,7 +31,8 @@ from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
 from nsight_lab.errors import OptionError
-from nsight_lab.options import KNOWN_OPTIONS, _tokens, check_bindings, parse_options
+from nsight_lab.options import KNOWN_OPTIONS, check_bindings, parse_options
+from nsight_lab.options.parse import _tokens
 from nsight_lab.store.run_store import RunStore
 
 if TYPE_CHECKING:

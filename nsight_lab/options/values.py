@@ -1,0 +1,384 @@
+"""The readers of option values: each raw text to its value, or a one-line error.
+
+Every reader takes ``(option, raw)`` and either returns the value or raises
+:class:`~nsight_lab.errors.OptionError` naming the option, quoting the bad value (at
+most :data:`ECHO_CHARS` characters, :func:`shown`) and saying what is accepted:
+integers (digits counted before ``int()``), numbers, config value lists, Python
+names, metric names, kernel names, thermal settings, baseline names. The limits they
+enforce are here too.
+"""
+
+from __future__ import annotations
+
+import keyword
+import math
+import re
+from typing import TYPE_CHECKING, get_args
+
+from nsight_lab.errors import OptionError
+from nsight_lab.options.names import reserved_name
+from nsight_lab.options.profile import CombineMode, ThermalSettings
+from nsight_lab.records import TIME_METRIC, JsonScalar
+from nsight_lab.safetext import unsafe_character
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+BUILTIN_DERIVED = ("tflops", "gbps")
+"""Derived metrics nsight-lab computes itself.
+
+Any other ``--derive`` name is a function.
+"""
+
+
+MAX_RUNS = 1_000_000
+MAX_RANKS = 1_024
+"""Largest ``--ranks``: more processes than this is no notebook's profile."""
+
+
+MAX_LINE_CHARS = 65_536
+"""Longest option line read (longer lines are refused before they are split)."""
+MAX_NAME_CHARS = 100
+"""Longest parameter, ``--out`` or ``--derive`` name."""
+MAX_LABEL_CHARS = 1_000
+"""Longest ``--name`` label or ``--normalize-against`` annotation name."""
+ECHO_CHARS = 80
+"""How much of a bad value an error message quotes."""
+_INT_DIGITS = 19
+"""More digits than this are beyond a 64-bit integer: refused before ``int()``."""
+_INT64 = 2**63
+
+
+_METRIC_RE = re.compile(
+    r"^[A-Za-z_][A-Za-z0-9_]*(?:__[A-Za-z0-9_]+)*(?:\.[A-Za-z0-9_]+)*$"
+)
+
+
+def whole_number(raw: str, minimum: int, maximum: int) -> int | None:
+    """``raw`` (stripped) as an integer in ``[minimum, maximum]``, else ``None``.
+
+    ASCII digits with an optional sign, at most :data:`_INT_DIGITS` of them, counted
+    before ``int()``: Python refuses texts of over 4,300 digits, and converting long
+    ones is quadratic. ``'²'`` and other Unicode digits are refused.
+    """
+    text = raw.strip()
+    if not re.fullmatch(r"[+-]?[0-9]{1,%d}" % _INT_DIGITS, text, re.ASCII):  # noqa: UP031
+        return None
+    value = int(text, 10)
+    return value if minimum <= value <= maximum else None
+
+
+def shown(raw: str, limit: int = ECHO_CHARS) -> str:
+    """Quote ``raw`` for an error message: ``repr``, cut to ``limit`` characters.
+
+    ``repr`` escapes control characters and lone surrogates, so the quote is always
+    printable; a longer value keeps its start and says how long it was.
+    """
+    if len(raw) <= limit:
+        return repr(raw)
+    return f"{raw[:limit]!r}... ({len(raw):,} characters)"
+
+
+def _check_text(option: str, raw: str) -> str:
+    char = unsafe_character(raw)
+    if char is not None:
+        msg = (
+            f"{option}: the value {shown(raw)} contains the character "
+            f"U+{ord(char):04X} (a control character, lone surrogate or bidi "
+            "override); remove it"
+        )
+        raise OptionError(msg)
+    return raw
+
+
+def _choice(option: str, raw: str, allowed: tuple[str, ...]) -> str:
+    for value in allowed:
+        if raw == value:
+            return value
+    expected = ", ".join(repr(a) for a in allowed)
+    msg = f"{option}: unknown value {shown(raw)}; expected one of {expected}"
+    raise OptionError(msg)
+
+
+def _int(minimum: int, maximum: int = MAX_RUNS) -> Callable[[str, str], int]:
+    """Reader of an integer in ``[minimum, maximum]``; digits are counted first."""
+
+    def parse(option: str, raw: str) -> int:
+        value = whole_number(raw, minimum, maximum)
+        if value is None:
+            kind = "a positive integer" if minimum >= 1 else "an integer >= 0"
+            msg = f"{option}: expected {kind} (at most {maximum:,}), got {shown(raw)}"
+            raise OptionError(msg)
+        return value
+
+    return parse
+
+
+def _positive_float(upper: float | None = None) -> Callable[[str, str], float]:
+    """Reader of a finite number above 0 (and below ``upper`` when given)."""
+
+    def parse(option: str, raw: str) -> float:
+        try:
+            value = float(raw)
+        except ValueError:
+            value = math.nan
+        if (
+            not math.isfinite(value)
+            or value <= 0
+            or (upper is not None and value >= upper)
+        ):
+            bound = f" below {upper:g}" if upper is not None else ""
+            msg = f"{option}: expected a positive number{bound}, got {shown(raw)}"
+            raise OptionError(msg)
+        return value
+
+    return parse
+
+
+def parse_value(raw: str) -> JsonScalar:
+    """Read one config value: an int, a float, true/false/none, else the text itself."""
+    text = raw.strip()
+    low = text.lower()
+    if low in {"true", "false"}:
+        return low == "true"
+    if low == "none":
+        return None
+    if len(text) <= _INT_DIGITS + 2:  # longer: not an int (see _value_list)
+        try:
+            return int(text, 0) if not re.fullmatch(r"0\d+", text) else int(text, 10)
+        except ValueError:
+            pass
+    try:
+        value = float(text)
+    except ValueError:
+        return text
+    return value if math.isfinite(value) else text
+
+
+def _value_list(option: str, raw: str) -> tuple[JsonScalar, ...]:
+    _check_text(option, raw)
+    items = raw.split(",")
+    if any(not item.strip() for item in items):
+        msg = (
+            f"{option}: empty value in {shown(raw)}; "
+            "give comma-separated values like 512,1024"
+        )
+        raise OptionError(msg)
+    for item in items:
+        text = item.strip().replace("_", "")
+        if len(text) > _INT_DIGITS + 2 and re.fullmatch(r"[+-]?[0-9]+", text, re.ASCII):
+            msg = (
+                f"{option}: the value {shown(item.strip())} is too large; "
+                "integers must fit in 64 bits"
+            )
+            raise OptionError(msg)
+    values = tuple(parse_value(item) for item in items)
+    for value in values:
+        if isinstance(value, int) and not -_INT64 <= value < _INT64:
+            msg = (
+                f"{option}: the value {shown(str(value))} is too large; "
+                "integers must fit in 64 bits"
+            )
+            raise OptionError(msg)
+    if len(set(map(repr, values))) != len(values):
+        msg = f"{option}: repeated value in {shown(raw)}; each value may appear once"
+        raise OptionError(msg)
+    return values
+
+
+def _identifier(option: str, raw: str, what: str) -> str:
+    if not raw.isidentifier() or keyword.iskeyword(raw):
+        msg = f"{option}: {shown(raw)} is not a valid Python name; give {what}"
+        raise OptionError(msg)
+    if len(raw) > MAX_NAME_CHARS:
+        msg = (
+            f"{option}: the name {shown(raw)} is too long; "
+            f"give at most {MAX_NAME_CHARS} characters"
+        )
+        raise OptionError(msg)
+    return raw
+
+
+def _binding(option: str, raw: str, what: str) -> str:
+    """A name the magic binds in the notebook: also not a builtin or IPython's."""
+    name = _identifier(option, raw, what)
+    why = reserved_name(name)
+    if why is not None:
+        msg = (
+            f"{option}: {name!r} is {why}; binding it would break later cells, "
+            f"choose another name (e.g. {name.strip('_') or 'x'}_value)"
+        )
+        raise OptionError(msg)
+    return name
+
+
+def _names(option: str, raw: str, check: Callable[[str], str]) -> tuple[str, ...]:
+    items = [item.strip() for item in raw.split(",")]
+    if any(not item for item in items):
+        msg = f"{option}: empty name in {shown(raw)}; give comma-separated names"
+        raise OptionError(msg)
+    return tuple(check(item) for item in items)
+
+
+def _metric(raw: str) -> str:
+    if not _METRIC_RE.match(raw):
+        msg = (
+            f"--metrics: {shown(raw)} is not a Nsight Compute metric name "
+            "(like dram__bytes_read.sum); list them with: ncu --query-metrics"
+        )
+        raise OptionError(msg)
+    return raw
+
+
+def _derived(raw: str) -> str:
+    return (
+        raw
+        if raw in BUILTIN_DERIVED
+        else _identifier(
+            "--derive", raw, "tflops, gbps or the name of a function in the notebook"
+        )
+    )
+
+
+def _label(what: str) -> Callable[[str, str], str]:
+    """Reader of free text of at most :data:`MAX_LABEL_CHARS` characters."""
+
+    def parse(option: str, raw: str) -> str:
+        if len(raw) > MAX_LABEL_CHARS:
+            msg = (
+                f"{option}: the value {shown(raw)} is too long; "
+                f"give {what} of at most {MAX_LABEL_CHARS:,} characters"
+            )
+            raise OptionError(msg)
+        return raw
+
+    return parse
+
+
+def _read_configs(option: str, raw: str) -> tuple[str, tuple[JsonScalar, ...]]:
+    return ("n", _value_list(option, raw))
+
+
+def _read_param(option: str, raw: str) -> tuple[str, tuple[JsonScalar, ...]]:
+    pname, eq, vals = raw.partition("=")
+    if not eq:
+        msg = f"{option}: expected NAME=v1,v2,... got {shown(raw)}"
+        raise OptionError(msg)
+    pname = _binding(option, pname.strip(), "NAME=v1,v2,...")
+    return (pname, _value_list(f"{option} {pname}", vals))
+
+
+def _read_metrics(option: str, raw: str) -> tuple[str, ...]:
+    metrics = _names(option, raw, _metric)
+    return (TIME_METRIC, *dict.fromkeys(m for m in metrics if m != TIME_METRIC))
+
+
+def _read_derive(option: str, raw: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(_names(option, raw, _derived)))
+
+
+def _read_out(option: str, raw: str) -> str:
+    return _binding(option, raw, "a variable name for the DataFrame")
+
+
+def _read_combine(option: str, raw: str) -> str:
+    if raw in get_args(CombineMode):
+        return raw
+    what = (
+        f"one of {', '.join(repr(m) for m in get_args(CombineMode))} or the name of a "
+        "function f(x, y) in the notebook"
+    )
+    return _identifier(option, raw, what)
+
+
+def split_kernel_names(raw: str) -> list[str]:
+    """``raw`` split at the commas outside ``<...>``, ``(...)`` and ``[...]``.
+
+    Kernel names hold commas in their template and parameter lists
+    (``void gemm<float, 128>(...)``); those stay inside the name.
+    """
+    names: list[str] = []
+    depth = 0
+    start = 0
+    for i, char in enumerate(raw):
+        if char in "<([":
+            depth += 1
+        elif char in ">)]":
+            depth = max(depth - 1, 0)
+        elif char == "," and depth == 0:
+            names.append(raw[start:i].strip())
+            start = i + 1
+    names.append(raw[start:].strip())
+    return names
+
+
+def _read_ignore_kernels(option: str, raw: str) -> tuple[str, ...]:
+    names = split_kernel_names(raw)
+    if any(not name for name in names):
+        msg = (
+            f"{option}: empty kernel name in {shown(raw)}; give comma-separated "
+            "kernel names (quote names with spaces)"
+        )
+        raise OptionError(msg)
+    return tuple(names)
+
+
+_THERMAL_KEYS = ("wait", "cont", "timeout", "device")
+
+
+def _read_thermal_settings(option: str, raw: str) -> ThermalSettings:
+    values: dict[str, float] = {}
+    for item in raw.split(","):
+        key, eq, text = (part.strip() for part in item.partition("="))
+        if not eq or key not in _THERMAL_KEYS or key in values:
+            msg = (
+                f"{option}: expected wait=C,cont=C,timeout=S,device=N (each at most "
+                f"once, any of them), got {shown(raw)}"
+            )
+            raise OptionError(msg)
+        if key == "device":
+            values[key] = _int(0, 1_024)(f"{option} device", text)
+        else:
+            values[key] = _positive_float()(f"{option} {key}", text)
+    wait, cont = values.get("wait"), values.get("cont")
+    if wait is not None and cont is not None and cont <= wait:
+        msg = (
+            f"{option}: cont ({cont:g} C) must be above wait ({wait:g} C): wait is the "
+            "headroom that pauses the runs, cont the headroom they resume at"
+        )
+        raise OptionError(msg)
+    return ThermalSettings(
+        wait_c=values.get("wait"),
+        cont_c=values.get("cont"),
+        timeout_s=values.get("timeout"),
+        device=int(values["device"]) if "device" in values else None,
+    )
+
+
+MAX_BASELINE_CHARS = 64
+"""Longest baseline name."""
+_BASELINE_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+
+
+def _read_baseline(option: str, raw: str) -> str:
+    """Read a baseline name; whether it exists is the store's to say.
+
+    A letter or ``_`` first (so a name never reads as a session id), then letters,
+    digits, ``_``, ``.`` and ``-``; the magic asks the store before it profiles.
+    """
+    if len(raw) > MAX_BASELINE_CHARS or not _BASELINE_RE.fullmatch(raw):
+        msg = (
+            f"{option}: {shown(raw)} is not a baseline name; give a letter or _ first, "
+            f"then letters, digits, _ . - (at most {MAX_BASELINE_CHARS}); "
+            "list them with %nsight baseline list"
+        )
+        raise OptionError(msg)
+    return raw
+
+
+def _read_configs_from(option: str, raw: str) -> str:
+    names, eq, var = raw.rpartition("=")
+    if eq:
+        _names(option, names, lambda n: _binding(option, n, "NAME1,NAME2=VAR"))
+    _identifier(option, var.strip(), "the notebook variable holding the configs")
+    return raw

@@ -30,7 +30,7 @@ from nsight_lab.backends.pm.counters import region_counters
 from nsight_lab.backends.pm.sampler import Chunk
 from nsight_lab.roofline.placement import peaks_for
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "pm_samples_h200.json"
+FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "pm_samples_h200.json"
 READ, WRITE = "dram__bytes_read.sum", "dram__bytes_write.sum"
 MiB = 1 << 20
 LONG_NS = 100_000

@@ -41,6 +41,8 @@ from nsight_lab.roofline.counters import ROOFLINE_METRICS
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from nsight_lab.roofline.placement import Source
+
 __all__ = [
     "BACKENDS",
     "Availability",
@@ -55,6 +57,7 @@ __all__ = [
     "backend_choices",
     "backend_entry",
     "backend_ids",
+    "counters_source",
     "get_collector",
     "probe_all",
     "times_the_host",
@@ -92,6 +95,9 @@ class BackendEntry:
     ranks: bool = False
     """It can time regions in several torch.distributed ranks (``--ranks N``, or a
     process group initialised in the kernel): :mod:`nsight_lab.distributed`."""
+    measures: Source = "measured"
+    """How the roofline names where the FLOPs and bytes its counters measured come
+    from (``FLOPsSource``/``BytesSource``, the figures' hover)."""
 
 
 BACKENDS: tuple[BackendEntry, ...] = (
@@ -134,6 +140,7 @@ BACKENDS: tuple[BackendEntry, ...] = (
         auto_reason="metrics {metrics} are PM-sampled in this process (CUPTI)",
         counters=True,
         default_metrics=PM_DEFAULT_METRICS,
+        measures="measured (PM sampling)",
     ),
 )
 """Every backend, in the order :func:`probe_all` and the sidebar list them."""
@@ -193,6 +200,16 @@ def times_the_host(backend_id: str) -> bool:
     one, so its regions are placed under no CPU roofs.
     """
     return any(entry.on_host for entry in BACKENDS if entry.id == backend_id)
+
+
+def counters_source(backend_id: str) -> Source:
+    """The source label of counters a session of ``backend_id`` measured (``measures``).
+
+    For stored sessions: a backend this version no longer registers is ``measured``.
+    """
+    return next(
+        (entry.measures for entry in BACKENDS if entry.id == backend_id), "measured"
+    )
 
 
 def auto_candidates(*, counters: bool) -> list[BackendEntry]:

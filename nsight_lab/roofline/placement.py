@@ -18,6 +18,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from nsight_lab.backends import counters_source
 from nsight_lab.roofline.counters import measured_bytes, measured_flops
 
 if TYPE_CHECKING:
@@ -63,9 +64,8 @@ DEFAULT_DTYPE = "fp32"
 
 Source = Literal["measured", "measured (PM sampling)", "modelled"]
 """Where a region's FLOPs or bytes come from: counters (Nsight Compute's, or CUPTI
-PM sampling's, see :data:`MEASURED_BY`), or the PyTorch work model."""
-MEASURED_BY: dict[str, Source] = {"pm": "measured (PM sampling)"}
-"""The source label of counters measured by a backend other than Nsight Compute."""
+PM sampling's: the backend registry's ``measures``,
+:func:`~nsight_lab.backends.counters_source`), or the PyTorch work model."""
 Bound = Literal["memory", "compute"]
 
 _T = 1e12
@@ -456,7 +456,7 @@ def _region_work(
     bytes_source: Source
     if counted_flops:
         flops = _median(counted_flops)
-        flops_source = MEASURED_BY.get(group[0].backend, "measured")
+        flops_source = counters_source(group[0].backend)
     else:
         model = [
             r.metrics["model__flops"] for r in group if "model__flops" in r.metrics
@@ -465,7 +465,7 @@ def _region_work(
     if counted_bytes:
         read = _median([b[0] for b in counted_bytes])
         written = _median([b[1] for b in counted_bytes])
-        bytes_source = MEASURED_BY.get(group[0].backend, "measured")
+        bytes_source = counters_source(group[0].backend)
     else:
         keys = ("model__bytes_read", "model__bytes_written")
         model_bytes = [r.metrics for r in group if all(k in r.metrics for k in keys)]

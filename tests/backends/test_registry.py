@@ -24,12 +24,15 @@ from nsight_lab.backends import (
     backend_choices,
     backend_entry,
     backend_ids,
+    counters_source,
     get_collector,
     probe_all,
     times_the_host,
 )
 from nsight_lab.options import parse_options
 from nsight_lab.plan import make_plan
+from nsight_lab.records import RunRecord
+from nsight_lab.roofline.placement import region_work
 from nsight_lab.store.run_store import RunStore
 
 if TYPE_CHECKING:
@@ -233,6 +236,39 @@ def test_whether_a_stored_session_timed_the_host_comes_from_the_table(
     )
     monkeypatch.setattr(backends, "BACKENDS", (*backends.BACKENDS, host_timer))
     assert times_the_host("hosttimer")
+
+
+def test_the_source_label_of_measured_bytes_comes_from_the_table(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The roofline's BytesSource names a counter backend by its ``measures``."""
+    assert counters_source("pm") == "measured (PM sampling)"
+    assert counters_source("ncu") == "measured"
+    assert counters_source("a-backend-no-longer-registered") == "measured"
+    records = [
+        RunRecord(
+            session_id=1,
+            config_index=0,
+            config={},
+            run_index=run,
+            annotation="a",
+            duration_ns=1e5,
+            backend="sampler",
+            metrics={"dram__bytes_read.sum": 1e6, "dram__bytes_write.sum": 1e6},
+        )
+        for run in range(3)
+    ]
+    records[0].metrics["model__flops"] = 1e6
+    assert region_work(records)[0].bytes_source == "measured"
+    sampler = BackendEntry(
+        "sampler",
+        "tiny:SamplerCollector",
+        "counter sampling",
+        counters=True,
+        measures="measured (PM sampling)",
+    )
+    monkeypatch.setattr(backends, "BACKENDS", (*backends.BACKENDS, sampler))
+    assert region_work(records)[0].bytes_source == "measured (PM sampling)"
 
 
 def test_auto_takes_a_new_counters_backend_before_ncu(

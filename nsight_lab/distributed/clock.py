@@ -26,6 +26,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any, Protocol
 
+from nsight_lab.backends import times_the_host
 from nsight_lab.backends.events import LEAD_MAX_US, LEAD_MIN_US
 from nsight_lab.distributed.assemble import RankRun
 from nsight_lab.distributed.metrics import HOST_DEVICE
@@ -216,9 +217,12 @@ class DeviceClock:
 def open_clock(backend: str, options: ProfileOptions) -> RankClock:
     """The clock of ``backend`` (``cpu`` or ``events``) for this rank.
 
+    A backend that times the host (the registry's ``on_host``) gets the host clock,
+    any other the CUDA-event one.
+
     Raises:
         BackendUnavailableError: ``events`` where PyTorch sees no CUDA device.
     """
-    if backend == "cpu":
+    if times_the_host(backend):
         return HostClock(options)
     return DeviceClock(options)

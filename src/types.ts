@@ -149,6 +149,11 @@ export interface ISessionSummary extends ISessionInfo {
   run_count: number;
   /** Its verdict against its `--baseline`; null when profiled without one. */
   baseline_verdict: IBaselineVerdict | null;
+  /**
+   * Whether its backend keeps an Nsight Compute report to download
+   * (`GET sessions/{id}/report`): the registry's `keeps_report`, decided in Python.
+   */
+  has_report: boolean;
   /** Sent with `GET sessions/{id}` (not in list items): where it stands. */
   progress?: IProgress;
 }

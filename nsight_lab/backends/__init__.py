@@ -59,6 +59,7 @@ __all__ = [
     "backend_ids",
     "counters_source",
     "get_collector",
+    "keeps_report",
     "probe_all",
     "times_the_host",
 ]
@@ -95,6 +96,9 @@ class BackendEntry:
     ranks: bool = False
     """It can time regions in several torch.distributed ranks (``--ranks N``, or a
     process group initialised in the kernel): :mod:`nsight_lab.distributed`."""
+    keeps_report: bool = False
+    """It keeps an Nsight Compute report (``.ncu-rep``) per config, which
+    ``GET sessions/<id>/report`` serves: the session view offers its download."""
     measures: Source = "measured"
     """How the roofline names where the FLOPs and bytes its counters measured come
     from (``FLOPsSource``/``BytesSource``, the figures' hover)."""
@@ -131,6 +135,7 @@ BACKENDS: tuple[BackendEntry, ...] = (
         auto_reason="metrics {metrics} need hardware counters; not PM sampling: {why}",
         counters=True,
         isolated=True,
+        keeps_report=True,
     ),
     BackendEntry(
         "pm",
@@ -200,6 +205,14 @@ def times_the_host(backend_id: str) -> bool:
     one, so its regions are placed under no CPU roofs.
     """
     return any(entry.on_host for entry in BACKENDS if entry.id == backend_id)
+
+
+def keeps_report(backend_id: str) -> bool:
+    """Whether a session of ``backend_id`` keeps a report to download (its entry's).
+
+    For stored sessions: a backend this version no longer registers keeps none.
+    """
+    return any(entry.keeps_report for entry in BACKENDS if entry.id == backend_id)
 
 
 def counters_source(backend_id: str) -> Source:

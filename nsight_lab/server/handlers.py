@@ -374,10 +374,19 @@ def _session_id(raw: str) -> int:
 def _session_json(
     session: SessionInfo, run_count: int, verdict: StoredVerdict | None = None
 ) -> dict[str, Any]:
+    """A session as the REST payloads send it: its run count, verdict and report.
+
+    ``has_report``: its backend keeps an Nsight Compute report that
+    ``GET sessions/<id>/report`` serves (the registry's ``keeps_report``), so the
+    front end offers the download without knowing any backend by name.
+    """
+    from nsight_lab.backends import keeps_report  # the registry table only
+
     return {
         **session_to_json(session),
         "run_count": run_count,
         "baseline_verdict": None if verdict is None else verdict.to_json(),
+        "has_report": keeps_report(session.backend),
     }
 
 

@@ -39,6 +39,7 @@ export function session(
     schema_version: 1,
     run_count: 10,
     baseline_verdict: null,
+    has_report: false,
     ...overrides
   };
 }

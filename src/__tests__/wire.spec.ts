@@ -137,6 +137,7 @@ const SESSION_SUMMARY: Shape<ISessionSummary> = {
   ...SESSION_INFO,
   run_count: N,
   baseline_verdict: ['object', 'null'],
+  has_report: B,
   progress: O
 };
 const BASELINE_VERDICT: Shape<IBaselineVerdict> = {

@@ -211,7 +211,7 @@ export class SessionView extends Widget {
           )
       )
     ];
-    if (session.backend === 'ncu') {
+    if (session.has_report) {
       items.push(
         button(
           'jp-nsightLab-SessionView-report',

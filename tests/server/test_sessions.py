@@ -89,6 +89,22 @@ async def test_list_filters_by_host_and_user(jp_fetch, db_path):
     assert [s["id"] for s in on_host["sessions"]] == [bob, ada]
 
 
+async def test_sessions_say_whether_a_report_is_kept(jp_fetch, db_path):
+    """has_report comes from the backend registry (keeps_report), list and detail."""
+    with RunStore(db_path) as store:
+        ncu = store.create_session(backend="ncu").id
+        cpu = store.create_session(backend="cpu").id
+
+    _, listed = await get_json(jp_fetch, "sessions")
+    _, detail = await get_json(jp_fetch, "sessions", str(ncu))
+
+    assert {s["id"]: s["has_report"] for s in listed["sessions"]} == {
+        ncu: True,
+        cpu: False,
+    }
+    assert detail["session"]["has_report"] is True
+
+
 async def test_list_filters_by_date_range(jp_fetch, filled):
     # Given: the candidate's creation time, to the microsecond
     at = filled.created_at[1]

@@ -79,6 +79,7 @@ describe('SessionView', () => {
     const s = session(4, {
       name: 'matmul sweep',
       backend: 'ncu',
+      has_report: true,
       backend_reason: 'requested',
       device: 'NVIDIA H200',
       notes: ['clocks were locked'],
@@ -98,7 +99,23 @@ describe('SessionView', () => {
     expect(text(view, '.jp-nsightLab-SessionView-notes')).toBe(
       'clocks were locked'
     );
-    // An ncu session also offers its report.
+    // A session whose backend keeps a report (served: has_report) offers it.
+    expect(
+      view.node.querySelector('.jp-nsightLab-SessionView-report')
+    ).not.toBeNull();
+    view.dispose();
+  });
+
+  it('offers the report only where the server says one is kept', () => {
+    const view = new SessionView(modelWith('duration'), trans);
+    // The backend's name decides nothing: only the served has_report.
+    view.setDetail(detailOf(session(5, { backend: 'ncu', has_report: false })));
+    expect(
+      view.node.querySelector('.jp-nsightLab-SessionView-report')
+    ).toBeNull();
+    view.setDetail(
+      detailOf(session(6, { backend: 'other', has_report: true }))
+    );
     expect(
       view.node.querySelector('.jp-nsightLab-SessionView-report')
     ).not.toBeNull();

@@ -245,17 +245,10 @@ def test_the_source_label_of_measured_bytes_comes_from_the_table(
     assert counters_source("pm") == "measured (PM sampling)"
     assert counters_source("ncu") == "measured"
     assert counters_source("a-backend-no-longer-registered") == "measured"
+    # Three runs of region "a" with DRAM bytes counted, FLOPs modelled.
+    dram = {"dram__bytes_read.sum": 1e6, "dram__bytes_write.sum": 1e6}
     records = [
-        RunRecord(
-            session_id=1,
-            config_index=0,
-            config={},
-            run_index=run,
-            annotation="a",
-            duration_ns=1e5,
-            backend="sampler",
-            metrics={"dram__bytes_read.sum": 1e6, "dram__bytes_write.sum": 1e6},
-        )
+        RunRecord(1, 0, {}, run, "a", 1e5, "sampler", metrics={**dram})
         for run in range(3)
     ]
     records[0].metrics["model__flops"] = 1e6

@@ -3,7 +3,9 @@
 A session records its writer's pid and, on Linux, a token ``"<boot id>:<start
 time>"`` from ``/proc`` so that a reused pid is not mistaken for the writer.
 ``RunStore.mark_interrupted`` (:mod:`nsight_lab.store.run_store`) asks
-:func:`_writer_alive`.
+:func:`_writer_alive`. This is the SQLite engine's test; a PostgreSQL store's writer
+may run on another host, and its liveness is its connection's advisory lock instead
+(:mod:`nsight_lab.store.postgres` says why).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from nsight_lab.options import OPTIONS, options_markdown
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def _readme_table() -> str:

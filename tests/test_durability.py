@@ -6,9 +6,10 @@ with ``%load_ext nsight_lab`` and a ``%%nsight --backend cpu`` cell whose tiny b
 (tens of thousands of runs a second) appends ``(monotonic time, runs finished)`` to a
 log with one unbuffered ``os.write`` per run -- the page cache keeps it through a
 SIGKILL. The test kills the child at a random moment and checks that the store holds at
-least the runs that had finished 100 ms before the kill, less 1,000, and that its
-session is ``interrupted``: on a SQLite file, and on a PostgreSQL store (the kernels
-then share one database, each finding its session by its pid).
+least the runs that had finished 100 ms before the kill, and all but at most 1,000 of
+those finished at the kill, and that its session is ``interrupted``: on a SQLite file,
+and on a PostgreSQL store (the kernels then share one database, each finding its
+session by its pid).
 """
 
 from __future__ import annotations
@@ -28,13 +29,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nsight_lab.store.run_store import RunStore
-from nsight_lab.store.writer import LAG_BOUND_ROWS, LAG_BOUND_S
+from nsight_lab.store.writer import LAG_BOUND_ROWS, LAG_BOUND_S, PG_LAG_BOUND_S
 
 if TYPE_CHECKING:
     from nsight_lab.records import SessionInfo
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = 1_000_000
+EARLY_S = 0.5
+"""Kills this soon after the cell started are held to the 250 ms bound: on 2 busy
+cores the first batches of a session lagged up to ~130 ms."""
 ENTRY = struct.Struct("dq")
 """One log entry: ``time.monotonic()`` at the end of a run, and the runs finished."""
 
@@ -140,6 +144,8 @@ class Kill:
     """Runs the body had finished when the kill was sent."""
     finished_before: int
     """Runs the body had finished 100 ms before the kill."""
+    finished_before_pg: int
+    """Runs the body had finished 250 ms before the kill (the PostgreSQL bound)."""
     rate: float
     """Runs per second over the cell's life."""
     stored: int
@@ -173,6 +179,9 @@ def _kill_one(zygote: Zygote, home: Path, delay_s: float, store: str) -> Kill:
     finished_before = max(
         (n for t, n in entries if t <= killed_at - LAG_BOUND_S), default=0
     )
+    finished_before_pg = max(
+        (n for t, n in entries if t <= killed_at - PG_LAG_BOUND_S), default=0
+    )
     first_at = entries[0][0]
     finished = max((n for t, n in entries if t <= killed_at), default=0)
     integrity = "ok"  # PostgreSQL's own business
@@ -195,6 +204,7 @@ def _kill_one(zygote: Zygote, home: Path, delay_s: float, store: str) -> Kill:
         delay_s=delay_s,
         finished=finished,
         finished_before=finished_before,
+        finished_before_pg=finished_before_pg,
         rate=finished / max(killed_at - first_at, 1e-9),
         stored=stored,
         status=status,
@@ -240,7 +250,13 @@ def test_kill_9_loses_at_most_the_stated_bound(
         else:  # the runs had ended (the kill may still beat the session's end)
             assert k.stored == RUNS, line
             assert k.status in {"completed", "interrupted"}, line
-        assert k.stored >= k.finished_before - LAG_BOUND_ROWS, line
+        # The README's bound: nothing that finished 100 ms before the kill is lost
+        # (250 ms on PostgreSQL, the server's commit round trips, and in a session's
+        # first half second, as the README says), and never more than 1,000 runs.
+        early = k.delay_s < EARLY_S
+        before = k.finished_before_pg if shared or early else k.finished_before
+        assert k.stored >= before, line
+        assert k.stored >= k.finished - LAG_BOUND_ROWS, line
     # The cell was as fast as the promise is about (the median, as 2 busy CI cores
     # can slow one kernel's start).
     rates = sorted(k.rate for k in kills)

@@ -383,6 +383,10 @@ export interface ISessionFilters {
   notebook: string;
   annotation: string;
   device: string;
+  /** Exact host name the session ran on. */
+  host: string;
+  /** Exact user name that ran the session. */
+  user: string;
   backend: string;
   status: string;
   /** ISO date or date-time; inclusive lower bound of `created_at`. */
@@ -397,6 +401,8 @@ export const EMPTY_FILTERS: ISessionFilters = {
   notebook: '',
   annotation: '',
   device: '',
+  host: '',
+  user: '',
   backend: '',
   status: '',
   since: '',

@@ -1,6 +1,7 @@
 /**
- * The filters of the history list: text, notebook, annotation, device, backend,
- * status and a date range. Typing waits briefly, then the list is read again.
+ * The filters of the history list: text, notebook, annotation, device, host, user,
+ * backend, status and a date range (a team store on PostgreSQL holds many hosts' and
+ * users' sessions). Typing waits briefly, then the list is read again.
  *
  * Laid out for the sidebar's default 250 px: one search line with a "Filters"
  * button that shows (or hides) the other filters, one labelled field per line, so
@@ -68,7 +69,7 @@ export function backendsOf(status: IStatusResponse | null): IBackendInfo[] {
   return Array.isArray(listed) ? listed.filter(isBackendInfo) : [];
 }
 
-type TextKey = 'text' | 'notebook' | 'annotation' | 'device';
+type TextKey = 'text' | 'notebook' | 'annotation' | 'device' | 'host' | 'user';
 
 /** How many filters other than the search text are set. */
 export function countHiddenFilters(filters: ISessionFilters): number {
@@ -111,7 +112,9 @@ export class FilterBar extends Widget {
     const texts: [TextKey, string, string][] = [
       ['notebook', trans.__('Notebook'), trans.__('exact path')],
       ['annotation', trans.__('Region'), trans.__('exact annotation')],
-      ['device', trans.__('Device'), trans.__('exact name')]
+      ['device', trans.__('Device'), trans.__('exact name')],
+      ['host', trans.__('Host'), trans.__('exact host name')],
+      ['user', trans.__('User'), trans.__('exact user name')]
     ];
     for (const [key, label, placeholder] of texts) {
       fields.appendChild(
@@ -167,6 +170,8 @@ export class FilterBar extends Widget {
       notebook: value('notebook'),
       annotation: value('annotation'),
       device: value('device'),
+      host: value('host'),
+      user: value('user'),
       backend: this._backend.value,
       status: this._status.value,
       since: dateToIso(this._since.value),

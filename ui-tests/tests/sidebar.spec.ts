@@ -323,7 +323,7 @@ test('at its default width the sidebar lists five sessions or more, shows the li
     '.jp-nsightLab-FilterBar input, .jp-nsightLab-FilterBar select'
   );
   const count = await controls.count();
-  expect(count).toBe(8);
+  expect(count).toBe(10);
   for (let i = 0; i < count; i++) {
     await expect(controls.nth(i)).toBeVisible();
     await expect(controls.nth(i)).toHaveAccessibleName(/\S/);

@@ -1,11 +1,17 @@
 /**
- * The filter bar offers the backends the server's registry lists (`GET status`).
+ * The filter bar offers the backends the server's registry lists (`GET status`), and
+ * its host and user fields reach the list query (`GET sessions?host=…&user=…`).
  */
 
 import { nullTranslator } from '@jupyterlab/translation';
 import { Signal } from '@lumino/signaling';
 
-import { backendsOf, FilterBar } from '../../components/FilterBar';
+import {
+  backendsOf,
+  FILTER_DEBOUNCE_MS,
+  FilterBar
+} from '../../components/FilterBar';
+import { sessionsQuery } from '../../model/sessions';
 import { IRunsModel } from '../../tokens';
 import { EMPTY_FILTERS, IStatusResponse } from '../../types';
 
@@ -113,6 +119,65 @@ describe('FilterBar backends', () => {
     fake.setStatus(REGISTRY);
 
     expect(offered(bar)).toEqual(['']);
+  });
+});
+
+function typeInto(bar: FilterBar, key: string, text: string): void {
+  const input = bar.node.querySelector<HTMLInputElement>(
+    `.jp-nsightLab-FilterBar-${key}`
+  )!;
+  input.value = text;
+  input.dispatchEvent(new Event('input'));
+}
+
+describe('FilterBar host and user', () => {
+  afterEach(() => {
+    jest.useRealTimers();
+  });
+
+  it('has a labelled field for each', () => {
+    const { model } = fakeModel();
+    const bar = new FilterBar(model, nullTranslator.load('nsight-lab'));
+
+    const labels = Array.from(
+      bar.node.querySelectorAll('.jp-nsightLab-FilterBar-field')
+    ).map(field => ({
+      label: field.querySelector('.jp-nsightLab-FilterBar-label')?.textContent,
+      control: field.querySelector('input, select')?.className
+    }));
+    expect(labels).toEqual(
+      expect.arrayContaining([
+        { label: 'Host', control: 'jp-nsightLab-FilterBar-host' },
+        { label: 'User', control: 'jp-nsightLab-FilterBar-user' }
+      ])
+    );
+    bar.dispose();
+  });
+
+  it('sends what is typed, trimmed, in the list query', () => {
+    jest.useFakeTimers();
+    const fake = fakeModel();
+    const bar = new FilterBar(fake.model, nullTranslator.load('nsight-lab'));
+
+    typeInto(bar, 'host', ' gpu-node-7 ');
+    typeInto(bar, 'user', 'ana lee');
+    expect(fake.setFilters).not.toHaveBeenCalled();
+    jest.advanceTimersByTime(FILTER_DEBOUNCE_MS);
+
+    expect(fake.setFilters).toHaveBeenCalledTimes(1);
+    const filters = fake.setFilters.mock.calls[0][0];
+    expect(filters).toEqual({
+      ...EMPTY_FILTERS,
+      host: 'gpu-node-7',
+      user: 'ana lee'
+    });
+    expect(sessionsQuery(filters, 0, 50)).toBe(
+      'sessions?host=gpu-node-7&user=ana%20lee&limit=50&offset=0'
+    );
+    expect(
+      bar.node.querySelector('.jp-nsightLab-FilterBar-toggle')?.textContent
+    ).toBe('Filters (2)');
+    bar.dispose();
   });
 });
 

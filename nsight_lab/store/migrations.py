@@ -5,7 +5,7 @@ in ``PRAGMA user_version`` (PostgreSQL: the ``nsight_lab_schema`` table).
 The same steps build both engines' schemas: write them in SQLite's spelling with the
 vocabulary :mod:`nsight_lab.store.dialect` translates (types INTEGER, REAL, TEXT, BLOB;
 ``INTEGER PRIMARY KEY AUTOINCREMENT`` ids; no SQLite-only functions or defaults), and
-the store suite runs them on both (tests/test_store.py).
+the store suite runs them on both (tests/store/test_run_store.py).
 :class:`~nsight_lab.store.run_store.RunStore` runs the missing steps of an older store
 in one transaction, so a failed upgrade leaves the store as it was.
 Never edit a released step: append a new one and bump ``records.SCHEMA_VERSION``.

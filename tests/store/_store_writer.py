@@ -1,4 +1,4 @@
-"""A writer process for ``tests/test_store.py`` (run as a script, never imported).
+"""A writer process for ``test_run_store.py`` beside it (a script, never imported).
 
 ``loop DB``: create a session, write its id as one stdout line, then add one run every
 few milliseconds until killed.

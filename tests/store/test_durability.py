@@ -34,7 +34,7 @@ from nsight_lab.store.writer import LAG_BOUND_ROWS, LAG_BOUND_S, PG_LAG_BOUND_S
 if TYPE_CHECKING:
     from nsight_lab.records import SessionInfo
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RUNS = 1_000_000
 EARLY_S = 0.5
 """Kills this soon after the cell started are held to the 250 ms bound: on 2 busy

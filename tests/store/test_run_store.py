@@ -22,14 +22,14 @@ from nsight_lab.store import migrations as _migrations
 from nsight_lab.store import run_store as store_module
 from nsight_lab.store.run_store import INTERRUPTED_ERROR, RunStore
 
-from .conftest import POSTGRES_ONLY, SQLITE_ONLY
+from tests.conftest import POSTGRES_ONLY, SQLITE_ONLY
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from nsight_lab.records import SessionStatus
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 WRITER = Path(__file__).with_name("_store_writer.py")
 
 

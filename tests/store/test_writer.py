@@ -18,7 +18,8 @@ from nsight_lab.store.run_store import RunStore
 from nsight_lab.store.writer import LAG_BOUND_ROWS, LAG_BOUND_S, StoreWriter
 
 # What a unit test on a shared CI machine allows on top of the writer's 100 ms (see
-# tests/_writer_lag.py, which reports the same figure); the real lag is benchmarked.
+# _writer_lag.py beside this, which reports the same figure); the real lag is
+# benchmarked.
 SCHEDULING_SLACK_S = 0.2
 
 
@@ -36,7 +37,7 @@ def _record(session_id: int, run_index: int) -> RunRecord:
 
 
 def _lag_violations(db: Path | str, pace_s: float) -> tuple[list[str], str]:
-    """Run tests/_writer_lag.py in a fresh process; its late polls and summary."""
+    """Run tests/store/_writer_lag.py in a fresh process; its late polls and summary."""
     done = subprocess.run(  # noqa: S603  (our own script, with this Python)
         [sys.executable, str(Path(__file__).with_name("_writer_lag.py")), str(db),
          str(pace_s)],

@@ -1,7 +1,9 @@
 """A throwaway PostgreSQL cluster for the tests: ``initdb``/``pg_ctl`` on a free port.
 
 Used by the session-scoped ``postgres_server`` fixture (tests/conftest.py); also runs
-alone (``python tests/_postgres.py``) to start one by hand and print its URL.
+alone (``python tests/_postgres.py``) to start one by hand and print its URL, or
+(``python tests/_postgres.py --url-file F -- CMD ARGS…``) to run a command against one:
+the ui-tests' PostgreSQL JupyterLab (ui-tests/playwright.config.js).
 
 PostgreSQL refuses to run as root, so under root the cluster belongs to the
 ``postgres`` user (Debian's package creates it), else to ``nobody``; its data and
@@ -10,12 +12,15 @@ socket live in a fresh directory of its own under the system temp directory.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -45,6 +50,21 @@ def find_bin_dir() -> Path | None:
     found = shutil.which("initdb")
     if found and shutil.which("pg_ctl"):
         return Path(found).resolve().parent
+    return None
+
+
+def missing_reason() -> str | None:
+    """Why a cluster cannot be started here (one line), or ``None`` when it can."""
+    try:
+        import psycopg  # noqa: F401  (only asks whether it is installed)
+    except ImportError:
+        return "psycopg is not installed: pip install -e '.[test]'"
+    if find_bin_dir() is None:
+        return (
+            "PostgreSQL is not installed (no initdb/pg_ctl in "
+            "/usr/lib/postgresql/*/bin or on PATH): run scripts/setup.sh, or "
+            "apt-get install postgresql"
+        )
     return None
 
 
@@ -146,22 +166,70 @@ def start(bin_dir: Path) -> Cluster:
     return cluster
 
 
-def main() -> None:
-    """Start a cluster, print its URL, and stop it on Ctrl-C."""
-    bin_dir = find_bin_dir()
-    if bin_dir is None:
-        msg = "no PostgreSQL binaries (initdb, pg_ctl) found"
-        raise SystemExit(msg)
-    cluster = start(bin_dir)
-    print(cluster.url(), flush=True)  # noqa: T201
+def _run_command(cluster: Cluster, url_file: Path | None, command: list[str]) -> int:
+    """Run ``command`` with ``NSIGHT_LAB_STORE`` set to the cluster; its exit status.
+
+    A SIGTERM or SIGINT (Playwright's webServer shutdown signals the whole process
+    group) ends the command; the caller then stops the cluster, whose postmaster
+    ``pg_ctl`` detached from this process group.
+    """
+    url = cluster.url()
+    if url_file is not None:
+        url_file.write_text(url + "\n")
+    child = subprocess.Popen(  # noqa: S603  (the caller's own command)
+        command, env={**os.environ, "NSIGHT_LAB_STORE": url}
+    )
+
+    def _end(signum: int, _frame: object) -> None:
+        child.send_signal(signum)
+
+    signal.signal(signal.SIGTERM, _end)
+    signal.signal(signal.SIGINT, _end)
     try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        pass
+        return child.wait()
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        if url_file is not None:
+            url_file.unlink(missing_ok=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Start a cluster; print its URL and wait, or run a command against it."""
+    parser = argparse.ArgumentParser(
+        description="A throwaway PostgreSQL cluster on a free loopback port."
+    )
+    parser.add_argument(
+        "--url-file", type=Path, help="write the cluster's URL to this file too"
+    )
+    parser.add_argument(
+        "command",
+        nargs=argparse.REMAINDER,
+        help="after --: run this with NSIGHT_LAB_STORE set, stop when it ends",
+    )
+    args = parser.parse_args(argv)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    reason = missing_reason()
+    if reason is not None:
+        msg = f"cannot start PostgreSQL: {reason}"
+        raise SystemExit(msg)
+    bin_dir = find_bin_dir()
+    assert bin_dir is not None  # missing_reason checked it
+    cluster = start(bin_dir)
+    try:
+        if command:
+            return _run_command(cluster, args.url_file, command)
+        if args.url_file is not None:
+            args.url_file.write_text(cluster.url() + "\n")
+        print(cluster.url(), flush=True)  # noqa: T201
+        with contextlib.suppress(KeyboardInterrupt):
+            while True:
+                time.sleep(3600)
+        return 0
     finally:
         cluster.stop()
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

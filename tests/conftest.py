@@ -35,24 +35,10 @@ POSTGRES_ONLY = pytest.mark.parametrize("engine", ["postgresql"], indirect=True)
 _DATABASES = itertools.count()
 
 
-def _postgres_missing() -> str | None:
-    try:
-        import psycopg  # noqa: F401
-    except ImportError:
-        return "psycopg is not installed: pip install -e '.[test]'"
-    if _postgres.find_bin_dir() is None:
-        return (
-            "PostgreSQL is not installed (no initdb/pg_ctl in "
-            "/usr/lib/postgresql/*/bin or on PATH): run scripts/setup.sh, or "
-            "apt-get install postgresql"
-        )
-    return None
-
-
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[_postgres.Cluster]:
     """A throwaway PostgreSQL cluster for the whole test session."""
-    reason = _postgres_missing()
+    reason = _postgres.missing_reason()
     if reason is not None:
         if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
             pytest.fail(f"CI needs PostgreSQL for the store suite: {reason}")

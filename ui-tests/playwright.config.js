@@ -10,17 +10,63 @@
  * - `widget-colab` (tests/magic-widget.spec.ts): the nsight-lab lab extension
  *   disabled, as on Colab (JUPYTER_CONFIG_DIR=colab-config, whose
  *   labconfig/page_config.json disables it); the inline anywidget only.
+ * - `postgres` (tests/postgres.spec.ts): a JupyterLab of its own whose store is a
+ *   throwaway PostgreSQL cluster (`jlpm start:postgres`: tests/_postgres.py starts
+ *   it, runs the server with NSIGHT_LAB_STORE set, stops it on exit); runs written
+ *   by a separate process reach its sidebar. Without PostgreSQL's binaries that
+ *   server is not started and the spec skips with the reason (fails under CI).
  *
  * The scale benchmark (tests/scale.spec.ts) has its own config,
  * playwright.scale.config.js, and does not run here.
  *
- * NSIGHT_LAB_UI_PORT and NSIGHT_LAB_UI_COLAB_PORT move them (default 8888 and the
- * next port); scripts/test.sh sets both to ports that are free.
+ * NSIGHT_LAB_UI_PORT, NSIGHT_LAB_UI_COLAB_PORT and NSIGHT_LAB_UI_PG_PORT move them
+ * (default 8888 and the next ports); scripts/test.sh sets all three to free ports.
  */
+const { execFileSync } = require('child_process');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+
 const baseConfig = require('@jupyterlab/galata/lib/playwright-config');
 
 const LAB_PORT = Number(process.env.NSIGHT_LAB_UI_PORT || 8888);
 const COLAB_PORT = Number(process.env.NSIGHT_LAB_UI_COLAB_PORT || LAB_PORT + 1);
+const PG_PORT = Number(process.env.NSIGHT_LAB_UI_PG_PORT || COLAB_PORT + 1);
+
+const ROOT = path.resolve(__dirname, '..');
+const VENV_PYTHON = path.join(ROOT, '.venv', 'bin', 'python');
+/** The Python that has nsight_lab (the spec runs its separate writer with it). */
+process.env.NSIGHT_LAB_UI_PYTHON ||= fs.existsSync(VENV_PYTHON)
+  ? VENV_PYTHON
+  : 'python3';
+/** Where the PostgreSQL server's store URL is written, for the spec's writer. */
+process.env.NSIGHT_LAB_UI_PG_URL_FILE ||= path.join(
+  os.tmpdir(),
+  `nsight-lab-ui-pg-${PG_PORT}.url`
+);
+
+/**
+ * Why no PostgreSQL cluster can be started here ('' when one can): the one check
+ * tests/_postgres.py makes for pytest too. Read once, by the runner; its workers
+ * inherit it.
+ */
+function postgresMissing() {
+  try {
+    return execFileSync(
+      process.env.NSIGHT_LAB_UI_PYTHON,
+      [
+        '-c',
+        "from tests import _postgres; print(_postgres.missing_reason() or '')"
+      ],
+      { cwd: ROOT, encoding: 'utf8' }
+    ).trim();
+  } catch (error) {
+    return `cannot ask tests/_postgres.py: ${error.message.split('\n')[0]}`;
+  }
+}
+if (process.env.NSIGHT_LAB_UI_PG_MISSING === undefined) {
+  process.env.NSIGHT_LAB_UI_PG_MISSING = postgresMissing();
+}
 
 function server(script, port) {
   return {
@@ -28,6 +74,17 @@ function server(script, port) {
     url: `http://localhost:${port}/lab`,
     timeout: 120 * 1000,
     reuseExistingServer: !process.env.CI
+  };
+}
+
+/**
+ * The PostgreSQL server: SIGTERM (to its process group) lets tests/_postgres.py stop
+ * the cluster, whose postmaster is outside that group (a SIGKILL would leave it).
+ */
+function postgresServer() {
+  return {
+    ...server('start:postgres', PG_PORT),
+    gracefulShutdown: { signal: 'SIGTERM', timeout: 20 * 1000 }
   };
 }
 
@@ -63,7 +120,16 @@ module.exports = {
       name: 'widget-colab',
       testMatch: 'magic-widget.spec.ts',
       use: { baseURL: `http://localhost:${COLAB_PORT}` }
+    },
+    {
+      name: 'postgres',
+      testMatch: 'postgres.spec.ts',
+      use: { baseURL: `http://localhost:${PG_PORT}` }
     }
   ],
-  webServer: [server('start', LAB_PORT), server('start:colab', COLAB_PORT)]
+  webServer: [
+    server('start', LAB_PORT),
+    server('start:colab', COLAB_PORT),
+    ...(process.env.NSIGHT_LAB_UI_PG_MISSING ? [] : [postgresServer()])
+  ]
 };

@@ -466,7 +466,11 @@ def test_peaks_then_roofline_columns_on_the_cpu(ip: InteractiveShell) -> None:
     assert frame.loc["matmul", "FLOPsSource"] == "modelled"
     assert frame.loc["scale", "BytesRead"] == 4 * (1 << 20)
     assert frame.loc["scale", "ArithmeticIntensity"] == pytest.approx(1 / 8)
-    assert frame.loc["scale", "Bound"] == "memory"
+    # Memory-bound where the measured roofs put the ridge above 1/8 FLOP/byte (any
+    # sane CPU); peaks measured on a machine loaded by other jobs can put it lower.
+    measured = peaks.set_index("roof")["measured"]
+    ridge = measured["fp32 TFLOP/s"] * 1e12 / (measured["DRAM TB/s"] * 1e12)
+    assert frame.loc["scale", "Bound"] == ("memory" if ridge > 1 / 8 else "compute")
     assert frame.loc["matmul", "RooflineDtype"] == "fp32"
     seconds = frame.loc["matmul", "MedianValue"] / 1e9  # placed at the median run
     assert frame.loc["matmul", "AchievedTFLOPs"] == pytest.approx(

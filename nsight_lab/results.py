@@ -53,7 +53,7 @@ from nsight_lab.distributed.frame import add_rank_rows
 from nsight_lab.distributed.metrics import PREFIX as RANK_PREFIX
 from nsight_lab.errors import OptionError
 from nsight_lab.records import TIME_METRIC, RunRecord
-from nsight_lab.roofline.placement import place_session, region_work
+from nsight_lab.roofline.placement import ROOFLINE_COLUMNS, place_session, region_work
 from nsight_lab.stats import STABLE_RSD_PCT, geomean, summarize
 
 if TYPE_CHECKING:
@@ -637,23 +637,6 @@ def stored_results(
         normalize_against=target,
         peaks=peaks,
     )
-
-
-ROOFLINE_COLUMNS = (
-    "FLOPs",
-    "FLOPsSource",
-    "BytesRead",
-    "BytesWritten",
-    "BytesSource",
-    "ArithmeticIntensity",
-    "AchievedTFLOPs",
-    "AchievedGBps",
-    "RoofTFLOPs",
-    "Bound",
-    "PctOfRoof",
-    "RooflineDtype",
-)
-"""Roofline placement of each region (time rows only; see ``roofline.place``)."""
 
 
 WORK_COLUMNS = (

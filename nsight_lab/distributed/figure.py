@@ -26,6 +26,7 @@ import plotly.graph_objects as go
 from nsight_lab.distributed import metrics as m
 from nsight_lab.figures.assemble import figure_json
 from nsight_lab.figures.common import _decimate, _scatter
+from nsight_lab.figures.telemetry import clock_figure
 from nsight_lab.figures.text import _label, _meta_text, _text
 from nsight_lab.figures.theme import NEUTRAL, PALETTE, _layout
 
@@ -314,20 +315,7 @@ def rank_clocks_figure(
     }
     if not any(v is not None for sm, temp in series.values() for v in (*sm, *temp)):
         return None
-    fig = go.Figure(
-        layout=_layout(
-            "SM clock and temperature per GPU",
-            xaxis={"title": {"text": "run (order over all configs)"}},
-            yaxis={"title": {"text": "SM clock (MHz)"}},
-            yaxis2={
-                "title": {"text": "temperature (°C)"},
-                "overlaying": "y",
-                "side": "right",
-                "showgrid": False,
-            },
-        ),
-        _validate=False,
-    )
+    fig = clock_figure("SM clock and temperature per GPU")
     x = list(range(len(every)))
     for rank, (sm, temp) in series.items():
         device = m.device_label(every[0].metrics.get(m.rank_metric(m.DEVICE, rank)))

@@ -32,6 +32,7 @@ import pandas as pd
 
 from nsight_lab.distributed import metrics as m
 from nsight_lab.records import TIME_METRIC
+from nsight_lab.roofline.placement import ROOFLINE_COLUMNS
 from nsight_lab.stats import STABLE_RSD_PCT, geomean, summarize
 
 if TYPE_CHECKING:
@@ -52,20 +53,6 @@ _VALUE_COLUMNS = (
     "CI95_Upper",
 )
 _TEXT_COLUMNS = frozenset({"FLOPsSource", "BytesSource", "Bound", "RooflineDtype"})
-_WORK_COLUMNS = (
-    "FLOPs",
-    "FLOPsSource",
-    "BytesRead",
-    "BytesWritten",
-    "BytesSource",
-    "ArithmeticIntensity",
-    "AchievedTFLOPs",
-    "AchievedGBps",
-    "RoofTFLOPs",
-    "Bound",
-    "PctOfRoof",
-    "RooflineDtype",
-)
 
 
 def add_rank_rows(
@@ -194,7 +181,7 @@ def _rank_row(
             "StragglerRuns": straggled,
         }
     )
-    for column in _WORK_COLUMNS:
+    for column in ROOFLINE_COLUMNS:
         if column in row:
             row[column] = "" if column in _TEXT_COLUMNS else nan
     return row

@@ -22,6 +22,27 @@ if TYPE_CHECKING:
     from nsight_lab.records import RunRecord
 
 
+def clock_figure(title: str) -> go.Figure:
+    """An empty clock chart: SM clock (MHz) left, temperature right, runs along x.
+
+    The per-run chart and the per-GPU chart of multi-rank sessions share it.
+    """
+    return go.Figure(
+        layout=_layout(
+            title,
+            xaxis={"title": {"text": "run (order over all configs)"}},
+            yaxis={"title": {"text": "SM clock (MHz)"}},
+            yaxis2={
+                "title": {"text": "temperature (°C)"},
+                "overlaying": "y",
+                "side": "right",
+                "showgrid": False,
+            },
+        ),
+        _validate=False,
+    )
+
+
 def _clock_custom(record: RunRecord, with_config: bool) -> list[str]:  # noqa: FBT001
     place = (
         f"{_config_label(record.config)}, run {record.run_index}"
@@ -63,20 +84,7 @@ def clocks_figure(
     ordered = [every[k] for k in x]
     symbols = ["x" if r.telemetry.throttled else "circle" for r in ordered]
     custom = [_clock_custom(r, with_config) for r in ordered]
-    fig = go.Figure(
-        layout=_layout(
-            "SM clock and temperature per run",
-            xaxis={"title": {"text": "run (order over all configs)"}},
-            yaxis={"title": {"text": "SM clock (MHz)"}},
-            yaxis2={
-                "title": {"text": "temperature (°C)"},
-                "overlaying": "y",
-                "side": "right",
-                "showgrid": False,
-            },
-        ),
-        _validate=False,
-    )
+    fig = clock_figure("SM clock and temperature per run")
     values = [_clock_values(r) for r in ordered]
     if not any(_has_telemetry(r) for r in every):
         # Nothing to draw (the cpu backend, or no NVML): no traces, so every view says

@@ -68,6 +68,23 @@ PM sampling's: the backend registry's ``measures``,
 :func:`~nsight_lab.backends.counters_source`), or the PyTorch work model."""
 Bound = Literal["memory", "compute"]
 
+ROOFLINE_COLUMNS = (
+    "FLOPs",
+    "FLOPsSource",
+    "BytesRead",
+    "BytesWritten",
+    "BytesSource",
+    "ArithmeticIntensity",
+    "AchievedTFLOPs",
+    "AchievedGBps",
+    "RoofTFLOPs",
+    "Bound",
+    "PctOfRoof",
+    "RooflineDtype",
+)
+"""Roofline placement of each region (time rows only; see ``place_session``)."""
+
+
 _T = 1e12
 _TB = 1e12
 _GB = 1e9

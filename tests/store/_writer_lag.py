@@ -1,8 +1,9 @@
 """Measure the store writer's lag in a process of its own (see test_writer.py beside).
 
 Run: ``python tests/store/_writer_lag.py DB PACE_S``; prints
-``{"late": [...], "summary": ...}`` as JSON. A fresh process has none of the threads that earlier tests of a long
-pytest run leave behind to compete for the GIL, so what is measured is the writer.
+``{"late": [...], "summary": ...}`` as JSON. A fresh process has none of the threads
+that earlier tests of a long pytest run leave behind to compete for the GIL, so what is
+measured is the writer.
 """
 
 from __future__ import annotations

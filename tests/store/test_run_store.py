@@ -21,7 +21,6 @@ from nsight_lab.records import SCHEMA_VERSION, RunRecord, Telemetry, utc_now
 from nsight_lab.store import migrations as _migrations
 from nsight_lab.store import run_store as store_module
 from nsight_lab.store.run_store import INTERRUPTED_ERROR, RunStore
-
 from tests.conftest import POSTGRES_ONLY, SQLITE_ONLY
 
 if TYPE_CHECKING:

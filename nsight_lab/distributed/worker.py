@@ -232,15 +232,17 @@ def spawn_main(  # torch.multiprocessing passes these positionally
         def emit(ci: int, ri: int, runs: list[RankRun]) -> None:
             queue.put(("run", ci, ri, runs))
 
+        comm = GroupComm()
         run_rank(
             job,
             code=compile(job.source, job.filename, "exec"),
             namespace=namespace,
             bindings=bindings,
             clock=clock,
-            comm=GroupComm(),
+            comm=comm,
             emit=emit if rank == 0 else None,
         )
+        comm.barrier()  # leave together: a peer torn down early can abort the other
         if rank == 0:
             queue.put(("done",))
     except RankError as exc:

@@ -53,7 +53,12 @@ from nsight_lab.distributed.frame import add_rank_rows
 from nsight_lab.distributed.metrics import PREFIX as RANK_PREFIX
 from nsight_lab.errors import OptionError
 from nsight_lab.records import TIME_METRIC, RunRecord
-from nsight_lab.roofline.placement import ROOFLINE_COLUMNS, place_session, region_work
+from nsight_lab.roofline.placement import (
+    ROOFLINE_COLUMNS,
+    WORK_COLUMNS,
+    place_session,
+    region_work,
+)
 from nsight_lab.stats import STABLE_RSD_PCT, geomean, summarize
 
 if TYPE_CHECKING:
@@ -637,19 +642,6 @@ def stored_results(
         normalize_against=target,
         peaks=peaks,
     )
-
-
-WORK_COLUMNS = (
-    "FLOPs",
-    "FLOPsSource",
-    "BytesRead",
-    "BytesWritten",
-    "BytesSource",
-    "ArithmeticIntensity",
-    "AchievedTFLOPs",
-    "AchievedGBps",
-)
-"""The roofline columns that need no peaks: filled whenever FLOPs and bytes are."""
 
 
 def _time_rows(frame: pd.DataFrame, annotation: str, config_index: int) -> pd.Series:

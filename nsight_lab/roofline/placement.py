@@ -68,7 +68,7 @@ PM sampling's: the backend registry's ``measures``,
 :func:`~nsight_lab.backends.counters_source`), or the PyTorch work model."""
 Bound = Literal["memory", "compute"]
 
-ROOFLINE_COLUMNS = (
+WORK_COLUMNS = (
     "FLOPs",
     "FLOPsSource",
     "BytesRead",
@@ -77,11 +77,9 @@ ROOFLINE_COLUMNS = (
     "ArithmeticIntensity",
     "AchievedTFLOPs",
     "AchievedGBps",
-    "RoofTFLOPs",
-    "Bound",
-    "PctOfRoof",
-    "RooflineDtype",
 )
+"""The roofline columns that need no peaks: filled whenever FLOPs and bytes are."""
+ROOFLINE_COLUMNS = (*WORK_COLUMNS, "RoofTFLOPs", "Bound", "PctOfRoof", "RooflineDtype")
 """Roofline placement of each region (time rows only; see ``place_session``)."""
 
 

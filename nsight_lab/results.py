@@ -52,6 +52,7 @@ import pandas as pd
 from nsight_lab.distributed.frame import add_rank_rows
 from nsight_lab.distributed.metrics import PREFIX as RANK_PREFIX
 from nsight_lab.errors import OptionError
+from nsight_lab.host_speed import PREFIX as HOST_PREFIX
 from nsight_lab.records import TIME_METRIC, RunRecord
 from nsight_lab.roofline.placement import (
     ROOFLINE_COLUMNS,
@@ -70,6 +71,9 @@ MODEL_PREFIX = "model__"
 
 They are carried in record metrics.
 """
+_NOT_ROWS = (MODEL_PREFIX, RANK_PREFIX, HOST_PREFIX)
+"""Metrics that are no ``Metric`` row: the work model (its own columns), the ranks
+(per-rank rows) and the host's speed (it qualifies comparisons)."""
 VALUE_COLUMNS = (
     "AvgValue",
     "StdDev",
@@ -457,7 +461,7 @@ def to_dataframe(  # noqa: PLR0913, C901  (the optional inputs are keyword-only)
             record.duration_ns
         )
         for metric, value in record.metrics.items():
-            if not metric.startswith((MODEL_PREFIX, RANK_PREFIX)):
+            if not metric.startswith(_NOT_ROWS):
                 series[(record.annotation, metric, record.config_index)].append(value)
         shown = config_values[record.config_index] if config_values else None
         derived = derived_values(record, spec, shown)
@@ -582,7 +586,7 @@ def _raw_rows(  # noqa: PLR0913  (one record's context, keyword-only after it)
     values.update(
         (metric, (value, math.nan))
         for metric, value in record.metrics.items()
-        if not metric.startswith((MODEL_PREFIX, RANK_PREFIX))
+        if not metric.startswith(_NOT_ROWS)
     )
     values.update(derived)
     config = record.config if shown is None else shown

@@ -284,7 +284,12 @@ export interface ICompareRow {
   /** Runs of each side that NVML said were throttled. */
   throttled_a: number;
   throttled_b: number;
-  /** Clocks apart or throttled runs: the ratio may be the clocks'. */
+  /** Median host probe of each side (ns; cpu backend, timed rows; host_speed.py). */
+  host_probe_ns_a: number | null;
+  host_probe_ns_b: number | null;
+  /** The probes differ by more than 5 %: the host ran at another speed. */
+  host_differs: boolean;
+  /** Clocks or host speeds apart, or throttled runs: the ratio may not be the code's. */
   flagged: boolean;
   /** What qualifies the verdict, in words ('' for nothing). */
   note: string;

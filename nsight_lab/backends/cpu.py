@@ -2,6 +2,10 @@
 
 It needs no GPU and measures what the host sees: for GPU code that is launch time unless
 the region synchronizes. It is what CI and laptops run, a real timer, not a mock.
+
+Each run also carries how fast the host was (:mod:`nsight_lab.host_speed`), timed
+between runs, outside the regions: the comparison flags sessions the host ran at
+different speeds, as it flags a GPU's SM clocks.
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ from typing import TYPE_CHECKING
 
 from nsight_lab.backends.base import Availability, RunKey, RunTiming
 from nsight_lab.backends.inprocess import InProcessCollector
+from nsight_lab.host_speed import PROBE_METRIC, HostProbe
+from nsight_lab.regions import CELL_REGION
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -70,6 +76,8 @@ class CpuMeasurement:
         self._open: dict[str, int] = {}
         self._regions: dict[str, float] = {}
         self._done: list[RunTiming] = []
+        self._host = HostProbe()
+        self._host_ns = 0.0
 
     def thermal_wait(self, on_wait: Callable[[float, float], None] | None) -> float:  # noqa: ARG002
         """No thermal control on the host."""
@@ -80,6 +88,7 @@ class CpuMeasurement:
         self._key = key
         self._regions = {}
         self._open = {}
+        self._host_ns = self._host.latest()  # before the timer: never inside a run
         self._t0 = time.perf_counter_ns()
 
     def enter_region(self, name: str) -> None:
@@ -95,9 +104,14 @@ class CpuMeasurement:
         whole = float(time.perf_counter_ns() - self._t0)
         if self._key is None:  # pragma: no cover - runner contract
             return
+        host = {PROBE_METRIC: self._host_ns}
         self._done.append(
             RunTiming(
-                self._key, dict(self._regions), whole, thermal_wait_s=thermal_wait_s
+                self._key,
+                dict(self._regions),
+                whole,
+                thermal_wait_s=thermal_wait_s,
+                counters=dict.fromkeys(self._regions or (CELL_REGION,), host),
             )
         )
         self._key = None

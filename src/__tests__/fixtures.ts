@@ -167,6 +167,9 @@ export function compareResponse(a: number, b: number): ICompareResponse {
         clock_differs: false,
         throttled_a: 0,
         throttled_b: 0,
+        host_probe_ns_a: null,
+        host_probe_ns_b: null,
+        host_differs: false,
         flagged: false,
         note: ''
       },
@@ -196,6 +199,9 @@ export function compareResponse(a: number, b: number): ICompareResponse {
         clock_differs: false,
         throttled_a: 0,
         throttled_b: 0,
+        host_probe_ns_a: null,
+        host_probe_ns_b: null,
+        host_differs: false,
         flagged: false,
         note: ''
       }

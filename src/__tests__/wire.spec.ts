@@ -269,6 +269,9 @@ const COMPARE_ROW: Shape<ICompareRow> = {
   clock_differs: B,
   throttled_a: N,
   throttled_b: N,
+  host_probe_ns_a: N_NULL,
+  host_probe_ns_b: N_NULL,
+  host_differs: B,
   flagged: B,
   note: S
 };

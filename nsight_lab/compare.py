@@ -395,6 +395,11 @@ def _compare(a: _Series, b: _Series, threshold: float = 0.0) -> list[Comparison]
     return rows
 
 
+def _apart(a: float | None, b: float | None, tolerance: float) -> bool:
+    """Whether two sides' medians (clocks, probes) differ by more than ``tolerance``."""
+    return a is not None and b is not None and a > 0 and abs(b / a - 1) > tolerance
+
+
 @dataclass(frozen=True)
 class _Clocks:
     """The SM clocks and throttled runs of both sides of one region and config."""
@@ -423,13 +428,7 @@ class _Clocks:
 
     @property
     def differ(self) -> bool:
-        a, b = self.median_a, self.median_b
-        return (
-            a is not None
-            and b is not None
-            and a > 0
-            and (abs(b / a - 1) > CLOCK_TOLERANCE)
-        )
+        return _apart(self.median_a, self.median_b, CLOCK_TOLERANCE)
 
     def notes(self) -> list[str]:
         out: list[str] = []
@@ -471,13 +470,7 @@ class _Host:
 
     @property
     def differ(self) -> bool:
-        a, b = self.median_a, self.median_b
-        return (
-            a is not None
-            and b is not None
-            and a > 0
-            and abs(b / a - 1) > HOST_TOLERANCE
-        )
+        return _apart(self.median_a, self.median_b, HOST_TOLERANCE)
 
     def note(self) -> str:
         a, b = self.median_a or 0.0, self.median_b or 0.0

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from jupyter_server.utils import url_path_join
 
+from nsight_lab.server import _worker
 from nsight_lab.server.base import CONFIG_KEY, STORE_KEY
 from nsight_lab.server.config import NsightLabConfig
 from nsight_lab.server.downloads import ExportHandler, ReportHandler
@@ -73,3 +74,4 @@ def setup_handlers(web_app: Application) -> None:
         (url_path_join(api, "events"), RunEventsSocket),
     ]
     web_app.add_handlers(".*$", handlers)
+    _worker.warm()  # the first click on a session must not wait for a child's imports

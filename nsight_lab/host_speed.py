@@ -15,10 +15,13 @@ and each run carries the latest value as the metric :data:`PROBE_METRIC`.
 than :data:`HOST_TOLERANCE`, as it flags SM clocks that differ. The probe is never a
 results row of its own (:data:`PREFIX`).
 
-What it does not see: the same machine also moved ``np.sort`` by up to 15 % between
-sessions with the probe unmoved (memory traffic of other guests, not the CPU's
-speed). That is left to the comparison's between-session drift for the cpu backend
-(:data:`nsight_lab.compare.SESSION_DRIFT`), measured by the same benchmark.
+What it does not see: in a Jupyter kernel the same machine also moved ``np.sort`` by
+up to 15 % between sessions with the probe unmoved. A memory-copy probe did not follow
+those moves either (copies of 1 MB and 8 MB: correlation 0.03 and 0.11 with the sort's
+time at one host speed, in a plain process where the sort then held within 3 %), so
+what moved it in the kernel is not known. That is left to the comparison's
+between-session drift for the cpu backend (:data:`nsight_lab.compare.SESSION_DRIFT`),
+measured by the same benchmark.
 """
 
 from __future__ import annotations

@@ -478,7 +478,7 @@ class _Host:
             f"host speed differs: a fixed probe took {a / 1e3:.1f} µs in a, "
             f"{b / 1e3:.1f} µs in b ({(b / a - 1) * 100:+.0f} %, more than "
             f"{HOST_TOLERANCE * 100:g} %): the ratio may be the host's, not the "
-            "code's; pin the kernel to one CPU and keep the machine otherwise idle"
+            "code's; profile both on an otherwise idle machine"
         )
 
 

@@ -13,7 +13,8 @@ import html
 import math
 from typing import TYPE_CHECKING, Any
 
-from nsight_lab.compare import config_text
+from nsight_lab.compare import CLOCK_TOLERANCE, config_text
+from nsight_lab.host_speed import HOST_TOLERANCE
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -93,7 +94,9 @@ def verdict_text(table: Mapping[str, Any]) -> str:
         lines.append(f"{text}  {cells[-1]}".rstrip())
     if any(row.get("flagged") for row in table.get("rows") or []):
         lines.append(
-            "! flagged: SM clocks differ by more than 2 % or runs were throttled"
+            f"! flagged: SM clocks apart by more than {CLOCK_TOLERANCE * 100:g} %, "
+            f"host speeds apart by more than {HOST_TOLERANCE * 100:g} % (cpu backend)"
+            " or runs throttled; the row's note says which"
         )
     return "\n".join(lines)
 

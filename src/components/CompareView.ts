@@ -178,9 +178,12 @@ export function renderVerdicts(
     }
     if (row.flagged) {
       const flag = h('span', 'jp-nsightLab-CompareView-flag', ' ⚠');
-      flag.title = trans.__(
-        'SM clocks differ by more than 2 % or runs were throttled: the ratio may be the clocks’'
-      );
+      // The row's note says which: SM clocks, the host's speed or throttling.
+      flag.title =
+        row.note ||
+        trans.__(
+          'SM clocks or host speeds apart, or runs throttled: the ratio may not be the code’s'
+        );
       tr.cells[6].appendChild(flag);
     }
   }
@@ -189,7 +192,7 @@ export function renderVerdicts(
     h(
       'p',
       'jp-nsightLab-CompareView-legend',
-      `b/a is the ratio of medians (robust to outliers); ✱ significant: its ${level} interval excludes 1; deterministic: no noise to judge, the plain ratio; ⚠ SM clocks apart by more than 2% or throttled runs`
+      `b/a is the ratio of medians (robust to outliers); ✱ significant: its ${level} interval excludes 1; deterministic: no noise to judge, the plain ratio; ⚠ flagged: SM clocks apart by more than 2%, host speeds apart by more than 15% (cpu backend) or throttled runs; the row's note says which`
     )
   );
 }

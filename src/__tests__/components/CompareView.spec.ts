@@ -257,6 +257,10 @@ describe('verdicts: the overall line, flags and notes', () => {
     expect(row.classList.contains('jp-mod-flagged')).toBe(true);
     expect(cells(row)[6]).toBe('no change ⚠');
     expect(cells(row)[8]).toBe(note);
+    const flag = row.querySelector<HTMLElement>(
+      '.jp-nsightLab-CompareView-flag'
+    );
+    expect(flag?.title).toBe(note); // the flag says which, as the note does
     expect(row.cells[6].title).toBe(
       'no change: the 95% interval of b/a is not wholly beyond ±2%'
     );

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nsight_lab.records import utc_now
+from nsight_lab.store.rows import in_list
 
 if TYPE_CHECKING:
     import contextlib
@@ -172,10 +173,9 @@ class _BaselineQueries:
         Raises:
             StoreError: The store is closed or unreadable.
         """
-        ids = list(dict.fromkeys(session_ids))
+        ids, marks = in_list(session_ids)
         if not ids:
             return {}
-        marks = ", ".join("?" * len(ids))
         with self._read("read sessions' verdicts") as conn:
             rows = conn.execute(
                 "SELECT session_id, baseline_name, baseline_session_id, verdict,"  # noqa: S608  (constant SQL)

@@ -1,8 +1,9 @@
 """Row conversion and session-filter SQL of the run store (:mod:`.run_store`).
 
 The column lists, ``sqlite3`` rows to and from :class:`~nsight_lab.records.RunRecord`
-and :class:`~nsight_lab.records.SessionInfo`, and the ``WHERE`` clause of
-``RunStore.list_sessions`` / ``count_sessions``.
+and :class:`~nsight_lab.records.SessionInfo`, the ``WHERE`` clause of
+``RunStore.list_sessions`` / ``count_sessions``, and the ``IN (?, ...)`` list of the
+per-session lookups (:func:`in_list`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,13 @@ from nsight_lab.records import SESSION_STATUSES, RunRecord, SessionInfo, Telemet
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+
+def in_list(ids: Sequence[int]) -> tuple[list[int], str]:
+    """Return ``ids`` without repeats, in order, and their ``?, ?`` placeholders."""
+    unique = list(dict.fromkeys(ids))
+    return unique, ", ".join("?" * len(unique))
+
 
 _SESSION_COLUMNS = (
     "id, name, notebook, device, host, pid, backend, backend_reason, options_json,"

@@ -14,7 +14,12 @@ from typing import TYPE_CHECKING, Any
 from nsight_lab.errors import OptionError, StoreError
 from nsight_lab.records import SCHEMA_VERSION, SESSION_STATUSES, utc_now
 from nsight_lab.store.liveness import _pid_token
-from nsight_lab.store.rows import _SESSION_COLUMNS, _session_filter, _session_from_row
+from nsight_lab.store.rows import (
+    _SESSION_COLUMNS,
+    _session_filter,
+    _session_from_row,
+    in_list,
+)
 
 if TYPE_CHECKING:
     import contextlib
@@ -333,10 +338,9 @@ class _SessionQueries:
         Raises:
             StoreError: The store is closed or unreadable.
         """
-        ids = list(dict.fromkeys(session_ids))
+        ids, marks = in_list(session_ids)
         if not ids:
             return {}
-        marks = ", ".join("?" * len(ids))
         with self._read("count runs") as conn:
             rows = conn.execute(
                 f"SELECT id, run_count FROM sessions WHERE id IN ({marks})",  # noqa: S608

@@ -109,9 +109,10 @@ SESSION_DRIFT: dict[str, float] = {"cpu": 0.15}
 cpu: 15 %, calibrated on the shared 2-core machine (``benchmarks/cpu_session_drift.py``:
 78 pairs of consecutive sessions of one ``np.sort`` cell in a Jupyter kernel, the
 intervals also cut into batches, see :func:`nsight_lab.stats.median_ratio_ci`): with
-15 % 3 of the pairs the host probe did not flag were judged other than "no change"
-(4 %, what a 95 % interval allows); with 10 %, 10 of them; with 5 %, 14. Host timings
-on a shared machine resolve no less; the host probe names the larger steps.
+15 %, 3 of the pairs the host probe did not flag were judged other than "no change" in
+a busy hour (4 %, what a 95 % interval allows; with 10 %, 10 of them; with 5 %, 14),
+1 of 66 in the committed run. Host timings on a shared machine resolve no less; the
+host probe names the larger steps.
 GPU backends: :data:`GPU_SESSION_DRIFT`, the spread of session medians of one kernel
 on the H200 (events within 0.5 % of ``triton.testing.do_bench``)."""
 GPU_SESSION_DRIFT = 0.005

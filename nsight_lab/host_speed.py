@@ -47,9 +47,10 @@ PROBE_INTERVAL_NS = 5_000_000
 Its ~20 µs is then 0.4 % of the session's time at most, and a session of 50 ms holds
 about ten probes, enough for a median that follows the host through the session
 (probed only at a session's start, it pointed the wrong way once in 30 pairs). Every
-1 ms it raised the median of a 230 µs ``np.sort`` by 0.6 % (12 sessions with, 12
-without, alternated in one kernel): the loop evicts some of the next run's cache.
-Both sides of a comparison carry it alike."""
+1 ms it raised the median of a 230 µs ``np.sort`` by 0.35-0.6 % (sessions with and
+without it alternated in one kernel, ``benchmarks/host_probe_cost.py``: the loop
+evicts some of the next run's cache); every 5 ms by nothing measurable (0.996 and
+0.999, ``host_probe_cost.json``)."""
 HOST_TOLERANCE = 0.15
 """Median probes of two sides that differ by more than this (a fraction) flag a row.
 

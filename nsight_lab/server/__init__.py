@@ -17,6 +17,7 @@ Importing this package loads no backend and no magic (tests/server/test_imports.
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from jupyter_server.utils import url_path_join
@@ -49,6 +50,9 @@ _ID = r"(\d+)"
 """A session id in a route: digits only, so no path can come from the request."""
 
 
+logger = logging.getLogger(__name__)
+
+
 def setup_handlers(web_app: Application) -> None:
     """Read the configuration and register every nsight-lab route.
 
@@ -74,4 +78,10 @@ def setup_handlers(web_app: Application) -> None:
         (url_path_join(api, "events"), RunEventsSocket),
     ]
     web_app.add_handlers(".*$", handlers)
-    _worker.warm()  # the first click on a session must not wait for a child's imports
+    # The first click on a session must not wait for a child's imports. A host that
+    # cannot start one now (no fork/spawn, a limit) still serves: the pool is then
+    # started by the first request that needs it, and says why if it cannot.
+    try:
+        _worker.warm()
+    except (OSError, RuntimeError) as exc:
+        logger.warning("[nsight-lab] figure workers not started ahead: %s", exc)

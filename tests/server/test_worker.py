@@ -33,3 +33,19 @@ async def test_a_session_view_is_built_by_the_warm_children(jp_fetch, filled) ->
     assert response.code == 200
     assert json.loads(response.body)["figures"]
     assert set(pool._processes) == before  # noqa: SLF001  (served, none started)
+
+
+def test_a_host_that_cannot_start_children_now_still_loads_the_extension(
+    monkeypatch, caplog
+) -> None:
+    def refuse() -> None:
+        msg = "[Errno 11] Resource temporarily unavailable"
+        raise OSError(msg)
+
+    monkeypatch.setattr(_worker, "warm", refuse)
+    app = tornado.web.Application(base_url="/")
+    setup_handlers(app)
+    assert (
+        app.settings["nsight_lab_store"] is not None
+    )  # routes registered all the same
+    assert "figure workers not started ahead: [Errno 11]" in caplog.text

@@ -31,9 +31,11 @@ import math
 import os
 import platform
 import statistics
-import tempfile
 from pathlib import Path
 from typing import Any
+
+import numpy as np
+from _kernel import jupyter_kernel, use_throwaway_store
 
 SETUP = """\
 %load_ext nsight_lab
@@ -46,83 +48,59 @@ b = np.sort(a)
 """
 
 
-def _session_medians(names: list[str]) -> list[tuple[float, float]]:
-    """Each session's median duration and median host probe (ns)."""
-    from nsight_lab.host_speed import PROBE_METRIC
-    from nsight_lab.store.run_store import RunStore
+def _read(names: list[str]) -> tuple[list[tuple[float, float]], list[dict[str, Any]]]:
+    """Read each session once: its median duration and median host probe (ns).
 
-    with RunStore() as store:
-        by_name = {s.name: s.id for s in store.list_sessions(limit=10_000)}
-        out = []
-        for name in names:
-            runs = [r for r in store.runs(by_name[name]) if r.annotation == "cell"]
-            out.append(
-                (
-                    statistics.median(r.duration_ns for r in runs),
-                    statistics.median(r.metrics[PROBE_METRIC] for r in runs),
-                )
-            )
-        return out
-
-
-def _verdicts(names: list[str]) -> list[dict[str, Any]]:
-    """The comparison of each session with the one before, as the sidebar shows it."""
+    Also the comparison of each session with the one before, as the sidebar shows it.
+    """
     from nsight_lab.compare import compare_runs
+    from nsight_lab.host_speed import PROBE_METRIC
     from nsight_lab.records import TIME_METRIC
     from nsight_lab.store.run_store import RunStore
 
     with RunStore() as store:
         by_name = {s.name: s.id for s in store.list_sessions(limit=10_000)}
-        out = []
-        for a, b in itertools.pairwise(names):
-            (row,) = [
-                r
-                for r in compare_runs(store.runs(by_name[a]), store.runs(by_name[b]))
-                if r.metric == TIME_METRIC
-            ]
-            out.append(
-                {
-                    "ratio": round(row.ratio, 4),
-                    "ci": [round(row.ci_low or 0, 4), round(row.ci_high or 0, 4)],
-                    "verdict": row.verdict,
-                    "host_differs": row.host_differs,
-                }
-            )
-        return out
+        runs = {name: store.runs(by_name[name]) for name in names}
+    medians = [
+        (
+            statistics.median(r.duration_ns for r in runs[name]),
+            statistics.median(r.metrics[PROBE_METRIC] for r in runs[name]),
+        )
+        for name in names
+    ]
+    verdicts = []
+    for a, b in itertools.pairwise(names):
+        (row,) = [r for r in compare_runs(runs[a], runs[b]) if r.metric == TIME_METRIC]
+        verdicts.append(
+            {
+                "ratio": round(row.ratio, 4),
+                "ci": [round(row.ci_low or 0, 4), round(row.ci_high or 0, 4)],
+                "verdict": row.verdict,
+                "host_differs": row.host_differs,
+            }
+        )
+    return medians, verdicts
 
 
 def _p95(values: list[float]) -> float | None:
-    ordered = sorted(values)
-    if not ordered:
+    """The nearest-rank 95th percentile (numpy's ``inverted_cdf``), rounded."""
+    if not values:
         return None
-    return round(ordered[min(len(ordered) - 1, math.ceil(0.95 * len(ordered)) - 1)], 4)
+    return round(float(np.percentile(values, 95, method="inverted_cdf")), 4)
 
 
 def _mode(mode: str, sessions: int, runs: int) -> dict[str, Any]:
-    import jupyter_client
-
-    manager, client = jupyter_client.manager.start_new_kernel(kernel_name="python3")
-    try:
-
-        def run(code: str) -> None:
-            reply = client.execute_interactive(code, timeout=600)
-            if reply["content"]["status"] != "ok":
-                msg = f"{mode}: the cell failed: {reply['content']}"
-                raise RuntimeError(msg)
-
+    names = [f"{mode}-{i}" for i in range(sessions)]
+    with jupyter_kernel() as run:
         if mode == "pinned":
             run("import os; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})")
         run(SETUP)
         run(CELL.format(runs=runs, name=f"{mode}-warm-up"))
-        names = [f"{mode}-{i}" for i in range(sessions)]
         for name in names:
             run(CELL.format(runs=runs, name=name))
-    finally:
-        manager.shutdown_kernel(now=True)
     from nsight_lab.host_speed import HOST_TOLERANCE
 
-    medians = _session_medians(names)
-    verdicts = _verdicts(names)
+    medians, verdicts = _read(names)
     ratios = [b[0] / a[0] for a, b in itertools.pairwise(medians)]
     probes = [b[1] / a[1] for a, b in itertools.pairwise(medians)]
     same_speed = [
@@ -157,9 +135,7 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=20)
     parser.add_argument("--runs", type=int, default=200)
     args = parser.parse_args()
-    # The kernels inherit this: one throwaway store for the whole benchmark.
-    os.environ["NSIGHT_LAB_HOME"] = tempfile.mkdtemp(prefix="nsight-lab-drift-")
-    os.environ.pop("NSIGHT_LAB_STORE", None)
+    use_throwaway_store("nsight-lab-drift-")  # the kernels inherit it: one store
 
     from nsight_lab.compare import SESSION_DRIFT
 

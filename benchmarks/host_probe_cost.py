@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import tempfile
 from pathlib import Path
+
+from _kernel import jupyter_kernel, use_throwaway_store
 
 SETUP = """\
 %load_ext nsight_lab
@@ -49,30 +49,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=12)
     parser.add_argument("--interval-ms", type=float, default=5.0)
     args = parser.parse_args()
-    os.environ["NSIGHT_LAB_HOME"] = tempfile.mkdtemp(prefix="nsight-lab-probe-cost-")
-    os.environ.pop("NSIGHT_LAB_STORE", None)
-
-    import jupyter_client
+    use_throwaway_store("nsight-lab-probe-cost-")
 
     from nsight_lab.store.run_store import RunStore
 
-    manager, client = jupyter_client.manager.start_new_kernel(kernel_name="python3")
     bare: list[float] = []
-    try:
-
-        def run(code: str) -> str:
-            out: list[str] = []
-
-            def hook(msg: dict) -> None:
-                if msg["msg_type"] == "stream":
-                    out.append(msg["content"]["text"])
-
-            reply = client.execute_interactive(code, output_hook=hook, timeout=600)
-            if reply["content"]["status"] != "ok":
-                msg = f"the cell failed: {reply['content']}"
-                raise RuntimeError(msg)
-            return "".join(out)
-
+    with jupyter_kernel() as run:
         run(SETUP)
         run(CELL.format(name="warm-up"))
         interval = int(args.interval_ms * 1e6)
@@ -82,8 +64,6 @@ def main() -> None:
             run("host_speed.PROBE_INTERVAL_NS = 10**18")  # timed once, at the start
             run(CELL.format(name=f"unprobed-{i}"))
             bare.append(float(run(BARE).strip()))
-    finally:
-        manager.shutdown_kernel(now=True)
 
     with RunStore() as store:
         ids = {s.name: s.id for s in store.list_sessions(limit=1000)}

@@ -90,8 +90,15 @@ def _discard(pool: ProcessPoolExecutor) -> None:
     pool.shutdown(wait=False, cancel_futures=True)
 
 
-HEAVY = ("pandas", "plotly.graph_objects", "nsight_lab.figures", "nsight_lab.results")
-"""What :func:`warm` has each child import."""
+HEAVY = (
+    "pandas",
+    "plotly.graph_objects",
+    "nsight_lab.figures",
+    "nsight_lab.results",
+    "nsight_lab.server.handlers",
+    "nsight_lab.store.run_store",
+)
+"""What :func:`warm` has each child import (loaded then, not on the first request)."""
 
 
 def warm() -> list[Future[list[str]]]:
@@ -105,16 +112,11 @@ def warm() -> list[Future[list[str]]]:
 
 
 def _import_heavy() -> list[str]:
+    import importlib
     import sys
 
-    import pandas as pd  # noqa: F401  (loaded now, not on the first request)
-    import plotly.graph_objects  # noqa: F401
-
-    import nsight_lab.figures
-    import nsight_lab.results
-    import nsight_lab.server.handlers
-    import nsight_lab.store.run_store  # noqa: F401
-
+    for name in HEAVY:
+        importlib.import_module(name)
     return sorted(m for m in HEAVY if m in sys.modules)
 
 

@@ -57,8 +57,16 @@ def _wait_for_store(db: Path, stop: threading.Event) -> sqlite3.Connection | Non
     return None
 
 
-def lag_run(ip: Any, db: Path, backend: str, runs: int) -> dict[str, Any]:  # noqa: ANN401
-    """Profile ``runs`` runs of one config and sample the commit lag."""
+def lag_run(  # noqa: PLR0913
+    ip: Any,  # noqa: ANN401
+    db: Path,
+    backend: str,
+    runs: int,
+    *,
+    options: str = "",
+    label: str | None = None,
+) -> dict[str, Any]:
+    """Profile ``runs`` runs of one config (more magic ``options``); the commit lag."""
     done: list[float] = []
     ip.user_ns["_done"] = done
     ip.user_ns["_clock"] = time.monotonic
@@ -94,7 +102,7 @@ def lag_run(ip: Any, db: Path, backend: str, runs: int) -> dict[str, Any]:  # no
     StoreWriter.put = timed_put  # type: ignore[method-assign]
     try:
         ip.run_cell(
-            f"%%nsight --backend {backend} --runs {runs} --warmup 0 --quiet\n"
+            f"%%nsight --backend {backend} {options} --runs {runs} --warmup 0 --quiet\n"
             + _body(backend)
         )
     finally:
@@ -102,9 +110,10 @@ def lag_run(ip: Any, db: Path, backend: str, runs: int) -> dict[str, Any]:  # no
     wall = time.monotonic() - started
     stop.set()
     sampler.join()
+    name = label or backend
     return {
-        **_lags(samples, done, backend, wall),
-        "from_handover": _lags(samples, handed, backend, wall),
+        **_lags(samples, done, name, wall),
+        "from_handover": _lags(samples, handed, name, wall),
     }
 
 

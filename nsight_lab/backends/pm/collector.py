@@ -287,8 +287,13 @@ class PmMeasurement(CuptiMeasurement):
         """The cupti timings, each region given its counters and timeline."""
         timings = super()._timings(kernels, external_ids, runs)
         started = time.perf_counter()
-        chunks = self._sampler.drain()
+        # Every sample up to the batch's last kernel end: live, the decoding thread
+        # has to get there; the GPU is idle, so nothing later belongs to the batch.
+        until = max((k.end_ns for k in kernels), default=0)
+        chunks = self._sampler.drain(until_ns=until)
         drained = time.perf_counter()
+        if self._sampler.note is not None and self._sampler.note not in self.notes:
+            self.notes.append(self._sampler.note)
         layout, quiet = self._layout(kernels, external_ids, runs)
         totals = region_counters(chunks, layout, self.metrics)
         self.cost.add(chunks, drained - started, time.perf_counter() - drained)

@@ -83,8 +83,11 @@ class FakeSampler:
     def __init__(self, chunks: list[Chunk]) -> None:
         self.chunks = chunks
         self.closed = False
+        self.note: str | None = None
+        self.until: list[int] = []
 
-    def drain(self) -> list[Chunk]:
+    def drain(self, *, until_ns: int = 0) -> list[Chunk]:
+        self.until.append(until_ns)
         chunks, self.chunks = self.chunks, []
         return chunks
 
@@ -238,6 +241,26 @@ def test_counters_per_region_and_run_are_the_known_numbers() -> None:
         assert max(series.t_us) <= 100.0
         # While the copy ran it moved 3 bytes/ns: 3 GB/s at every point.
         assert set(np.round(series.values[0], 3)) == {3.0}
+
+
+def test_a_collection_asks_for_samples_through_its_last_kernel() -> None:
+    kernels, ext, runs, chunk = batch()
+    m = measurement()
+    sampler = FakeSampler([chunk])
+    m._sampler = sampler
+    m._timings(kernels, ext, runs)
+    assert sampler.until == [max(k.end_ns for k in kernels)]
+
+
+def test_the_samplers_change_of_pace_becomes_a_session_note_once() -> None:
+    kernels, ext, runs, chunk = batch()
+    m = measurement()
+    sampler = FakeSampler([chunk])
+    sampler.note = "PM sampling decoded 7 metrics at 40 µs a sample, too slow"
+    m._sampler = sampler
+    m._timings(kernels, ext, runs)
+    m._timings(kernels, ext, runs)
+    assert m.notes.count(sampler.note) == 1
 
 
 def test_the_whole_cell_is_one_region_when_it_has_none() -> None:

@@ -65,23 +65,26 @@ def test_a_copy_region_reads_what_it_reads() -> None:
         assert 0.7 * 256 * MiB <= copy[DRAM[1]] <= 1.03 * 256 * MiB
         assert timing.counters["tiny"][DRAM[0]] == pytest.approx(MiB, rel=0.25)
         assert timing.series["copy"]  # a timeline of the copy
-    assert m.cost.samples_evaluated < m.cost.samples_decoded
+    # Two DRAM counters at 20 µs decode faster than they are sampled: live.
+    assert m._sampler.mode == "live"  # noqa: SLF001
+
+
+def _dram_read(chunks: list[Any]) -> float:
+    return float(sum(c.all_values()[:, 0].sum() for c in chunks))
 
 
 @pytest.mark.gpu
-def test_more_than_ten_thousand_waiting_samples_are_refused_not_cut() -> None:
-    """CUPTI decodes at most 10,000 samples after a stop and drops the rest.
+def test_more_than_ten_thousand_waiting_samples_lose_no_byte() -> None:
+    """600 launches at a 5 µs interval leave ~15,000 samples for one drain.
 
-    Seen on the H200 (2026-12-01): 600 launches at 5 µs left more than 10,000
-    samples, and the decode after the first full chunk did not continue. The sampler
-    says so in one line instead of returning 10,000 samples as if they were all
-    (the silent cut was 23 % of the bytes).
+    A single decode used to stop at 10,000 and drop the rest (23 % of the bytes).
+    At 5 µs the live thread cannot keep up, so the drain stops sampling and decodes
+    what is left image after image.
     """
     _pm_ready()
     import torch
 
     from nsight_lab.backends.pm.sampler import PmSampler
-    from nsight_lab.errors import MeasurementError
 
     x = torch.randn(64 * MiB, device="cuda")
     sampler = PmSampler(torch.cuda.current_device(), DRAM, 5_000)
@@ -89,10 +92,43 @@ def test_more_than_ten_thousand_waiting_samples_are_refused_not_cut() -> None:
         for _ in range(600):
             x.mul(2)
         torch.cuda.synchronize()
-        with pytest.raises(MeasurementError, match="--sample-interval"):
-            sampler.drain(restart=False)
+        chunks = sampler.drain(restart=False)
     finally:
         sampler.close()
+    assert sum(len(c) for c in chunks) > 10_000
+    assert _dram_read(chunks) == pytest.approx(600 * 256 * MiB, rel=0.02)
+
+
+@pytest.mark.gpu
+def test_live_decoding_keeps_every_byte_over_many_drains() -> None:
+    """Three batches of 1,000 launches at 20 µs: ~18,000 samples decoded live."""
+    _pm_ready()
+    import torch
+
+    from nsight_lab.backends.pm.sampler import PmSampler
+
+    x = torch.randn(64 * MiB, device="cuda")
+    sampler = PmSampler(torch.cuda.current_device(), DRAM, 20_000)
+    chunks: list[Any] = []
+    try:
+        for _ in range(3):
+            for _ in range(1000):
+                x.mul(2)
+            torch.cuda.synchronize()
+            # Past every sample of the batch: the decoder has to reach "now".
+            chunks += sampler.drain(until_ns=_gpu_now_ns())
+        assert sampler.mode == "live"
+    finally:
+        sampler.close()
+    assert sum(len(c) for c in chunks) > 10_000
+    assert _dram_read(chunks) == pytest.approx(3000 * 256 * MiB, rel=0.02)
+
+
+def _gpu_now_ns() -> int:
+    """CUPTI's timestamp now (the timebase of PM samples and kernel records)."""
+    from cupti import cupti
+
+    return int(cupti.get_timestamp())
 
 
 @pytest.mark.gpu

@@ -1,0 +1,371 @@
+"""Decoding PM samples while sampling goes on: one kept image, one decoder thread.
+
+**Why a thread.** CUPTI decodes a PM sample in ~5-9 µs for the two DRAM counters on the
+H200 (``benchmarks/results/pm_decode_probe_h200.json``); at the default 20 µs interval
+that is a third of the sampled time. Decoding at each collection, with the GPU idle,
+adds all of it to the cell's wall time (the stopped sampler's 25-50x). Decoded in a
+thread while the GPU runs the next runs, it costs the cell only the host time the
+thread takes from the cell's own Python: ``cupti.cupti``'s calls release the GIL, so
+the thread's decode runs beside the kernel launches and the cell's synchronize.
+
+**The order CUPTI needs, measured on the H200** (``pm_decode_probe_h200.json``,
+``live_20us``: 39,752 samples decoded live in 61 decodes, no gap between decodes, DRAM
+bytes 1.00005x the known total):
+
+- the image and its evaluator are made before sampling starts and initialised again
+  after it, and sampling is never stopped and started again while the image is used
+  (after a restart, samples decoded into an image made before it evaluated as
+  invalid metric names);
+- a decode appends to the image; a full image, initialised again, is continued by
+  the next decode where the last one stopped;
+- the first sample after the start has no start time (0): it began at most one
+  interval before its end.
+
+Every sample is evaluated in the thread as it is decoded (the image is reused), so
+the main thread only waits, at a collection, until the thread has decoded past the
+batch's last kernel (:meth:`LiveDecoder.wait_past`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import threading
+import time
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+
+from nsight_lab.backends.pm import errors
+from nsight_lab.backends.pm.sampler import Chunk
+from nsight_lab.errors import MeasurementError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from numpy.typing import NDArray
+
+CAPACITY = 10_000
+"""Samples per image: the largest CUPTI takes (a 10,000-sample image of the DRAM pair
+is 31.6 MB and takes ~5 ms to initialise again: once per 200 ms at 20 µs)."""
+PERIOD_S = 0.004
+"""The thread decodes this often (~200 samples at 20 µs)."""
+WAIT_S = 10.0
+"""A collection waits at most this long for the thread to decode past its batch."""
+KEEP_UP = 0.7
+"""A thread busy for more than this share of the sampled time falls behind (and takes
+the cell's host time): it stops decoding, and the sampler goes stopped."""
+JUDGE_AFTER = 1_000
+"""Samples decoded before the thread's pace is judged."""
+
+
+class ImageApi(Protocol):
+    """One kept counter-data image and the CUPTI calls on it (fakes in tests)."""
+
+    capacity: int
+
+    def reinit(self) -> None:
+        """Initialise the image again: empty, the next decode fills it from slot 0."""
+
+    def decode(self) -> tuple[int, bool]:
+        """Decode what CUPTI has into the image (appending).
+
+        Returns:
+            The completed samples now in the image, and whether it is full.
+        """
+
+    def times(self, lo: int, hi: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """Start and end times (ns, GPU global timer) of samples ``lo`` .. ``hi``-1."""
+
+    def evaluate(self, index: int) -> NDArray[np.float64]:
+        """The metric values of sample ``index`` of the image."""
+
+    def close(self) -> None:
+        """Release what the image holds in CUPTI."""
+
+
+class CuptiImage:
+    """:class:`ImageApi` over ``cupti.cupti``'s calls, with every struct kept.
+
+    cupti-python's ``Collector.decode`` makes an image, a profiler host and a
+    parameter struct per sample on every call; here each is made once.
+    """
+
+    def __init__(
+        self,
+        collector: Any,  # noqa: ANN401  (an enabled, configured pm_sampling.Collector)
+        metrics: Sequence[str],
+        capacity: int = CAPACITY,
+    ) -> None:
+        """Make the image for ``capacity`` samples, its structs and its evaluator."""
+        from cupti import cupti
+
+        self._cupti = cupti
+        self._full = int(cupti.PmSamplingDecodeStopReason.COUNTER_DATA_FULL)
+        pm_object = collector._pm_sampling_object  # noqa: SLF001
+        # The names as a C array owned here for as long as the structs point at it.
+        self._name_bytes = [m.encode() for m in metrics]
+        self._names = (ctypes.c_char_p * len(metrics))(*self._name_bytes)
+        names_ptr = ctypes.addressof(self._names)
+        size = cupti.PmSamplingGetCounterDataSizeParams()
+        size.struct_size = cupti.PM_SAMPLING_GET_COUNTER_DATA_SIZE_PARAMS_STRUCT_SIZE
+        size.p_pm_sampling_object = pm_object
+        size.p_metric_names = names_ptr
+        size.num_metrics = len(metrics)
+        size.max_samples = int(capacity)
+        cupti.pm_sampling_get_counter_data_size(size.ptr)
+        self.capacity = int(capacity)
+        self._image = np.zeros(int(size.counter_data_size), dtype=np.uint8)
+        address, length = self._image.ctypes.data, len(self._image)
+        init = cupti.PmSamplingCounterDataImageInitializeParams()
+        init.struct_size = (
+            cupti.PM_SAMPLING_COUNTER_DATA_IMAGE_INITIALIZE_PARAMS_STRUCT_SIZE
+        )
+        init.p_pm_sampling_object = pm_object
+        init.counter_data_size = length
+        init.p_counter_data = address
+        self._init = init
+        decode = cupti.PmSamplingDecodeDataParams()
+        decode.struct_size = cupti.PM_SAMPLING_DECODE_DATA_PARAMS_STRUCT_SIZE
+        decode.p_pm_sampling_object = pm_object
+        decode.p_counter_data_image = address
+        decode.counter_data_image_size = length
+        self._decode = decode
+        info = cupti.PmSamplingGetCounterDataInfoParams()
+        info.struct_size = cupti.PM_SAMPLING_GET_COUNTER_DATA_INFO_PARAMS_STRUCT_SIZE
+        info.p_counter_data_image = address
+        info.counter_data_image_size = length
+        self._info = info
+        sample = cupti.PmSamplingCounterDataGetSampleInfoParams()
+        sample.struct_size = (
+            cupti.PM_SAMPLING_COUNTER_DATA_GET_SAMPLE_INFO_PARAMS_STRUCT_SIZE
+        )
+        sample.p_pm_sampling_object = pm_object
+        sample.p_counter_data_image = address
+        sample.counter_data_image_size = length
+        self._sample = sample
+        self.reinit()
+        self._evaluator(collector._chip_name, names_ptr, len(metrics))  # noqa: SLF001
+
+    def _evaluator(self, chip: str, names_ptr: int, count: int) -> None:
+        """One profiler host and one evaluation struct, kept for every sample."""
+        from cupti import profiler_host
+
+        cupti = self._cupti
+        self._host = profiler_host.ProfilerHost(
+            chip, profiler_host.ProfilerType.PM_SAMPLING
+        )
+        self._host.initialize()
+        self._values = np.zeros(count, dtype=np.float64)
+        evaluate = cupti.ProfilerHostEvaluateToGpuValuesParams()
+        evaluate.struct_size = (
+            cupti.PROFILER_HOST_EVALUATE_TO_GPU_VALUES_PARAMS_STRUCT_SIZE
+        )
+        evaluate.p_host_object = self._host._p_host_object  # noqa: SLF001
+        evaluate.p_counter_data_image = self._image.ctypes.data
+        evaluate.counter_data_image_size = len(self._image)
+        evaluate.pp_metric_names = names_ptr
+        evaluate.num_metrics = count
+        evaluate.p_metric_values = self._values.ctypes.data
+        self._evaluate = evaluate
+
+    def reinit(self) -> None:
+        """Initialise the image again (CUPTI writes its empty sample records)."""
+        self._cupti.pm_sampling_counter_data_image_initialize(self._init.ptr)
+
+    def decode(self) -> tuple[int, bool]:
+        """Decode into the image; the completed samples in it and whether it is full."""
+        self._cupti.pm_sampling_decode_data(self._decode.ptr)
+        self._cupti.pm_sampling_get_counter_data_info(self._info.ptr)
+        completed = int(self._info.num_completed_samples)
+        full = (
+            int(self._decode.decode_stop_reason) == self._full
+            or completed >= self.capacity
+        )
+        return completed, full
+
+    def times(self, lo: int, hi: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """Start and end times of samples ``lo`` .. ``hi - 1``, one CUPTI call each."""
+        starts = np.empty(max(0, hi - lo), dtype=np.int64)
+        ends = np.empty_like(starts)
+        sample = self._sample
+        call = self._cupti.pm_sampling_counter_data_get_sample_info
+        for row, index in enumerate(range(lo, hi)):
+            sample.sample_index = index
+            call(sample.ptr)
+            starts[row] = sample.start_timestamp
+            ends[row] = sample.end_timestamp
+        return starts, ends
+
+    def evaluate(self, index: int) -> NDArray[np.float64]:
+        """Sample ``index``'s metric values (a copy)."""
+        self._evaluate.range_index = index
+        self._cupti.profiler_host_evaluate_to_gpu_values(self._evaluate.ptr)
+        values: NDArray[np.float64] = self._values.copy()
+        return values
+
+    def close(self) -> None:
+        """Release the profiler host object."""
+        with contextlib.suppress(Exception):
+            self._host.deinitialize()
+
+
+class LiveDecoder:
+    """Decodes and evaluates PM samples in a thread while sampling goes on.
+
+    Start the sampling after making this (its image must predate the start), then
+    :meth:`run`. :meth:`take` hands over the samples decoded so far;
+    :meth:`finish` (after sampling stopped) decodes the rest and ends the thread.
+    """
+
+    def __init__(
+        self,
+        image: ImageApi,
+        metrics: Sequence[str],
+        interval_ns: int,
+        *,
+        period_s: float = PERIOD_S,
+    ) -> None:
+        """Decode ``image`` every ``period_s`` once :meth:`run` is called."""
+        self.image = image
+        self.metrics = tuple(metrics)
+        self.interval_ns = int(interval_ns)
+        self.period_s = period_s
+        self.last_end = 0
+        """End time (GPU ns) of the last sample decoded."""
+        self.samples = 0
+        self.busy_s = 0.0
+        """Time the thread spent decoding and evaluating."""
+        self.reinits = 0
+        self._used = 0
+        self._first = True
+        self._lock = threading.Lock()
+        self._decoded: list[Chunk] = []
+        self._error: BaseException | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def duty(self) -> float:
+        """Decoding time per sampled time (above 1 the thread falls behind)."""
+        sampled = self.samples * self.interval_ns / 1e9
+        return self.busy_s / sampled if sampled else 0.0
+
+    @property
+    def behind(self) -> bool:
+        """The thread cannot keep up with the sampling (see :data:`KEEP_UP`)."""
+        return self.samples >= JUDGE_AFTER and self.duty > KEEP_UP
+
+    def run(self) -> None:
+        """Start the decoding thread."""
+        self._thread = threading.Thread(
+            target=self._loop, name="nsight-lab-pm-decode", daemon=True
+        )
+        self._thread.start()
+
+    def _loop(self) -> None:
+        try:
+            # Once behind, leave the rest in CUPTI's buffer: the sampler stops
+            # sampling at the next collection and it is decoded then.
+            while not self._stop.wait(self.period_s) and not self.behind:
+                self.step()
+        except BaseException as exc:  # noqa: BLE001  (handed to the main thread)
+            self._error = exc
+
+    def step(self) -> int:
+        """Decode what CUPTI has now, evaluate it, keep it; the samples it added."""
+        started = time.perf_counter()
+        added = 0
+        while True:
+            completed, full = self.image.decode()
+            chunk = self._read(self._used, completed)
+            self._used = max(self._used, completed)
+            if chunk is not None:
+                added += len(chunk)
+                with self._lock:
+                    self._decoded.append(chunk)
+                    self.last_end = max(self.last_end, int(chunk.ends[-1]))
+            if not full:
+                break
+            self.image.reinit()  # the next decode continues where this one stopped
+            self.reinits += 1
+            self._used = 0
+        self.samples += added
+        self.busy_s += time.perf_counter() - started
+        return added
+
+    def _read(self, lo: int, hi: int) -> Chunk | None:
+        """Samples ``lo`` .. ``hi``-1 of the image, timestamps and values."""
+        if hi <= lo:
+            return None
+        starts, ends = self.image.times(lo, hi)
+        if self._first:
+            # The first sample after the start has no start time (0 on the H200).
+            self._first = False
+            if starts[0] <= 0 < ends[0]:
+                starts[0] = max(int(ends[0]) - self.interval_ns, 0)
+        if (starts <= 0).any() or (ends <= 0).any():
+            # Seen on the H200 when decoding fell far behind: lost samples.
+            raise MeasurementError(
+                errors.FELL_BEHIND.format(us=self.interval_ns / 1000)
+            )
+        values = {i: self.image.evaluate(lo + i) for i in range(hi - lo)}
+        return Chunk(
+            metrics=self.metrics, starts=starts, ends=ends, full=False, _values=values
+        )
+
+    def _raise_error(self) -> None:
+        error = self._error
+        if error is None:
+            return
+        if isinstance(error, MeasurementError):
+            raise error
+        if errors.status_name(error) == "ERROR_OUT_OF_MEMORY":
+            raise MeasurementError(errors.OVERFLOW) from error
+        raise errors.explain(error, started=True) from error
+
+    def wait_past(self, until_ns: int, timeout_s: float = WAIT_S) -> None:
+        """Wait until a decoded sample ends at or after ``until_ns`` (GPU ns).
+
+        Raises:
+            MeasurementError: The thread failed, or did not get there in time.
+        """
+        deadline = time.monotonic() + timeout_s
+        while self.last_end < until_ns:
+            self._raise_error()
+            if self._thread is None or not self._thread.is_alive():
+                self.step()  # no thread (tests, or it fell behind): decode here
+                if self.last_end >= until_ns:
+                    break
+            if time.monotonic() > deadline:
+                msg = errors.FELL_BEHIND.format(us=self.interval_ns / 1000)
+                raise MeasurementError(msg)
+            time.sleep(self.period_s / 4)
+        self._raise_error()
+
+    def take(self) -> list[Chunk]:
+        """The samples decoded since the last take, in time order."""
+        with self._lock:
+            out, self._decoded = self._decoded, []
+        return out
+
+    def finish(self) -> list[Chunk]:
+        """End the thread, decode what is left (sampling stopped), hand over all.
+
+        Raises:
+            MeasurementError: The thread failed.
+        """
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        self._raise_error()
+        while self.step():
+            pass
+        return self.take()
+
+    def abandon(self) -> None:
+        """End the thread without reading further (closing after a failure)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self.image.close()

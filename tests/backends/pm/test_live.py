@@ -1,0 +1,222 @@
+# ruff: noqa: SLF001  (a sampler is built around fakes: its private state is set)
+"""Live decoding (backends/pm/live.py) against a fake counter-data image.
+
+The fake is a hardware buffer that grows as "time" passes, decoded into an image of
+``capacity`` slots the way CUPTI did on the H200: a decode appends what is there, a
+full image reports itself full, and after ``reinit`` the next decode continues where
+the last one stopped. The first sample after the start has no start time.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from nsight_lab.backends.pm import errors, sampler
+from nsight_lab.backends.pm.live import JUDGE_AFTER, LiveDecoder
+from nsight_lab.errors import MeasurementError
+
+INTERVAL = 20_000
+T0 = 1_000_000_000
+
+
+class FakeImage:
+    """A growing buffer of samples; sample ``i`` covers [T0 + 20 µs i, + 20 µs)."""
+
+    def __init__(self, capacity: int = 100) -> None:
+        self.capacity = capacity
+        self.produced = 0
+        """Samples CUPTI holds (what the GPU has sampled so far)."""
+        self.read = 0
+        """Samples decoded out of the hardware buffer."""
+        self.slots: list[int] = []
+        self.closed = False
+        self.zero_at: int | None = None
+        self.lock = threading.Lock()
+
+    def produce(self, n: int) -> None:
+        with self.lock:
+            self.produced += n
+
+    def reinit(self) -> None:
+        self.slots = []
+
+    def decode(self) -> tuple[int, bool]:
+        with self.lock:
+            room = self.capacity - len(self.slots)
+            take = min(room, self.produced - self.read)
+            self.slots += range(self.read, self.read + take)
+            self.read += take
+            return len(self.slots), len(self.slots) >= self.capacity
+
+    def times(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+        index = np.array(self.slots[lo:hi], dtype=np.int64)
+        starts = T0 + index * INTERVAL
+        ends = starts + INTERVAL
+        starts[index == 0] = 0  # the first sample after the start
+        if self.zero_at is not None:
+            starts[index >= self.zero_at] = 0
+            ends[index >= self.zero_at] = 0
+        return starts, ends
+
+    def evaluate(self, index: int) -> np.ndarray:
+        sample = self.slots[index]
+        return np.array([float(sample), 1.0])
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def decoder(image: FakeImage) -> LiveDecoder:
+    return LiveDecoder(image, ("a", "b"), INTERVAL, period_s=0.001)
+
+
+def samples_of(chunks: list[sampler.Chunk]) -> np.ndarray:
+    return np.concatenate([c.all_values()[:, 0] for c in chunks])
+
+
+def test_every_sample_is_decoded_once_across_many_images() -> None:
+    image = FakeImage(capacity=100)
+    live = decoder(image)
+    got: list[sampler.Chunk] = []
+    for _ in range(37):  # 37 x 61 samples: 22 images' worth
+        image.produce(61)
+        live.step()
+        got += live.take()
+    image.produce(5)
+    got += live.finish()
+    values = samples_of(got)
+    assert np.array_equal(values, np.arange(37 * 61 + 5))
+    assert live.reinits == (37 * 61 + 5) // 100
+    starts = np.concatenate([c.starts for c in got])
+    ends = np.concatenate([c.ends for c in got])
+    # Back to back; the first sample's missing start is one interval before its end.
+    assert starts[0] == T0
+    assert np.array_equal(starts[1:], ends[:-1])
+
+
+def test_a_full_image_that_ends_a_step_is_continued_in_the_same_step() -> None:
+    image = FakeImage(capacity=50)
+    live = decoder(image)
+    image.produce(50 * 3 + 7)
+    assert live.step() == 157
+    assert len(samples_of(live.take())) == 157
+
+
+def test_wait_past_returns_once_the_thread_has_decoded_that_far() -> None:
+    image = FakeImage(capacity=1000)
+    live = decoder(image)
+    live.run()
+    try:
+        image.produce(10)
+        until = T0 + 10 * INTERVAL  # the end of sample 9
+        live.wait_past(until, timeout_s=5)
+        assert live.last_end >= until
+        assert len(samples_of(live.take())) == 10
+    finally:
+        live.finish()
+
+
+def test_a_decoder_that_never_gets_there_says_what_to_do() -> None:
+    image = FakeImage(capacity=1000)
+    live = decoder(image)
+    image.produce(3)
+    with pytest.raises(MeasurementError, match="--sample-interval than 20 µs"):
+        live.wait_past(T0 + 100 * INTERVAL, timeout_s=0.05)
+
+
+def test_zero_timestamps_after_the_first_are_lost_samples_not_data() -> None:
+    image = FakeImage(capacity=1000)
+    image.zero_at = 40
+    live = decoder(image)
+    image.produce(60)
+    with pytest.raises(MeasurementError, match="fell behind"):
+        live.step()
+
+
+def test_an_error_in_the_thread_reaches_the_collection_as_one_line() -> None:
+    class Failing(FakeImage):
+        def decode(self) -> tuple[int, bool]:
+            msg = "Record overflow in the hardware buffer"
+            raise MemoryError(msg)
+
+    image = Failing()
+    live = decoder(image)
+    live.run()
+    deadline = time.monotonic() + 5
+    while live._thread is not None and live._thread.is_alive():
+        assert time.monotonic() < deadline
+        time.sleep(0.001)
+    with pytest.raises(MeasurementError) as caught:
+        live.wait_past(T0 + INTERVAL, timeout_s=1)
+    assert "\n" not in str(caught.value)
+
+
+def test_the_pace_is_the_decode_time_over_the_sampled_time() -> None:
+    image = FakeImage(capacity=1000)
+    live = decoder(image)
+    image.produce(500)
+    live.step()
+    assert live.samples == 500
+    assert live.duty == pytest.approx(live.busy_s / (500 * INTERVAL / 1e9))
+
+
+def test_a_thread_that_falls_behind_stops_decoding_and_leaves_the_rest() -> None:
+    image = FakeImage(capacity=1000)
+    live = decoder(image)
+    image.produce(JUDGE_AFTER)
+    live.step()
+    live.busy_s = 10.0  # as if decoding took far longer than the sampled time
+    assert live.behind
+    image.produce(50)
+    live.run()
+    assert live._thread is not None
+    live._thread.join(timeout=5)
+    assert not live._thread.is_alive()
+    assert image.read == JUDGE_AFTER  # the 50 wait in CUPTI's buffer
+    assert len(samples_of(live.finish())) == JUDGE_AFTER + 50
+
+
+def test_a_sampler_too_slow_to_decode_live_goes_stopped_and_says_why() -> None:
+    class Collector:
+        def __init__(self) -> None:
+            self.log: list[str] = []
+
+        def start(self) -> None:
+            self.log.append("start")
+
+        def stop(self) -> None:
+            self.log.append("stop")
+
+        def disable(self) -> None:
+            self.log.append("disable")
+
+    image = FakeImage(capacity=1000)
+    live = decoder(image)
+    image.produce(JUDGE_AFTER + 200)
+    live.step()
+    live.busy_s = 10.0  # as if decoding took far longer than the sampled time
+    image.produce(300)  # sampled since, not yet decoded
+    s = sampler.PmSampler.__new__(sampler.PmSampler)
+    s.metrics, s.interval_ns = ("a", "b"), INTERVAL
+    s._collector, s._decoder, s._running, s._started_ns = Collector(), live, True, 0
+    s.note = None
+    chunks = s.drain(until_ns=T0)
+    assert s.mode == "stopped"
+    assert s._collector.log == ["stop", "start"]
+    assert image.closed
+    # Everything not handed out yet, decoded live or after the stop, once.
+    total = JUDGE_AFTER + 200 + 300
+    assert np.array_equal(samples_of(chunks), np.arange(total))
+    assert s.note is not None
+    assert "2 metrics" in s.note
+    assert "--sample-interval" in s.note
+
+
+def test_the_fell_behind_message_is_one_line() -> None:
+    text = errors.FELL_BEHIND.format(us=20.0)
+    assert "\n" not in text
+    assert "20 µs" in text

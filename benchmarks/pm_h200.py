@@ -689,6 +689,7 @@ def cell(entry: dict[str, Any], bench: Bench, ip: Any) -> None:  # noqa: ANN401
 
 WALL_CELLS = {
     "events": ("--backend events", 3),
+    "cupti": ("--backend cupti", 3),
     "pm_dram": (f"--backend pm --metrics {','.join(DRAM)}", 3),
     "pm_defaults": ("--backend pm", 1),
 }
@@ -714,7 +715,7 @@ def walls(entry: dict[str, Any], bench: Bench, ip: Any) -> None:  # noqa: ANN401
     best = {b: {r: min(v) for r, v in d.items()} for b, d in times.items()}
     marginal = {b: (best[b][60] - best[b][10]) / 50 for b in best}
     entry["marginal_per_run_s"] = marginal
-    for name in ("pm_dram", "pm_defaults"):
+    for name in ("cupti", "pm_dram", "pm_defaults"):
         entry[f"{name}_over_events_10_runs"] = best[name][10] / best["events"][10]
         entry[f"{name}_over_events_60_runs"] = best[name][60] / best["events"][60]
         entry[f"{name}_over_events_marginal"] = marginal[name] / marginal["events"]

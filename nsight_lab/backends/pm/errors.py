@@ -38,17 +38,13 @@ OVERFLOW = (
     "--sample-interval (in µs) or profile fewer runs per cell"
 )
 STUCK = (
-    "PM sampling's decode returned a full chunk of {limit:,} samples and the next "
-    "decode did not continue after it, so later samples would be lost: give a "
-    "longer --sample-interval (in µs)"
+    "PM sampling's decode filled an image of {limit:,} samples and did not continue "
+    "after it, so later samples would be lost: give a longer --sample-interval "
+    "(in µs)"
 )
 FELL_BEHIND = (
     "PM sampling's decode fell behind the sampling and samples were lost or late: "
     "give a longer --sample-interval than {us:g} µs, or fewer --metrics"
-)
-TOO_MANY_CHUNKS = (
-    "PM sampling produced more than {limit:,} samples between two reads: give a "
-    "longer --sample-interval (in µs)"
 )
 
 

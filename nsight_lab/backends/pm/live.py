@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from nsight_lab.backends.pm import errors
-from nsight_lab.backends.pm.sampler import Chunk
+from nsight_lab.backends.pm.sampler import EXPECTED_SHARE, Chunk
 from nsight_lab.errors import MeasurementError
 
 if TYPE_CHECKING:
@@ -54,9 +54,12 @@ WAIT_S = 10.0
 """A collection waits at most this long for the thread to decode past its batch."""
 KEEP_UP = 0.7
 """A thread busy for more than this share of the sampled time falls behind (and takes
-the cell's host time): it stops decoding, and the sampler goes stopped."""
+the cell's host time): the sampler then decodes stopped."""
 JUDGE_AFTER = 1_000
 """Samples decoded before the thread's pace is judged."""
+CALIBRATE_S = 0.025
+"""Sampling time decoded at open to judge the pace before any run (1,250 samples at
+20 µs)."""
 
 
 class ImageApi(Protocol):
@@ -238,7 +241,10 @@ class LiveDecoder:
         """Time the thread spent decoding and evaluating."""
         self.reinits = 0
         self._used = 0
-        self._first = True
+        self.repaired = 0
+        """Samples whose missing start time was taken from the one before."""
+        self.zeros: list[dict[str, Any]] = []
+        """Where CUPTI gave zero timestamps (the benchmark reports them)."""
         self._lock = threading.Lock()
         self._decoded: list[Chunk] = []
         self._error: BaseException | None = None
@@ -256,6 +262,11 @@ class LiveDecoder:
         """The thread cannot keep up with the sampling (see :data:`KEEP_UP`)."""
         return self.samples >= JUDGE_AFTER and self.duty > KEEP_UP
 
+    @property
+    def alive(self) -> bool:
+        """The decoding thread runs."""
+        return self._thread is not None and self._thread.is_alive()
+
     def run(self) -> None:
         """Start the decoding thread."""
         self._thread = threading.Thread(
@@ -265,9 +276,7 @@ class LiveDecoder:
 
     def _loop(self) -> None:
         try:
-            # Once behind, leave the rest in CUPTI's buffer: the sampler stops
-            # sampling at the next collection and it is decoded then.
-            while not self._stop.wait(self.period_s) and not self.behind:
+            while not self._stop.wait(self.period_s):
                 self.step()
         except BaseException as exc:  # noqa: BLE001  (handed to the main thread)
             self._error = exc
@@ -299,20 +308,51 @@ class LiveDecoder:
         if hi <= lo:
             return None
         starts, ends = self.image.times(lo, hi)
-        if self._first:
-            # The first sample after the start has no start time (0 on the H200).
-            self._first = False
-            if starts[0] <= 0 < ends[0]:
-                starts[0] = max(int(ends[0]) - self.interval_ns, 0)
-        if (starts <= 0).any() or (ends <= 0).any():
-            # Seen on the H200 when decoding fell far behind: lost samples.
-            raise MeasurementError(
-                errors.FELL_BEHIND.format(us=self.interval_ns / 1000)
-            )
+        self._repair(starts, ends, lo)
         values = {i: self.image.evaluate(lo + i) for i in range(hi - lo)}
         return Chunk(
             metrics=self.metrics, starts=starts, ends=ends, full=False, _values=values
         )
+
+    def _repair(
+        self, starts: NDArray[np.int64], ends: NDArray[np.int64], lo: int
+    ) -> None:
+        """Give a sample with no start time (0) the end of the one before it.
+
+        CUPTI leaves the start of the first sample after a start at 0; samples
+        follow each other without gaps, so its start is the last sample's end, or
+        one interval before its own end where there is none. A sample without an end
+        time cannot be placed: seen on the H200 only when decoding fell far behind,
+        it is a lost sample.
+
+        Raises:
+            MeasurementError: A sample has no end time.
+        """
+        no_start = np.flatnonzero(starts <= 0)
+        no_end = np.flatnonzero(ends <= 0)
+        if len(no_start) or len(no_end):
+            self.zeros.append(
+                {
+                    "slot": lo,
+                    "n": len(starts),
+                    "reinits": self.reinits,
+                    "decoded": self.samples,
+                    "no_start": no_start[:8].tolist(),
+                    "no_start_count": len(no_start),
+                    "no_end": no_end[:8].tolist(),
+                    "no_end_count": len(no_end),
+                }
+            )
+        if len(no_end):
+            raise MeasurementError(
+                errors.FELL_BEHIND.format(us=self.interval_ns / 1000)
+            )
+        for i in no_start:
+            before = int(ends[i - 1]) if i > 0 else self.last_end
+            end = int(ends[i])
+            fits = 0 < before < end and end - before <= 2 * self.interval_ns
+            starts[i] = before if fits else max(end - self.interval_ns, 0)
+        self.repaired += len(no_start)
 
     def _raise_error(self) -> None:
         error = self._error
@@ -333,8 +373,8 @@ class LiveDecoder:
         deadline = time.monotonic() + timeout_s
         while self.last_end < until_ns:
             self._raise_error()
-            if self._thread is None or not self._thread.is_alive():
-                self.step()  # no thread (tests, or it fell behind): decode here
+            if not self.alive:
+                self.step()  # no thread (a stopped sampler's drain, tests)
                 if self.last_end >= until_ns:
                     break
             if time.monotonic() > deadline:
@@ -349,11 +389,16 @@ class LiveDecoder:
             out, self._decoded = self._decoded, []
         return out
 
-    def finish(self) -> list[Chunk]:
+    def finish(self, expected: int | None = None) -> list[Chunk]:
         """End the thread, decode what is left (sampling stopped), hand over all.
 
+        Args:
+            expected: Samples the sampling time implies since the last take: a decode
+                that ends after a full image with less than 90 % of them stopped
+                early.
+
         Raises:
-            MeasurementError: The thread failed.
+            MeasurementError: The thread failed, or the decode stopped early.
         """
         self._stop.set()
         if self._thread is not None:
@@ -361,7 +406,11 @@ class LiveDecoder:
         self._raise_error()
         while self.step():
             pass
-        return self.take()
+        chunks = self.take()
+        got = sum(len(c) for c in chunks)
+        if expected is not None and self.reinits and got < EXPECTED_SHARE * expected:
+            raise MeasurementError(errors.STUCK.format(limit=self.image.capacity))
+        return chunks
 
     def abandon(self) -> None:
         """End the thread without reading further (closing after a failure)."""

@@ -7,19 +7,17 @@ interval (GPU time-interval trigger) and starts it. It decodes live, in a thread
 and starts it again. The collector drains only while the GPU is idle (after a
 synchronize), so nothing runs while sampling is stopped.
 
-**Decoding in chunks (stopped).** ``Collector.decode(max_samples)`` fills a
-counter-data image of at most ``max_samples`` samples; 10,000 is the largest that works
-(``decode(max_samples=100000)`` raised ``ERROR_UNKNOWN`` on the H200) and a single
-decode silently dropped what came after the 10,000th sample. :func:`decode_all` calls
-it again while a chunk comes back full (CUPTI's decode stops when the image is full
-and the next call continues from there), checks that each chunk starts after the last
-one ended, and raises rather than lose samples when a full chunk is not followed by a
-continuation (:data:`~.errors.STUCK`) or there are more than ``max_chunks`` of them.
+**Decoding past 10,000 samples.** An image holds at most 10,000 samples
+(``decode(max_samples=100000)`` raised ``ERROR_UNKNOWN`` on the H200), and a second
+decode into a *new* image after a full one did not continue (cupti-python's
+``decode`` then silently dropped what came after the 10,000th sample). Initialised
+again, the same image is continued where it stopped, live and after a stop alike
+(:mod:`.live`); a decode that ends short of what the sampling time implies is an
+error (:data:`~.errors.STUCK`), never a silent cut.
 
-**Evaluating only what is needed.** A sample's metric values are computed on the host
-on demand (``CounterData[i]``, which CUPTI notes is expensive); its timestamps are
-known without that. :class:`Chunk` reads the timestamps, the attribution picks the
-samples that overlap a region, and only those are evaluated.
+**Evaluating.** A sample's metric values are computed on the host
+(``profiler_host_evaluate_to_gpu_values``, which CUPTI notes is expensive), once, as
+it is decoded, through one kept struct.
 """
 
 from __future__ import annotations
@@ -28,7 +26,7 @@ import contextlib
 import importlib.metadata
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -42,40 +40,20 @@ if TYPE_CHECKING:
 
 MAX_DECODE_SAMPLES = 10_000
 """Samples per decode: the largest ``max_samples`` that works (see the module doc)."""
-MAX_CHUNKS = 1_000
-"""Decodes per drain before giving up: 10 million samples, 200 s at 20 µs."""
 EXPECTED_SHARE = 0.9
-"""A drain that decoded less than this share of the samples its time implies, ending
-on a full chunk, lost samples."""
+"""A stopped decode that continued past a full image and still got less than this
+share of the samples its sampling time implies lost samples."""
 HARDWARE_BUFFER_BYTES = 512 << 20
 """The hardware buffer CUPTI samples into between drains (cupti-python's default)."""
 
 
-class CounterDataLike(Protocol):
-    """What :func:`decode_all` reads of ``cupti.pm_sampling.CounterData``."""
-
-    metrics: list[str]
-    num_total_samples: int
-    num_populated_samples: int
-    num_completed_samples: int
-
-    def __len__(self) -> int:
-        """Completed samples."""
-
-    def __getitem__(self, index: int) -> Any:  # noqa: ANN401  (a cupti Sample)
-        """The ``index``-th completed sample: timestamps and evaluated values."""
-
-
-class Decoder(Protocol):
-    """``cupti.pm_sampling.Collector``, as far as decoding goes (fakes in tests)."""
-
-    def decode(self, max_samples: int = MAX_DECODE_SAMPLES) -> CounterDataLike:
-        """Decode the next samples of the hardware buffer, at most ``max_samples``."""
-
-
 @dataclass
 class Chunk:
-    """One decode's samples: timestamps at once, metric values on demand.
+    """One decode's samples: their timestamps and metric values.
+
+    The live decoder evaluates every sample as it decodes it (``_values``); a
+    recorded fixture or a test may give ``_data`` instead, whose items have the
+    ``metric_values`` of one sample, evaluated when first asked for.
 
     Attributes:
         metrics: The metric of each value column.
@@ -88,7 +66,7 @@ class Chunk:
     starts: NDArray[np.int64]
     ends: NDArray[np.int64]
     full: bool
-    _data: CounterDataLike | None = None
+    _data: Any = None
     _values: dict[int, NDArray[np.float64]] = field(default_factory=dict)
 
     def __len__(self) -> int:
@@ -99,47 +77,6 @@ class Chunk:
     def evaluated(self) -> int:
         """How many samples' metric values have been evaluated."""
         return len(self._values)
-
-    @classmethod
-    def read(cls, data: CounterDataLike, max_samples: int) -> Chunk:
-        """Take the timestamps of a decoded image (evaluating nothing if it can).
-
-        cupti-python 13.4 keeps them in ``CounterData._start_timestamps`` and
-        ``_end_timestamps``; reading them spares evaluating every sample's metrics
-        (the expensive part). Where a later version renames them, every sample is
-        evaluated through the public ``data[i]`` instead, and the values kept.
-        """
-        completed = int(data.num_completed_samples)
-        full = completed >= max_samples or (
-            int(data.num_total_samples) > 0
-            and int(data.num_populated_samples) >= int(data.num_total_samples)
-        )
-        chunk = cls(
-            metrics=tuple(str(m) for m in data.metrics),
-            starts=np.zeros(0, np.int64),
-            ends=np.zeros(0, np.int64),
-            full=full,
-            _data=data,
-        )
-        starts = getattr(data, "_start_timestamps", None)
-        ends = getattr(data, "_end_timestamps", None)
-        if (
-            isinstance(starts, list | tuple)
-            and isinstance(ends, list | tuple)
-            and len(starts) >= completed
-            and len(ends) >= completed
-        ):
-            chunk.starts = np.asarray(starts[:completed], dtype=np.int64)
-            chunk.ends = np.asarray(ends[:completed], dtype=np.int64)
-            return chunk
-        samples = [data[i] for i in range(completed)]
-        chunk.starts = np.array([s.start_timestamp for s in samples], dtype=np.int64)
-        chunk.ends = np.array([s.end_timestamp for s in samples], dtype=np.int64)
-        chunk._values = {
-            i: np.asarray(s.metric_values, dtype=np.float64)
-            for i, s in enumerate(samples)
-        }
-        return chunk
 
     def values(self, indices: Sequence[int] | NDArray[np.intp]) -> NDArray[np.float64]:
         """The metric values of the samples ``indices`` (one row each), evaluated once.
@@ -152,7 +89,7 @@ class Chunk:
         for row, index in enumerate(int(i) for i in indices):
             cached = self._values.get(index)
             if cached is None:
-                if self._data is None:  # pragma: no cover - built by read()
+                if self._data is None:
                     msg = "PM sample values are gone (the chunk was released)"
                     raise MeasurementError(msg)
                 try:
@@ -171,54 +108,6 @@ class Chunk:
     def all_values(self) -> NDArray[np.float64]:
         """Every sample's values (a fixture or a check of the totals)."""
         return self.values(np.arange(len(self)))
-
-
-def decode_all(
-    decoder: Decoder,
-    *,
-    max_samples: int = MAX_DECODE_SAMPLES,
-    max_chunks: int = MAX_CHUNKS,
-    expected: int | None = None,
-) -> list[Chunk]:
-    """Decode every sample waiting in the hardware buffer, chunk by chunk.
-
-    A full chunk followed by an empty one is the end only if that many samples were
-    expected: with ``expected`` (the sampling time over the interval) and fewer than
-    90 % of it decoded, the decode is taken to have stopped early.
-
-    Returns:
-        The chunks in time order; the last is not full (or empty).
-
-    Raises:
-        MeasurementError: A full chunk was not followed by one that continues
-            after it, there were more than ``max_chunks`` chunks, the hardware
-            buffer overflowed, or CUPTI failed to decode.
-    """
-    chunks: list[Chunk] = []
-    while True:
-        try:
-            data = decoder.decode(max_samples=max_samples)
-        except Exception as exc:
-            if chunks and chunks[-1].full:
-                raise MeasurementError(errors.STUCK.format(limit=max_samples)) from exc
-            raise errors.explain(exc, started=True) from exc
-        chunk = Chunk.read(data, max_samples)
-        if chunks and chunks[-1].full:
-            previous_end = int(chunks[-1].ends[-1]) if len(chunks[-1]) else 0
-            decoded = sum(len(c) for c in chunks)
-            short = expected is not None and decoded < EXPECTED_SHARE * expected
-            if (len(chunk) == 0 and short) or (
-                len(chunk) and int(chunk.starts[0]) < previous_end
-            ):
-                raise MeasurementError(errors.STUCK.format(limit=max_samples))
-        if len(chunk):
-            chunks.append(chunk)
-        if not chunk.full:
-            return chunks
-        if len(chunks) >= max_chunks:
-            raise MeasurementError(
-                errors.TOO_MANY_CHUNKS.format(limit=max_chunks * max_samples)
-            )
 
 
 def cupti_version() -> str | None:
@@ -362,10 +251,56 @@ class PmSampler:
         self._running = False
         self._started_ns = 0
         self._decoder: Any = None
-        self.pace: dict[str, float] = {}
+        self.pace: dict[str, Any] = {}
         """The live thread's samples, busy seconds and duty, once it ended."""
+        self.stopped_zeros: list[dict[str, Any]] = []
+        """Where stopped decodes met zero timestamps (the benchmark reports them)."""
         self.note: str | None = None
         """Why sampling went from live to stopped, once it did."""
+        self._configure(pm_sampling, buffer_bytes)
+        if live:
+            from nsight_lab.backends.pm.live import CuptiImage, LiveDecoder
+
+            try:  # the image predates the start (see .live)
+                image = CuptiImage(self._collector, self.metrics)
+            except Exception as exc:
+                self._disable()
+                raise errors.explain(exc, started=False) from exc
+            self._decoder = LiveDecoder(image, self.metrics, self.interval_ns)
+        self._start()
+        if self._decoder is not None:
+            # Made before the start, initialised after it: the order of the live
+            # decoding measured on the H200 (see .live).
+            try:
+                self._decoder.image.reinit()
+                self._calibrate()
+            except MeasurementError:
+                self.close()
+                raise
+            except Exception as exc:
+                self.close()
+                raise errors.explain(exc, started=False) from exc
+
+    def _calibrate(self) -> None:
+        """Decode a first stretch of (idle) sampling: live if that keeps up.
+
+        Decoding costs the same per sample busy or idle, and mostly depends on the
+        metrics (see the class doc); judged before any run, no region ever sees the
+        change from live to stopped.
+        """
+        from nsight_lab.backends.pm.live import CALIBRATE_S, KEEP_UP
+
+        decoder = self._decoder
+        time.sleep(CALIBRATE_S)
+        decoder.step()
+        decoder.take()  # idle samples from before the cell
+        if decoder.samples and decoder.duty > KEEP_UP:
+            self._go_stopped(restart=True)
+        else:
+            decoder.run()
+
+    def _configure(self, pm_sampling: Any, buffer_bytes: int) -> None:  # noqa: ANN401
+        """Enable PM sampling and set its metrics, interval and buffer."""
         try:
             self._collector.enable()
         except Exception as exc:
@@ -387,25 +322,6 @@ class PmSampler:
         except Exception as exc:
             self._disable()
             raise errors.explain(exc, started=False) from exc
-        if live:
-            from nsight_lab.backends.pm.live import CuptiImage, LiveDecoder
-
-            try:  # the image predates the start (see .live)
-                image = CuptiImage(self._collector, self.metrics)
-            except Exception as exc:
-                self._disable()
-                raise errors.explain(exc, started=False) from exc
-            self._decoder = LiveDecoder(image, self.metrics, self.interval_ns)
-        self._start()
-        if self._decoder is not None:
-            # Made before the start, initialised after it: the order of the live
-            # decoding measured on the H200 (see .live).
-            try:
-                self._decoder.image.reinit()
-            except Exception as exc:
-                self.close()
-                raise errors.explain(exc, started=False) from exc
-            self._decoder.run()
 
     @property
     def mode(self) -> str:
@@ -444,23 +360,47 @@ class PmSampler:
         """
         decoder = self._decoder
         if decoder is not None:
-            if decoder.behind:
+            if decoder.behind or not decoder.alive:
                 return self._go_stopped(restart=restart)
             decoder.wait_past(until_ns)
             return list(decoder.take())
-        expected = None
-        if self._running:
-            self._stop()
-            expected = (time.perf_counter_ns() - self._started_ns) // self.interval_ns
-        # An image sized to what was sampled (cupti-python allocates and initialises
-        # the whole image each decode: 318 MB for 10,000 samples of seven metrics).
-        size = MAX_DECODE_SAMPLES
-        if expected is not None:
-            size = min(MAX_DECODE_SAMPLES, 2 * int(expected) + 512)
-        chunks = decode_all(self._collector, max_samples=size, expected=expected)
+        if not self._running:
+            return []
+        self._stop()
+        expected = (time.perf_counter_ns() - self._started_ns) // self.interval_ns
+        chunks = self._decode_stopped(int(expected))
         if restart:
             self._start()
         return chunks
+
+    def _decode_stopped(self, expected: int) -> list[Chunk]:
+        """Decode everything CUPTI holds after a stop, into an image made now.
+
+        The image is made after the stop and used for this decode only, the order
+        cupti-python's ``decode`` uses and the one that read right after restarts
+        on the H200; it is sized to what was sampled (an image costs ~3 KB a sample
+        for two metrics and ~32 KB for seven, to allocate and initialise), and a
+        full one is initialised again and continued.
+        """
+        from nsight_lab.backends.pm.live import CuptiImage, LiveDecoder
+
+        capacity = max(256, min(MAX_DECODE_SAMPLES, 2 * expected + 256))
+        try:
+            image = CuptiImage(self._collector, self.metrics, capacity)
+        except Exception as exc:
+            raise errors.explain(exc, started=True) from exc
+        decoder = LiveDecoder(image, self.metrics, self.interval_ns)
+        try:
+            return list(decoder.finish(expected=expected))
+        except MeasurementError:
+            raise
+        except Exception as exc:
+            if errors.status_name(exc) == "ERROR_OUT_OF_MEMORY":
+                raise MeasurementError(errors.OVERFLOW) from exc
+            raise errors.explain(exc, started=True) from exc
+        finally:
+            self.stopped_zeros += decoder.zeros[:4]
+            image.close()
 
     def _go_stopped(self, *, restart: bool) -> list[Chunk]:
         """Leave live decoding: stop, decode what is left, sample stopped from now."""
@@ -505,4 +445,7 @@ class PmSampler:
             "busy_s": decoder.busy_s,
             "duty": decoder.duty,
             "reinits": decoder.reinits,
+            "repaired": decoder.repaired,
+            "zeros": decoder.zeros[:4],
+            "stopped_zeros": self.stopped_zeros[:4],
         }

@@ -128,13 +128,14 @@ def test_a_decoder_that_never_gets_there_says_what_to_do() -> None:
         live.wait_past(T0 + 100 * INTERVAL, timeout_s=0.05)
 
 
-def test_zero_timestamps_after_the_first_are_lost_samples_not_data() -> None:
+def test_samples_without_an_end_time_are_lost_samples_not_data() -> None:
     image = FakeImage(capacity=1000)
     image.zero_at = 40
     live = decoder(image)
     image.produce(60)
     with pytest.raises(MeasurementError, match="fell behind"):
         live.step()
+    assert live.zeros[0]["no_end_count"] == 20
 
 
 def test_an_error_in_the_thread_reaches_the_collection_as_one_line() -> None:
@@ -164,46 +165,88 @@ def test_the_pace_is_the_decode_time_over_the_sampled_time() -> None:
     assert live.duty == pytest.approx(live.busy_s / (500 * INTERVAL / 1e9))
 
 
-def test_a_thread_that_falls_behind_stops_decoding_and_leaves_the_rest() -> None:
-    image = FakeImage(capacity=1000)
+class Collector:
+    """cupti.pm_sampling.Collector's start/stop, logged."""
+
+    def __init__(self, image: FakeImage | None = None) -> None:
+        self.log: list[str] = []
+        self.image = image
+
+    def start(self) -> None:
+        self.log.append("start")
+
+    def stop(self) -> None:
+        self.log.append("stop")
+        if isinstance(self.image, SlowImage):
+            self.image.frozen = True
+
+    def disable(self) -> None:
+        self.log.append("disable")
+
+
+def bare_sampler(live: LiveDecoder) -> sampler.PmSampler:
+    s = sampler.PmSampler.__new__(sampler.PmSampler)
+    s.metrics, s.interval_ns = ("a", "b"), INTERVAL
+    collector = Collector(live.image)  # type: ignore[arg-type]
+    s._collector, s._decoder, s._running, s._started_ns = collector, live, True, 0
+    s.note, s.pace, s.stopped_zeros = None, {}, []
+    return s
+
+
+class SlowImage(FakeImage):
+    """Samples arrive with time (one per 20 µs); evaluating one takes 60 µs."""
+
+    def __init__(self, *, slow: bool) -> None:
+        super().__init__(capacity=10_000)
+        self.t0 = time.perf_counter()
+        self.slow = slow
+        self.frozen = False
+        """Sampling stopped: nothing more arrives."""
+
+    def decode(self) -> tuple[int, bool]:
+        if not self.frozen:
+            due = int((time.perf_counter() - self.t0) * 1e9 / INTERVAL)
+            self.produce(due - self.produced)
+        return super().decode()
+
+    def evaluate(self, index: int) -> np.ndarray:
+        if self.slow:
+            end = time.perf_counter() + 60e-6
+            while time.perf_counter() < end:
+                pass
+        return super().evaluate(index)
+
+
+@pytest.mark.parametrize(("slow", "mode"), [(False, "live"), (True, "stopped")])
+def test_the_pace_is_judged_before_any_run(slow: bool, mode: str) -> None:  # noqa: FBT001
+    image = SlowImage(slow=slow)
     live = decoder(image)
-    image.produce(JUDGE_AFTER)
-    live.step()
-    live.busy_s = 10.0  # as if decoding took far longer than the sampled time
-    assert live.behind
-    image.produce(50)
-    live.run()
-    assert live._thread is not None
-    live._thread.join(timeout=5)
-    assert not live._thread.is_alive()
-    assert image.read == JUDGE_AFTER  # the 50 wait in CUPTI's buffer
-    assert len(samples_of(live.finish())) == JUDGE_AFTER + 50
+    s = bare_sampler(live)
+    s._calibrate()
+    try:
+        assert s.mode == mode
+        if slow:  # stopped at once, started again with nothing decoded live after
+            assert s._collector.log == ["stop", "start"]
+            assert image.closed
+            assert s.note is not None
+            assert "2 metrics" in s.note
+        else:
+            assert s._collector.log == []
+            assert live.alive
+    finally:
+        image.frozen = True
+        if live.alive:
+            live.finish()
 
 
-def test_a_sampler_too_slow_to_decode_live_goes_stopped_and_says_why() -> None:
-    class Collector:
-        def __init__(self) -> None:
-            self.log: list[str] = []
-
-        def start(self) -> None:
-            self.log.append("start")
-
-        def stop(self) -> None:
-            self.log.append("stop")
-
-        def disable(self) -> None:
-            self.log.append("disable")
-
+def test_a_sampler_whose_thread_fell_behind_goes_stopped_and_says_why() -> None:
     image = FakeImage(capacity=1000)
     live = decoder(image)
     image.produce(JUDGE_AFTER + 200)
     live.step()
     live.busy_s = 10.0  # as if decoding took far longer than the sampled time
     image.produce(300)  # sampled since, not yet decoded
-    s = sampler.PmSampler.__new__(sampler.PmSampler)
-    s.metrics, s.interval_ns = ("a", "b"), INTERVAL
-    s._collector, s._decoder, s._running, s._started_ns = Collector(), live, True, 0
-    s.note = None
+    s = bare_sampler(live)
     chunks = s.drain(until_ns=T0)
     assert s.mode == "stopped"
     assert s._collector.log == ["stop", "start"]
@@ -212,8 +255,42 @@ def test_a_sampler_too_slow_to_decode_live_goes_stopped_and_says_why() -> None:
     total = JUDGE_AFTER + 200 + 300
     assert np.array_equal(samples_of(chunks), np.arange(total))
     assert s.note is not None
-    assert "2 metrics" in s.note
     assert "--sample-interval" in s.note
+    assert s.pace["samples"] == total
+
+
+def test_a_stopped_decode_that_ends_short_after_a_full_image_is_an_error() -> None:
+    image = FakeImage(capacity=100)
+    live = decoder(image)
+    image.produce(250)
+    with pytest.raises(MeasurementError, match="did not continue"):
+        live.finish(expected=1000)  # 250 decoded of 1,000 sampled, past two images
+
+
+def test_a_stopped_decode_of_what_was_sampled_is_whole() -> None:
+    image = FakeImage(capacity=100)
+    live = decoder(image)
+    image.produce(950)
+    assert len(samples_of(live.finish(expected=1000))) == 950
+
+
+def test_a_missing_start_after_a_new_image_is_the_last_samples_end() -> None:
+    class NoStartAfterReinit(FakeImage):
+        def times(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+            starts, ends = super().times(lo, hi)
+            if lo == 0:
+                starts[0] = 0
+            return starts, ends
+
+    image = NoStartAfterReinit(capacity=100)
+    live = decoder(image)
+    image.produce(250)
+    chunks = live.finish()
+    starts = np.concatenate([c.starts for c in chunks])
+    ends = np.concatenate([c.ends for c in chunks])
+    assert np.array_equal(starts[1:], ends[:-1])
+    assert live.repaired == 3  # the first sample, and the first of two new images
+    assert [z["slot"] for z in live.zeros] == [0, 0, 0]
 
 
 def test_the_fell_behind_message_is_one_line() -> None:

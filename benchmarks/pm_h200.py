@@ -391,7 +391,14 @@ def record_paces() -> None:
 
     def recorded(self: PmSampler) -> None:
         close(self)
-        PACES.append({"mode": self.mode, "note": self.note, **self.pace})
+        PACES.append(
+            {
+                "mode": self.mode,
+                "note": self.note,
+                **self.pace,
+                "stopped_zeros": self.stopped_zeros[:4],
+            }
+        )
 
     PmSampler.close = recorded  # type: ignore[method-assign]
 
@@ -829,6 +836,7 @@ def main() -> None:
         with bench.part(name, optional=optional) as entry:
             if "skipped" not in entry:
                 step(entry)
+    bench.results["paces"] = PACES
     bench.results["total_s"] = bench.elapsed()
     bench.save()
     bench.log(

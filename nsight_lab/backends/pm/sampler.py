@@ -291,6 +291,9 @@ class PmSampler:
         from nsight_lab.backends.pm.live import CALIBRATE_S, KEEP_UP
 
         decoder = self._decoder
+        time.sleep(CALIBRATE_S / 2)
+        decoder.step()  # the first decode pays CUPTI's first-call costs: not judged
+        decoder.samples, decoder.busy_s = 0, 0.0
         time.sleep(CALIBRATE_S)
         decoder.step()
         decoder.take()  # idle samples from before the cell

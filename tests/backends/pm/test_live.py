@@ -128,14 +128,30 @@ def test_a_decoder_that_never_gets_there_says_what_to_do() -> None:
         live.wait_past(T0 + 100 * INTERVAL, timeout_s=0.05)
 
 
-def test_samples_without_an_end_time_are_lost_samples_not_data() -> None:
-    image = FakeImage(capacity=1000)
-    image.zero_at = 40
+def test_a_sample_without_an_end_followed_by_others_is_a_lost_sample() -> None:
+    class Hole(FakeImage):
+        def times(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+            starts, ends = super().times(lo, hi)
+            ends[(np.array(self.slots[lo:hi]) == 40)] = 0
+            return starts, ends
+
+    image = Hole(capacity=1000)
     live = decoder(image)
     image.produce(60)
     with pytest.raises(MeasurementError, match="fell behind"):
         live.step()
-    assert live.zeros[0]["no_end_count"] == 20
+    assert live.zeros[0]["no_end"] == [40]
+
+
+def test_the_sample_a_stop_cut_short_waits_and_is_dropped_at_the_end() -> None:
+    image = FakeImage(capacity=1000)
+    image.zero_at = 40  # samples 40.. have no end time (yet)
+    live = decoder(image)
+    image.produce(45)
+    assert live.step() == 40
+    image.zero_at = 44  # 40..43 completed since; 44 was cut by the stop
+    assert np.array_equal(samples_of(live.finish()), np.arange(44))
+    assert live.zeros[-1]["no_end"] == [4]  # slot 44, the 5th of the last read
 
 
 def test_an_error_in_the_thread_reaches_the_collection_as_one_line() -> None:

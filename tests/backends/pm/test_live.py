@@ -151,7 +151,8 @@ def test_the_sample_a_stop_cut_short_waits_and_is_dropped_at_the_end() -> None:
     assert live.step() == 40
     image.zero_at = 44  # 40..43 completed since; 44 was cut by the stop
     assert np.array_equal(samples_of(live.finish()), np.arange(44))
-    assert live.zeros[-1]["no_end"] == [4]  # slot 44, the 5th of the last read
+    assert live.zeros[-1]["slot"] == 44  # left by the read that took 40-43
+    assert live.zeros[-1]["no_end"] == [0]
 
 
 def test_an_error_in_the_thread_reaches_the_collection_as_one_line() -> None:

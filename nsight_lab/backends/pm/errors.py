@@ -38,9 +38,9 @@ OVERFLOW = (
     "--sample-interval (in µs) or profile fewer runs per cell"
 )
 STUCK = (
-    "PM sampling's decode filled an image of {limit:,} samples and did not continue "
-    "after it, so later samples would be lost: give a longer --sample-interval "
-    "(in µs)"
+    "PM sampling had more than {limit:,} samples waiting to be decoded at once "
+    "(CUPTI cannot continue past a full image): give a longer --sample-interval "
+    "(in µs) or fewer --metrics"
 )
 FELL_BEHIND = (
     "PM sampling's decode fell behind the sampling and samples were lost or late: "

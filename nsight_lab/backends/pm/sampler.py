@@ -7,13 +7,16 @@ interval (GPU time-interval trigger) and starts it. It decodes live, in a thread
 and starts it again. The collector drains only while the GPU is idle (after a
 synchronize), so nothing runs while sampling is stopped.
 
-**Decoding past 10,000 samples.** An image holds at most 10,000 samples
-(``decode(max_samples=100000)`` raised ``ERROR_UNKNOWN`` on the H200), and a second
-decode into a *new* image after a full one did not continue (cupti-python's
-``decode`` then silently dropped what came after the 10,000th sample). Initialised
-again, the same image is continued where it stopped, live and after a stop alike
-(:mod:`.live`); a decode that ends short of what the sampling time implies is an
-error (:data:`~.errors.STUCK`), never a silent cut.
+**Past 10,000 samples.** An image holds at most 10,000 samples
+(``decode(max_samples=100000)`` raised ``ERROR_UNKNOWN`` on the H200), and after a
+decode has filled one, CUPTI's next decode gives samples without timestamps or
+counts, into a new image or the same one initialised again (cupti-python's
+``decode`` then silently dropped everything past the 10,000th sample). So no decode
+may fill an image: live, the thread decodes every few ms into an image that always
+has half its room free, for as many samples as the cell makes; stopped, a
+collection may find at most 10,000 (0.2 s at 20 µs; collections come every 0.1 s).
+A decode that fills its image is an error (:data:`~.errors.STUCK`), never a
+silent cut.
 
 **Evaluating.** A sample's metric values are computed on the host
 (``profiler_host_evaluate_to_gpu_values``, which CUPTI notes is expensive), once, as
@@ -40,9 +43,6 @@ if TYPE_CHECKING:
 
 MAX_DECODE_SAMPLES = 10_000
 """Samples per decode: the largest ``max_samples`` that works (see the module doc)."""
-EXPECTED_SHARE = 0.9
-"""A stopped decode that continued past a full image and still got less than this
-share of the samples its sampling time implies lost samples."""
 HARDWARE_BUFFER_BYTES = 512 << 20
 """The hardware buffer CUPTI samples into between drains (cupti-python's default)."""
 
@@ -249,7 +249,6 @@ class PmSampler:
         self.interval_ns = int(interval_ns)
         self._collector: Any = pm_sampling.Collector(device_index)
         self._running = False
-        self._started_ns = 0
         self._decoder: Any = None
         self.pace: dict[str, Any] = {}
         """The live thread's samples, busy seconds and duty, once it ended."""
@@ -341,7 +340,6 @@ class PmSampler:
             self._disable()
             raise errors.explain(exc, started=False) from exc
         self._running = True
-        self._started_ns = time.perf_counter_ns()
 
     def _stop(self) -> None:
         try:
@@ -370,31 +368,29 @@ class PmSampler:
         if not self._running:
             return []
         self._stop()
-        expected = (time.perf_counter_ns() - self._started_ns) // self.interval_ns
-        chunks = self._decode_stopped(int(expected))
+        chunks = self._decode_stopped()
         if restart:
             self._start()
         return chunks
 
-    def _decode_stopped(self, expected: int) -> list[Chunk]:
+    def _decode_stopped(self) -> list[Chunk]:
         """Decode everything CUPTI holds after a stop, into an image made now.
 
         The image is made after the stop and used for this decode only, the order
         cupti-python's ``decode`` uses and the one that read right after restarts
-        on the H200; it is sized to what was sampled (an image costs ~3 KB a sample
-        for two metrics and ~32 KB for seven, to allocate and initialise), and a
-        full one is initialised again and continued.
+        on the H200. More than one image's samples (10,000) between two
+        collections is an error (see :mod:`.live`): at 20 µs a collection comes
+        every 0.1 s, 5,000 samples.
         """
         from nsight_lab.backends.pm.live import CuptiImage, LiveDecoder
 
-        capacity = max(256, min(MAX_DECODE_SAMPLES, 2 * expected + 256))
         try:
-            image = CuptiImage(self._collector, self.metrics, capacity)
+            image = CuptiImage(self._collector, self.metrics, MAX_DECODE_SAMPLES)
         except Exception as exc:
             raise errors.explain(exc, started=True) from exc
         decoder = LiveDecoder(image, self.metrics, self.interval_ns)
         try:
-            return list(decoder.finish(expected=expected))
+            return list(decoder.finish())
         except MeasurementError:
             raise
         except Exception as exc:

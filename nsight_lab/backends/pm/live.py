@@ -12,8 +12,8 @@ the thread's decode runs beside the kernel launches and the cell's synchronize.
 ``live_20us``: 39,752 samples decoded live in 61 decodes, no gap between decodes, DRAM
 bytes 1.00005x the known total):
 
-- the image and its evaluator are made before sampling starts and initialised again
-  after it, and sampling is never stopped and started again while the image is used
+- the image and its evaluator are made (and the image initialised) before sampling
+  starts, and sampling is never stopped and started again while the image is used
   (after a restart, samples decoded into an image made before it evaluated as
   invalid metric names);
 - a decode appends to the image, and an image initialised again before a decode
@@ -49,16 +49,20 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 CAPACITY = 10_000
-"""Samples per image: the largest CUPTI takes (a 10,000-sample image of the DRAM pair
-is 31.6 MB and takes ~5 ms to initialise again: once per 100 ms at 20 µs)."""
+"""Samples per image at most: the largest CUPTI takes."""
+IMAGE_BYTES = 64 << 20
+"""A live image's size budget: 10,000 samples of the DRAM pair (31.6 MB, ~5 ms to
+initialise again, once per 100 ms at 20 µs), ~2,000 of the seven default counters
+(an image costs ~32 KB a sample for them)."""
 PERIOD_S = 0.004
 """The thread decodes this often (~200 samples at 20 µs)."""
 WAIT_S = 10.0
 """A collection waits at most this long for the thread to decode past its batch."""
-KEEP_UP = 0.9
+KEEP_UP = 0.95
 """A thread busy for more than this share of the sampled time falls behind: the
-sampler then decodes stopped. (Two DRAM counters at 20 µs took ~12 µs a sample on
-the H200, 0.6 of the sampled time: decode 6.5, timestamps 1, evaluation 4.7.)"""
+sampler then decodes stopped. (Two DRAM counters at 20 µs kept the thread busy for
+0.69-0.81 of the sampled time on the H200: decode ~6.5 µs a sample, timestamps ~1,
+evaluation ~4.7; seven counters for ~3x the sampled time.)"""
 JUDGE_AFTER = 1_000
 """Samples decoded before the thread's pace is judged."""
 CALIBRATE_S = 0.025
@@ -102,9 +106,16 @@ class CuptiImage:
         self,
         collector: Any,  # noqa: ANN401  (an enabled, configured pm_sampling.Collector)
         metrics: Sequence[str],
-        capacity: int = CAPACITY,
+        capacity: int | None = CAPACITY,
     ) -> None:
-        """Make the image for ``capacity`` samples, its structs and its evaluator."""
+        """Make the image, its structs and its evaluator.
+
+        Args:
+            collector: An enabled, configured ``cupti.pm_sampling.Collector``.
+            metrics: The configured metrics, in value-column order.
+            capacity: Samples the image holds; None sizes it by
+                :data:`IMAGE_BYTES` (at most :data:`CAPACITY`).
+        """
         from cupti import cupti
 
         self._cupti = cupti
@@ -119,6 +130,11 @@ class CuptiImage:
         size.p_pm_sampling_object = pm_object
         size.p_metric_names = names_ptr
         size.num_metrics = len(metrics)
+        if capacity is None:
+            size.max_samples = 1000
+            cupti.pm_sampling_get_counter_data_size(size.ptr)
+            per_sample = max(1, int(size.counter_data_size) // 1000)
+            capacity = max(256, min(CAPACITY, IMAGE_BYTES // per_sample))
         size.max_samples = int(capacity)
         cupti.pm_sampling_get_counter_data_size(size.ptr)
         self.capacity = int(capacity)
@@ -163,6 +179,7 @@ class CuptiImage:
             chip, profiler_host.ProfilerType.PM_SAMPLING
         )
         self._host.initialize()
+        self._count = count
         self._values = np.zeros(count, dtype=np.float64)
         evaluate = cupti.ProfilerHostEvaluateToGpuValuesParams()
         evaluate.struct_size = (
@@ -205,10 +222,11 @@ class CuptiImage:
         return starts, ends
 
     def evaluate(self, index: int) -> NDArray[np.float64]:
-        """Sample ``index``'s metric values (a copy)."""
+        """Sample ``index``'s metric values (a new array, CUPTI writes into it)."""
+        values: NDArray[np.float64] = np.empty(self._count, dtype=np.float64)
         self._evaluate.range_index = index
+        self._evaluate.p_metric_values = values.ctypes.data
         self._cupti.profiler_host_evaluate_to_gpu_values(self._evaluate.ptr)
-        values: NDArray[np.float64] = self._values.copy()
         return values
 
     def close(self) -> None:

@@ -249,6 +249,7 @@ class PmSampler:
         self.interval_ns = int(interval_ns)
         self._collector: Any = pm_sampling.Collector(device_index)
         self._running = False
+        self._started_ns = 0
         self._decoder: Any = None
         self.pace: dict[str, Any] = {}
         """The live thread's samples, busy seconds and duty, once it ended."""
@@ -261,17 +262,14 @@ class PmSampler:
             from nsight_lab.backends.pm.live import CuptiImage, LiveDecoder
 
             try:  # the image predates the start (see .live)
-                image = CuptiImage(self._collector, self.metrics)
+                image = CuptiImage(self._collector, self.metrics, capacity=None)
             except Exception as exc:
                 self._disable()
                 raise errors.explain(exc, started=False) from exc
             self._decoder = LiveDecoder(image, self.metrics, self.interval_ns)
         self._start()
         if self._decoder is not None:
-            # Made before the start, initialised after it: the order of the live
-            # decoding measured on the H200 (see .live).
             try:
-                self._decoder.image.reinit()
                 self._calibrate()
             except MeasurementError:
                 self.close()
@@ -340,6 +338,7 @@ class PmSampler:
             self._disable()
             raise errors.explain(exc, started=False) from exc
         self._running = True
+        self._started_ns = time.perf_counter_ns()
 
     def _stop(self) -> None:
         try:
@@ -378,14 +377,19 @@ class PmSampler:
 
         The image is made after the stop and used for this decode only, the order
         cupti-python's ``decode`` uses and the one that read right after restarts
-        on the H200. More than one image's samples (10,000) between two
-        collections is an error (see :mod:`.live`): at 20 µs a collection comes
-        every 0.1 s, 5,000 samples.
+        on the H200. It holds half as much again as the sampling time since the
+        start implies; more than 10,000 samples between two collections is an
+        error (see :mod:`.live`): at 20 µs a collection comes every 0.1 s, 5,000
+        samples.
         """
         from nsight_lab.backends.pm.live import CuptiImage, LiveDecoder
 
+        # Sized to what was sampled (an image costs ~3 KB a sample for two
+        # metrics, ~32 KB for seven, to allocate and initialise), with room.
+        sampled = (time.perf_counter_ns() - self._started_ns) // self.interval_ns
+        capacity = int(min(MAX_DECODE_SAMPLES, 1.5 * sampled + 256))
         try:
-            image = CuptiImage(self._collector, self.metrics, MAX_DECODE_SAMPLES)
+            image = CuptiImage(self._collector, self.metrics, capacity)
         except Exception as exc:
             raise errors.explain(exc, started=True) from exc
         decoder = LiveDecoder(image, self.metrics, self.interval_ns)

@@ -222,9 +222,10 @@ class PmSampler:
       the GPU works (:mod:`.live`); a collection only waits for the thread to pass
       its batch's last kernel.
     - **stopped**: where the live thread cannot keep up (busy more than
-      :data:`.live.KEEP_UP` of the sampled time: the seven default counters at 20 µs on
-      the H200 decode at ~40 µs a sample), each collection stops sampling, decodes
-      through cupti-python, and starts again. The cell then waits for every decode.
+      :data:`.live.TOO_SLOW` times the sampled time: the seven default counters at
+      20 µs on the H200 took 56-80 µs a sample), each collection stops sampling,
+      decodes into an image made after the stop, and starts again. The cell then
+      waits for every decode.
 
     Raises (from the constructor):
         BackendUnavailableError: CUPTI refused to enable or configure PM sampling
@@ -285,16 +286,18 @@ class PmSampler:
         metrics (see the class doc); judged before any run, no region ever sees the
         change from live to stopped.
         """
-        from nsight_lab.backends.pm.live import CALIBRATE_S, KEEP_UP
+        from nsight_lab.backends.pm.live import CALIBRATE_S, TOO_SLOW
 
         decoder = self._decoder
-        time.sleep(CALIBRATE_S / 2)
+        # Never near a full image (after one, CUPTI's samples have no timestamps).
+        wait_s = min(CALIBRATE_S, decoder.image.capacity / 4 * self.interval_ns / 1e9)
+        time.sleep(wait_s / 2)
         decoder.step()  # the first decode pays CUPTI's first-call costs: not judged
         decoder.samples, decoder.busy_s = 0, 0.0
-        time.sleep(CALIBRATE_S)
+        time.sleep(wait_s)
         decoder.step()
         decoder.take()  # idle samples from before the cell
-        if decoder.samples and decoder.duty > KEEP_UP:
+        if decoder.samples and decoder.duty > TOO_SLOW:
             self._go_stopped(restart=True)
         else:
             decoder.run()
@@ -377,19 +380,15 @@ class PmSampler:
 
         The image is made after the stop and used for this decode only, the order
         cupti-python's ``decode`` uses and the one that read right after restarts
-        on the H200. It holds half as much again as the sampling time since the
-        start implies; more than 10,000 samples between two collections is an
-        error (see :mod:`.live`): at 20 µs a collection comes every 0.1 s, 5,000
-        samples.
+        on the H200 (an image sized to the sampling time since the start filled up
+        there: more samples waited than that time implied). More than 10,000
+        samples between two collections is an error (see :mod:`.live`): at 20 µs a
+        collection comes every 0.1 s, 5,000 samples.
         """
         from nsight_lab.backends.pm.live import CuptiImage, LiveDecoder
 
-        # Sized to what was sampled (an image costs ~3 KB a sample for two
-        # metrics, ~32 KB for seven, to allocate and initialise), with room.
-        sampled = (time.perf_counter_ns() - self._started_ns) // self.interval_ns
-        capacity = int(min(MAX_DECODE_SAMPLES, 1.5 * sampled + 256))
         try:
-            image = CuptiImage(self._collector, self.metrics, capacity)
+            image = CuptiImage(self._collector, self.metrics, MAX_DECODE_SAMPLES)
         except Exception as exc:
             raise errors.explain(exc, started=True) from exc
         decoder = LiveDecoder(image, self.metrics, self.interval_ns)

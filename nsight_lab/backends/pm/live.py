@@ -67,9 +67,10 @@ keep up, as the thread catches up while a collection waits for the idle GPU; fou
 counters took 1.9, seven 2.8-4.1."""
 JUDGE_AFTER = 1_000
 """Samples decoded before the thread's pace is judged."""
-CALIBRATE_S = 0.025
-"""Sampling time decoded at open to judge the pace before any run (1,250 samples at
-20 µs)."""
+CALIBRATE_S = 0.005
+"""Sampling time decoded at open to judge the pace before any run (250 samples at
+20 µs): short, because a set that decodes too slowly leaves a backlog of the judged
+samples times its pace, which must fit in the image's free half after the stop."""
 
 
 class ImageApi(Protocol):

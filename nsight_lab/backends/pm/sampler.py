@@ -290,7 +290,7 @@ class PmSampler:
 
         decoder = self._decoder
         # Never near a full image (after one, CUPTI's samples have no timestamps).
-        wait_s = min(CALIBRATE_S, decoder.image.capacity / 4 * self.interval_ns / 1e9)
+        wait_s = min(CALIBRATE_S, decoder.image.capacity / 8 * self.interval_ns / 1e9)
         time.sleep(wait_s / 2)
         decoder.step()  # the first decode pays CUPTI's first-call costs: not judged
         decoder.samples, decoder.busy_s = 0, 0.0

@@ -258,6 +258,7 @@ class PmSampler:
         """Where stopped decodes met zero timestamps (the benchmark reports them)."""
         self.note: str | None = None
         """Why sampling went from live to stopped, once it did."""
+        self._pm_sampling, self._buffer_bytes = pm_sampling, buffer_bytes
         self._configure(pm_sampling, buffer_bytes)
         if live:
             from nsight_lab.backends.pm.live import CuptiImage, LiveDecoder
@@ -298,9 +299,28 @@ class PmSampler:
         decoder.step()
         decoder.take()  # idle samples from before the cell
         if decoder.samples and decoder.duty > TOO_SLOW:
-            self._go_stopped(restart=True)
+            self._start_over_stopped(decoder)
         else:
             decoder.run()
+
+    def _start_over_stopped(self, decoder: Any) -> None:  # noqa: ANN401  (LiveDecoder)
+        """Drop the judged (idle) samples and sample stopped on a fresh session.
+
+        The samples sampled while the judged ones were decoded are left in CUPTI's
+        buffer; a slow set's backlog can be larger than the image's free half
+        (four counters on the H200: 2,300 samples after 5 ms judged), so PM
+        sampling is disabled and enabled again instead of decoding it.
+        """
+        self._keep_pace(decoder)
+        decoder.abandon()
+        self._decoder = None
+        self._note_slow(decoder)
+        with contextlib.suppress(Exception):
+            self._collector.stop()
+        self._running = False
+        self._disable()
+        self._configure(self._pm_sampling, self._buffer_bytes)
+        self._start()
 
     def _configure(self, pm_sampling: Any, buffer_bytes: int) -> None:  # noqa: ANN401
         """Enable PM sampling and set its metrics, interval and buffer."""
@@ -414,6 +434,12 @@ class PmSampler:
             decoder.image.close()
             self._decoder = None
             self._keep_pace(decoder)
+        self._note_slow(decoder)
+        if restart:
+            self._start()
+        return chunks
+
+    def _note_slow(self, decoder: Any) -> None:  # noqa: ANN401  (a LiveDecoder)
         self.note = (
             f"PM sampling decoded {len(self.metrics)} metrics at "
             f"{1e6 * decoder.busy_s / max(1, decoder.samples):.3g} µs a sample, too "
@@ -421,9 +447,6 @@ class PmSampler:
             "the cell runs: sampling now stops while each batch is decoded (a slower "
             "cell); fewer --metrics or a longer --sample-interval keep it live"
         )
-        if restart:
-            self._start()
-        return chunks
 
     def _disable(self) -> None:
         with contextlib.suppress(Exception):

@@ -202,6 +202,12 @@ class Collector:
     def disable(self) -> None:
         self.log.append("disable")
 
+    def enable(self) -> None:
+        self.log.append("enable")
+
+    def configure(self, **settings: object) -> None:
+        self.log.append(f"configure {settings['sampling_interval']}")
+
 
 def bare_sampler(live: LiveDecoder) -> sampler.PmSampler:
     s = sampler.PmSampler.__new__(sampler.PmSampler)
@@ -209,6 +215,10 @@ def bare_sampler(live: LiveDecoder) -> sampler.PmSampler:
     collector = Collector(live.image)  # type: ignore[arg-type]
     s._collector, s._decoder, s._running = collector, live, True
     s.note, s.pace, s.stopped_zeros = None, {}, []
+    s._pm_sampling = type(
+        "pm_sampling", (), {"TriggerMode": type("T", (), {"GPU_TIME_INTERVAL": 1})}
+    )
+    s._buffer_bytes = 1 << 20
     return s
 
 
@@ -244,8 +254,14 @@ def test_the_pace_is_judged_before_any_run(slow: bool, mode: str) -> None:  # no
     s._calibrate()
     try:
         assert s.mode == mode
-        if slow:  # stopped at once, started again with nothing decoded live after
-            assert s._collector.log == ["stop", "start"]
+        if slow:  # a fresh stopped session: the judged samples' backlog dropped
+            assert s._collector.log == [
+                "stop",
+                "disable",
+                "enable",
+                f"configure {INTERVAL}",
+                "start",
+            ]
             assert image.closed
             assert s.note is not None
             assert "2 metrics" in s.note

@@ -225,14 +225,20 @@ def bare_sampler(live: LiveDecoder) -> sampler.PmSampler:
 class SlowImage(FakeImage):
     """Samples arrive with time (one per 20 µs); evaluating one takes 60 µs."""
 
-    def __init__(self, *, slow: bool) -> None:
+    def __init__(self, *, slow: bool, only_decode: int | None = None) -> None:
         super().__init__(capacity=10_000)
         self.t0 = time.perf_counter()
         self.slow = slow
+        self.only_decode = only_decode
+        """Slow in this decode only (1 = the first)."""
+        self.decodes = 0
         self.frozen = False
         """Sampling stopped: nothing more arrives."""
 
     def decode(self) -> tuple[int, bool]:
+        self.decodes += 1
+        if self.only_decode is not None:
+            self.slow = self.decodes == self.only_decode
         if not self.frozen:
             due = int((time.perf_counter() - self.t0) * 1e9 / INTERVAL)
             self.produce(due - self.produced)
@@ -272,6 +278,20 @@ def test_the_pace_is_judged_before_any_run(slow: bool, mode: str) -> None:  # no
         image.frozen = True
         if live.alive:
             live.finish()
+
+
+def test_one_slow_judgement_alone_does_not_make_a_sampler_stopped() -> None:
+    image = SlowImage(slow=False, only_decode=2)  # the first judged decode is slow
+    live = decoder(image)
+    s = bare_sampler(live)
+    s._calibrate()
+    try:
+        assert image.decodes == 3
+        assert s.mode == "live"
+        assert s._collector.log == []
+    finally:
+        image.frozen = True
+        live.finish()
 
 
 def test_a_sampler_whose_thread_fell_behind_goes_stopped_and_says_why() -> None:

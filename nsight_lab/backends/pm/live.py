@@ -359,11 +359,11 @@ class LiveDecoder:
     ) -> int:
         """How many of these samples are complete (the rest wait or were cut).
 
-        Seen on the H200: after a stop, the last sample decoded has no end time (0),
-        the interval the stop cut short. Samples without an end at the end of what
-        was decoded are taken to be that (they are left, and dropped at
-        :meth:`finish`); one without an end followed by samples with one cannot be
-        placed, a lost sample.
+        Samples without an end time (0) at the end of what was decoded are taken
+        to be intervals CUPTI has not closed yet: they are left for the next
+        decode, and dropped at :meth:`finish` (after a stop, such an interval was
+        cut short). One without an end followed by samples with one cannot be
+        placed: a lost sample (on the H200 they came after a full image).
 
         Raises:
             MeasurementError: A sample without an end time is followed by others.

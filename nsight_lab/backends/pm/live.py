@@ -98,6 +98,14 @@ class ImageApi(Protocol):
         """Release what the image holds in CUPTI."""
 
 
+def _struct(params: Any, size: int, **fields: Any) -> Any:  # noqa: ANN401
+    """A CUPTI parameter struct with its size and ``fields`` set (kept for reuse)."""
+    params.struct_size = size
+    for name, value in fields.items():
+        setattr(params, name, value)
+    return params
+
+
 class CuptiImage:
     """:class:`ImageApi` over ``cupti.cupti``'s calls, with every struct kept.
 
@@ -128,11 +136,13 @@ class CuptiImage:
         self._name_bytes = [m.encode() for m in metrics]
         self._names = (ctypes.c_char_p * len(metrics))(*self._name_bytes)
         names_ptr = ctypes.addressof(self._names)
-        size = cupti.PmSamplingGetCounterDataSizeParams()
-        size.struct_size = cupti.PM_SAMPLING_GET_COUNTER_DATA_SIZE_PARAMS_STRUCT_SIZE
-        size.p_pm_sampling_object = pm_object
-        size.p_metric_names = names_ptr
-        size.num_metrics = len(metrics)
+        size = _struct(
+            cupti.PmSamplingGetCounterDataSizeParams(),
+            cupti.PM_SAMPLING_GET_COUNTER_DATA_SIZE_PARAMS_STRUCT_SIZE,
+            p_pm_sampling_object=pm_object,
+            p_metric_names=names_ptr,
+            num_metrics=len(metrics),
+        )
         if capacity is None:
             size.max_samples = 1000
             cupti.pm_sampling_get_counter_data_size(size.ptr)
@@ -143,33 +153,31 @@ class CuptiImage:
         self.capacity = int(capacity)
         self._image = np.zeros(int(size.counter_data_size), dtype=np.uint8)
         address, length = self._image.ctypes.data, len(self._image)
-        init = cupti.PmSamplingCounterDataImageInitializeParams()
-        init.struct_size = (
-            cupti.PM_SAMPLING_COUNTER_DATA_IMAGE_INITIALIZE_PARAMS_STRUCT_SIZE
+        on_image = {"counter_data_image_size": length, "p_counter_data_image": address}
+        self._init = _struct(
+            cupti.PmSamplingCounterDataImageInitializeParams(),
+            cupti.PM_SAMPLING_COUNTER_DATA_IMAGE_INITIALIZE_PARAMS_STRUCT_SIZE,
+            p_pm_sampling_object=pm_object,
+            counter_data_size=length,
+            p_counter_data=address,
         )
-        init.p_pm_sampling_object = pm_object
-        init.counter_data_size = length
-        init.p_counter_data = address
-        self._init = init
-        decode = cupti.PmSamplingDecodeDataParams()
-        decode.struct_size = cupti.PM_SAMPLING_DECODE_DATA_PARAMS_STRUCT_SIZE
-        decode.p_pm_sampling_object = pm_object
-        decode.p_counter_data_image = address
-        decode.counter_data_image_size = length
-        self._decode = decode
-        info = cupti.PmSamplingGetCounterDataInfoParams()
-        info.struct_size = cupti.PM_SAMPLING_GET_COUNTER_DATA_INFO_PARAMS_STRUCT_SIZE
-        info.p_counter_data_image = address
-        info.counter_data_image_size = length
-        self._info = info
-        sample = cupti.PmSamplingCounterDataGetSampleInfoParams()
-        sample.struct_size = (
-            cupti.PM_SAMPLING_COUNTER_DATA_GET_SAMPLE_INFO_PARAMS_STRUCT_SIZE
+        self._decode = _struct(
+            cupti.PmSamplingDecodeDataParams(),
+            cupti.PM_SAMPLING_DECODE_DATA_PARAMS_STRUCT_SIZE,
+            p_pm_sampling_object=pm_object,
+            **on_image,
         )
-        sample.p_pm_sampling_object = pm_object
-        sample.p_counter_data_image = address
-        sample.counter_data_image_size = length
-        self._sample = sample
+        self._info = _struct(
+            cupti.PmSamplingGetCounterDataInfoParams(),
+            cupti.PM_SAMPLING_GET_COUNTER_DATA_INFO_PARAMS_STRUCT_SIZE,
+            **on_image,
+        )
+        self._sample = _struct(
+            cupti.PmSamplingCounterDataGetSampleInfoParams(),
+            cupti.PM_SAMPLING_COUNTER_DATA_GET_SAMPLE_INFO_PARAMS_STRUCT_SIZE,
+            p_pm_sampling_object=pm_object,
+            **on_image,
+        )
         self.reinit()
         self._evaluator(collector._chip_name, names_ptr, len(metrics))  # noqa: SLF001
 
@@ -183,18 +191,15 @@ class CuptiImage:
         )
         self._host.initialize()
         self._count = count
-        self._values = np.zeros(count, dtype=np.float64)
-        evaluate = cupti.ProfilerHostEvaluateToGpuValuesParams()
-        evaluate.struct_size = (
-            cupti.PROFILER_HOST_EVALUATE_TO_GPU_VALUES_PARAMS_STRUCT_SIZE
+        self._evaluate = _struct(
+            cupti.ProfilerHostEvaluateToGpuValuesParams(),
+            cupti.PROFILER_HOST_EVALUATE_TO_GPU_VALUES_PARAMS_STRUCT_SIZE,
+            p_host_object=self._host._p_host_object,  # noqa: SLF001
+            p_counter_data_image=self._image.ctypes.data,
+            counter_data_image_size=len(self._image),
+            pp_metric_names=names_ptr,
+            num_metrics=count,
         )
-        evaluate.p_host_object = self._host._p_host_object  # noqa: SLF001
-        evaluate.p_counter_data_image = self._image.ctypes.data
-        evaluate.counter_data_image_size = len(self._image)
-        evaluate.pp_metric_names = names_ptr
-        evaluate.num_metrics = count
-        evaluate.p_metric_values = self._values.ctypes.data
-        self._evaluate = evaluate
 
     def reinit(self) -> None:
         """Initialise the image again (CUPTI writes its empty sample records)."""

@@ -127,7 +127,11 @@ def counters_figure(records: Sequence[RunRecord]) -> go.Figure | None:
         layout=_layout(
             "Counters over time (PM sampling)<br><sup>the median run of each "
             "region; time from the region's first kernel, regions end to end</sup>",
-            xaxis={"title": {"text": "time within each region (µs)"}},
+            # The one time axis under the lowest row (rows stack from the top).
+            xaxis={
+                "title": {"text": "time within each region (µs)"},
+                "anchor": f"y{len(units) if len(units) > 1 else ''}",
+            },
             shapes=[m for m in marks if "type" in m][:-1],
             annotations=[m for m in marks if "text" in m],
             **axes,

@@ -71,6 +71,8 @@ def test_counters_over_time_draws_the_median_run_of_each_region() -> None:
     assert read.x[0] == 10.0
     assert read.x[6] > 125.0  # the second region starts after the first one's span
     assert fig.data[2].yaxis == "y2"  # % on its own row
+    assert fig.layout.xaxis.anchor == "y2"  # the time axis under the lowest row
+    assert fig.layout.yaxis2.domain[1] < fig.layout.yaxis.domain[0]
     texts = [a.text for a in fig.layout.annotations]
     assert texts == ["x*2", "&lt;b&gt;sum&lt;/b&gt;"]  # markup shown as text
     assert len(fig.layout.shapes) == 1  # one separator between two regions

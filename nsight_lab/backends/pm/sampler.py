@@ -250,7 +250,6 @@ class PmSampler:
         self.interval_ns = int(interval_ns)
         self._collector: Any = pm_sampling.Collector(device_index)
         self._running = False
-        self._started_ns = 0
         self._decoder: Any = None
         self.pace: dict[str, Any] = {}
         """The live thread's samples, busy seconds and duty, once it ended."""
@@ -368,7 +367,6 @@ class PmSampler:
             self._disable()
             raise errors.explain(exc, started=False) from exc
         self._running = True
-        self._started_ns = time.perf_counter_ns()
 
     def _stop(self) -> None:
         try:

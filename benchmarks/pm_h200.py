@@ -14,13 +14,16 @@ after every part so a timeout keeps what was done:
    (about 12,000 samples): are the bytes all there?
 4. ``cell``: the issue's cell (``x*2`` over 256 MB, ``a + b*c``, ``addcmul``, softmax,
    layernorm, a transpose copy of 8192x4096 fp32, a sum over 64M floats, an 8192^2
-   bf16 matmul; the L2 flushed before each region) through ``%%nsight --backend pm``:
-   per-region DRAM bytes against a plain ``ncu --metrics dram__bytes_read.sum,
+   bf16 matmul; the L2 flushed before each region) through ``%%nsight --backend pm``,
+   on the default counters (read stopped) and on the DRAM pair (read live): per-region
+   DRAM bytes against a plain ``ncu --metrics dram__bytes_read.sum,
    dram__bytes_write.sum`` run of the same kernels (and against the isolated ncu
-   backend), the unfused/fused traffic ratio of both, and the pm backend's host cost.
-5. ``walls``: wall time of the same cell on pm, events and the isolated ncu backend
-   (whole cells, and the marginal cost per run between two run counts).
-6. ``streaming``: per-run store lag (``store_lag.lag_run``) for pm and events.
+   backend), the unfused/fused traffic ratio of both, and each sampler's pace.
+5. ``walls``: wall time of the same cell on events, cupti, pm (DRAM pair; defaults)
+   and the isolated ncu backend (whole cells, and the marginal cost per run between
+   two run counts); the issue's bar is the DRAM pair at most 1.15x events.
+6. ``streaming``: per-run store lag (``store_lag.lag_run``) for pm (DRAM pair;
+   defaults) and events.
 7. ``timeline``: the "Counters over time" figure of the cell, as PNG (kaleido) or
    JSON.
 

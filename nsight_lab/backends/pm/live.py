@@ -319,7 +319,7 @@ class LiveDecoder:
                 than half an image holds).
         """
         started = time.perf_counter()
-        if self._used > self.image.capacity // 2:
+        if self._used * 2 >= self.image.capacity:
             # Room for half an image before each decode, so that no decode fills
             # it: after a full image, what CUPTI decodes next has no timestamps.
             self.image.reinit()

@@ -14,6 +14,8 @@ import time
 
 import numpy as np
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from nsight_lab.backends.pm import errors, sampler
 from nsight_lab.backends.pm.live import JUDGE_AFTER, LiveDecoder
@@ -348,3 +350,31 @@ def test_the_fell_behind_message_is_one_line() -> None:
     text = errors.FELL_BEHIND.format(us=20.0)
     assert "\n" not in text
     assert "20 µs" in text
+
+
+@settings(max_examples=60, deadline=None)
+@example(capacity=8, steps=[0.5, 0.5])  # half used, then half arrives
+@given(
+    capacity=st.integers(min_value=8, max_value=400),
+    steps=st.lists(st.floats(min_value=0.0, max_value=0.5), min_size=1, max_size=40),
+)
+def test_any_pace_below_half_an_image_hands_each_sample_out_once_in_order(
+    capacity: int, steps: list[float]
+) -> None:
+    """Whatever arrives between decodes (at most half an image), nothing is lost."""
+    image = FakeImage(capacity=capacity)
+    live = decoder(image)
+    got: list[sampler.Chunk] = []
+    for share in steps:
+        image.produce(int(share * capacity))
+        live.step()
+        got += live.take()
+    got += live.finish()
+    total = sum(int(share * capacity) for share in steps)
+    if total == 0:
+        assert got == []
+        return
+    assert np.array_equal(samples_of(got), np.arange(total))
+    starts = np.concatenate([c.starts for c in got])
+    ends = np.concatenate([c.ends for c in got])
+    assert np.array_equal(starts[1:], ends[:-1])

@@ -446,6 +446,17 @@ class LiveDecoder:
             out, self._decoded = self._decoded, []
         return out
 
+    def halt(self) -> None:
+        """End the thread (its decode in flight first): call before stopping CUPTI.
+
+        Raises:
+            MeasurementError: The thread had failed.
+        """
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        self._raise_error()
+
     def finish(self) -> list[Chunk]:
         """End the thread, decode what is left (sampling stopped), hand over all.
 
@@ -453,10 +464,7 @@ class LiveDecoder:
             MeasurementError: The thread failed, or more was waiting than an image
                 holds.
         """
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-        self._raise_error()
+        self.halt()
         while self.step():
             pass
         return self.take()

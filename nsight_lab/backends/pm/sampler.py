@@ -432,6 +432,7 @@ class PmSampler:
     def _go_stopped(self, *, restart: bool) -> list[Chunk]:
         """Leave live decoding: stop, decode what is left, sample stopped from now."""
         decoder = self._decoder
+        decoder.halt()  # no decode in flight while CUPTI stops
         self._stop()
         try:
             chunks: list[Chunk] = decoder.finish()
@@ -459,14 +460,14 @@ class PmSampler:
 
     def close(self) -> None:
         """Stop and disable PM sampling (what was not drained is dropped)."""
+        if self._decoder is not None:  # no decode in flight while CUPTI stops
+            self._keep_pace(self._decoder)
+            self._decoder.abandon()
+            self._decoder = None
         if self._running:
             with contextlib.suppress(Exception):
                 self._collector.stop()
             self._running = False
-        if self._decoder is not None:
-            self._keep_pace(self._decoder)
-            self._decoder.abandon()
-            self._decoder = None
         self._disable()
 
     def _keep_pace(self, decoder: Any) -> None:  # noqa: ANN401  (a LiveDecoder)

@@ -66,8 +66,6 @@ WALL_BAR = 1.15
 """The issue's bar: per-region DRAM bytes within 2 % of ncu's ..."""
 LONG_US = 100.0
 """... for every region of at least 100 µs."""
-DECODE_LIMIT = 10_000
-"""Parts still to run are skipped once this much time has passed."""
 DRAM = ("dram__bytes_read.sum", "dram__bytes_write.sum")
 FIXTURE_METRICS = (
     *DRAM,
@@ -416,6 +414,7 @@ def decode(entry: dict[str, Any], ns: dict[str, Any]) -> None:
     import torch
     from cupti import cupti
 
+    from nsight_lab.backends.pm.live import CAPACITY
     from nsight_lab.backends.pm.sampler import PmSampler
 
     batches, per_batch = 4, 500
@@ -447,7 +446,7 @@ def decode(entry: dict[str, Any], ns: dict[str, Any]) -> None:
         samples=samples,
         read_over_expected=read / expected,
         written_over_expected=written / expected,
-        past_10000=samples > DECODE_LIMIT,
+        past_10000=samples > CAPACITY,
     )
 
 

@@ -42,7 +42,6 @@ def records(recording: dict[str, Any]) -> list[RunRecord]:
         metrics=metrics,
         starts=table[:, 0].astype(np.int64),
         ends=table[:, 1].astype(np.int64),
-        full=False,
         _values=dict(enumerate(table[:, 2:])),
     )
     spans = {

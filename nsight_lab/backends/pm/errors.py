@@ -125,7 +125,9 @@ def explain(
         why = NVPERF
     elif "already enabled" in text or status in _BUSY_STATUSES:
         why = BUSY
-    elif isinstance(exc, MemoryError) and "overflow" in text.lower():
+    elif (isinstance(exc, MemoryError) and "overflow" in text.lower()) or (
+        started and status == "ERROR_OUT_OF_MEMORY"  # a decode's: the buffer's
+    ):
         return MeasurementError(OVERFLOW)
     elif kind == "NotSupportedError" or status in _UNSUPPORTED_STATUSES:
         why = f"{OLD_STACK} ({status or kind})"

@@ -354,9 +354,7 @@ class LiveDecoder:
         starts, ends = starts[:taken], ends[:taken]
         self._repair(starts, ends)
         values = {i: self.image.evaluate(lo + i) for i in range(taken)}
-        chunk = Chunk(
-            metrics=self.metrics, starts=starts, ends=ends, full=False, _values=values
-        )
+        chunk = Chunk(metrics=self.metrics, starts=starts, ends=ends, _values=values)
         return chunk, lo + taken
 
     def _complete(
@@ -417,8 +415,6 @@ class LiveDecoder:
             return
         if isinstance(error, MeasurementError):
             raise error
-        if errors.status_name(error) == "ERROR_OUT_OF_MEMORY":
-            raise MeasurementError(errors.OVERFLOW) from error
         raise errors.explain(error, started=True) from error
 
     def wait_past(self, until_ns: int, timeout_s: float = WAIT_S) -> None:
@@ -431,7 +427,7 @@ class LiveDecoder:
         while self.last_end < until_ns:
             self._raise_error()
             if not self.alive:
-                self.step()  # no thread (a stopped sampler's drain, tests)
+                self.step()  # no thread running: decode here
                 if self.last_end >= until_ns:
                     break
             if time.monotonic() > deadline:

@@ -41,8 +41,6 @@ if TYPE_CHECKING:
 
     from numpy.typing import NDArray
 
-MAX_DECODE_SAMPLES = 10_000
-"""Samples per decode: the largest ``max_samples`` that works (see the module doc)."""
 HARDWARE_BUFFER_BYTES = 512 << 20
 """The hardware buffer CUPTI samples into between drains (cupti-python's default)."""
 
@@ -59,13 +57,11 @@ class Chunk:
         metrics: The metric of each value column.
         starts: Sample start times (ns, GPU global timer).
         ends: Sample end times.
-        full: The decode filled its image (more samples may follow).
     """
 
     metrics: tuple[str, ...]
     starts: NDArray[np.int64]
     ends: NDArray[np.int64]
-    full: bool
     _data: Any = None
     _values: dict[int, NDArray[np.float64]] = field(default_factory=dict)
 
@@ -239,9 +235,8 @@ class PmSampler:
         interval_ns: int,
         *,
         buffer_bytes: int = HARDWARE_BUFFER_BYTES,
-        live: bool = True,
     ) -> None:
-        """Enable, configure and start PM sampling (live unless ``live=False``)."""
+        """Enable, configure and start PM sampling; judge the pace (see the doc)."""
         try:
             from cupti import pm_sampling
         except Exception as exc:
@@ -258,26 +253,24 @@ class PmSampler:
         self.note: str | None = None
         """Why sampling went from live to stopped, once it did."""
         self._pm_sampling, self._buffer_bytes = pm_sampling, buffer_bytes
-        self._configure(pm_sampling, buffer_bytes)
-        if live:
-            from nsight_lab.backends.pm.live import CuptiImage, LiveDecoder
+        self._configure()
+        from nsight_lab.backends.pm.live import CuptiImage, LiveDecoder
 
-            try:  # the image predates the start (see .live)
-                image = CuptiImage(self._collector, self.metrics, capacity=None)
-            except Exception as exc:
-                self._disable()
-                raise errors.explain(exc, started=False) from exc
-            self._decoder = LiveDecoder(image, self.metrics, self.interval_ns)
+        try:  # the image predates the start (see .live)
+            image = CuptiImage(self._collector, self.metrics, capacity=None)
+        except Exception as exc:
+            self._disable()
+            raise errors.explain(exc, started=False) from exc
+        self._decoder = LiveDecoder(image, self.metrics, self.interval_ns)
         self._start()
-        if self._decoder is not None:
-            try:
-                self._calibrate()
-            except MeasurementError:
-                self.close()
-                raise
-            except Exception as exc:
-                self.close()
-                raise errors.explain(exc, started=False) from exc
+        try:
+            self._calibrate()
+        except MeasurementError:
+            self.close()
+            raise
+        except Exception as exc:
+            self.close()
+            raise errors.explain(exc, started=False) from exc
 
     def _calibrate(self) -> None:
         """Decode a first stretch of (idle) sampling: live if that keeps up.
@@ -325,10 +318,10 @@ class PmSampler:
             self._collector.stop()
         self._running = False
         self._disable()
-        self._configure(self._pm_sampling, self._buffer_bytes)
+        self._configure()
         self._start()
 
-    def _configure(self, pm_sampling: Any, buffer_bytes: int) -> None:  # noqa: ANN401
+    def _configure(self) -> None:
         """Enable PM sampling and set its metrics, interval and buffer."""
         try:
             self._collector.enable()
@@ -338,8 +331,8 @@ class PmSampler:
             self._collector.configure(
                 metrics=list(self.metrics),
                 sampling_interval=self.interval_ns,
-                trigger_mode=pm_sampling.TriggerMode.GPU_TIME_INTERVAL,
-                hardware_buffer_size=buffer_bytes,
+                trigger_mode=self._pm_sampling.TriggerMode.GPU_TIME_INTERVAL,
+                hardware_buffer_size=self._buffer_bytes,
             )
         except ValueError as exc:
             self._disable()
@@ -413,7 +406,7 @@ class PmSampler:
         from nsight_lab.backends.pm.live import CuptiImage, LiveDecoder
 
         try:
-            image = CuptiImage(self._collector, self.metrics, MAX_DECODE_SAMPLES)
+            image = CuptiImage(self._collector, self.metrics)  # 10,000 samples
         except Exception as exc:
             raise errors.explain(exc, started=True) from exc
         decoder = LiveDecoder(image, self.metrics, self.interval_ns)
@@ -422,8 +415,6 @@ class PmSampler:
         except MeasurementError:
             raise
         except Exception as exc:
-            if errors.status_name(exc) == "ERROR_OUT_OF_MEMORY":
-                raise MeasurementError(errors.OVERFLOW) from exc
             raise errors.explain(exc, started=True) from exc
         finally:
             self.stopped_zeros += decoder.zeros[:4]
@@ -478,5 +469,4 @@ class PmSampler:
             "reinits": decoder.reinits,
             "repaired": decoder.repaired,
             "zeros": decoder.zeros[:4],
-            "stopped_zeros": self.stopped_zeros[:4],
         }

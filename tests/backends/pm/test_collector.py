@@ -204,7 +204,6 @@ def batch() -> tuple[list[KernelActivity], dict[int, int], list[PendingRun], Chu
         metrics=METRICS,
         starts=starts.astype(np.int64),
         ends=ends.astype(np.int64),
-        full=False,
         _data=Evaluates(values),  # type: ignore[arg-type]
     )
     return kernels, ext, runs, chunk
@@ -272,7 +271,6 @@ def test_the_whole_cell_is_one_region_when_it_has_none() -> None:
         metrics=("dram__bytes_read.sum",),
         starts=np.array([0, 60 * US, 120 * US]),
         ends=np.array([60 * US, 120 * US, 180 * US]),
-        full=False,
         _values={0: np.array([7.0]), 1: np.array([5.0]), 2: np.array([6.0])},
     )
     m._sampler = FakeSampler([chunk])

@@ -255,7 +255,6 @@ def test_the_collectors_counters_agree_with_the_attribution(
         metrics=tuple(data["metrics"]),
         starts=starts,
         ends=ends,
-        full=False,
         _values={i: values[i] for i in range(len(starts))},
     )
     totals = region_counters([chunk], layout, data["metrics"])

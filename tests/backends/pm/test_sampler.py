@@ -40,9 +40,7 @@ class Evaluating:
 def lazy_chunk(n: int) -> tuple[Chunk, Evaluating]:
     data = Evaluating(n)
     starts = np.arange(n, dtype=np.int64) * 20
-    chunk = Chunk(
-        metrics=("a", "b"), starts=starts, ends=starts + 20, full=False, _data=data
-    )
+    chunk = Chunk(metrics=("a", "b"), starts=starts, ends=starts + 20, _data=data)
     return chunk, data
 
 
@@ -64,7 +62,6 @@ def test_a_sample_cupti_cannot_evaluate_is_one_line() -> None:
         metrics=("a", "b"),
         starts=np.array([0]),
         ends=np.array([20]),
-        full=False,
         _data=Unreadable(1),
     )
     with pytest.raises(MeasurementError, match=r"could not evaluate PM sample 0"):
@@ -72,7 +69,7 @@ def test_a_sample_cupti_cannot_evaluate_is_one_line() -> None:
 
 
 def test_a_chunk_without_its_values_says_so() -> None:
-    chunk = Chunk(metrics=("a",), starts=np.array([0]), ends=np.array([20]), full=False)
+    chunk = Chunk(metrics=("a",), starts=np.array([0]), ends=np.array([20]))
     with pytest.raises(MeasurementError, match="values are gone"):
         chunk.values([0])
 
@@ -111,6 +108,7 @@ NOT_STARTED, STARTED = "not started", "started"
          "pip install 'nsight-lab[pm]'"),
         (MemoryError("Record overflow in the hardware buffer"), STARTED, FAILED,
          errors.OVERFLOW),
+        (CuptiStatusError("ERROR_OUT_OF_MEMORY"), STARTED, FAILED, errors.OVERFLOW),
         (CuptiStatusError("ERROR_UNKNOWN"), STARTED, FAILED,
          "PM sampling failed (ERROR_UNKNOWN)"),
         (CuptiStatusError("ERROR_UNKNOWN"), NOT_STARTED, UNAVAILABLE,

@@ -79,6 +79,11 @@ def _region_marks(label: str, start: float, width: float) -> list[dict[str, Any]
     ]
 
 
+def _row_suffix(row: int) -> str:
+    """Plotly's name suffix of the ``row``-th y axis: ``""``, ``"2"``, ``"3"``..."""
+    return "" if row == 0 else str(row + 1)
+
+
 def counters_figure(records: Sequence[RunRecord]) -> go.Figure | None:
     """Counter rates over time within each region (PM sampling), or None without any.
 
@@ -113,7 +118,7 @@ def counters_figure(records: Sequence[RunRecord]) -> go.Figure | None:
         marks += _region_marks(label, offset, width)
         offset += width * 1.04
     axes = {
-        f"yaxis{'' if i == 0 else i + 1}": {
+        f"yaxis{_row_suffix(i)}": {
             "domain": [
                 max(1.0 - (i + 1) / len(units) + 0.06, 0.0),
                 1.0 - i / len(units),
@@ -130,7 +135,7 @@ def counters_figure(records: Sequence[RunRecord]) -> go.Figure | None:
             # The one time axis under the lowest row (rows stack from the top).
             xaxis={
                 "title": {"text": "time within each region (µs)"},
-                "anchor": f"y{len(units) if len(units) > 1 else ''}",
+                "anchor": f"y{_row_suffix(len(units) - 1)}",
             },
             shapes=[m for m in marks if "type" in m][:-1],
             annotations=[m for m in marks if "text" in m],
@@ -147,7 +152,7 @@ def counters_figure(records: Sequence[RunRecord]) -> go.Figure | None:
                 mode="lines+markers",
                 line={"color": PALETTE[i % len(PALETTE)], "width": 2},
                 marker={"size": 4},
-                yaxis=f"y{'' if row == 0 else row + 1}",
+                yaxis=f"y{_row_suffix(row)}",
                 connectgaps=False,
                 customdata=custom[metric],
                 hovertemplate=(

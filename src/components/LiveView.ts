@@ -5,7 +5,13 @@
 import { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 
-import { ChartGrid, servedOrder, withFirst } from '../charts/grid';
+import {
+  ChartGrid,
+  FigureMap,
+  hasData,
+  servedOrder,
+  withFirst
+} from '../charts/grid';
 import { chartMissing, chartTitle } from '../charts/titles';
 import { ILiveState, IRunsModel } from '../tokens';
 import {
@@ -17,8 +23,19 @@ import {
 import { h } from './dom';
 import { formatDuration, sessionTitle } from './format';
 
-/** The charts the live view shows: those that grow run by run. */
+/** The charts the live view always shows: those that grow run by run. */
 export const LIVE_CHARTS: readonly ChartKind[] = ['duration', 'clocks'];
+
+/**
+ * The charts it shows once the server has drawn them: a multi-rank profile's
+ * per-rank durations and clocks, and a PM-sampled one's counters over time (the
+ * profiles that have them; the others would only show what is missing).
+ */
+export const LIVE_WHEN_DRAWN: readonly string[] = [
+  'ranks',
+  'rank_clocks',
+  'counters'
+];
 
 /**
  * The live charts in the served order (`chart_order`; before it is read, the
@@ -31,10 +48,11 @@ export function liveChartOrder(
   defaultChart: ChartKind
 ): string[] {
   const order = [...servedOrder(figures, served), ...LIVE_CHARTS];
+  const shown = (name: string): boolean =>
+    (LIVE_CHARTS as readonly string[]).includes(name) ||
+    (LIVE_WHEN_DRAWN.includes(name) && hasData((figures as FigureMap)[name]));
   const live = order.filter(
-    (name, i) =>
-      (LIVE_CHARTS as readonly string[]).includes(name) &&
-      order.indexOf(name) === i
+    (name, i) => shown(name) && order.indexOf(name) === i
   );
   return withFirst(live, defaultChart);
 }

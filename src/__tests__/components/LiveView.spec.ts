@@ -155,6 +155,42 @@ describe('liveChartOrder and progressLine', () => {
     ).toEqual(['clocks', 'duration']);
   });
 
+  it('adds the per-rank and counter charts once the server drew them', () => {
+    const drawn = { data: [{ type: 'scatter', x: [0], y: [1] }], layout: {} };
+    const empty = { data: [], layout: {} };
+    const served = [
+      'duration',
+      'ranks',
+      'clocks',
+      'rank_clocks',
+      'roofline',
+      'traffic',
+      'counters'
+    ];
+    // A PM-sampled profile: its counters follow the clocks, in the served order;
+    // the roofline and traffic charts (whole-session placements) stay out.
+    expect(
+      liveChartOrder(
+        served,
+        { counters: drawn, roofline: drawn, traffic: drawn },
+        'duration'
+      )
+    ).toEqual(['duration', 'clocks', 'counters']);
+    // A multi-rank profile, the counters chart the default.
+    expect(
+      liveChartOrder(
+        served,
+        { ranks: drawn, rank_clocks: drawn, counters: empty } as never,
+        'counters'
+      )
+    ).toEqual(['duration', 'ranks', 'clocks', 'rank_clocks']);
+    // Nothing sampled yet: no box saying what is missing.
+    expect(liveChartOrder(served, { counters: null }, 'counters')).toEqual([
+      'duration',
+      'clocks'
+    ]);
+  });
+
   it('is the server text and the newest run', () => {
     expect(progressLine(LIVE.session!, null)).toBe(PROGRESS.text);
   });

@@ -34,6 +34,17 @@ def _source(p: Placement) -> str:
     return p.flops_source if p.flops_source == p.bytes_source else "mixed"
 
 
+def _source_words(p: Placement) -> str:
+    """Where a region's figures came from, for its legend entry.
+
+    One word where both agree, else each: PM sampling measures the bytes while the
+    FLOPs stay modelled.
+    """
+    if p.flops_source == p.bytes_source:
+        return p.flops_source
+    return f"FLOPs {p.flops_source}, bytes {p.bytes_source}"
+
+
 def _decade_range(values: Sequence[float]) -> tuple[float, float]:
     lo, hi = min(values), max(values)
     return 10 ** math.floor(math.log10(lo / 10)), 10 ** math.ceil(math.log10(hi * 10))
@@ -130,7 +141,7 @@ def roofline_figure(placements: Sequence[Placement], peaks: Peaks) -> go.Figure:
             go.Scatter(
                 x=[p.intensity],
                 y=[p.achieved_flops_per_s / 1e12],
-                name=f"{label} ({source})",
+                name=f"{label} ({_source_words(p)})",
                 mode="markers",
                 marker={
                     "color": PALETTE[i % len(PALETTE)],

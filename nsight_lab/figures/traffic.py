@@ -60,6 +60,10 @@ def traffic_figure(placements: Sequence[Placement]) -> go.Figure:
         )
     )
     sources = [[p.bytes_source] for p in placements]
+    # The legend says where the bytes came from when one source gave every region's
+    # (ncu, PM sampling or the model); the hover says it per bar.
+    kinds = {p.bytes_source for p in placements}
+    source = f", {next(iter(kinds))}" if len(kinds) == 1 else ""
     meta = [
         {"annotation": p.annotation, "config_index": p.config_index} for p in placements
     ]
@@ -71,7 +75,7 @@ def traffic_figure(placements: Sequence[Placement]) -> go.Figure:
             go.Bar(
                 x=labels,
                 y=values,
-                name=f"bytes {name}",
+                name=f"bytes {name}{source}",
                 marker={"color": colour},
                 customdata=sources,
                 hovertemplate=(

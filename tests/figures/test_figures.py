@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 
@@ -212,6 +213,12 @@ def test_traffic_figure_stacked_with_time_and_ratio():
     assert list(time.y) == pytest.approx([1.5 * 100.55, 100.55])  # median µs
     assert "1.5&times; bytes" in fig.layout.title.text
     assert "1.5&times; time" in fig.layout.title.text
+    # Bytes from two sources: each bar's in its hover, none in the legend.
+    assert {p.bytes_source for p in placements} == {"measured", "modelled"}
+    assert read.name == "bytes read"
+    assert "%{customdata[0]}" in read.hovertemplate
+    one = [dataclasses.replace(p, bytes_source="measured") for p in placements]
+    assert traffic_figure(one).data[0].name == "bytes read, measured"
 
 
 def test_annotation_names_are_data_never_markup():
@@ -325,7 +332,7 @@ def test_roofline_symbol_for_mixed_sources():
     )
     fig = roofline_figure([p], H200)
     assert fig.data[-1].marker.symbol == "square-open"
-    assert fig.data[-1].name == "mixed (mixed)"
+    assert fig.data[-1].name == "mixed (FLOPs modelled, bytes measured)"
 
 
 def test_write_png_failure_is_one_clear_error(tmp_path, monkeypatch):

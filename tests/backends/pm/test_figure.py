@@ -92,6 +92,14 @@ def test_the_counters_chart_is_served_last_in_chart_order() -> None:
     # The roofline hover says where the bytes came from.
     (region,) = [t for t in figures["roofline"]["data"] if "customdata" in t]
     assert "bytes measured (PM sampling)" in region["customdata"][0][6]
+    # So do the legends: the roofline's that FLOPs stay modelled, the traffic's
+    # that every region's bytes were PM-sampled.
+    assert region["name"] == "a (FLOPs modelled, bytes measured (PM sampling))"
+    bars = [t["name"] for t in figures["traffic"]["data"] if t["type"] == "bar"]
+    assert bars == [
+        "bytes read, measured (PM sampling)",
+        "bytes written, measured (PM sampling)",
+    ]
 
 
 def test_measured_bytes_say_pm_sampling_and_flops_stay_modelled() -> None:

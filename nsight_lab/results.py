@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from nsight_lab.compare import metric_unit
 from nsight_lab.distributed.frame import add_rank_rows
 from nsight_lab.distributed.metrics import PREFIX as RANK_PREFIX
 from nsight_lab.errors import OptionError
@@ -399,7 +400,7 @@ def _info_cells(column: InfoColumn, group: Sequence[RunRecord]) -> dict[str, obj
     }
 
 
-def to_dataframe(  # noqa: PLR0913, C901  (the optional inputs are keyword-only)
+def to_dataframe(  # noqa: PLR0913  (the optional inputs are keyword-only)
     records: Sequence[RunRecord],
     session: SessionInfo,
     param_names: Sequence[str],
@@ -413,6 +414,7 @@ def to_dataframe(  # noqa: PLR0913, C901  (the optional inputs are keyword-only)
     rated_clocks_khz: tuple[int | None, int | None] = (None, None),
     info: Sequence[InfoColumn] = (),
     raw: list[dict[str, object]] | None = None,
+    metrics: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Aggregate per-run records into the results DataFrame.
 
@@ -437,6 +439,10 @@ def to_dataframe(  # noqa: PLR0913, C901  (the optional inputs are keyword-only)
         raw: Receives nsight-python's raw rows (its ``profiled_data`` CSV): one per
             run, region and metric, ``Annotation, Value, Metric, Kernel, GPU, Host,
             ComputeClock, MemoryClock, Unit``, the collectors' values, the params.
+        metrics: The metrics that get rows (nsight-python's ``metrics``: there the
+            duration is a row only when asked for), with the derived ones; None:
+            the duration and every counter measured (the magic's frame). The
+            roofline columns sit on the duration's rows.
 
     Returns:
         One row per (annotation, metric, config), in the order regions first ran.
@@ -453,33 +459,33 @@ def to_dataframe(  # noqa: PLR0913, C901  (the optional inputs are keyword-only)
         )
     )
     series: dict[tuple[str, str, int], list[float]] = defaultdict(list)
-    units: dict[str, float | str] = {TIME_METRIC: "ns"}
+    units: dict[str, float | str] = {}
+    shown = None if metrics is None else set(metrics)
     by_group: dict[tuple[str, int], list[RunRecord]] = defaultdict(list)
     for record in records:
         by_group[(record.annotation, record.config_index)].append(record)
-        series[(record.annotation, TIME_METRIC, record.config_index)].append(
-            record.duration_ns
-        )
-        for metric, value in record.metrics.items():
-            if not metric.startswith(_NOT_ROWS):
-                series[(record.annotation, metric, record.config_index)].append(value)
-        shown = config_values[record.config_index] if config_values else None
-        derived = derived_values(record, spec, shown)
-        for metric, (value, unit) in derived.items():
+        config_shown = config_values[record.config_index] if config_values else None
+        derived = derived_values(record, spec, config_shown)
+        if shown is not None:
+            shown.update(derived)  # a derived metric always has rows
+        run_values = _run_values(record, derived)
+        for metric, (value, unit) in run_values.items():
             series[(record.annotation, metric, record.config_index)].append(value)
             if isinstance(unit, str) or metric not in units:
                 units[metric] = unit
         if raw is not None:
             raw.extend(
-                _raw_rows(
+                row
+                for row in _raw_rows(
                     record,
+                    run_values,
                     session=session,
-                    derived=derived,
-                    shown=shown,
+                    shown=config_shown,
                     param_names=param_names,
                     rated=rated_clocks_khz,
                     info=info,
                 )
+                if shown is None or row["Metric"] in shown
             )
 
     rows: list[dict[str, object]] = []
@@ -550,12 +556,7 @@ def to_dataframe(  # noqa: PLR0913, C901  (the optional inputs are keyword-only)
     frame: pd.DataFrame = pd.DataFrame(rows)
     if frame.empty:
         return frame
-    frame["NumRuns"] = frame["NumRuns"].astype("int64")
-    for column in ("ComputeClock", "MemoryClock"):
-        frame[column] = pd.array(frame[column].tolist(), dtype="Int64")
-    frame["StableMeasurement"] = pd.array(
-        frame["StableMeasurement"].tolist(), dtype="boolean"
-    )
+    _as_nsight_python_dtypes(frame)
     measured = [r for r in records if not math.isnan(r.duration_ns)]
     frame[_CONFIG] = config_of
     frame = _add_roofline(frame, measured, peaks)
@@ -565,30 +566,52 @@ def to_dataframe(  # noqa: PLR0913, C901  (the optional inputs are keyword-only)
         "AvgValue"
     ].transform(lambda col: geomean(list(col)))
     frame = add_rank_rows(frame, records, _CONFIG)  # multi-rank sessions only
-    result: pd.DataFrame = frame.drop(columns=_CONFIG)
-    return result
+    kept = frame if shown is None else frame[frame["Metric"].isin(shown)]
+    result: pd.DataFrame = kept.drop(columns=_CONFIG).reset_index(drop=True)
+    return result  # with ``metrics``, nsight-python's rows: the metrics asked for
+
+
+def _as_nsight_python_dtypes(frame: pd.DataFrame) -> None:
+    """Give the columns nsight-python's dtypes where pandas would infer others."""
+    frame["NumRuns"] = frame["NumRuns"].astype("int64")
+    for column in ("ComputeClock", "MemoryClock"):
+        frame[column] = pd.array(frame[column].tolist(), dtype="Int64")
+    frame["StableMeasurement"] = pd.array(
+        frame["StableMeasurement"].tolist(), dtype="boolean"
+    )
+
+
+def _run_values(
+    record: RunRecord, derived: Mapping[str, tuple[float, float | str]]
+) -> dict[str, tuple[float, float | str]]:
+    """One record's values and units: its duration, its counters, its derived values.
+
+    A counter's unit is what its name says (:func:`~nsight_lab.compare.metric_unit`;
+    NaN where it says none, as nsight-python leaves a derived value's).
+    """
+    values: dict[str, tuple[float, float | str]] = {
+        TIME_METRIC: (record.duration_ns, "ns")
+    }
+    values.update(
+        (metric, (value, metric_unit(metric) or math.nan))
+        for metric, value in record.metrics.items()
+        if not metric.startswith(_NOT_ROWS)
+    )
+    values.update(derived)
+    return values
 
 
 def _raw_rows(  # noqa: PLR0913  (one record's context, keyword-only after it)
     record: RunRecord,
+    values: Mapping[str, tuple[float, float | str]],
     *,
     session: SessionInfo,
-    derived: Mapping[str, tuple[float, float | str]],
     shown: Mapping[str, object] | None,
     param_names: Sequence[str],
     rated: tuple[int | None, int | None],
     info: Sequence[InfoColumn],
 ) -> list[dict[str, object]]:
-    """nsight-python's raw rows of one record: its time, counters, derived values."""
-    values: dict[str, tuple[float, float | str]] = {
-        TIME_METRIC: (record.duration_ns, "ns")
-    }
-    values.update(
-        (metric, (value, math.nan))
-        for metric, value in record.metrics.items()
-        if not metric.startswith(_NOT_ROWS)
-    )
-    values.update(derived)
+    """nsight-python's raw rows of one record: one per value of :func:`_run_values`."""
     config = record.config if shown is None else shown
     key = (record.annotation, record.config_index, record.run_index)
     return [

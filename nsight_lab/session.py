@@ -93,6 +93,9 @@ class ProfileRequest:
         label: What the progress lines call the profile.
         notes: What the user should know about the session beyond the backend's
             notes (a notebook function used in place of a built-in one, ...).
+        metrics: The metrics the DataFrame has rows for (nsight-python's
+            ``metrics``, whose frame has a duration row only when asked for), with
+            the derived ones; None: the duration and every counter (the magic's).
     """
 
     derive: DeriveSpec
@@ -103,6 +106,7 @@ class ProfileRequest:
     csv_tag: Callable[[int], str] | None = None
     label: str = "nsight-lab"
     notes: Sequence[str] = ()
+    metrics: Sequence[str] | None = None
 
 
 def profile(  # noqa: PLR0913  (the profile's collaborators, keyword-only after it)
@@ -167,6 +171,7 @@ def profile(  # noqa: PLR0913  (the profile's collaborators, keyword-only after 
             rated_clocks_khz=rated_clocks_khz(session.device),
             info=request.info,
             raw=raw if options.output_csv is not None else None,
+            metrics=request.metrics,
         )
         csv_files = _write_csv(options.output_csv, request, session_id, frame, raw)
     except BaseException as exc:

@@ -576,6 +576,7 @@ def _run(
         csv_tag=lambda _session: tag,
         label=f"nsight-lab {func.__name__}",
         notes=_notes(plan, settings),
+        metrics=settings.metrics,
     )
     collectors.once()
     hook = (

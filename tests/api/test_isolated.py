@@ -29,12 +29,9 @@ METRICS = ["dram__bytes_read.sum"]
 
 
 def _kernel(**kwargs: Any) -> Any:
+    kwargs.setdefault("metrics", METRICS)
     return nsight.analyze.kernel(
-        backend="ncu",
-        metrics=METRICS,
-        verbosity=nsight.VerbosityLevel.SILENT,
-        warmup=0,
-        **kwargs,
+        backend="ncu", verbosity=nsight.VerbosityLevel.SILENT, warmup=0, **kwargs
     )
 
 
@@ -56,6 +53,9 @@ def test_the_function_runs_in_the_child_with_its_configs_objects() -> None:
     assert reads["dtype"].tolist() == [np.float32, np.int64]
     assert (reads["NumRuns"] == 2).all()
     assert (reads["AvgValue"] == 1000.0).all()  # the stand-in's counter value
+    # nsight-python's rows: the metrics asked for and the derived one, no duration.
+    assert set(frame["Metric"]) == {*METRICS, "per_byte"}
+    assert set(reads["Unit"]) == {"bytes"}
     derived = frame[frame["Metric"] == "per_byte"].set_index("n")
     assert derived.loc[64, "AvgValue"] == pytest.approx(1000.0 / (64 * 4))
     assert derived.loc[128, "AvgValue"] == pytest.approx(1000.0 / (128 * 8))
@@ -72,7 +72,9 @@ def test_several_kernels_need_a_combine_function(
     # The stand-in's kernels take 100, 200 and 300 ns; the user's function is folded
     # over them in launch order: (100 + 2 * 200) + 2 * 300.
     folded = _kernel(
-        configs=[(64, np.float32)], combine_kernel_metrics=lambda x, y: x + 2 * y
+        configs=[(64, np.float32)],
+        combine_kernel_metrics=lambda x, y: x + 2 * y,
+        metrics=["gpu__time_duration.sum", *METRICS],
     )(bench)().to_dataframe()
     times = folded[folded["Metric"] == "gpu__time_duration.sum"]
     assert times["AvgValue"].tolist() == [1100.0]
@@ -186,3 +188,16 @@ def test_replay_mode_range_reaches_ncu(
     reads = frame[frame["Metric"] == METRICS[0]]
     assert reads["AvgValue"].tolist() == [1000.0]
     assert reads["Kernel"].tolist() == ["stand_in_range"]
+
+
+def test_one_counter_is_plotted_without_naming_it(tmp_path: Path) -> None:
+    # nsight-python's examples 01 and 10: ``metrics=[one counter]`` and a ``plot``
+    # that names no metric. Their frame has the counter's rows only: a duration row
+    # beside it made plot refuse "multiple metrics".
+    png = tmp_path / "counter.png"
+    profiled = nsight.analyze.plot(str(png), plot_type="bar")(
+        _kernel(configs=[(64, np.float32), (128, np.float32)])(bench)
+    )
+    frame = profiled().to_dataframe()
+    assert frame["Metric"].tolist() == METRICS * 2
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

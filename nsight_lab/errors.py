@@ -24,8 +24,12 @@ class MeasurementError(NsightLabError, RuntimeError):
     """A measurement could not be taken (bad regions, GPU stack failure)."""
 
 
-class RegionError(MeasurementError):
-    """Regions were nested, repeated in one run, or left open."""
+class RegionError(MeasurementError, ValueError):
+    """Regions were nested, repeated in one run, or left open.
+
+    Also a ``ValueError``: nsight-python raises one for a nested or repeated
+    annotation, and code written for it catches that.
+    """
 
 
 class StoreError(NsightLabError, RuntimeError):

@@ -65,6 +65,19 @@ def test_a_name_runs_once_per_run_and_again_after_reset() -> None:
     assert tracker.seen == ["a"]
 
 
+def test_nested_and_repeated_regions_raise_what_nsight_python_code_catches() -> None:
+    # nsight-python raises ValueError for both: code written for it catches that.
+    tracker = RegionTracker(Target())
+    with listening(tracker):
+        with pytest.raises(ValueError, match="may not nest"), annotate("a"):
+            tracker.enter_region("b")
+        tracker.reset()
+        with annotate("a"):
+            pass
+        with pytest.raises(ValueError, match="ran twice"):
+            tracker.enter_region("a")
+
+
 def test_a_region_left_open_is_named() -> None:
     tracker = RegionTracker(Target())
     tracker.enter_region("open")

@@ -89,7 +89,9 @@ class KernelSettings:
     runs: int
     derive_metric: DeriveMetric | None
     normalize_against: str | None
-    verbosity: VerbosityLevel
+    verbosity: int
+    """nsight-python's level: ``SILENT`` (0) and below show nothing, from ``INFO``
+    (3) the progress, from ``DEBUG`` (4) also the backend and each config."""
     metrics: tuple[str, ...]
     """The metrics as given, in order (what a derive function gets first)."""
     ignore_kernel_list: tuple[str, ...]
@@ -212,7 +214,7 @@ def _settings(  # noqa: PLR0913  (nsight-python's parameters, keyword-only)
         runs=runs,
         derive_metric=derive_metric,
         normalize_against=normalize_against,
-        verbosity=VerbosityLevel(verbosity),
+        verbosity=_level(verbosity),
         metrics=metrics,
         ignore_kernel_list=tuple(ignore_kernel_list or ()),
         clock_control=clock_control,
@@ -509,7 +511,7 @@ def _options(
         replay_mode=settings.replay_mode,
         output_csv=csv_prefix,
         name=getattr(func, "__name__", None),
-        quiet=settings.verbosity == VerbosityLevel.SILENT,
+        quiet=settings.verbosity < VerbosityLevel.INFO,
     )
 
 
@@ -559,7 +561,9 @@ def _run(
         collectors.inbox = Path(tempfile.mkdtemp(prefix="nsight-lab-collected-"))
     namespace = {_CALL: _isolated_call(func, chosen, plan, collectors)}
     cell = function_cell(func, collectors, namespace)
-    verbose = settings.verbosity != VerbosityLevel.SILENT
+    verbose = settings.verbosity >= VerbosityLevel.INFO
+    if settings.verbosity >= VerbosityLevel.DEBUG:
+        _debug_plan(func, plan)
     display: Display = ("widget" if _in_notebook() else "text") if verbose else "none"
     derive = settings.derive_metric
     request = ProfileRequest(
@@ -624,6 +628,34 @@ def _isolated_call(
         ],
         collectors=collectors or None,
     )
+
+
+def _level(verbosity: object) -> int:
+    """nsight-python's verbosity as a level (it compares levels: any int is one).
+
+    Raises:
+        ValueError: ``verbosity`` is not an int.
+    """
+    if isinstance(verbosity, bool) or not isinstance(verbosity, int):
+        msg = (
+            f"Invalid verbosity {verbosity!r}. Expected a nsight.VerbosityLevel "
+            "(SILENT, INFO or DEBUG)."
+        )
+        raise ValueError(msg)  # noqa: TRY004  (the options' one error type)
+    return int(verbosity)
+
+
+def _debug_plan(func: Callable[..., Any], plan: Plan) -> None:
+    """``VerbosityLevel.DEBUG``: the backend, why, and each config, before the runs."""
+    name = getattr(func, "__name__", "kernel")
+    print(  # noqa: T201  (verbosity DEBUG)
+        f"[nsight-lab] {name}: backend {plan.backend} ({plan.backend_reason}); "
+        f"{len(plan.configs)} configs x {plan.options.runs} runs",
+        flush=True,
+    )
+    for index, config in enumerate(plan.configs):
+        shown = ", ".join(f"{k}={v!r}" for k, v in config.items()) or "no parameters"
+        print(f"[nsight-lab] config {index}: {shown}", flush=True)  # noqa: T201
 
 
 def _notes(plan: Plan, settings: KernelSettings) -> list[str]:

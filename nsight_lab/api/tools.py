@@ -11,6 +11,8 @@ both.
 
 from __future__ import annotations
 
+import os
+import warnings
 from enum import Enum
 
 from nsight_lab.errors import OptionError
@@ -21,37 +23,74 @@ __all__ = [
     "deactivate",
     "default_backend",
     "get_active_tool",
+    "reset",
     "use_backend",
 ]
 
 
-class Tool(Enum):
-    """nsight-python's profiling tools."""
+class Tool(str, Enum):
+    """nsight-python's profiling tools (a ``str``: ``Tool.NCU == "ncu"``)."""
 
     NCU = "ncu"
     CUPTI = "cupti"
 
 
 _TOOL_BACKEND = {Tool.NCU: "auto", Tool.CUPTI: "cupti"}
-_state: dict[str, object] = {"tool": Tool.NCU, "backend": None}
+
+
+def _tool_at_import() -> Tool | None:
+    """nsight-python activates NCU as it is imported, unless told not to."""
+    return None if os.environ.get("NSPY_NCU_INIT_AT_IMPORT", "1") == "0" else Tool.NCU
+
+
+_state: dict[str, object] = {"tool": _tool_at_import(), "backend": None}
 
 
 def activate(tool: Tool) -> None:
     """Profile with ``tool`` from now on (nsight-python's ``nsight.activate``).
 
+    As nsight-python's: activating the active tool again does nothing, and one tool
+    cannot be switched for another (NCU is active from the import on unless
+    ``NSPY_NCU_INIT_AT_IMPORT=0``).
+
     Raises:
-        OptionError: ``tool`` is not a :class:`Tool`.
+        OptionError: ``tool`` is not a :class:`Tool` (a ``ValueError``).
+        RuntimeError: Another tool is active.
     """
     given: object = tool  # user input: checked whatever its annotation says
     if not isinstance(given, Tool):
-        msg = f"activate: expected nsight.Tool.NCU or nsight.Tool.CUPTI, got {tool!r}"
+        msg = (
+            f"tool must be a nsight.Tool member (one of {[t.name for t in Tool]}), "
+            f"got {tool!r}"
+        )
         raise OptionError(msg)
+    active = _state["tool"]
+    if active is not None and active != tool:
+        msg = f"{active!r} is already active; cannot switch to {tool!r}"
+        raise RuntimeError(msg)
     _state["tool"] = tool
 
 
 def deactivate() -> None:
-    """Forget the active tool: profiles choose their backend (``auto``)."""
+    """Stop the active tool, as nsight-python does.
+
+    CUPTI is stopped (profiles then choose their backend: ``auto``); NCU cannot be
+    unloaded in nsight-python, so it stays active, with a ``RuntimeWarning``.
+    """
+    if _state["tool"] == Tool.NCU:
+        warnings.warn(
+            "NVIDIA Nsight Compute cannot be deactivated once loaded; it stays "
+            "the active tool for the lifetime of the process.",
+            category=RuntimeWarning,
+            stacklevel=2,
+        )
+        return
     _state["tool"] = None
+
+
+def reset() -> None:
+    """Back to the tool of a fresh import, with no backend named."""
+    _state.update(tool=_tool_at_import(), backend=None)
 
 
 def get_active_tool() -> Tool | None:

@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 import nsight_lab as nsight
+from nsight_lab.api import tools
 from nsight_lab.options import ThermalSettings
 from nsight_lab.records import TIME_METRIC
 from nsight_lab.store.run_store import RunStore
@@ -29,8 +30,7 @@ SILENT = nsight.VerbosityLevel.SILENT
 def _cpu() -> Any:
     nsight.use_backend("cpu")
     yield
-    nsight.use_backend(None)
-    nsight.activate(nsight.Tool.NCU)
+    tools.reset()
 
 
 def work(n: int) -> None:
@@ -321,6 +321,16 @@ def test_verbosity(capsys: pytest.CaptureFixture[str]) -> None:
     assert "nsight-lab work session" in err
     assert "backend cpu" in err
     assert "completed" in err
+    # Levels are compared, as nsight-python does: below INFO is silent, DEBUG
+    # adds the backend and each config.
+    kernel(configs=[(100,)], verbosity=2)(work)()
+    assert capsys.readouterr() == ("", "")
+    kernel(configs=[(100,), (200,)], verbosity=nsight.VerbosityLevel.DEBUG)(work)()
+    out = capsys.readouterr().out
+    assert "[nsight-lab] work: backend cpu" in out
+    assert "config 1: n=200" in out
+    with pytest.raises(ValueError, match="Invalid verbosity 'loud'"):
+        kernel(verbosity="loud")  # type: ignore[arg-type]
 
 
 def test_info_collectors_every_scope() -> None:
@@ -504,8 +514,24 @@ def test_plot_panels_variants_and_a_matplotlib_callback(tmp_path: Path) -> None:
     assert len({t.xaxis for t in result.figure.data}) == 2  # one panel per mode
 
 
-def test_tools_choose_the_backend() -> None:
+def test_tools_choose_the_backend(monkeypatch: pytest.MonkeyPatch) -> None:
     nsight.use_backend(None)
+    # As nsight-python: NCU is active from the import on, cannot be switched for
+    # CUPTI, and stays active through deactivate() with a warning.
+    assert nsight.get_active_tool() is nsight.Tool.NCU
+    assert nsight.Tool.NCU == "ncu"  # a str enum
+    nsight.activate(nsight.Tool.NCU)  # the active tool again: nothing happens
+    with pytest.raises(RuntimeError, match="is already active; cannot switch"):
+        nsight.activate(nsight.Tool.CUPTI)
+    with pytest.warns(RuntimeWarning, match="cannot be deactivated"):
+        nsight.deactivate()
+    assert nsight.get_active_tool() is nsight.Tool.NCU
+    with pytest.raises(ValueError, match=r"tool must be a nsight\.Tool member"):
+        nsight.activate("cupti")  # type: ignore[arg-type]
+    # With NSPY_NCU_INIT_AT_IMPORT=0 no tool is active until one is chosen.
+    monkeypatch.setenv("NSPY_NCU_INIT_AT_IMPORT", "0")
+    tools.reset()
+    assert nsight.get_active_tool() is None
     nsight.activate(nsight.Tool.CUPTI)
     assert nsight.get_active_tool() is nsight.Tool.CUPTI
     from nsight_lab.api.tools import default_backend

@@ -16,6 +16,7 @@ import pytest
 
 import nsight_lab as nsight
 from nsight_lab import mpl_figure
+from nsight_lab.api import tools
 from nsight_lab.figures import StaticExportError
 
 if TYPE_CHECKING:
@@ -33,8 +34,7 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 def _cpu() -> Any:
     nsight.use_backend("cpu")
     yield
-    nsight.use_backend(None)
-    nsight.activate(nsight.Tool.NCU)
+    tools.reset()
 
 
 @pytest.fixture

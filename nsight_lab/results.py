@@ -75,16 +75,14 @@ They are carried in record metrics.
 _NOT_ROWS = (MODEL_PREFIX, RANK_PREFIX, HOST_PREFIX)
 """Metrics that are no ``Metric`` row: the work model (its own columns), the ranks
 (per-rank rows) and the host's speed (it qualifies comparisons)."""
-VALUE_COLUMNS = (
-    "AvgValue",
-    "StdDev",
-    "MinValue",
-    "MaxValue",
-    "MedianValue",
-    "CI95_Lower",
-    "CI95_Upper",
-)
-"""The columns ``--normalize-against`` divides."""
+NORMALIZED_COLUMNS = {
+    "AvgValue": "NormalizationValue",
+    "MedianValue": "MedianNormalizationValue",
+}
+"""What ``--normalize-against`` divides, and the column that holds each divisor: the
+mean by the target's mean (nsight-python's ``AvgValue`` and ``NormalizationValue``)
+and nsight-lab's median by the target's median (one slow run of the target does not
+move it). The other columns keep their values, as in nsight-python."""
 
 UserDerive = Callable[..., object]
 """A derive function: ``f(*metric_values, *config_values)`` as nsight-python calls it.
@@ -730,28 +728,32 @@ def _add_roofline(
 
 
 def _normalize(frame: pd.DataFrame, target: str) -> pd.DataFrame:
-    """Divide every value column by ``target``'s median, per config and metric.
+    """Divide :data:`NORMALIZED_COLUMNS` by ``target``'s, per config and metric.
 
-    ``NormalizationValue`` (after ``Normalized``, as nsight-python places it) is the
-    divisor; rows whose config or metric ``target`` lacks get NaN.
+    As nsight-python: ``NormalizationValue`` (after ``Normalized``) is the target's
+    ``AvgValue``, ``Unit`` and the other columns stay as they were, and rows whose
+    config or metric ``target`` lacks are left out. ``MedianNormalizationValue``
+    (after ``NormalizedColumns``) is nsight-lab's.
     """
     if target not in set(frame["Annotation"]):
         seen = ", ".join(repr(a) for a in dict.fromkeys(frame["Annotation"]))
         msg = f"--normalize-against: no region named {target!r}; regions seen: {seen}"
         raise OptionError(msg)
     keys = [_CONFIG, "Metric"]
-    base = frame.loc[frame["Annotation"] == target, [*keys, "MedianValue"]].rename(
-        columns={"MedianValue": "NormalizationValue"}
+    base = frame.loc[frame["Annotation"] == target, [*keys, *NORMALIZED_COLUMNS]]
+    merged: pd.DataFrame = frame.merge(
+        base.rename(columns=NORMALIZED_COLUMNS), on=keys, how="inner"
     )
-    merged: pd.DataFrame = frame.merge(base, on=keys, how="left")
-    for column in VALUE_COLUMNS:
-        merged[column] = merged[column] / merged["NormalizationValue"]
+    for column, divisor in NORMALIZED_COLUMNS.items():
+        merged[column] = merged[column] / merged[divisor]
     merged["Normalized"] = target
-    merged["NormalizedColumns"] = ",".join(VALUE_COLUMNS)
-    merged["Unit"] = f"x {target}"
-    divisor = merged.pop("NormalizationValue")
-    after = list(merged.columns).index("Normalized") + 1
-    merged.insert(after, "NormalizationValue", divisor)
+    merged["NormalizedColumns"] = ",".join(NORMALIZED_COLUMNS)
+    for divisor, after in (
+        ("NormalizationValue", "Normalized"),
+        ("MedianNormalizationValue", "NormalizedColumns"),
+    ):
+        values = merged.pop(divisor)
+        merged.insert(list(merged.columns).index(after) + 1, divisor, values)
     return merged
 
 
@@ -813,9 +815,25 @@ def summary_rows(frame: pd.DataFrame | None) -> list[dict[str, Any]]:
     tail = [c for c in SUMMARY_COLUMNS[2:] if c in names]
     columns = head + params + tail
     return [
-        {column: _json_value(row[column]) for column in columns}
+        _summary_row({str(k): v for k, v in row.items()}, columns)
         for row in frame.to_dict("records")
     ]
+
+
+def _summary_row(row: Mapping[str, Any], columns: Sequence[str]) -> dict[str, Any]:
+    """One summary row; a normalized one says by what, and shows only the ratios.
+
+    ``AvgValue`` of a normalized row is a ratio while its spread and extremes stay
+    in the measured unit (nsight-python's frame): the table shows the ratio in
+    ``x <target>`` and leaves the others out rather than mix units in one row.
+    """
+    out = {column: _json_value(row[column]) for column in columns}
+    target = row.get("Normalized")
+    if isinstance(target, str) and target:
+        if "Unit" in out:
+            out["Unit"] = _json_value(f"x {target}")
+        out.update((c, None) for c in ("StdDev", "MinValue", "MaxValue") if c in out)
+    return out
 
 
 def _mean(values: Sequence[float]) -> float:

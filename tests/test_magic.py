@@ -270,8 +270,9 @@ def test_normalize_and_derive(ip: InteractiveShell) -> None:
     time_rows = frame[frame["Metric"] == TIME_METRIC]
     base = time_rows[time_rows["Annotation"] == "base"]
     assert np.allclose(base["MedianValue"], 1.0)  # divided by its own median
+    assert np.allclose(base["AvgValue"], 1.0)  # and by its own mean
     assert (frame["Normalized"] == "base").all()
-    assert "StdDev" in frame["NormalizedColumns"].iloc[0]
+    assert set(frame["NormalizedColumns"]) == {"AvgValue,MedianValue"}
     derived = frame[frame["Metric"] == "per_item"]
     assert len(derived) == 4
     double = time_rows[time_rows["Annotation"] == "double"].set_index("n")
@@ -286,15 +287,16 @@ def test_normalize_and_derive(ip: InteractiveShell) -> None:
                 if r.annotation == region and r.config["n"] == n
             ]
 
-        # Every value column is divided by the base region's median of the same
-        # config: one slow run of the base does not move the ratios.
-        base_median = float(np.median(durations("base")))
+        # nsight-python's AvgValue is the mean over the base region's mean of the
+        # same config; nsight-lab's MedianValue the median over its median, which
+        # one slow run of the base does not move. Min and Max stay as measured.
         assert double.loc[n, "AvgValue"] == pytest.approx(
-            float(np.mean(durations("double"))) / base_median
+            float(np.mean(durations("double"))) / float(np.mean(durations("base")))
         )
         assert double.loc[n, "MedianValue"] == pytest.approx(
-            float(np.median(durations("double"))) / base_median
+            float(np.median(durations("double"))) / float(np.median(durations("base")))
         )
+        assert double.loc[n, "MinValue"] == min(durations("double"))
 
 
 def test_target_rsd_stops_adding_runs(ip: InteractiveShell) -> None:

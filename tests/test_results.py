@@ -8,7 +8,12 @@ import statistics
 import pytest
 
 from nsight_lab.records import TIME_METRIC, RunRecord, SessionInfo
-from nsight_lab.results import ROOFLINE_COLUMNS, WORK_COLUMNS, to_dataframe
+from nsight_lab.results import (
+    ROOFLINE_COLUMNS,
+    WORK_COLUMNS,
+    summary_rows,
+    to_dataframe,
+)
 from nsight_lab.roofline.placement import Peaks, peaks_for
 
 H200 = peaks_for("NVIDIA H200")
@@ -96,7 +101,7 @@ def test_one_slow_run_does_not_flip_the_verdict() -> None:
     assert noisy["PctOfRoof"] == pytest.approx(calm["PctOfRoof"], rel=0.01)
 
 
-def test_normalization_divides_by_the_target_median() -> None:
+def test_normalization_is_nsight_pythons_with_a_robust_median_beside_it() -> None:
     def frame(*, slow_run: bool):
         records = [
             _rec("ref", i, d, {}) for i, d in enumerate(_durations(slow_run=slow_run))
@@ -106,12 +111,31 @@ def test_normalization_divides_by_the_target_median() -> None:
 
     calm, noisy = frame(slow_run=False), frame(slow_run=True)
     for data, slow_run in ((calm, False), (noisy, True)):
-        ref_median = statistics.median(_durations(slow_run=slow_run))
+        durations = _durations(slow_run=slow_run)
         r = _time_row(data, "r")
-        assert r["MedianValue"] == pytest.approx(2003.5 / ref_median)
-        assert r["AvgValue"] == pytest.approx(2003.5 / ref_median)
+        # nsight-python's: the mean by the target's mean, which is the divisor.
+        assert r["AvgValue"] == pytest.approx(2003.5 / statistics.mean(durations))
+        assert r["NormalizationValue"] == pytest.approx(statistics.mean(durations))
+        # nsight-lab's: the median by the target's median.
+        assert r["MedianValue"] == pytest.approx(2003.5 / statistics.median(durations))
+        assert r["MedianNormalizationValue"] == pytest.approx(
+            statistics.median(durations)
+        )
+        # The rest as measured, the unit too (nsight-python's frame).
+        assert (r["MinValue"], r["MaxValue"], r["Unit"]) == (2000.0, 2007.0, "ns")
         assert r["Normalized"] == "ref"
-        assert _time_row(data, "ref")["MedianValue"] == pytest.approx(1.0)
-    assert _time_row(noisy, "r")["AvgValue"] == pytest.approx(
-        _time_row(calm, "r")["AvgValue"], rel=0.01
-    )
+        assert r["NormalizedColumns"] == "AvgValue,MedianValue"
+        assert _time_row(data, "ref")["AvgValue"] == pytest.approx(1.0)
+    # One slow run of the target moves nsight-python's ratio, not the median's.
+    calm_r, noisy_r = _time_row(calm, "r"), _time_row(noisy, "r")
+    assert noisy_r["MedianValue"] == pytest.approx(calm_r["MedianValue"], rel=0.01)
+    assert noisy_r["AvgValue"] < calm_r["AvgValue"] * 0.99
+    # The summary table shows the ratio in "x ref", not beside nanoseconds.
+    (row,) = [
+        s
+        for s in summary_rows(noisy)
+        if s["Annotation"] == "r" and s["Metric"] == TIME_METRIC
+    ]
+    assert row["Unit"] == "x ref"
+    assert (row["StdDev"], row["MinValue"], row["MaxValue"]) == (None, None, None)
+    assert row["AvgValue"] == pytest.approx(noisy_r["AvgValue"])

@@ -43,15 +43,6 @@ if TYPE_CHECKING:
 SPAN_RANK = -1
 """``Rank`` of a span row (the region over every rank) and of rows not per rank."""
 
-_VALUE_COLUMNS = (
-    "AvgValue",
-    "StdDev",
-    "MinValue",
-    "MaxValue",
-    "MedianValue",
-    "CI95_Lower",
-    "CI95_Upper",
-)
 _TEXT_COLUMNS = frozenset({"FLOPsSource", "BytesSource", "Bound", "RooflineDtype"})
 
 
@@ -142,12 +133,6 @@ def _rank_row(
     stats = summarize(values) if values else None
     nan = math.nan
     row = dict(span)
-    divisor = span.get("NormalizationValue")
-    scale = (
-        float(divisor)  # type: ignore[arg-type]
-        if span.get("Normalized") not in {False, None} and divisor is not None
-        else 1.0
-    )
     figures = {
         "AvgValue": stats.mean if stats else nan,
         "StdDev": stats.std if stats else nan,
@@ -157,7 +142,12 @@ def _rank_row(
         "CI95_Lower": stats.ci95_low if stats else nan,
         "CI95_Upper": stats.ci95_high if stats else nan,
     }
-    row.update({k: v / scale for k, v in figures.items()})
+    if span.get("Normalized") not in {False, None}:  # as the span row's were
+        from nsight_lab.results import NORMALIZED_COLUMNS
+
+        for column, divisor in NORMALIZED_COLUMNS.items():
+            figures[column] /= float(span[divisor])  # type: ignore[arg-type]
+    row.update(figures)
     sm = _values(group, m.SM_CLOCK, rank)
     temp = _values(group, m.TEMPERATURE, rank)
     row.update(

@@ -273,9 +273,10 @@ OPTIONS: tuple[Option, ...] = (
         "--normalize-against",
         "A",
         "normalize_against",
-        "divide every value column by region A's median, per config",
-        "divide every value column (AvgValue, StdDev, Min/Max/Median, CI95 bounds) "
-        "by region A's median per config and metric; `NormalizedColumns` lists them",
+        "divide AvgValue by region A's, per config",
+        "divide AvgValue by region A's per config and metric (nsight-python's "
+        "`NormalizationValue`), and MedianValue by A's median "
+        "(`MedianNormalizationValue`); the other columns stay as measured",
         read=_label("an annotation name"),
     ),
     Option(

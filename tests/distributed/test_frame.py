@@ -40,6 +40,25 @@ def test_one_row_per_rank_after_the_span_row(ranked, session_info, step):
     assert not frame["Metric"].str.startswith("rank__").any()
 
 
+def test_rank_rows_are_normalized_as_their_span_row(ranked, session_info, step):
+    frame = to_dataframe(ranked(), session_info(), [], normalize_against="step")
+    time_rows = frame[frame["Metric"] == TIME_METRIC]
+    span, _, r1 = (time_rows.iloc[i] for i in range(3))
+    span_mean = statistics.mean(100 + d1 for _, d1 in step)
+    span_median = statistics.median(100 + d1 for _, d1 in step)
+    assert span["AvgValue"] == pytest.approx(1.0)
+    assert span["NormalizationValue"] == pytest.approx(span_mean)
+    # A rank's mean over the span's mean, its median over the span's median, and
+    # its spread as measured (nsight-python's normalization, and nsight-lab's).
+    assert r1["AvgValue"] == pytest.approx(
+        statistics.mean(d1 for _, d1 in step) / span_mean
+    )
+    assert r1["MedianValue"] == pytest.approx(
+        statistics.median(d1 for _, d1 in step) / span_median
+    )
+    assert r1["StdDev"] == pytest.approx(statistics.stdev(d1 for _, d1 in step))
+
+
 def test_per_rank_telemetry_columns_come_from_each_gpu(ranked, session_info):
     frame = to_dataframe(ranked(telemetry=True), session_info("events"), [])
     rows = frame[frame["Rank"] >= 0].set_index("Rank")

@@ -443,7 +443,9 @@ def to_dataframe(  # noqa: PLR0913  (the optional inputs are keyword-only)
             roofline columns sit on the duration's rows.
 
     Returns:
-        One row per (annotation, metric, config), in the order regions first ran.
+        One row per (annotation, metric, config), in nsight-python's order: the
+        measured metrics' rows, then the derived ones', each region by region (in
+        the order they first ran) and config by config.
 
     Raises:
         OptionError: ``normalize_against`` is not an annotation of the records, or a
@@ -458,23 +460,21 @@ def to_dataframe(  # noqa: PLR0913  (the optional inputs are keyword-only)
     )
     series: dict[tuple[str, str, int], list[float]] = defaultdict(list)
     units: dict[str, float | str] = {}
-    shown = None if metrics is None else set(metrics)
+    derived_names: set[str] = set()
     by_group: dict[tuple[str, int], list[RunRecord]] = defaultdict(list)
     for record in records:
         by_group[(record.annotation, record.config_index)].append(record)
         config_shown = config_values[record.config_index] if config_values else None
         derived = derived_values(record, spec, config_shown)
-        if shown is not None:
-            shown.update(derived)  # a derived metric always has rows
-        run_values = _run_values(record, derived)
+        derived_names.update(derived)
+        run_values = _run_values(record, derived, metrics)
         for metric, (value, unit) in run_values.items():
             series[(record.annotation, metric, record.config_index)].append(value)
             if isinstance(unit, str) or metric not in units:
                 units[metric] = unit
         if raw is not None:
             raw.extend(
-                row
-                for row in _raw_rows(
+                _raw_rows(
                     record,
                     run_values,
                     session=session,
@@ -483,12 +483,11 @@ def to_dataframe(  # noqa: PLR0913  (the optional inputs are keyword-only)
                     rated=rated_clocks_khz,
                     info=info,
                 )
-                if shown is None or row["Metric"] in shown
             )
 
     rows: list[dict[str, object]] = []
     config_of: list[int] = []
-    for (annotation, metric, ci), values in series.items():
+    for (annotation, metric, ci), values in _nsight_python_order(series, derived_names):
         group = by_group[(annotation, ci)]
         valid = [v for v in values if not math.isnan(v)]
         stats = summarize(valid) if valid else None
@@ -564,9 +563,33 @@ def to_dataframe(  # noqa: PLR0913  (the optional inputs are keyword-only)
         "AvgValue"
     ].transform(lambda col: geomean(list(col)))
     frame = add_rank_rows(frame, records, _CONFIG)  # multi-rank sessions only
-    kept = frame if shown is None else frame[frame["Metric"].isin(shown)]
-    result: pd.DataFrame = kept.drop(columns=_CONFIG).reset_index(drop=True)
-    return result  # with ``metrics``, nsight-python's rows: the metrics asked for
+    result: pd.DataFrame = frame.drop(columns=_CONFIG)
+    return result
+
+
+def _nsight_python_order(
+    series: Mapping[tuple[str, str, int], list[float]], derived: set[str]
+) -> list[tuple[tuple[str, str, int], list[float]]]:
+    """The frame's rows in nsight-python's order.
+
+    The measured metrics' rows first, then the derived ones'; within each, region
+    by region (in the order they first ran), config by config, the metrics in the
+    order they came.
+    """
+    regions: dict[str, int] = {}
+    names: dict[str, int] = {}
+    for annotation, metric, _ in series:
+        regions.setdefault(annotation, len(regions))
+        names.setdefault(metric, len(names))
+    return sorted(
+        series.items(),
+        key=lambda item: (
+            item[0][1] in derived,
+            regions[item[0][0]],
+            item[0][2],
+            names[item[0][1]],
+        ),
+    )
 
 
 def _as_nsight_python_dtypes(frame: pd.DataFrame) -> None:
@@ -580,12 +603,16 @@ def _as_nsight_python_dtypes(frame: pd.DataFrame) -> None:
 
 
 def _run_values(
-    record: RunRecord, derived: Mapping[str, tuple[float, float | str]]
+    record: RunRecord,
+    derived: Mapping[str, tuple[float, float | str]],
+    metrics: Sequence[str] | None,
 ) -> dict[str, tuple[float, float | str]]:
     """One record's values and units: its duration, its counters, its derived values.
 
-    A counter's unit is what its name says (:func:`~nsight_lab.compare.metric_unit`;
-    NaN where it says none, as nsight-python leaves a derived value's).
+    Only ``metrics`` and the derived values where ``metrics`` is given (see
+    :func:`to_dataframe`). A counter's unit is what its name says
+    (:func:`~nsight_lab.compare.metric_unit`; NaN where it says none, as
+    nsight-python leaves a derived value's).
     """
     values: dict[str, tuple[float, float | str]] = {
         TIME_METRIC: (record.duration_ns, "ns")
@@ -595,6 +622,8 @@ def _run_values(
         for metric, value in record.metrics.items()
         if not metric.startswith(_NOT_ROWS)
     )
+    if metrics is not None:
+        values = {k: v for k, v in values.items() if k in metrics}
     values.update(derived)
     return values
 

@@ -185,7 +185,7 @@ def test_configs_from_lists_of_tuples_dicts_and_values(ip: InteractiveShell) -> 
     ]
     ip.user_ns["dicts"] = [{"n": 50}, {"n": 70}]
     assert run(ip, "--configs-from dicts --out q").error_in_exec is None
-    assert ip.user_ns["q"]["n"].tolist() == [50, 50, 70, 70]
+    assert ip.user_ns["q"]["n"].tolist() == [50, 70, 50, 70]  # region by region
     ip.user_ns["plain"] = [40, 80]
     assert run(ip, "--configs-from plain --out r").error_in_exec is None
     assert sorted(set(ip.user_ns["r"]["n"])) == [40, 80]

@@ -500,7 +500,9 @@ def to_dataframe(  # noqa: PLR0913  (the optional inputs are keyword-only)
         config: Mapping[str, object] = (
             config_values[ci] if config_values else group[0].config
         )
-        kernels = sorted({k for r in group for k in r.kernels})
+        # nsight-python's: the first run's kernels, combined as "k1|k2" in launch
+        # order (its ActionData.combine).
+        kernels = "|".join(group[0].kernels) if group else ""
         nan = math.nan
         row: dict[str, object] = {"Annotation": annotation, "Metric": metric}
         row.update({p: config.get(p) for p in param_names})
@@ -511,7 +513,7 @@ def to_dataframe(  # noqa: PLR0913  (the optional inputs are keyword-only)
                 "MinValue": stats.min if stats else nan,
                 "MaxValue": stats.max if stats else nan,
                 "NumRuns": stats.n if stats else 0,
-                "Kernel": ";".join(kernels),
+                "Kernel": kernels,
                 "GPU": session.device,
                 "Host": session.host,
                 "ComputeClock": rated_clocks_khz[0],
@@ -646,7 +648,7 @@ def _raw_rows(  # noqa: PLR0913  (one record's context, keyword-only after it)
             "Annotation": record.annotation,
             "Value": value,
             "Metric": metric,
-            "Kernel": ";".join(record.kernels),
+            "Kernel": "|".join(record.kernels),
             "GPU": session.device,
             "Host": session.host,
             "ComputeClock": rated[0],

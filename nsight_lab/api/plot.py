@@ -11,8 +11,9 @@ needs kaleido and Chrome; without them, drawn from the same figure with matplotl
 :mod:`nsight_lab.mpl_figure`, with a note; with neither, one line saying what to
 install), kept in
 :attr:`ProfileResults.figure`, and shown in a notebook. ``plot_callback`` receives
-the plotly figure (nsight-python hands a matplotlib one: a callback using matplotlib's
-API is skipped with a warning that says so).
+the plotly figure; one written for nsight-python's matplotlib figure (it fails on the
+plotly one with an ``AttributeError``) gets the same figure drawn with matplotlib, and
+the PNG is written from that drawing, as it styled it.
 """
 
 from __future__ import annotations
@@ -140,15 +141,16 @@ def plot(  # noqa: PLR0913  (nsight-python's signature)
                 x_keys=x_keys,
                 variants=(list(variant_fields or ()), list(variant_annotations or ())),
             )
-            if plot_callback is not None:
-                _call_back(plot_callback, fig)
+            styled = None if plot_callback is None else _call_back(plot_callback, fig)
             result.figure = fig
             if print_data:
                 shown = frame[frame["Metric"] == chosen]
                 print("Aggregated Data (Average value and Number of Runs):")  # noqa: T201
                 print(shown.to_string(index=False))  # noqa: T201
             _show(fig)
-            if filename:
+            if filename and styled is not None:  # as the callback styled it
+                _save_styled(styled, filename)
+            elif filename:
                 _write(fig, filename)
             return result
 
@@ -157,17 +159,52 @@ def plot(  # noqa: PLR0913  (nsight-python's signature)
     return decorator
 
 
-def _call_back(callback: Callable[[Any], None], fig: go.Figure) -> None:
-    """Hand ``fig`` to the user's callback; one written for matplotlib is skipped."""
+def _call_back(callback: Callable[[Any], None], fig: go.Figure) -> Any:  # noqa: ANN401
+    """Hand ``fig`` to the user's callback, or, written for matplotlib, its drawing.
+
+    nsight-python hands the callback a matplotlib figure: a callback that fails on
+    the plotly figure with an ``AttributeError`` (``fig.suptitle``, ``get_axes``)
+    gets the same figure drawn with matplotlib (:mod:`nsight_lab.mpl_figure`), and
+    the PNG is that drawing as it styled it.
+
+    Returns:
+        The matplotlib figure the callback styled, or None (it took the plotly
+        figure, or no matplotlib drawing could be made: then skipped, with a
+        warning).
+    """
+    from nsight_lab import mpl_figure
+
     try:
         callback(fig)
     except AttributeError as exc:
-        warn_at_user(
-            f"plot_callback raised AttributeError: {exc}; nsight-lab draws with plotly "
-            "and hands the callback a plotly.graph_objects.Figure (nsight-python a "
-            "matplotlib one): the callback was skipped",
-            RuntimeWarning,
-        )
+        why = f"plot_callback raised AttributeError on the plotly figure ({exc})"
+        if not mpl_figure.available():
+            warn_at_user(
+                f"{why}; nsight-lab hands a matplotlib one only where matplotlib is "
+                "installed (pip install matplotlib): the callback was skipped",
+                RuntimeWarning,
+            )
+            return None
+        try:
+            drawn = mpl_figure.draw(fig)
+        except mpl_figure.UnsupportedFigureError as unsupported:
+            warn_at_user(
+                f"{why}; {unsupported}: the callback was skipped", RuntimeWarning
+            )
+            return None
+        callback(drawn)
+        return drawn
+    return None
+
+
+def _save_styled(drawn: Any, filename: str) -> None:  # noqa: ANN401  (a matplotlib figure)
+    """Write the matplotlib figure a callback styled as the PNG ``filename``."""
+    from nsight_lab.mpl_figure import PX_PER_INCH
+
+    drawn.savefig(
+        filename, format="png", dpi=PX_PER_INCH * 1.5, facecolor="white",
+        bbox_inches="tight",
+    )  # fmt: skip
 
 
 def _show(fig: go.Figure) -> None:

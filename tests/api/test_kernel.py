@@ -487,8 +487,13 @@ def test_plot_chooses_its_metric_as_nsight_python() -> None:
 
 
 def test_plot_panels_variants_and_a_matplotlib_callback(tmp_path: Path) -> None:
-    def styled(fig: Any) -> None:
+    seen: list[Any] = []
+
+    def styled(fig: Any) -> None:  # nsight-python example 06's kind of callback
         fig.suptitle("matplotlib only")
+        fig.set_figwidth(7.5)
+        fig.get_axes()[0].grid(visible=True, alpha=0.3)
+        seen.append(fig)
 
     @nsight.analyze.plot(
         str(tmp_path / "p.png"),
@@ -507,8 +512,13 @@ def test_plot_panels_variants_and_a_matplotlib_callback(tmp_path: Path) -> None:
         with nsight.annotate("sum"):
             sum(range(0, n, step))
 
-    with pytest.warns(RuntimeWarning, match="plotly.graph_objects.Figure"):
-        result = grid()
+    result = grid()
+    # nsight-python's callbacks take a matplotlib figure: it got the same figure
+    # drawn with matplotlib, and the PNG is that drawing as it styled it.
+    (drawn,) = seen
+    assert drawn._suptitle.get_text() == "matplotlib only"  # noqa: SLF001
+    assert drawn.get_figwidth() == 7.5
+    assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     names = {t.name for t in result.figure.data}
     assert names == {"sum step=1", "sum step=2"}
     assert len({t.xaxis for t in result.figure.data}) == 2  # one panel per mode
@@ -573,3 +583,16 @@ def test_warnings_point_at_the_callers_code() -> None:
         kernel(configs=[(10,)], derive_metric=per_item)(work)()
     assert caught
     assert all(w.filename == __file__ for w in caught)
+
+
+def test_a_plotly_callback_styles_the_plotly_figure(tmp_path: Path) -> None:
+    @nsight.analyze.plot(
+        str(tmp_path / "p.png"),
+        plot_callback=lambda fig: fig.update_layout(title_text="plotly styled"),
+    )
+    @nsight.analyze.kernel(configs=[(100,), (200,)], verbosity=SILENT, warmup=0)
+    def bench(n: int) -> None:
+        with nsight.annotate("sum"):
+            sum(range(n))
+
+    assert bench().figure.layout.title.text == "plotly styled"

@@ -600,8 +600,11 @@ def _run(
     finally:
         if collectors.inbox is not None:  # read by now: the frame is built
             shutil.rmtree(collectors.inbox, ignore_errors=True)
+    written = [*done.csv_files]
+    if settings.output_prefix is not None and isolated:
+        written += _copy_reports(done.session_id, settings.output_prefix, tag)
     if verbose:
-        for path in done.csv_files:
+        for path in written:
             print(f"[nsight-lab] Refer to {path}", flush=True)  # noqa: T201  (verbosity INFO)
     if cell.returned:
         warn_at_user(
@@ -628,6 +631,28 @@ def _isolated_call(
         ],
         collectors=collectors or None,
     )
+
+
+def _copy_reports(session_id: int, prefix: str, tag: str) -> list[Path]:
+    """The session's kept ncu reports, copied where nsight-python writes its own.
+
+    ``<output_prefix>ncu-output-<function>-<call>.ncu-rep`` (nsight-python's name);
+    a profile of several configs has one report each here, named with
+    ``-config_<i>`` before the suffix. The kept ones stay with the session.
+    """
+    from nsight_lab.backends.ncu.isolate import session_report_dir
+
+    kept = sorted(session_report_dir(session_id).glob("config_*.ncu-rep"))
+    directory = os.path.dirname(prefix)  # noqa: PTH120  (a prefix, not a path)
+    if directory:
+        os.makedirs(directory, exist_ok=True)  # noqa: PTH103
+    copied: list[Path] = []
+    for report in kept:
+        part = "" if len(kept) == 1 else f"-{report.stem}"
+        target = Path(f"{prefix}ncu-output-{tag}{part}.ncu-rep")
+        shutil.copyfile(report, target)
+        copied.append(target)
+    return copied
 
 
 def _level(verbosity: object) -> int:
@@ -663,10 +688,10 @@ def _notes(plan: Plan, settings: KernelSettings) -> list[str]:
     from nsight_lab.backends import backend_entry
 
     notes: list[str] = []
-    if settings.output_prefix is not None and not settings.output_csv:
+    if settings.output_prefix is not None and not backend_entry(plan.backend).isolated:
         notes.append(
-            "output_prefix: only CSV files (output_csv=True) are written there; "
-            "ncu reports stay in nsight-lab's store"
+            f"output_prefix: the {plan.backend} backend runs no ncu, so no ncu "
+            "report is written there (CSV files are, with output_csv=True)"
         )
     if settings.info_collectors and backend_entry(plan.backend).isolated:
         notes.append(

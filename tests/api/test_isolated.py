@@ -201,3 +201,23 @@ def test_one_counter_is_plotted_without_naming_it(tmp_path: Path) -> None:
     frame = profiled().to_dataframe()
     assert frame["Metric"].tolist() == METRICS * 2
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_output_prefix_gets_the_ncu_reports_as_nsight_python_names_them(
+    tmp_path: Path,
+) -> None:
+    prefix = str(tmp_path / "one" / "run_")
+    one = _kernel(configs=[(64, np.float32)], output_prefix=prefix)(bench)
+    one()
+    one()  # each call is one id, as nsight-python's
+    names = sorted(p.name for p in (tmp_path / "one").glob("*.ncu-rep"))
+    assert names == ["run_ncu-output-bench-0.ncu-rep", "run_ncu-output-bench-1.ncu-rep"]
+    assert json.loads((tmp_path / "one" / names[0]).read_text())  # copied whole
+    prefix = str(tmp_path / "two" / "run_")
+    configs = [(64, np.float32), (128, np.int64)]
+    _kernel(configs=configs, output_prefix=prefix)(bench)()
+    names = sorted(p.name for p in (tmp_path / "two").glob("*.ncu-rep"))
+    assert names == [  # one report per config here, nsight-python's name before it
+        "run_ncu-output-bench-0-config_0.ncu-rep",
+        "run_ncu-output-bench-0-config_1.ncu-rep",
+    ]

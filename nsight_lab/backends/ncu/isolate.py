@@ -131,7 +131,9 @@ def run_isolated(  # noqa: PLR0913  (the run's collaborators, as Runner's)
     names = [n for n in free_variables(cell_source, user_ns) if n not in params]
     shipped = ship(names, user_ns)
     logger.debug("shipping %d variables to the ncu child: %s", len(names), names)
-    out_dir = Path(report_dir) if report_dir is not None else _session_dir(session_id)
+    out_dir = (
+        Path(report_dir) if report_dir is not None else session_report_dir(session_id)
+    )
     out_dir.mkdir(parents=True, exist_ok=True)
 
     progress = Progress(len(plan.configs), options.runs)
@@ -213,7 +215,8 @@ def run_isolated(  # noqa: PLR0913  (the run's collaborators, as Runner's)
     return records
 
 
-def _session_dir(session_id: int) -> Path:
+def session_report_dir(session_id: int) -> Path:
+    """Where session ``session_id``'s reports are kept (``config_<i>.ncu-rep``)."""
     return reports_dir() / f"session_{session_id}"
 
 

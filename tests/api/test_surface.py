@@ -41,6 +41,16 @@ def test_every_public_name_is_there() -> None:
     assert callable(nsight.experimental.collect)
     for name in ("ProfilerException", "NCUNotAvailableError", "ThermalControlError"):
         assert issubclass(getattr(nsight.exceptions, name), Exception)
+    # The rest of nsight.exceptions: its messages in its words, its error context.
+    invalid = nsight.exceptions.MetricErrorType.INVALID
+    assert nsight.exceptions.get_metrics_error_message(["a.sum"], invalid) == (
+        "Invalid value ['a.sum'] for 'metrics' parameter for nsight.analyze.kernel()."
+        "\nPlease refer ncu --query-metrics for list of supported metrics."
+    )
+    assert "pip install nsight-python[cupti]" in nsight.exceptions.CUPTI_UNAVAILABLE_MSG
+    assert "cuda-core is required" in nsight.exceptions.CUDA_CORE_UNAVAILABLE_MSG
+    context = nsight.exceptions.NCUErrorContext(["e"], "ncu.log", ["a.sum"])
+    assert (context.errors, context.log_file_path) == (["e"], "ncu.log")
     assert [s.value for s in nsight.CollectionScope] == [
         "once",
         "config",

@@ -373,6 +373,15 @@ def test_info_collectors_every_scope() -> None:
     assert (frame["region"] == frame["Annotation"] + "-" + frame["n"].astype(str)).all()
 
 
+def test_info_collector_objects_are_taken_as_nsight_python_takes_them() -> None:
+    halves = nsight.InfoCollector(
+        "half", lambda n: n / 2, nsight.CollectionScope.CONFIG
+    )
+    frame = kernel(configs=[(100,), (300,)], runs=2, info_collectors=[halves])(work)()
+    frame = frame.to_dataframe()
+    assert (frame["half_Avg"] == frame["n"] / 2).all()
+
+
 def test_info_collector_errors() -> None:
     def plain() -> int:
         return 1
@@ -596,3 +605,30 @@ def test_a_plotly_callback_styles_the_plotly_figure(tmp_path: Path) -> None:
             sum(range(n))
 
     assert bench().figure.layout.title.text == "plotly styled"
+
+
+def test_plot_size_labels_x_keys_and_printed_data(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    @nsight.analyze.plot(
+        str(tmp_path / "p.png"),
+        ylabel="my label",
+        plot_width=10,
+        plot_height=7,
+        x_keys=["n"],
+        print_data=True,
+    )
+    @nsight.analyze.kernel(configs=[(100, "a"), (200, "a")], verbosity=SILENT, warmup=0)
+    def bench(n: int, mode: str) -> None:  # noqa: ARG001  (a config field)
+        with nsight.annotate("sum"):
+            sum(range(n))
+
+    fig = bench().figure
+    # nsight-python's figsize in inches of 100 px (at least 8 x 6).
+    assert (fig.layout.width, fig.layout.height) == (1000, 700)
+    assert fig.layout.yaxis.title.text == "my label (avg: 1 runs)"  # as nsight-python
+    (trace,) = fig.data
+    assert [str(x) for x in trace.x] == ["n=100", "n=200"]  # mode is not on the axis
+    out = capsys.readouterr().out
+    assert "Aggregated Data (Average value and Number of Runs):" in out
+    assert "gpu__time_duration.sum" in out

@@ -1,9 +1,11 @@
-"""The live duration, clock and per-rank charts, appended to run by run.
+"""The live duration, clock, per-rank and counter charts, updated run by run.
 
 :class:`LiveFigures` keeps the figures of :func:`~nsight_lab.figures.durations.
 duration_figure` and :func:`~nsight_lab.figures.telemetry.clocks_figure` as JSON and
 turns new runs into the appends ``Plotly.extendTraces`` / ``Plotly.addTraces`` take,
-in time proportional to the new runs (never rebuilding from every record).
+in time proportional to the new runs (never rebuilding from every record). "Counters
+over time" (PM sampling) is no series of points but each region's sampled timeline:
+it is drawn again from the newest run of each region, and sent whole.
 """
 
 from __future__ import annotations
@@ -84,14 +86,16 @@ class LiveFigures:
         self._runs: set[tuple[int, int]] = set()
         self._ranks: LiveRanks | None = None
         """The ``ranks`` chart, from the first multi-rank record on."""
+        self._sampled: dict[tuple[int, str], RunRecord] = {}
+        """The newest run with counter samples of each (config, region)."""
 
     def add(self, records: Sequence[RunRecord]) -> dict[str, dict[str, Any]]:
         """Append ``records`` (in the order they ran); return the appends per chart.
 
         Each chart's entry has ``traces`` (new traces, to add before extending) and
         ``extend`` (a list of ``{"indices": [...], "data": {path: [[...], ...]}}``,
-        each one ``extendTraces`` call), and ``max_points``. Charts with nothing new
-        are left out.
+        each one ``extendTraces`` call), and ``max_points``; the counters chart's
+        has ``figure`` instead, drawn whole. Charts with nothing new are left out.
 
         Raises:
             Nothing.
@@ -108,7 +112,30 @@ class LiveFigures:
         ranks = self._add_ranks(records)
         if ranks is not None:
             out["ranks"] = ranks
+        counters = self._add_counters(records)
+        if counters is not None:
+            out["counters"] = counters
         return out
+
+    def _add_counters(self, records: Sequence[RunRecord]) -> dict[str, Any] | None:
+        """"Counters over time" of each region's newest sampled run, whole.
+
+        Its change is ``{"figure": ...}``: the figure to draw in place of the one
+        shown (a timeline is redrawn, not extended). The final figure (every record:
+        each region's run of median duration) is :func:`figures_to_json`'s.
+        """
+        from nsight_lab.figures.counters import counters_figure
+
+        fresh = [r for r in records if r.series is not None]
+        if not fresh:
+            return None
+        for record in fresh:
+            self._sampled[(record.config_index, record.annotation)] = record
+        fig = counters_figure(list(self._sampled.values()))
+        if fig is None:
+            return None
+        self.figures["counters"] = figure_json(fig)
+        return {"figure": self.figures["counters"]}
 
     def _add_ranks(self, records: Sequence[RunRecord]) -> dict[str, Any] | None:
         """The per-rank chart's appends (a multi-rank profile's; none otherwise)."""

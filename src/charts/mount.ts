@@ -32,18 +32,29 @@ export interface IExtend {
  * add first, then points to append, each trace keeping its latest `max_points`.
  */
 export interface IChartAppend {
-  traces: Trace[];
-  extend: IExtend[];
-  max_points: number | null;
+  traces?: Trace[];
+  extend?: IExtend[];
+  max_points?: number | null;
+  /**
+   * The chart's whole figure, drawn in place of the one shown: a chart that is
+   * redrawn rather than extended (Counters over time: the newest sampled runs).
+   */
+  figure?: IFigure;
 }
 
 /** Append `change` to `figure` in place (what the chart then shows). */
 export function appendToFigure(figure: IFigure, change: IChartAppend): void {
+  if (change.figure) {
+    const whole = JSON.parse(JSON.stringify(change.figure)) as IFigure;
+    figure.data = whole.data;
+    figure.layout = whole.layout;
+    return;
+  }
   const data = figure.data;
-  for (const trace of change.traces) {
+  for (const trace of change.traces ?? []) {
     data.push(JSON.parse(JSON.stringify(trace)) as Trace);
   }
-  for (const op of change.extend) {
+  for (const op of change.extend ?? []) {
     op.indices.forEach((index, k) => {
       const trace = data[index];
       if (!trace) {
@@ -52,7 +63,7 @@ export function appendToFigure(figure: IFigure, change: IChartAppend): void {
       for (const [path, columns] of Object.entries(op.data)) {
         const target = arrayAt(trace, path);
         target.push(...(columns[k] ?? []));
-        const max = change.max_points;
+        const max = change.max_points ?? null;
         if (max !== null && target.length > max) {
           target.splice(0, target.length - max);
         }
@@ -170,13 +181,14 @@ async function appendToPlot(
   el: HTMLElement,
   change: IChartAppend
 ): Promise<void> {
-  if (change.traces.length > 0) {
+  const traces = change.traces ?? [];
+  if (traces.length > 0) {
     await Plotly.addTraces(
       el,
-      change.traces.map(trace => JSON.parse(JSON.stringify(trace)) as Trace)
+      traces.map(trace => JSON.parse(JSON.stringify(trace)) as Trace)
     );
   }
-  for (const op of change.extend) {
+  for (const op of change.extend ?? []) {
     await Plotly.extendTraces(
       el,
       op.data,
@@ -288,6 +300,13 @@ export function mountChart(
       if (disposed) {
         return;
       }
+      if (change.figure) {
+        // A redrawn chart: its figure replaces the one shown, drawn in place.
+        current = change.figure;
+        owned = false;
+        draw();
+        return;
+      }
       // Appended to a copy (once per figure): the caller's figure stays as it
       // was, and later redraws (theme, resize) keep the points.
       if (!owned) {
@@ -295,7 +314,7 @@ export function mountChart(
         owned = true;
       }
       appendToFigure(current, change);
-      if (legendEntries(change.traces, { showlegend: true }).length > 0) {
+      if (legendEntries(change.traces ?? [], { showlegend: true }).length > 0) {
         // A new legend entry may need a new legend row: draw it all again.
         draw();
         return;

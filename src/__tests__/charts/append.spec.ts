@@ -69,7 +69,20 @@ describe('appendToFigure', () => {
       y: [7],
       marker: { size: [6] }
     });
-    expect(CHANGE.traces[0].x).toEqual([]); // the change itself is left as it was
+    expect(CHANGE.traces![0].x).toEqual([]); // the change itself is left as it was
+  });
+
+  it('replaces a redrawn chart whole (Counters over time)', () => {
+    const fig = figure();
+    const whole: IFigure = {
+      data: [{ type: 'scatter', name: 'dram (GB/s)', x: [0, 20], y: [3, 4] }],
+      layout: { title: { text: 'Counters over time' } }
+    };
+    appendToFigure(fig, { figure: whole });
+    expect(fig.data).toEqual(whole.data);
+    expect(fig.layout).toEqual(whole.layout);
+    fig.data[0].y = [];
+    expect(whole.data[0].y).toEqual([3, 4]); // a copy: the change is left as it was
   });
 });
 
@@ -87,7 +100,7 @@ describe('mountChart append', () => {
     // A trace without a legend entry (a band edge) is added in place.
     const change: IChartAppend = {
       ...CHANGE,
-      traces: [{ ...CHANGE.traces[0], showlegend: false }]
+      traces: [{ ...CHANGE.traces![0], showlegend: false }]
     };
     handle.append(change);
     await flush();
@@ -95,7 +108,7 @@ describe('mountChart append', () => {
     expect(addTraces.mock.calls[0][1]).toEqual(change.traces);
     expect(extendTraces).toHaveBeenCalledWith(
       el,
-      CHANGE.extend[0].data,
+      CHANGE.extend![0].data,
       [0, 1],
       2
     );
@@ -108,6 +121,23 @@ describe('mountChart append', () => {
     handle.append(CHANGE); // disposed: nothing
     await flush();
     expect(addTraces).toHaveBeenCalledTimes(1);
+  });
+
+  it('draws a whole figure in place of the one shown, without appending', async () => {
+    const el = document.createElement('div');
+    const handle = mountChart(el, figure(), { watchTheme: false });
+    const whole: IFigure = {
+      data: [{ type: 'scatter', name: 'newest run', x: [0, 20], y: [3, 4] }],
+      layout: {}
+    };
+    handle.append({ figure: whole });
+    await flush();
+    expect(addTraces).not.toHaveBeenCalled();
+    expect(extendTraces).not.toHaveBeenCalled();
+    expect(react).toHaveBeenCalledTimes(2);
+    expect(react.mock.calls[1][1][0].name).toBe('newest run');
+    expect(handle.figure).toBe(whole);
+    handle.dispose();
   });
 
   it('draws again when a new trace adds a legend entry (room for its row)', async () => {

@@ -157,3 +157,32 @@ def test_a_version_1_store_gains_the_series_column(tmp_path: Path) -> None:
 
 def test_an_unreadable_series_is_left_out_of_the_chart() -> None:
     assert counters_figure([pm_record("a", 0, 1.0, series=b"junk")]) is None
+
+
+def test_the_live_widget_draws_each_regions_newest_sampled_run() -> None:
+    from nsight_lab.figures import LiveFigures
+    from nsight_lab.runner import Progress
+    from nsight_lab.views.live import WidgetView
+
+    live = LiveFigures(with_config=False)
+    assert "counters" not in live.add([pm_record("events-only", 0, 5.0, series=None)])
+    first = live.add([pm_record("x*2", 0, 120.0), pm_record("sum", 0, 70.0)])
+    # A timeline is drawn whole from each region's newest run, not extended.
+    drawn = first["counters"]["figure"]
+    assert [a["text"] for a in drawn["layout"]["annotations"]] == ["x*2", "sum"]
+    assert drawn["data"][0]["y"][:5] == [3000.0] * 5
+    later = live.add([pm_record("x*2", 1, 125.0)])["counters"]["figure"]
+    assert later["data"][0]["y"][:5] == [3001.0] * 5  # x*2's newest run, run 1
+    assert live.figures["counters"] == later
+
+    # The inline widget: the chart appears with a whole re-send of the figures, then
+    # each update replaces it (an append whose change is the figure).
+    view = WidgetView(show=False, budget=1.0)
+    progress = Progress(configs_total=1, runs_target=3)
+    for run in range(3):
+        progress.runs_done = progress.runs_done_total = run + 1
+        progress.last_records = [pm_record("x*2", run, 120.0 + run)]
+        view.update(progress, force=True)
+        assert "counters" in view.widget.figures
+    change = view.widget.append["charts"]["counters"]
+    assert change["figure"]["data"][0]["y"][:5] == [3002.0] * 5

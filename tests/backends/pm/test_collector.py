@@ -9,6 +9,7 @@ are known numbers.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -511,3 +512,35 @@ def test_when_the_host_api_fails_cupti_checks_when_configuring(
     options = parse_options("--backend pm --metrics dram__bytes_read.sum")
     assert m._choose_metrics(options, 0) == (["dram__bytes_read.sum"], "this GPU")
     assert "not checked ahead" in m.notes[0]
+
+
+def test_the_sample_interval_reaches_the_sampler_and_sizes_the_quiet_spin(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from nsight_lab.backends.pm.metrics import MetricCheck
+    from nsight_lab.options.profile import DEFAULT_SAMPLE_INTERVAL_US
+    from tests.backends.pm.test_metrics import FakeHost
+
+    # The default: a 100 µs region spans at least 5 samples.
+    assert (
+        parse_options("--backend pm").sample_interval_us == DEFAULT_SAMPLE_INTERVAL_US
+    )
+    assert 100 / DEFAULT_SAMPLE_INTERVAL_US >= 5
+    opened: list[tuple[int, tuple[str, ...], int]] = []
+    monkeypatch.setattr(
+        pm, "PmSampler", lambda index, metrics, ns: opened.append((index, metrics, ns))
+    )
+    check = MetricCheck("fake H200", FakeHost())
+    monkeypatch.setattr(pm.CHECKS, "check", lambda _torch, _index: check)
+    m = measurement()
+    m._gpu.device = 0
+    m._gpu.max_sm_clock_mhz = 1980
+    options = parse_options(
+        "--backend pm --sample-interval 50 --metrics dram__bytes_read.sum"
+    )
+    m._open_sampler(options)
+    assert opened == [(0, ("dram__bytes_read.sum",), 50_000)]
+    assert m.interval_ns == 50_000
+    # The quiet spin covers one interval, with its margin, at the SM clock.
+    assert m._quiet_cycles == math.ceil(50_000 * 1980 / 1e3 * pm.QUIET_MARGIN)
+    assert "PM sampling every 50 µs on GH100" in m.notes[-1]

@@ -98,6 +98,21 @@ def test_when_pm_sampling_does_not_start_the_reason_is_cuptis() -> None:
 
 
 @pytest.mark.usefixtures("stack_works")
+def test_an_old_driver_or_gpu_is_named_with_the_fix() -> None:
+    class CuptiError(RuntimeError):
+        status = type("Status", (), {"name": "ERROR_NOT_COMPATIBLE"})()
+
+    availability.CHECKS.startable[0] = str(
+        errors.explain(CuptiError("pm_sampling_enable"), started=False)
+    )
+    found = availability.diagnose()
+    assert found.status == "error"
+    assert errors.OLD_STACK in found.detail
+    assert "ERROR_NOT_COMPATIBLE" in found.detail
+    assert "update the driver, or use --backend ncu" in found.detail
+
+
+@pytest.mark.usefixtures("stack_works")
 @pytest.mark.parametrize(("per_pass", "status"), [(8, "ok"), (3, "warn")])
 def test_when_it_works_it_names_the_chip_and_the_defaults(
     per_pass: int, status: str

@@ -449,8 +449,18 @@ def write_png(
         UnsupportedFigureError: A trace type this renderer does not draw.
         OSError: The file cannot be written.
     """
+    return save_png(draw(fig), path, scale=scale)
+
+
+def save_png(
+    figure: Figure, path: str | os.PathLike[str], *, scale: float = 1.0
+) -> Path:
+    """Write a matplotlib ``figure`` (:func:`draw`'s, perhaps restyled) as a PNG.
+
+    Raises:
+        OSError: The file cannot be written.
+    """
     out = Path(path)
-    figure = draw(fig)
     figure.savefig(
         out,
         format="png",

@@ -526,10 +526,15 @@ def _csv_prefix(settings: KernelSettings) -> str | None:
         return None
     if settings.output_prefix is None:
         return os.path.join(tempfile.mkdtemp(prefix="nspy_"), "")  # noqa: PTH118
-    directory = os.path.dirname(settings.output_prefix)  # noqa: PTH120
+    _make_prefix_directory(settings.output_prefix)
+    return settings.output_prefix
+
+
+def _make_prefix_directory(prefix: str) -> None:
+    """Create the folder an ``output_prefix`` names (``out/run_``: ``out``)."""
+    directory = os.path.dirname(prefix)  # noqa: PTH120  (a prefix, not a path)
     if directory:
         os.makedirs(directory, exist_ok=True)  # noqa: PTH103
-    return settings.output_prefix
 
 
 def _run(
@@ -643,9 +648,7 @@ def _copy_reports(session_id: int, prefix: str, tag: str) -> list[Path]:
     from nsight_lab.backends.ncu.isolate import session_report_dir
 
     kept = sorted(session_report_dir(session_id).glob("config_*.ncu-rep"))
-    directory = os.path.dirname(prefix)  # noqa: PTH120  (a prefix, not a path)
-    if directory:
-        os.makedirs(directory, exist_ok=True)  # noqa: PTH103
+    _make_prefix_directory(prefix)
     copied: list[Path] = []
     for report in kept:
         part = "" if len(kept) == 1 else f"-{report.stem}"

@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 
 __all__ = ["col_panel", "legalize_metric", "plot", "plot_figure", "row_panel"]
 
+PNG_SCALE = 1.5
+"""Pixel density of the PNG ``analyze.plot`` writes (its figure's size x this)."""
 COLORS = (
     "#76B900", "#0070C5", "#5C1682", "#890C57", "#FAC200", "#008564", "#FF5733",
     "#C70039", "#900C3F", "#581845", "#1F618D", "#28B463", "#F39C12", "#D35400",
@@ -149,7 +151,9 @@ def plot(  # noqa: PLR0913  (nsight-python's signature)
                 print(shown.to_string(index=False))  # noqa: T201
             _show(fig)
             if filename and styled is not None:  # as the callback styled it
-                _save_styled(styled, filename)
+                from nsight_lab.mpl_figure import save_png
+
+                save_png(styled, filename, scale=PNG_SCALE)
             elif filename:
                 _write(fig, filename)
             return result
@@ -197,16 +201,6 @@ def _call_back(callback: Callable[[Any], None], fig: go.Figure) -> Any:  # noqa:
     return None
 
 
-def _save_styled(drawn: Any, filename: str) -> None:  # noqa: ANN401  (a matplotlib figure)
-    """Write the matplotlib figure a callback styled as the PNG ``filename``."""
-    from nsight_lab.mpl_figure import PX_PER_INCH
-
-    drawn.savefig(
-        filename, format="png", dpi=PX_PER_INCH * 1.5, facecolor="white",
-        bbox_inches="tight",
-    )  # fmt: skip
-
-
 def _show(fig: go.Figure) -> None:
     """Show ``fig`` in the notebook, if this runs in one."""
     from nsight_lab.api.kernel import _in_notebook
@@ -234,12 +228,12 @@ def _write(fig: go.Figure, filename: str) -> None:
     width = int(fig.layout.width or 800)
     height = int(fig.layout.height or 600)
     try:
-        write_png(fig, filename, width=width, height=height, scale=1.5)
+        write_png(fig, filename, width=width, height=height, scale=PNG_SCALE)
     except StaticExportError as exc:
         if not exc.unavailable or not mpl_figure.available():
             raise
         try:
-            mpl_figure.write_png(fig, filename, scale=1.5)
+            mpl_figure.write_png(fig, filename, scale=PNG_SCALE)
         except (ImportError, mpl_figure.UnsupportedFigureError) as why:
             msg = f"{exc}; matplotlib could not draw it either: {why}"
             raise StaticExportError(msg) from why

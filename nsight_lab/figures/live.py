@@ -118,7 +118,7 @@ class LiveFigures:
         return out
 
     def _add_counters(self, records: Sequence[RunRecord]) -> dict[str, Any] | None:
-        """"Counters over time" of each region's newest sampled run, whole.
+        """Counters over time, drawn whole from each region's newest sampled run.
 
         Its change is ``{"figure": ...}``: the figure to draw in place of the one
         shown (a timeline is redrawn, not extended). The final figure (every record:

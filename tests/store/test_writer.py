@@ -57,7 +57,8 @@ def test_producer_is_committed_within_the_bound(
     Flat out, the 1,000-run bound binds; at 4,000 runs/s a batch never fills and the
     100 ms bound binds. At every poll at time ``t`` (taken before the read, so the
     read's snapshot is no older), the committed count must cover every run handed
-    over by ``t - 100 ms`` (plus a CI scheduling slack of 200 ms, see
+    over by ``t - 100 ms`` (``t - 250 ms`` on PostgreSQL, the bound the writer states
+    for it: ``PG_LAG_BOUND_S``) (plus a CI scheduling slack of 200 ms, see
     ``_writer_lag.SCHEDULING_SLACK_S``) and all but the last 1,000 handed over by ``t``.
 
     A CI machine of 2 busy cores can starve every thread of the process for tens of

@@ -46,14 +46,14 @@ def _insert_runs(
 
     SQLite hands out consecutive ``AUTOINCREMENT`` ids within the one write
     transaction, in row order; PostgreSQL's identity may interleave with other
-    writers' rows, so there each row returns its id (``RETURNING``), one pipelined
-    statement per row (:meth:`PgConnection.insert_returning_ids`).
+    writers' rows, so there the ids are drawn first and every row goes in through
+    one statement of arrays (:meth:`PgConnection.insert_rows`).
 
     Returns:
         The new ids, in the order of ``rows``.
     """
     if isinstance(conn, PgConnection):
-        return conn.insert_returning_ids(_insert_runs_sql(1) + " RETURNING id", rows)
+        return conn.insert_rows("runs", _RUN_FIELDS, rows)
     width = _ROW_MARKS.count("?")
     per = max(1, min(_MAX_ROWS_PER_INSERT, _variable_limit(conn, dialect) // width))
     ids: list[int] = []

@@ -137,6 +137,9 @@ class RunStore(_SessionQueries, _RunQueries, _BaselineQueries):
         self._errors: tuple[type[Exception], ...] = (sqlite3.Error, *_pg.errors())
         self._held: set[int] = set()
         """Sessions whose PostgreSQL writer lock this store's connection holds."""
+        self._annotated: set[tuple[int, str]] = set()
+        """(session, region) pairs this store committed to ``session_annotations``:
+        later batches of the same regions skip that statement (see ``add_runs``)."""
         if _pg.is_postgres_url(location):
             self.engine = "postgresql"
             self._dialect = POSTGRES

@@ -81,6 +81,7 @@ class _RunQueries:
     if TYPE_CHECKING:  # provided by RunStore
         where: str
         _dialect: Dialect
+        _annotated: set[tuple[int, str]]
 
         def _read(
             self, action: str
@@ -121,8 +122,13 @@ class _RunQueries:
             per_session.setdefault(r.session_id, set()).add(r.annotation)
             counts[r.session_id] = counts.get(r.session_id, 0) + 1
         # Sorted: writers of several sessions take their row locks in one order.
+        # Only the pairs this store has not committed before: a profile's regions
+        # repeat every run, and the statement they would cost is a GIL hand-back.
         pairs = sorted(
-            (sid, name) for sid, names in per_session.items() for name in names
+            (sid, name)
+            for sid, names in per_session.items()
+            for name in names
+            if (sid, name) not in self._annotated
         )
         dialect = self._dialect
         # Few statements: each one costs the writer thread a GIL hand-back (see
@@ -175,6 +181,7 @@ class _RunQueries:
                 conn.runs_only = True
                 for record, run_id in zip(records, ids, strict=True):
                     conn.runs[record.session_id] = run_id  # the last is the largest
+        self._annotated.update(pairs)  # committed: a rolled-back batch never gets here
         return ids
 
     def _missing_session(

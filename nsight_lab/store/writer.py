@@ -12,7 +12,15 @@ that the store never lags the measurement by more than :data:`LAG_BOUND_S` (100 
   arrive (a fast producer does not keep a batch open);
 - ``put`` blocks while :data:`MAX_PENDING_ROWS` records are queued or being written:
   when the disk cannot keep up the measuring loop waits, rather than a queue growing
-  without bound and a kill losing all of it.
+  without bound and a kill losing all of it;
+- ``put`` hands the GIL to the writer thread while a batch is being written. Each of a
+  commit's statements gives the GIL up and waits to take it back; a profiling thread
+  that runs Python between runs keeps it for a whole switch interval (5 ms) each
+  time, and a 500-run commit took 110-140 ms. Handed over between runs, the writer's
+  share of the GIL comes between runs rather than inside a timed region, and the
+  worst lag beside a 4,000 runs/s Python cell on 2 cores went from 115-151 ms to
+  40 ms on SQLite and from 260-279 ms to 52 ms on PostgreSQL
+  (``benchmarks/writer_lag.py``).
 
 ``close()`` drains the queue, so a cell that raises or is interrupted still stores
 every run it finished.
@@ -106,6 +114,12 @@ class StoreWriter:
             # in between, appending costs no wake-up.
             if was_empty or len(self._queue) >= BATCH_ROWS:
                 self._cond.notify_all()
+            writing = self._writing > 0
+        if writing:
+            # Hand the GIL over: the writer thread waits for it after every
+            # statement, and a busy profiling thread would keep it a whole switch
+            # interval (5 ms) each time, stretching one commit to 100+ ms.
+            time.sleep(0)
         self._raise_pending()
 
     def close(self) -> None:

@@ -50,12 +50,16 @@ def _record(session_id: int, run_index: int) -> RunRecord:
     )
 
 
-def lag_violations(db: Path | str, pace_s: float) -> tuple[list[str], str]:  # noqa: PLR0915
+def lag_violations(  # noqa: PLR0915
+    db: Path | str, pace_s: float
+) -> tuple[list[str], str, dict[str, float]]:
     """Profile-like producer for 1 s; return the polls that broke the bound.
 
     Returns:
         One line per poll at which the committed count was short of what was due,
-        and a summary of the run count and the worst lag seen.
+        a summary of the run count and the worst lag seen, and those figures
+        (``runs``, ``worst_lag_runs``, ``worst_lag_ms``, ``bound_ms``) for
+        ``benchmarks/writer_lag.py``.
     """
     store = RunStore(db)
     sid = store.create_session(backend="cpu").id
@@ -127,9 +131,25 @@ def lag_violations(db: Path | str, pace_s: float) -> tuple[list[str], str]:  # n
         worst_rows = max(worst_rows, handed - committed)
         if committed < handed:  # the oldest uncommitted run's age
             worst_s = max(worst_s, t - handed_at[committed])
-    return late, f"{total} runs; worst lag {worst_rows} runs, {worst_s * 1e3:.0f} ms"
+    figures = {
+        "runs": float(total),
+        "worst_lag_runs": float(worst_rows),
+        "worst_lag_ms": round(worst_s * 1e3, 1),
+        "bound_ms": bound_s * 1e3,
+    }
+    summary = f"{total} runs; worst lag {worst_rows} runs, {worst_s * 1e3:.0f} ms"
+    return late, summary, figures
 
 
 if __name__ == "__main__":
-    late, summary = lag_violations(sys.argv[1], float(sys.argv[2]))
-    print(json.dumps({"late": late, "summary": summary, "slack_s": SCHEDULING_SLACK_S}))  # noqa: T201
+    late, summary, figures = lag_violations(sys.argv[1], float(sys.argv[2]))
+    print(  # noqa: T201
+        json.dumps(
+            {
+                "late": late,
+                "summary": summary,
+                "slack_s": SCHEDULING_SLACK_S,
+                "figures": figures,
+            }
+        )
+    )

@@ -341,6 +341,28 @@ def test_add_runs_to_several_sessions_in_one_batch(store: RunStore) -> None:
     assert store.last_run_id(b) == ids[1]
 
 
+def test_a_region_seen_before_costs_no_annotation_statement(store: RunStore) -> None:
+    # The writer's later batches repeat the same regions: the store writes each
+    # (session, region) pair once, and a new region in a later batch still lands.
+    sid = store.create_session(backend="cpu").id
+    other = store.create_session(backend="cpu").id
+    statements: list[str] = []
+    if store.engine == "sqlite":
+        conn = cast("sqlite3.Connection", store._connection())  # noqa: SLF001
+        conn.set_trace_callback(statements.append)
+    store.add_runs([record(sid, 0, annotation="a")])
+    first = sum("INTO session_annotations" in q for q in statements)
+    store.add_runs([record(sid, 1, annotation="a"), record(sid, 2, annotation="a")])
+    second = sum("INTO session_annotations" in q for q in statements) - first
+    store.add_runs([record(sid, 3, annotation="b"), record(other, 0, annotation="a")])
+    if store.engine == "sqlite":
+        assert (first, second) == (1, 0)
+    assert [s.id for s in store.list_sessions(annotation="b")] == [sid]
+    assert {s.id for s in store.list_sessions(annotation="a")} == {sid, other}
+    assert [s.id for s in store.list_sessions(text="b")] == [sid]
+    assert store.run_counts([sid, other]) == {sid: 4, other: 1}
+
+
 def test_add_runs_unknown_session_stores_nothing(store: RunStore) -> None:
     sid = store.create_session(backend="cpu").id
     with pytest.raises(NotFoundError, match=r"cannot add runs to session 999"):

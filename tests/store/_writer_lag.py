@@ -110,7 +110,7 @@ def lag_violations(  # noqa: PLR0915
     assert len(polls) > 20
 
     # The bound the writer states for the engine: a PostgreSQL commit is a round trip
-    # to the server (CI's 2 cores, busy with the server too, saw ~300 ms lags there).
+    # to the server, so its promise is PG_LAG_BOUND_S (benchmarks/writer_lag.py).
     bound_s = PG_LAG_BOUND_S if is_postgres_url(db) else LAG_BOUND_S
     late: list[str] = []
     worst_rows = 0

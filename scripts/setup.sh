@@ -37,8 +37,33 @@ fi
 
 # The editable install runs `jlpm install` and builds the lab extension through the
 # hatch jupyter-builder hook (jlpm comes with jupyter-builder, a build requirement).
-log "installing nsight-lab (editable, [test,dev]) and building the lab extension"
-python -m pip install --quiet -e ".[test,dev]"
+#
+# Run again, it must neither fail nor write into the source tree. The step below links
+# .venv's labextension to nsight_lab/labextension, so a second `pip install -e` would
+# install the wheel's shared data *through that link*: install.json lands in
+# nsight_lab/labextension, and the next wheel build holds it twice (the directory's
+# copy and the "install.json" shared-data entry): "A second file is being added to the
+# wheel archive". So the link is removed before pip runs (the step below makes it
+# again), a stray install.json left by an older set-up is removed, and pip is skipped
+# altogether while what it installs from is unchanged (the stamp: a hash of the
+# install's inputs, kept in .venv).
+labext_link=.venv/share/jupyter/labextensions/nsight-lab
+stamp=.venv/.nsight-lab-setup
+inputs="$(cat pyproject.toml package.json | python -c 'import hashlib, sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest())')"
+rm -f nsight_lab/labextension/install.json
+if [[ -z "${NSIGHT_LAB_SETUP_FORCE:-}" && -f "$stamp" && "$(cat "$stamp")" == "$inputs" ]] \
+    && [[ "$(cd / && python -c 'import nsight_lab; print(nsight_lab.__file__)' 2>/dev/null)" == "$PWD/nsight_lab/__init__.py" ]]; then
+    log "nsight-lab already installed (editable) from this checkout; pyproject.toml and package.json unchanged"
+else
+    if [[ -L "$labext_link" ]]; then
+        rm "$labext_link"  # the link only, never what it points to
+    fi
+    log "installing nsight-lab (editable, [test,dev]) and building the lab extension"
+    rm -f "$stamp"
+    python -m pip install --quiet -e ".[test,dev]"
+    rm -f nsight_lab/labextension/install.json
+    printf '%s\n' "$inputs" >"$stamp"
+fi
 
 # The hook skips `jlpm install` when node_modules looks current; make sure it exists
 # for jest and eslint, and that the labextension was built.

@@ -3,9 +3,10 @@
 Every write transaction of a PostgreSQL store ends with a ``NOTIFY`` saying what it
 changed (:meth:`nsight_lab.store.postgres.PgConnection.notify`), delivered when it
 commits, from whichever host wrote it. One thread per server holds a connection that
-``LISTEN``s and hands each notice to the subscribed events sockets on the server's
-event loop: no polling of the runs, and a run reaches the sockets a network round
-trip after its commit.
+``LISTEN``s and hands each notice to its subscribers (the server's one
+:class:`~nsight_lab.server.events.EventHub`, which fans it out to the sockets): no
+polling of the runs, and a run reaches the sockets a network round trip after its
+commit.
 
 What no notice can say is that a writer died (its connection just drops). So while
 it waits the thread also asks, every :data:`LIVENESS_INTERVAL_S`, whether a running
@@ -64,7 +65,7 @@ class Notice:
             return cls(resync=True)
 
 
-Subscriber = tuple["IOLoop", "Callable[[Notice], None]"]
+Subscriber = tuple["IOLoop | None", "Callable[[Notice], None]"]
 
 
 class PgListener:
@@ -86,18 +87,25 @@ class PgListener:
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
 
-    def subscribe(self, loop: IOLoop, callback: Callable[[Notice], None]) -> int:
-        """Call ``callback(notice)`` on ``loop`` for every notice; return a token."""
+    def subscribe(self, loop: IOLoop | None, callback: Callable[[Notice], None]) -> int:
+        """Call ``callback(notice)`` for every notice; return a token.
+
+        ``callback`` runs on ``loop``, or with ``loop=None`` on the listener's own
+        thread (it must then return at once).
+        """
         with self._lock:
             token = self._next
             self._next += 1
             self._subscribers[token] = (loop, callback)
-            if self._thread is None or not self._thread.is_alive():
-                self._stop.clear()
+            if self._thread is None or self._stop.is_set():
+                # A thread told to stop may still be finishing: it keeps its own
+                # stop event, and this subscriber gets a thread of its own.
+                self._stop = threading.Event()
                 self._ready.clear()
                 self._thread = threading.Thread(
-                    target=self._run, name="nsight-lab-listen", daemon=True
-                )
+                    target=self._run, args=(self._stop,), name="nsight-lab-listen",
+                    daemon=True,
+                )  # fmt: skip
                 self._thread.start()
         return token
 
@@ -111,6 +119,7 @@ class PgListener:
             self._subscribers.pop(token, None)
             if not self._subscribers:
                 self._stop.set()
+                self._thread = None
 
     def close(self) -> None:
         """Stop the thread (it ends within a second)."""
@@ -125,20 +134,23 @@ class PgListener:
         with self._lock:
             subscribers = list(self._subscribers.values())
         for loop, callback in subscribers:
+            if loop is None:
+                callback(notice)
+                continue
             with contextlib.suppress(RuntimeError):  # a loop that was closed
                 loop.add_callback(callback, notice)
 
-    def _run(self) -> None:
+    def _run(self, stop: threading.Event) -> None:
         warned = False
         first = True
-        while not self._stop.is_set():
+        while not stop.is_set():
             try:
                 conn = _pg.connect(self._location)
             except StoreError as exc:
                 if not warned:
                     logger.warning("[nsight-lab] events: %s", exc)
                     warned = True
-                self._stop.wait(RECONNECT_S)
+                stop.wait(RECONNECT_S)
                 continue
             warned = False
             try:
@@ -147,17 +159,17 @@ class PgListener:
                     self._fan_out(Notice(resync=True))
                 first = False
                 self._ready.set()
-                self._listen(conn)
+                self._listen(conn, stop)
             except _pg.errors() as exc:
                 logger.warning("[nsight-lab] events: lost the store's notices: %s", exc)
-                self._stop.wait(RECONNECT_S)
+                stop.wait(RECONNECT_S)
             finally:
                 with contextlib.suppress(*_pg.errors()):
                     conn.close()
 
-    def _listen(self, conn: _pg.PgConnection) -> None:
+    def _listen(self, conn: _pg.PgConnection, stop: threading.Event) -> None:
         next_check = time.monotonic()
-        while not self._stop.is_set():
+        while not stop.is_set():
             for notify in conn.raw.notifies(timeout=0.5, stop_after=64):
                 self._fan_out(Notice.parse(notify.payload))
             if time.monotonic() >= next_check:

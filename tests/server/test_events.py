@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -164,31 +165,37 @@ async def test_nothing_is_pushed_while_nothing_changes(open_inbox):
     assert inbox.messages == []
 
 
-@SQLITE_ONLY
 @pytest.mark.usefixtures("filled")
-async def test_closing_the_socket_stops_its_poll(jp_ws_fetch, monkeypatch):
-    # Given: the socket's PeriodicCallback is recorded
-    started = []
+async def test_closing_the_last_socket_stops_the_watcher(jp_ws_fetch, jp_serverapp):
+    # Given: two sockets share the server's one watcher thread
+    first = await jp_ws_fetch("nsight-lab", "api", "events")
+    second = await jp_ws_fetch("nsight-lab", "api", "events")
+    hub = jp_serverapp.web_app.settings[events.HUB_KEY]
+    watchers = [t for t in threading.enumerate() if t.name == "nsight-lab-events"]
+    assert hub.subscribers == 2
+    assert hub.watching
+    assert len(watchers) == 1
 
-    class Recorded(events.PeriodicCallback):
-        def start(self):
-            started.append(self)
-            super().start()
+    # When: one closes, the watcher stays; when the last closes, it stops
+    first.close()
+    await _until(lambda: hub.subscribers == 1)
+    assert watchers[0].is_alive()
+    second.close()
+    await _until(lambda: hub.subscribers == 0)
+    await _until(lambda: not watchers[0].is_alive())
+    assert not hub.watching
 
-    monkeypatch.setattr(events, "PeriodicCallback", Recorded)
-    ws = await jp_ws_fetch("nsight-lab", "api", "events")
-    assert len(started) == 1
-    assert started[0].is_running()
+    # Then: a socket opened later gets a watcher again
+    third = await jp_ws_fetch("nsight-lab", "api", "events")
+    assert hub.watching
+    third.close()
 
-    # When
-    ws.close()
 
-    # Then
-    for _ in range(200):
-        if not started[0].is_running():
-            break
+async def _until(condition, timeout_s=5.0):
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
         await asyncio.sleep(0.01)
-    assert not started[0].is_running()
 
 
 @pytest.mark.usefixtures("filled")
@@ -226,15 +233,14 @@ def test_baseline_without_a_store_is_empty(db_path):
 async def test_postgres_socket_listens_and_never_polls(
     jp_ws_fetch, filled, db_path, monkeypatch
 ):
-    """On PostgreSQL the socket is fed by LISTEN/NOTIFY: no PeriodicCallback at all."""
-    started = []
+    """On PostgreSQL the hub is fed by LISTEN/NOTIFY: it never reads the counter."""
+    from nsight_lab.store.run_store import RunStore
 
-    class Recorded(events.PeriodicCallback):
-        def start(self):
-            started.append(self)
-            super().start()
-
-    monkeypatch.setattr(events, "PeriodicCallback", Recorded)
+    polled = []
+    real = RunStore.change_seq
+    monkeypatch.setattr(
+        RunStore, "change_seq", lambda self: polled.append(1) or real(self)
+    )
     inbox = Inbox(await jp_ws_fetch("nsight-lab", "api", "events"))
     try:
         # When: another process adds a run, then finishes the session
@@ -248,7 +254,7 @@ async def test_postgres_socket_listens_and_never_polls(
         await write(db_path, "finish", filled.running)
         await inbox.wait_for(type="sessions-changed", latest_session_id=filled.running)
         # Then: nothing polled
-        assert started == []
+        assert polled == []
     finally:
         inbox.close()
 

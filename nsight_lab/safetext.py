@@ -1,4 +1,4 @@
-"""Make stored text safe where it is shown: terminals and spreadsheets.
+r"""Make stored text safe where it is shown: terminals and spreadsheets.
 
 Annotation names, labels, notebook paths and device names come from users and are
 stored as written. Two places would act on them instead of showing them:
@@ -8,13 +8,20 @@ stored as written. Two places would act on them instead of showing them:
 - a spreadsheet opening a CSV runs a cell that starts with ``=``, ``+``, ``-``, ``@``,
   a tab or a carriage return as a formula: :func:`csv_cell` prefixes such a text cell
   with ``'`` as OWASP advises ("CSV injection"). Numbers, negative ones included,
-  stay numbers.
+  stay numbers. A cell starts not only where a value starts: an importer that splits
+  at a bare ``\r`` (pandas, Excel), at another line break (``\v``, ``\f``, ``\x1c``-
+  ``\x1e``, ``\x85``, U+2028/9: ``str.splitlines``) or at a field separator other
+  than ours (``;`` in many locales, a tab) starts one after it, so every piece of a
+  value after such a break is neutralised the same way (:data:`CSV_BREAKS`).
 
-Every CSV nsight-lab writes goes through :func:`frame_to_csv`.
+Every CSV nsight-lab writes goes through :func:`frame_to_csv`, which also ends rows
+with ``\r\n`` (RFC 4180): the csv writer then quotes every value holding a ``\r`` or
+``\n``, so no row break inside a value survives a reader that follows the format.
 """
 
 from __future__ import annotations
 
+import numbers
 import re
 import unicodedata
 from typing import TYPE_CHECKING, overload
@@ -28,8 +35,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BIDI_CONTROLS",
+    "CSV_BREAKS",
+    "CSV_LINE_END",
     "FORMULA_PREFIXES",
     "csv_cell",
+    "csv_text",
     "for_terminal",
     "frame_for_csv",
     "frame_for_terminal",
@@ -39,6 +49,12 @@ __all__ = [
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 """Characters that make a spreadsheet read a cell as a formula (OWASP)."""
+CSV_BREAKS = "\r\n\v\f\x1c\x1d\x1e\x85\u2028\u2029,;\t"
+"""Where an importer may start a new cell inside a value: the line breaks of
+``str.splitlines`` and the field separators spreadsheets use (``,``, ``;``, tab)."""
+CSV_LINE_END = "\r\n"
+"""The row terminator of every CSV written (RFC 4180)."""
+_BREAK = re.compile(f"([{re.escape(CSV_BREAKS)}])")
 
 BIDI_CONTROLS = frozenset(
     "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
@@ -77,19 +93,53 @@ def for_terminal(text: str) -> str:
     return "".join(repr(c)[1:-1] if _unsafe_for_terminal(c) else c for c in text)
 
 
-def csv_cell(value: object) -> object:
-    """Return a text cell neutralised for spreadsheets; anything else unchanged.
+def _formula_start(piece: str) -> bool:
+    """Whether a cell starting with ``piece`` would be read as a formula.
 
-    Text starting with one of :data:`FORMULA_PREFIXES` gets a leading ``'`` unless it
-    is a plain number written as text (``-1.5`` cannot be a formula).
+    Leading spaces and quotes are skipped (``"=1"`` split out of a value is a quoted
+    formula to an importer); a plain number (``-1.5``) is not a formula.
     """
-    if (
-        isinstance(value, str)
-        and value.startswith(FORMULA_PREFIXES)
-        and not _NUMBER.fullmatch(value)
-    ):
-        return "'" + value
-    return value
+    body = piece.lstrip(' "')
+    return body.startswith(FORMULA_PREFIXES) and not _NUMBER.fullmatch(
+        body.rstrip(' "')
+    )
+
+
+def csv_text(text: str) -> str:
+    r"""``text`` with a ``'`` before every piece a spreadsheet would run as a formula.
+
+    The pieces are the value's start and what follows each :data:`CSV_BREAKS`
+    character; a value starting with a tab or a carriage return gets a ``'`` too.
+    Nothing else changes (``a=1``, ``-1.5``, ``x\ny`` stay as they are).
+    """
+    parts = _BREAK.split(text)
+    if len(parts) == 1:  # the common case: no break inside
+        return "'" + text if _formula_start(text) else text
+    out: list[str] = []
+    for i, part in enumerate(parts):
+        if i % 2 == 0 and (
+            _formula_start(part) or (i == 0 and text.startswith(FORMULA_PREFIXES))
+        ):
+            out.append("'")
+        out.append(part)
+    return "".join(out)
+
+
+def csv_cell(value: object) -> object:
+    """Return a text cell neutralised for spreadsheets; numbers and None unchanged.
+
+    Text gets :func:`csv_text`. Any other object (a config's list, a dict) is written
+    as its ``str``, so that text is neutralised the same way.
+    """
+    if isinstance(value, str):
+        return csv_text(value)
+    if value is None or isinstance(value, numbers.Number):
+        return value
+    import pandas as pd
+
+    if value is pd.NA or value is pd.NaT or isinstance(value, pd.Timestamp):
+        return value
+    return csv_text(str(value))
 
 
 def _map_text(frame: pd.DataFrame, convert: Callable[[object], object]) -> pd.DataFrame:
@@ -115,8 +165,26 @@ def frame_for_terminal(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def frame_for_csv(frame: pd.DataFrame) -> pd.DataFrame:
-    """A copy of ``frame`` whose text cells and column names cannot run as formulas."""
-    return _map_text(frame, csv_cell)
+    """A copy of ``frame`` whose text cells and column names cannot run as formulas.
+
+    Every column that can hold text is mapped (object, string and categorical ones:
+    a category's text is written as it is); numeric, boolean and datetime columns
+    cannot, and stay as they are.
+    """
+    import pandas as pd
+
+    types = pd.api.types
+    out: pd.DataFrame = frame.copy()
+    for i in range(out.shape[1]):
+        series = out.iloc[:, i]
+        dtype = series.dtype
+        if (
+            types.is_numeric_dtype(dtype) and not isinstance(dtype, pd.CategoricalDtype)
+        ) or types.is_datetime64_any_dtype(dtype):
+            continue  # bool is numeric here; timedelta too
+        out.isetitem(i, series.astype(object).map(csv_cell).to_numpy())
+    out.columns = [csv_cell(c) for c in out.columns]
+    return out
 
 
 @overload
@@ -126,14 +194,19 @@ def frame_to_csv(frame: pd.DataFrame, target: str | Path | TextIO) -> None: ...
 def frame_to_csv(
     frame: pd.DataFrame, target: str | Path | TextIO | None = None
 ) -> str | None:
-    """Write ``frame`` as CSV (no index), formulas neutralised: the one CSV writer.
+    r"""Write ``frame`` as CSV (no index), formulas neutralised: the one CSV writer.
+
+    Rows end with :data:`CSV_LINE_END`, so the csv writer quotes every value that
+    holds a ``\r`` or ``\n`` (with ``\n`` alone it leaves a bare ``\r`` unquoted,
+    and a reader starts a new row there). A text ``target`` should be opened with
+    ``newline=""``, as the csv module asks.
 
     Returns:
         The CSV text when ``target`` is ``None``, else ``None``.
     """
     safe = frame_for_csv(frame)
     if target is None:
-        text: str = safe.to_csv(index=False)
+        text: str = safe.to_csv(index=False, lineterminator=CSV_LINE_END)
         return text
-    safe.to_csv(target, index=False)
+    safe.to_csv(target, index=False, lineterminator=CSV_LINE_END)
     return None

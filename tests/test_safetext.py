@@ -101,9 +101,10 @@ def test_frame_to_csv_returns_text_or_writes_the_same_to_a_target(tmp_path):
         "'=cmd|' /C calc'!A0,-1.5",
         "'-x,2.0",
     ]  # no index column; negative numbers stay numbers
+    assert text.count("\r\n") == 3  # RFC 4180 rows: a value's \r is quoted
     path = tmp_path / "out.csv"
     assert frame_to_csv(frame, path) is None
-    assert path.read_text(encoding="utf-8") == text
-    handle = io.StringIO()
+    assert path.read_bytes().decode("utf-8") == text
+    handle = io.StringIO(newline="")
     frame_to_csv(frame, handle)
     assert handle.getvalue() == text

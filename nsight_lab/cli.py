@@ -16,6 +16,7 @@ import argparse
 import contextlib
 import json
 import os
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -141,6 +142,16 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _file_mode(path: Path) -> int:
+    """The mode ``open(path, "w")`` leaves ``path`` with (see _write_atomically)."""
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        umask = os.umask(0o022)  # read it: the only way; set back at once
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
 def _percent(text: str) -> float:
     """An argparse type: a percentage (``--threshold``), returned as given."""
     from nsight_lab.baselines import MAX_THRESHOLD_PCT
@@ -168,11 +179,17 @@ def _print_frame(frame: pd.DataFrame, *, as_json: bool) -> None:
 
 
 def _write_atomically(path: Path, write: Callable[[str], object]) -> None:
-    """Write via a temporary file in the same directory, then rename it into place."""
+    """Write via a temporary file in the same directory, then rename it into place.
+
+    The file gets the mode a plain ``open(path, "w")`` gives: 0666 less the umask for
+    a new file, the old file's mode when it replaces one (``mkstemp``'s 0600 made an
+    export unreadable to the group it was shared with).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
     try:
+        Path(tmp).chmod(_file_mode(path))
         write(tmp)
         Path(tmp).replace(path)
     except BaseException:

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import re
+import stat
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -206,3 +208,24 @@ def test_output_csv_has_no_formula_through_a_carriage_return(
         assert_no_formula(path)
         frame = pd.read_csv(path, keep_default_na=False)
         assert set(frame["Annotation"]) == {"y\r'=cmd|' /C calc'!A0"}, path.name
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_export_files_get_a_plain_files_mode(tmp_path: Path, fmt: str) -> None:
+    """0666 less the umask, as open() gives; an old file's mode is kept (not 0600)."""
+    sid = _session(["ok"])
+    path = tmp_path / f"runs.{fmt}"
+    old = os.umask(0o022)
+    try:
+        assert main(["export", str(sid), "--format", fmt, "-o", str(path)]) == 0
+        assert stat.S_IMODE(path.stat().st_mode) == 0o644
+        os.umask(0o002)
+        again = tmp_path / f"again.{fmt}"
+        assert main(["export", str(sid), "--format", fmt, "-o", str(again)]) == 0
+        assert stat.S_IMODE(again.stat().st_mode) == 0o664
+        path.chmod(0o640)  # replacing a file keeps its mode
+        assert main(["export", str(sid), "--format", fmt, "-o", str(path)]) == 0
+        assert stat.S_IMODE(path.stat().st_mode) == 0o640
+    finally:
+        os.umask(old)
+    assert not list(tmp_path.glob(".*.tmp"))

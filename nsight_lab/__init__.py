@@ -13,6 +13,7 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
+from nsight_lab.nsight_modules import NSIGHT_PYTHON_VERSION
 from nsight_lab.regions import annotate
 
 try:
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
 __all__ = [
+    "NSIGHT_PYTHON_VERSION",
     "CollectionScope",
     "InfoCollector",
     "ProfileResults",
@@ -48,11 +50,17 @@ __all__ = [
 API_NAMES = frozenset(
     {
         "CollectionScope", "InfoCollector", "ProfileResults", "Tool", "VerbosityLevel",
-        "activate", "analyze", "col_panel", "deactivate", "exceptions", "experimental",
-        "get_active_tool", "row_panel", "use_backend",
+        "activate", "analyze", "annotation", "col_panel", "collection", "deactivate",
+        "exceptions", "experimental", "extraction", "get_active_tool", "info_collector",
+        "row_panel", "thermovision", "tools_manager", "transformation", "use_backend",
+        "utils", "visualization",
     }
 )  # fmt: skip
-"""nsight-python's names, served from :mod:`nsight_lab.api` on first use.
+"""nsight-python's names and submodules, from :mod:`nsight_lab.api` on first use.
+
+``__version__`` here is nsight-lab's own; ``NSIGHT_PYTHON_VERSION`` the nsight-python
+release whose API it serves (``nsight.__version__`` where ``import nsight`` is
+nsight-lab's stand-in).
 
 The Jupyter server imports this package: pandas and plotly load only when a profile
 needs them.

@@ -282,9 +282,21 @@ def nsight_shim() -> types.ModuleType:
 
 
 def _new_shim() -> _NsightShim:
+    """A stand-in: a package (``nsight.collection.ncu`` ...) of nsight-python 1.1.0.
+
+    ``__version__`` is the nsight-python version whose API it serves;
+    ``__nsight_lab_version__`` nsight-lab's own.
+    """
+    from nsight_lab import __version__
+    from nsight_lab.nsight_modules import NSIGHT_PYTHON_VERSION, install_finder
+
+    install_finder()
     shim = _NsightShim(
         "nsight", "nsight-lab's stand-in for nsight-python (nsight_lab.api)"
     )
+    shim.__path__ = []  # a package: its submodules come from NsightModuleFinder
+    shim.__version__ = NSIGHT_PYTHON_VERSION  # type: ignore[attr-defined]
+    shim.__nsight_lab_version__ = __version__  # type: ignore[attr-defined]
     shim.annotate = annotate  # type: ignore[attr-defined]
     return shim
 

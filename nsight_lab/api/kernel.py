@@ -22,7 +22,12 @@ How nsight-python's parameters map:
   ``_cont``/``_timeout``/``_device``: ``--ignore-kernels``, ``--replay-mode``,
   ``--thermal``, ``--thermal-settings``.
 * ``output_prefix``/``output_csv``: ``--output-csv`` with nsight-python's file names
-  (``<prefix>profiled_data-<function>-<call>.csv``, ``processed_data-...``).
+  (``<prefix>profiled_data-<function>-<call>.csv``, ``processed_data-...``). Under
+  nsight-python's NCU tool (the default, with no ``use_backend``/``backend=``), a call
+  given ``output_prefix`` runs on the ncu path, as nsight-python's NCU tool does, and
+  its reports are kept as ``<prefix>ncu-output-<function>-<call>.ncu-rep``; where ncu
+  cannot run, the call says why in one line and its durations come from the backend
+  ``auto`` picks.
 * ``verbosity``: ``SILENT`` shows nothing; otherwise the inline widget in a notebook,
   progress lines on stderr elsewhere.
 * ``info_collectors``: :mod:`nsight_lab.api.collect`.
@@ -50,7 +55,7 @@ from nsight_lab.api.collect import Collectors, normalize_collectors, validate_co
 from nsight_lab.api.configs import FunctionConfigs, call_with, function_configs
 from nsight_lab.api.exceptions import ProfilerException
 from nsight_lab.api.results import ProfileResults
-from nsight_lab.api.tools import default_backend
+from nsight_lab.api.tools import default_backend, ncu_tool_chooses
 from nsight_lab.backends.base import CellCode
 from nsight_lab.options import (
     DEFAULT_WARMUP,
@@ -63,6 +68,7 @@ from nsight_lab.results import warn_at_user
 from nsight_lab.runner import current_run
 
 if TYPE_CHECKING:
+    from nsight_lab.backends.base import Availability
     from nsight_lab.plan import Plan
 
 __all__ = ["VerbosityLevel", "kernel"]
@@ -485,8 +491,31 @@ def _notebook() -> str | None:
     return str(found) if found else None
 
 
+def _call_backend(
+    settings: KernelSettings, probes: Mapping[str, Availability]
+) -> tuple[str, str | None]:
+    """The backend of one call, and why not ncu where nsight-python's NCU tool would be.
+
+    ``backend=`` wins, then :func:`~nsight_lab.api.tools.use_backend` and the tool.
+    Under the NCU tool a call given ``output_prefix`` takes the ncu path (it keeps the
+    ``.ncu-rep`` nsight-python's users get); where ncu cannot run, the backend the
+    tool picks otherwise, with the reason ncu could not.
+    """
+    if settings.backend is not None:
+        return settings.backend, None
+    if settings.output_prefix is None or not ncu_tool_chooses():
+        return default_backend(), None
+    found = probes.get("ncu")
+    if found is not None and found.ok:
+        return "ncu", None
+    return default_backend(), found.reason if found is not None else "no ncu backend"
+
+
 def _options(
-    func: Callable[..., Any], settings: KernelSettings, csv_prefix: str | None
+    func: Callable[..., Any],
+    settings: KernelSettings,
+    csv_prefix: str | None,
+    backend: str,
 ) -> ProfileOptions:
     metrics = tuple(dict.fromkeys((TIME_METRIC, *settings.metrics)))
     combine = settings.combine_kernel_metrics
@@ -494,7 +523,7 @@ def _options(
         runs=settings.runs,
         warmup=DEFAULT_WARMUP if settings.warmup is None else settings.warmup,
         metrics=metrics,
-        backend=settings.backend or default_backend(),
+        backend=backend,
         cache_control=settings.cache_control,
         clock_control=settings.clock_control,
         thermal=settings.thermal_mode,
@@ -557,9 +586,11 @@ def _run(
     from nsight_lab.session import Display, ProfileRequest, profile
     from nsight_lab.store.run_store import RunStore
 
-    options = _options(func, settings, _csv_prefix(settings))
+    probes = probe_all()
+    backend, no_ncu = _call_backend(settings, probes)
+    options = _options(func, settings, _csv_prefix(settings), backend)
     bound = chosen.bound()
-    plan = make_plan(options, probe_all(), ConfigList(chosen.names, bound))
+    plan = make_plan(options, probes, ConfigList(chosen.names, bound))
     collectors = Collectors(settings.info_collectors, chosen.values)
     isolated = backend_entry(plan.backend).isolated
     if isolated and collectors:
@@ -584,9 +615,11 @@ def _run(
         config_values=bound,
         csv_tag=lambda _session: tag,
         label=f"nsight-lab {func.__name__}",
-        notes=_notes(plan, settings),
+        notes=_notes(plan, settings, no_ncu),
         metrics=settings.metrics,
     )
+    if no_ncu is not None and display == "none":  # else the header shows the note
+        warn_at_user(_no_ncu_note(plan, no_ncu), RuntimeWarning)
     collectors.once()
     hook = (
         entering_regions(collectors.entering)
@@ -686,12 +719,24 @@ def _debug_plan(func: Callable[..., Any], plan: Plan) -> None:
         print(f"[nsight-lab] config {index}: {shown}", flush=True)  # noqa: T201
 
 
-def _notes(plan: Plan, settings: KernelSettings) -> list[str]:
+def _no_ncu_note(plan: Plan, why: str) -> str:
+    """The one line of a call that nsight-python's NCU tool would have run under ncu."""
+    return (
+        f"output_prefix: ncu cannot run here ({why}), so no .ncu-rep is kept; "
+        f"the durations come from the {plan.backend} backend"
+    )
+
+
+def _notes(plan: Plan, settings: KernelSettings, no_ncu: str | None) -> list[str]:
     """What the session should say about nsight-python settings with another effect."""
     from nsight_lab.backends import backend_entry
 
     notes: list[str] = []
-    if settings.output_prefix is not None and not backend_entry(plan.backend).isolated:
+    if no_ncu is not None:
+        notes.append(_no_ncu_note(plan, no_ncu))
+    elif (
+        settings.output_prefix is not None and not backend_entry(plan.backend).isolated
+    ):
         notes.append(
             f"output_prefix: the {plan.backend} backend runs no ncu, so no ncu "
             "report is written there (CSV files are, with output_csv=True)"

@@ -2,11 +2,12 @@
 
 nsight-python picks its tool with ``nsight.activate(nsight.Tool.NCU)`` or
 ``Tool.CUPTI``; nsight-lab maps them to its backends (``NCU``: ``auto``, which takes a
-counter backend when metrics beyond the duration are asked for, as the magic does;
-``CUPTI``: the ``cupti`` backend). :func:`use_backend` names any backend of the
-registry for the profiles that follow (the examples harness runs nsight-python's
-examples on the ``cpu`` backend with it); a decorator's own ``backend=`` wins over
-both.
+counter backend when metrics beyond the duration are asked for, as the magic does,
+and the ncu path for a call given ``output_prefix``, which keeps its ``.ncu-rep``,
+where ncu can run; ``CUPTI``: the ``cupti`` backend). :func:`use_backend` names any
+backend of the registry for the profiles that follow (the examples harness runs
+nsight-python's examples on the ``cpu`` backend with it); a decorator's own
+``backend=`` wins over both.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ __all__ = [
     "deactivate",
     "default_backend",
     "get_active_tool",
+    "ncu_tool_chooses",
     "reset",
     "use_backend",
 ]
@@ -97,6 +99,15 @@ def get_active_tool() -> Tool | None:
     """The tool :func:`activate` chose (``Tool.NCU`` until told otherwise)."""
     tool = _state["tool"]
     return tool if isinstance(tool, Tool) else None
+
+
+def ncu_tool_chooses() -> bool:
+    """Whether nsight-python's NCU tool picks the backend (active, no use_backend).
+
+    Then a call given ``output_prefix`` runs on the ncu path, which keeps the report
+    nsight-python's NCU tool writes (:mod:`nsight_lab.api.kernel`).
+    """
+    return _state["backend"] is None and get_active_tool() is Tool.NCU
 
 
 def use_backend(backend: str | None) -> None:

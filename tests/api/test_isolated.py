@@ -17,7 +17,9 @@ import numpy as np
 import pytest
 
 import nsight_lab as nsight
+from nsight_lab.api import tools
 from nsight_lab.regions import install_nsight_shim
+from nsight_lab.store.run_store import RunStore
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -221,3 +223,78 @@ def test_output_prefix_gets_the_ncu_reports_as_nsight_python_names_them(
         "run_ncu-output-bench-0-config_0.ncu-rep",
         "run_ncu-output-bench-0-config_1.ncu-rep",
     ]
+
+
+def test_the_ncu_tool_keeps_its_report_without_naming_the_backend(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # nsight-python's default tool (NCU, active from the import on) and only
+    # output_prefix: the call runs on the ncu path, as nsight-python's would, and
+    # its report is kept under nsight-python's name.
+    monkeypatch.setenv("FAKE_NCU_DURATION_NS", "500")
+    tools.reset()
+    assert nsight.get_active_tool() is nsight.Tool.NCU
+    prefix = str(tmp_path / "out" / "run_")
+    profiled = nsight.analyze.kernel(
+        configs=[(64, np.float32)],
+        verbosity=nsight.VerbosityLevel.SILENT,
+        warmup=0,
+        output_prefix=prefix,
+    )(bench)
+    frame = profiled().to_dataframe()
+    assert set(frame["Backend"]) == {"ncu"}
+    assert frame["Metric"].tolist() == ["gpu__time_duration.sum"]
+    assert frame["AvgValue"].tolist() == [500.0]  # the stand-in ncu's duration
+    kept = sorted(p.name for p in (tmp_path / "out").glob("*.ncu-rep"))
+    assert kept == ["run_ncu-output-bench-0.ncu-rep"]
+    # Without output_prefix the tool leaves the choice to auto (no ncu for a
+    # duration), and under use_backend the named backend stays: no report either.
+    plain = nsight.analyze.kernel(
+        configs=[(64, np.float32)], verbosity=nsight.VerbosityLevel.SILENT, warmup=0
+    )(bench)
+    assert set(plain().to_dataframe()["Backend"]) != {"ncu"}
+    nsight.use_backend("cpu")
+    try:
+        chosen = nsight.analyze.kernel(
+            configs=[(64, np.float32)],
+            verbosity=nsight.VerbosityLevel.SILENT,
+            warmup=0,
+            output_prefix=str(tmp_path / "cpu" / "run_"),
+        )(bench)
+        assert set(chosen().to_dataframe()["Backend"]) == {"cpu"}
+        assert not list(tmp_path.glob("cpu/*.ncu-rep"))
+    finally:
+        tools.reset()
+
+
+def test_where_ncu_cannot_run_one_line_says_so_and_durations_come_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NSIGHT_LAB_NCU", str(tmp_path / "none"))  # no ncu there
+    tools.reset()
+    prefix = str(tmp_path / "out" / "run_")
+    profiled = nsight.analyze.kernel(
+        configs=[(64, np.float32)],
+        verbosity=nsight.VerbosityLevel.SILENT,
+        runs=2,
+        output_prefix=prefix,
+    )(bench)
+    with pytest.warns(RuntimeWarning) as caught:
+        frame = profiled().to_dataframe()
+    lines = [str(w.message) for w in caught]
+    assert len(lines) == 1
+    assert lines[0].startswith("output_prefix: ncu cannot run here (")
+    assert "so no .ncu-rep is kept; the durations come from the cpu backend" in lines[0]
+    assert set(frame["Backend"]) == {"cpu"}
+    assert frame["Metric"].tolist() == ["gpu__time_duration.sum"]
+    assert (frame["NumRuns"] == 2).all()
+    assert not list(tmp_path.glob("out/*.ncu-rep"))
+    # Shown (INFO), the line is the session's note in the header: no warning too.
+    shown = nsight.analyze.kernel(
+        configs=[(64, np.float32)], runs=1, output_prefix=prefix
+    )(bench)
+    session_id = shown().session_id  # filterwarnings=error: a warning would raise
+    assert session_id is not None
+    with RunStore() as store:
+        notes = store.get_session(session_id).notes
+    assert [n for n in notes if n.startswith("output_prefix")] == [lines[0]]

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "compare_json",
+    "export_file",
     "in_worker",
     "page_json_of",
     "session_view_json",
@@ -210,3 +211,36 @@ def compare_json(
         "b": _session_json(sessions[1], counts.get(b, 0), kept.get(b)),
     }
     return dumps(payload)
+
+
+def export_file(
+    path: str,
+    read_only: bool,  # noqa: FBT001
+    session_id: int,
+    what: str,
+    fmt: str,
+) -> str:
+    """Write a session's export to a new temporary file; return its path.
+
+    The caller streams the file and removes it. A failure leaves no file behind.
+
+    Raises:
+        NotFoundError: No such session.
+        StoreError: The store cannot be read.
+    """
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from nsight_lab.server.downloads import write_export
+    from nsight_lab.store.run_store import RunStore
+
+    handle, name = tempfile.mkstemp(prefix="nsight-lab-export-", suffix=f".{fmt}")
+    os.close(handle)
+    try:
+        with RunStore(path, read_only=read_only) as store:
+            write_export(store, session_id, what, fmt, Path(name))
+    except BaseException:
+        Path(name).unlink(missing_ok=True)
+        raise
+    return name

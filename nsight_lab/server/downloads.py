@@ -10,16 +10,17 @@ config index ``N`` (other ``*.ncu-rep`` names there are offered after those, by 
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
-import io
+import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 import tornado.web
-from tornado.ioloop import IOLoop
 
 from nsight_lab.errors import NotFoundError, OptionError
+from nsight_lab.server._worker import export_file, in_worker
 from nsight_lab.server.base import NsightLabHandler, parse_count
 
 if TYPE_CHECKING:
@@ -67,13 +68,26 @@ class ExportHandler(NsightLabHandler):
                 "install it with: pip install pyarrow, or use format=csv"
             )
             raise OptionError(msg)
-        store = self.session_store(sid)
-        body = await IOLoop.current().run_in_executor(
-            None, _export, store, sid, what, fmt
+        store = await self.blocking(self.session_store, sid)
+        # Built in a child process (a large session's frame is millions of objects,
+        # whose garbage collection in a thread would hold every request up: 1.1 s
+        # for a 21 MB CSV, issue 22) into a temporary file, then streamed from it a
+        # chunk at a time, each read in a thread.
+        path = await in_worker(
+            export_file, store.location, store.read_only, sid, what, fmt
         )
-        filename = f"nsight-lab_session_{sid}_{what}.{fmt}"
-        self.set_header("Content-Disposition", f'attachment; filename="{filename}"')
-        self.finish(body, set_content_type=_MEDIA_TYPES[fmt])
+        file, size = await self.blocking(_open_export, path)
+        try:
+            filename = f"nsight-lab_session_{sid}_{what}.{fmt}"
+            self.set_header("Content-Disposition", f'attachment; filename="{filename}"')
+            self.set_header("Content-Type", _MEDIA_TYPES[fmt])
+            self.set_header("Content-Length", str(size))
+            while chunk := await self.blocking(file.read, _CHUNK_BYTES):
+                self.write(chunk)
+                await self.flush()
+            self.finish()
+        finally:
+            await self.blocking(_discard_export, file, path)
 
 
 class ReportHandler(NsightLabHandler):
@@ -105,8 +119,17 @@ class ReportHandler(NsightLabHandler):
         self.finish(set_content_type="application/octet-stream")
 
 
-def _export(store: RunStore, session_id: int, what: str, fmt: str) -> bytes:
-    """Return the session's table as CSV or Parquet bytes (runs in a worker thread)."""
+def write_export(
+    store: RunStore, session_id: int, what: str, fmt: str, target: Path
+) -> None:
+    """Write the session's table to ``target`` as CSV or Parquet.
+
+    Runs in the server's worker process (:func:`nsight_lab.server._worker.export_file`).
+
+    Raises:
+        NotFoundError: No such session.
+        StoreError: The store cannot be read.
+    """
     from nsight_lab import history  # pandas: loaded on the first export only
     from nsight_lab.safetext import frame_to_csv
 
@@ -117,10 +140,29 @@ def _export(store: RunStore, session_id: int, what: str, fmt: str) -> bytes:
     )
     if fmt == "csv":
         # Text cells a spreadsheet would run as formulas (=, +, -, @...) get a "'".
-        return frame_to_csv(frame).encode("utf-8", "backslashreplace")
-    buffer = io.BytesIO()
-    frame.to_parquet(buffer, index=False)
-    return buffer.getvalue()
+        with target.open(
+            "w", encoding="utf-8", errors="backslashreplace", newline=""
+        ) as file:
+            frame_to_csv(frame, file)
+        return
+    frame.to_parquet(target, index=False)
+
+
+def _open_export(path: str) -> tuple[BinaryIO, int]:
+    """Open the export file made by the worker; return it and its size."""
+    try:
+        file = Path(path).open("rb")  # noqa: SIM115  (closed by _discard_export)
+    except OSError:
+        Path(path).unlink(missing_ok=True)
+        raise
+    return file, os.fstat(file.fileno()).st_size
+
+
+def _discard_export(file: BinaryIO, path: str) -> None:
+    """Close and remove the export file once sent (or the client went away)."""
+    file.close()
+    with contextlib.suppress(OSError):
+        Path(path).unlink()
 
 
 def _report_path(root: Path, session_id: int, config: int | None) -> Path:

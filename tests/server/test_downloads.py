@@ -257,3 +257,60 @@ async def test_parquet_export_keeps_the_text_as_stored(jp_fetch, hostile):
     assert response.code == 200
     frame = read_table(response.body, "parquet")
     assert '=HYPERLINK("http://x")' in set(frame["annotation"])
+
+
+# -- export off the event loop (issue 22) --------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+async def test_export_is_built_in_the_worker_and_streamed_in_chunks(
+    jp_fetch, filled, db_path, fmt, monkeypatch
+):
+    """A 21 MB export held the server 1.1 s: now built in a child, sent in chunks."""
+    import threading
+    from pathlib import Path
+
+    from nsight_lab.history import runs_frame
+    from nsight_lab.safetext import frame_to_csv
+    from nsight_lab.server import downloads
+    from nsight_lab.store.run_store import RunStore
+
+    built, reads = [], []
+    real_in_worker, real_open = downloads.in_worker, downloads.Path.open
+
+    async def recorded(function, *args):
+        path = await real_in_worker(function, *args)
+        built.append((function.__name__, path))
+        return path
+
+    class CountedFile(io.BufferedReader):
+        def read(self, size=-1):
+            reads.append(threading.current_thread())
+            return super().read(size)
+
+    def opened(self, mode="r", *args, **kwargs):
+        if mode == "rb" and self.name.startswith("nsight-lab-export-"):
+            return CountedFile(io.FileIO(self, "rb"))
+        return real_open(self, mode, *args, **kwargs)
+
+    monkeypatch.setattr(downloads, "in_worker", recorded)
+    monkeypatch.setattr(downloads.Path, "open", opened)
+    monkeypatch.setattr(downloads, "_CHUNK_BYTES", 256)
+
+    # When
+    response = await export(jp_fetch, filled.base, format=fmt)
+
+    # Then: built by the worker into a file, removed once sent
+    assert response.code == 200
+    assert [name for name, _ in built] == ["export_file"]
+    assert not Path(built[0][1]).exists()  # noqa: ASYNC240
+    # sent in chunks, each read off the event loop
+    assert len(reads) >= len(response.body) // 256
+    assert threading.current_thread() not in reads
+    # the same table as before
+    with RunStore(db_path) as store:
+        frame = runs_frame(store, [filled.base])
+    if fmt == "csv":
+        assert response.body == frame_to_csv(frame).encode()
+    else:
+        pd.testing.assert_frame_equal(read_table(response.body, fmt), frame)

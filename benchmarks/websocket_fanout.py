@@ -1,0 +1,455 @@
+"""Small requests beside 1,000 events websockets, a 5,000 runs/s writer and an export.
+
+Issue 22: with one store poll per websocket on the server's event loop, 200 open
+sockets slowed small requests from 4.6 ms to 296 ms p50 (max 1.37 s), and a 21 MB CSV
+export stalled other requests 1.1 s. The target: with 1,000 sockets open while a
+kernel-like writer stores 5,000 runs/s, small requests stay <= 50 ms p50 and <= 250 ms
+p99, on SQLite and on PostgreSQL.
+
+For each engine this starts a real Jupyter server with the nsight-lab extension on a
+fresh store (PostgreSQL: a throwaway cluster, tests/_postgres.py), then:
+
+1. ``idle``: small requests (``GET status`` and ``GET sessions?limit=20``, one after
+   the other) with nothing else going on;
+2. ``sockets+writer``: the same while ``--sockets`` websockets are open and another
+   process writes ``--rate`` runs/s through
+   :class:`~nsight_lab.store.writer.StoreWriter` into a running session (what a
+   profiling kernel does); every socket's messages are
+   read and counted, and the delay of each ``runs-changed`` after the run it names was
+   handed to the writer is kept;
+3. ``export``: the same while a CSV export of a finished session of ``--export-runs``
+   runs streams to a client: the stall is the longest small request that overlapped it.
+
+The small requests are made from a process of their own, so reading 1,000 sockets
+does not slow the measuring client. Run it on a quiet machine: every process shares
+its cores.
+
+Run: ``python benchmarks/websocket_fanout.py [OUT.json] [--engine sqlite|postgresql]``
+(default ``benchmarks/results/websocket_fanout.json``, both engines). ``--repo DIR``
+serves another checkout's nsight_lab (the "before" figures: a worktree of dbddba1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import platform
+import resource
+import secrets
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGET_P50_MS = 50.0
+TARGET_P99_MS = 250.0
+SMALL_PATHS = ("nsight-lab/api/status", "nsight-lab/api/sessions?limit=20")
+FILL_BATCH = 10_000
+
+_WRITER = r"""
+import sys, time
+from nsight_lab.records import RunRecord, Telemetry
+from nsight_lab.store.run_store import RunStore
+from nsight_lab.store.writer import StoreWriter
+
+location, rate, duration = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+store = RunStore(location)
+session = store.create_session(backend="cpu", name="live", configs=[{"n": 1024}])
+print(session.id, flush=True)
+sys.stdin.readline()  # go
+writer = StoreWriter(store)
+start = time.perf_counter()
+done = 0
+while (now := time.perf_counter()) - start < duration:
+    due = int((now - start) * rate)
+    while done < due:
+        writer.put([RunRecord(
+            session_id=session.id, config_index=0, config={"n": 1024},
+            run_index=done, annotation="op", duration_ns=1000.0 + done % 97,
+            backend="cpu", kernels=("k0",),
+            telemetry=Telemetry(sm_clock_mhz=1980.0, temperature_c=41.0),
+        )])
+        done += 1
+    time.sleep(0.0005)
+writer.close()
+elapsed = time.perf_counter() - start
+store.finish_session(session.id, "completed")
+print(done, elapsed, flush=True)
+"""
+
+_PROBE = r"""
+import json, sys, time, urllib.request
+base, token, until = sys.argv[1], sys.argv[2], float(sys.argv[3])
+paths = sys.argv[4:]
+out = []
+i = 0
+while time.time() < until:
+    path = paths[i % len(paths)]
+    i += 1
+    auth = {"Authorization": "token " + token}
+    req = urllib.request.Request(base + path, headers=auth)
+    t0 = time.time()
+    with urllib.request.urlopen(req, timeout=60) as resp:
+        resp.read()
+    t1 = time.time()
+    out.append((t0, t1))
+    time.sleep(0.01)
+print(json.dumps(out))
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _raise_open_files(wanted: int) -> int:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = min(hard, max(soft, wanted))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    return target
+
+
+def _summary(latencies_ms: list[float]) -> dict[str, Any]:
+    if not latencies_ms:
+        return {"n": 0}
+    ordered = sorted(latencies_ms)
+    p99 = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
+    return {
+        "n": len(ordered),
+        "p50_ms": round(statistics.median(ordered), 1),
+        "p99_ms": round(p99, 1),
+        "max_ms": round(ordered[-1], 1),
+    }
+
+
+def _fill_export_session(location: str, runs: int) -> int:
+    """A finished session of ``runs`` runs with a few metrics (the export's subject)."""
+    from nsight_lab.records import RunRecord, Telemetry
+    from nsight_lab.store.run_store import RunStore
+
+    with RunStore(location) as store:
+        session = store.create_session(
+            backend="cpu", name="export", configs=[{"n": 1024}, {"n": 2048}]
+        )
+        batch = []
+        for i in range(runs):
+            batch.append(
+                RunRecord(
+                    session_id=session.id,
+                    config_index=i % 2,
+                    config={"n": 1024 * (1 + i % 2)},
+                    run_index=i // 2,
+                    annotation=f"region_{i % 8}",
+                    duration_ns=1000.0 + i,
+                    backend="cpu",
+                    kernels=("gemm_kernel", "epilogue"),
+                    metrics={"dram__bytes_read.sum": 1.0e6 + i, "sm__throughput": 0.5},
+                    telemetry=Telemetry(
+                        sm_clock_mhz=1980.0,
+                        mem_clock_mhz=2619.0,
+                        temperature_c=41.0,
+                        power_w=300.0,
+                    ),
+                )
+            )
+            if len(batch) == FILL_BATCH:
+                store.add_runs(batch)
+                batch = []
+        if batch:
+            store.add_runs(batch)
+        store.finish_session(session.id, "completed")
+        return session.id
+
+
+class Server:
+    """A Jupyter server with nsight-lab on ``location``, serving ``repo``'s code."""
+
+    def __init__(self, repo: Path, home: Path, location: str | None) -> None:
+        """Start the server and wait until it answers."""
+        self.port = _free_port()
+        self.token = secrets.token_hex(16)
+        self.base = f"http://127.0.0.1:{self.port}/"
+        env = dict(os.environ, NSIGHT_LAB_HOME=str(home), PYTHONPATH=str(repo))
+        env.pop("NSIGHT_LAB_STORE", None)
+        if location is not None:
+            env["NSIGHT_LAB_STORE"] = location
+        self.log = (home / "server.log").open("w")
+        self.proc = subprocess.Popen(  # noqa: S603  (our own arguments)
+            [
+                sys.executable,
+                "-m",
+                "jupyter_server",
+                f"--ServerApp.port={self.port}",
+                "--ServerApp.ip=127.0.0.1",
+                f"--IdentityProvider.token={self.token}",
+                "--ServerApp.open_browser=False",
+                "--ServerApp.allow_root=True",
+                "--ServerApp.jpserver_extensions={'nsight_lab': True}",
+                f"--ServerApp.root_dir={home}",
+            ],
+            cwd=repo,
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.time() + 60
+        while not self._answers():
+            if time.time() > deadline or self.proc.poll() is not None:
+                self.stop()
+                msg = f"the server did not start; see {home / 'server.log'}"
+                raise RuntimeError(msg)
+            time.sleep(0.2)
+
+    def _answers(self) -> bool:
+        try:
+            self.get("nsight-lab/api/status")
+        except OSError:
+            return False
+        return True
+
+    def get(self, path: str) -> bytes:
+        """GET ``path`` (below the base URL) with the token; the body."""
+        req = urllib.request.Request(  # noqa: S310  (our own local server)
+            self.base + path, headers={"Authorization": f"token {self.token}"}
+        )
+        with urllib.request.urlopen(req, timeout=120) as resp:  # noqa: S310
+            return bytes(resp.read())
+
+    def stop(self) -> None:
+        """Stop the server."""
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+
+
+def _probe(server: Server, seconds: float) -> subprocess.Popen[str]:
+    return subprocess.Popen(  # noqa: S603
+        [
+            sys.executable,
+            "-c",
+            _PROBE,
+            server.base,
+            server.token,
+            str(time.time() + seconds),
+            *SMALL_PATHS,
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _probe_result(proc: subprocess.Popen[str]) -> list[tuple[float, float]]:
+    out, _ = proc.communicate(timeout=300)
+    return [tuple(pair) for pair in json.loads(out)]  # type: ignore[misc]
+
+
+async def _open_sockets(server: Server, count: int) -> list[Any]:
+    from tornado.httpclient import HTTPRequest
+    from tornado.websocket import websocket_connect
+
+    url = f"ws://127.0.0.1:{server.port}/nsight-lab/api/events"
+    sockets = []
+    for _ in range(count):
+        request = HTTPRequest(url, headers={"Authorization": f"token {server.token}"})
+        sockets.append(await websocket_connect(request))
+    return sockets
+
+
+async def _read_all(sockets: list[Any], stats: dict[str, Any]) -> None:
+    async def read(ws: Any) -> None:  # noqa: ANN401
+        while (message := await ws.read_message()) is not None:
+            stats["messages"] += 1
+            event = json.loads(message)
+            if event.get("type") == "runs-changed":
+                stats["last_run_ids"].append((time.time(), event["last_run_id"]))
+
+    await asyncio.gather(*(read(ws) for ws in sockets), return_exceptions=True)
+
+
+async def _scenario(  # noqa: PLR0913
+    server: Server,
+    location: str,
+    *,
+    sockets: int,
+    rate: float,
+    seconds: float,
+    export_session: int,
+) -> dict[str, Any]:
+    results: dict[str, Any] = {}
+    for path in SMALL_PATHS:  # the first request of each kind imports what it needs
+        server.get(path)
+    # 1. idle
+    results["idle"] = _summary(_latencies(_probe_result(_probe(server, seconds / 2))))
+
+    # 2. sockets + writer
+    opened_at = time.time()
+    wss = await _open_sockets(server, sockets)
+    open_s = time.time() - opened_at
+    stats: dict[str, Any] = {"messages": 0, "last_run_ids": []}
+    reader = asyncio.ensure_future(_read_all(wss, stats))
+    writer = subprocess.Popen(  # noqa: S603, ASYNC220
+        [sys.executable, "-c", _WRITER, location, str(rate), str(seconds + 2)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )
+    assert writer.stdin is not None  # noqa: S101
+    assert writer.stdout is not None  # noqa: S101
+    loop = asyncio.get_running_loop()
+    await loop.run_in_executor(None, writer.stdout.readline)
+    writer.stdin.write("\n")
+    writer.stdin.flush()
+    await asyncio.sleep(1.0)  # the writer up to speed
+    probe = _probe(server, seconds)
+    pairs = await loop.run_in_executor(None, _probe_result, probe)
+    line = await loop.run_in_executor(None, writer.stdout.readline)
+    writer.wait(60)
+    written, elapsed = line.split()
+    results["sockets_and_writer"] = {
+        "sockets": sockets,
+        "sockets_open_s": round(open_s, 2),
+        "writer_runs": int(written),
+        "writer_runs_per_s": round(int(written) / float(elapsed)),
+        "messages_received": stats["messages"],
+        "messages_per_socket": round(stats["messages"] / max(sockets, 1), 1),
+        **_summary(_latencies(pairs)),
+    }
+
+    # 3. an export streaming while the sockets stay open (writer stopped)
+    probe = _probe(server, seconds / 2)
+    await asyncio.sleep(0.5)
+    t0 = time.time()
+    path = f"nsight-lab/api/sessions/{export_session}/export?format=csv"
+    size = len(await loop.run_in_executor(None, server.get, path))
+    t1 = time.time()
+    pairs = await loop.run_in_executor(None, _probe_result, probe)
+    overlapping = [(a, b) for a, b in pairs if b >= t0 and a <= t1]
+    results["export"] = {
+        "csv_bytes": size,
+        "csv_mib": round(size / 2**20, 1),
+        "export_s": round(t1 - t0, 2),
+        "requests_during_export": _summary(_latencies(overlapping)),
+        "stall_ms": round(max((b - a for a, b in overlapping), default=0) * 1000, 1),
+    }
+    for ws in wss:
+        ws.close()
+    reader.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await reader
+    return results
+
+
+def _latencies(pairs: list[tuple[float, float]]) -> list[float]:
+    return [(b - a) * 1000 for a, b in pairs]
+
+
+def run_engine(engine: str, args: argparse.Namespace) -> dict[str, Any]:
+    """Everything for one engine, on a store of its own."""
+    cluster = None
+    home = Path(tempfile.mkdtemp(prefix=f"nsight-lab-fanout-{engine}-"))
+    location: str
+    if engine == "postgresql":
+        sys.path.insert(0, str(ROOT))
+        from tests import _postgres
+
+        bin_dir = _postgres.find_bin_dir()
+        if bin_dir is None:
+            return {"skipped": "no PostgreSQL binaries (initdb, pg_ctl)"}
+        cluster = _postgres.start(bin_dir)
+        location = cluster.url()
+    else:
+        location = str(home / "store.sqlite")
+    try:
+        export_session = _fill_export_session(location, args.export_runs)
+        server = Server(args.repo, home, location if cluster else None)
+        try:
+            result = asyncio.run(
+                _scenario(
+                    server,
+                    location,
+                    sockets=args.sockets,
+                    rate=args.rate,
+                    seconds=args.seconds,
+                    export_session=export_session,
+                )
+            )
+        finally:
+            server.stop()
+    finally:
+        if cluster is not None:
+            cluster.stop()
+    busy = result["sockets_and_writer"]
+    result["met"] = (
+        busy.get("p50_ms", 1e9) <= TARGET_P50_MS
+        and busy.get("p99_ms", 1e9) <= TARGET_P99_MS
+    )
+    return result
+
+
+def main() -> int:
+    """Measure each engine and write the JSON."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "out",
+        nargs="?",
+        type=Path,
+        default=ROOT / "benchmarks" / "results" / "websocket_fanout.json",
+    )
+    parser.add_argument(
+        "--engine", choices=("sqlite", "postgresql", "both"), default="both"
+    )
+    parser.add_argument("--sockets", type=int, default=1000)
+    parser.add_argument("--rate", type=float, default=5000.0, help="runs/s written")
+    parser.add_argument("--seconds", type=float, default=20.0, help="per measurement")
+    parser.add_argument("--export-runs", type=int, default=130_000, help="~21 MB CSV")
+    parser.add_argument("--repo", type=Path, default=ROOT, help="the nsight_lab served")
+    args = parser.parse_args()
+    args.repo = args.repo.resolve()
+    files = _raise_open_files(args.sockets * 2 + 256)
+    engines = ("sqlite", "postgresql") if args.engine == "both" else (args.engine,)
+    out: dict[str, Any] = {
+        "targets": {"p50_ms": TARGET_P50_MS, "p99_ms": TARGET_P99_MS},
+        "small_requests": list(SMALL_PATHS),
+        "served_from": str(args.repo),
+        "commit": subprocess.run(  # noqa: S603
+            ["git", "-C", str(args.repo), "rev-parse", "--short", "HEAD"],  # noqa: S607
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.strip(),
+        "machine": {
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            "open_files_limit": files,
+        },
+        "args": {k: str(v) for k, v in vars(args).items()},
+    }
+    for engine in engines:
+        print(f"[websocket_fanout] {engine} ...", file=sys.stderr, flush=True)
+        out[engine] = run_engine(engine, args)
+        print(json.dumps(out[engine], indent=1), file=sys.stderr, flush=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(out, indent=2) + "\n")
+    print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -28,6 +28,7 @@ from nsight_lab.session import MAX_MESSAGE_CHARS
 
 if TYPE_CHECKING:
     import types
+    from collections.abc import Iterator
 
     import pandas as pd
     from IPython.core.interactiveshell import InteractiveShell
@@ -272,7 +273,9 @@ class NsightMagics(Magics):
         _check_cell_text(cell)
         functions, notes = _derive_functions(options.derive, shell.user_ns)
         options = _resolve_combine(options, shell.user_ns)
-        config_list = _config_list(options.configs_from, shell.user_ns)
+        config_list = read_configs_from(
+            options.configs_from, shell.user_ns, options.config_limit
+        )
         if options.baseline is not None:  # refused before anything runs or is stored
             from nsight_lab.baselines import require_baseline
 
@@ -474,12 +477,25 @@ def _resolve_combine(
     return replace(options, combine_fn=func)
 
 
-def _config_list(spec: str | None, user_ns: dict[str, Any]) -> ConfigList | None:
+CONFIGS_FROM_READ_S = 10.0
+"""Longest time ``--configs-from`` spends reading the configs out of its variable."""
+
+
+def read_configs_from(
+    spec: str | None, user_ns: dict[str, Any], limit: int
+) -> ConfigList | None:
     """``--configs-from [NAMES=]VAR``: the explicit config list in the notebook.
 
+    At most ``limit`` + 1 items are taken, one at a time, so that an endless or huge
+    iterable (``itertools.count()``, ``range(10**12)``) is refused in one line rather
+    than laid out in memory: a sized one is judged by its length before any item is
+    read, anything else is refused at its ``limit + 1``-th item or once reading took
+    :data:`CONFIGS_FROM_READ_S`.
+
     Raises:
-        OptionError: ``VAR`` is missing or not a non-empty list of dicts, tuples
-            or single values, or its items do not fit the names.
+        OptionError: ``VAR`` is missing or not a non-empty iterable of dicts, tuples
+            or single values; it holds more than ``limit`` configs or takes too long
+            to read; or its items do not fit the names.
     """
     from nsight_lab.options import reserved_name
     from nsight_lab.plan import ConfigList
@@ -490,18 +506,7 @@ def _config_list(spec: str | None, user_ns: dict[str, Any]) -> ConfigList | None
     var = var.strip()
     names = tuple(n.strip() for n in given.split(",")) if given else ()
     value = user_ns.get(var)
-    items: list[Any] = []
-    if value is not None and not isinstance(value, str | bytes | dict):
-        try:
-            items = list(value)
-        except TypeError:
-            items = []
-    if not items:
-        msg = (
-            f"--configs-from {var}: expected a non-empty list of configs in the "
-            f"notebook variable {var!r}, got {type(value).__name__}"
-        )
-        raise OptionError(msg)
+    items = _config_items(var, value, limit)
     bound = [_bind_item(spec, i, item, names) for i, item in enumerate(items)]
     names = tuple(bound[0])
     for name in names:
@@ -517,6 +522,75 @@ def _config_list(spec: str | None, user_ns: dict[str, Any]) -> ConfigList | None
             )
             raise OptionError(msg)
     return ConfigList(names=names, values=bound)
+
+
+def _config_items(var: str, value: object, limit: int) -> list[Any]:
+    """The items of ``--configs-from``'s variable: at most ``limit``, read lazily.
+
+    Raises:
+        OptionError: Not a non-empty iterable (text and dicts are not config lists),
+            more than ``limit`` items, or reading them took too long.
+    """
+    import itertools
+    import time
+
+    iterator = _config_iterator(var, value, limit)
+    items: list[Any] = []
+    if iterator is not None:
+        started = time.monotonic()
+        for item in itertools.islice(iterator, limit + 1):
+            items.append(item)
+            if time.monotonic() - started > CONFIGS_FROM_READ_S:
+                msg = (
+                    f"--configs-from {var}: reading the configs took over "
+                    f"{CONFIGS_FROM_READ_S:g} s ({len(items):,} read); give a list"
+                )
+                raise OptionError(msg)
+        if len(items) > limit:
+            raise OptionError(_too_many_configs(var, f"more than {limit:,}", limit))
+    if not items:
+        msg = (
+            f"--configs-from {var}: expected a non-empty list of configs in the "
+            f"notebook variable {var!r}, got {type(value).__name__}"
+        )
+        raise OptionError(msg)
+    return items
+
+
+def _config_iterator(var: str, value: object, limit: int) -> Iterator[Any] | None:
+    """An iterator over ``value``'s items; ``None`` when it is no config list.
+
+    Raises:
+        OptionError: Its length (read before any item) is above ``limit``.
+    """
+    if value is None or isinstance(value, str | bytes | dict):
+        return None
+    try:
+        size = len(value)  # type: ignore[arg-type]
+    except OverflowError:  # range(10**20): more than an index holds
+        raise OptionError(_too_many_configs(var, "more than 2^63", limit)) from None
+    except (TypeError, ValueError):  # no length (a generator), or a broken one
+        size = None
+    if size is not None and size > limit:
+        raise OptionError(_too_many_configs(var, f"{size:,}", limit))
+    try:
+        return iter(value)  # type: ignore[call-overload,no-any-return]
+    except TypeError:
+        return None
+
+
+def _too_many_configs(var: str, count: str, limit: int) -> str:
+    from nsight_lab.options.profile import MAX_CONFIGS
+
+    how = (
+        f"--max-configs N raises the limit, up to {MAX_CONFIGS:,}"
+        if limit < MAX_CONFIGS
+        else "split them over several cells"
+    )
+    return (
+        f"--configs-from {var}: {count} configs, above the limit of {limit:,}; "
+        f"give fewer ({how})"
+    )
 
 
 def _bind_item(

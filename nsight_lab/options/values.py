@@ -379,6 +379,10 @@ def _read_baseline(option: str, raw: str) -> str:
 def _read_configs_from(option: str, raw: str) -> str:
     names, eq, var = raw.rpartition("=")
     if eq:
-        _names(option, names, lambda n: _binding(option, n, "NAME1,NAME2=VAR"))
+        given = _names(option, names, lambda n: _binding(option, n, "NAME1,NAME2=VAR"))
+        dup = next((n for n in given if given.count(n) > 1), None)
+        if dup is not None:  # as --param: the last value would silently win
+            msg = f"{option}: the name {dup!r} is given twice; give each name once"
+            raise OptionError(msg)
     _identifier(option, var.strip(), "the notebook variable holding the configs")
     return raw

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from nsight_lab.compare import (
     CONFIDENCE,
+    DEFAULT_THRESHOLD,
     METHOD,
     Comparison,
     Scope,
@@ -169,11 +170,27 @@ class VerdictTable:
         """Whether some timed row is slower beyond noise and threshold."""
         return self.overall.verdict == "slower"
 
+    @property
+    def inconclusive(self) -> bool:
+        """Whether some timed row is inconclusive (clocks): ``--strict`` fails it."""
+        return self.overall.inconclusive > 0
+
     def to_json(self) -> dict[str, Any]:
         """Return the wire shape (``verdicts`` of a bundle, ``GET compare``'s).
 
-        Plain JSON: a ratio that is not a number (a zero median) is ``null``.
+        Plain JSON: a ratio that is not a number (a zero median) is ``null``. Each
+        row carries its display strings (``cells``,
+        :func:`nsight_lab.views.verdicts.verdict_cells`); the table carries what it
+        was judged with (``tolerances``) and its ``legend``, so that views show
+        them rather than know them.
         """
+        from nsight_lab.views.verdicts import legend_text, tolerances, verdict_cells
+
+        rows = []
+        for row in self.rows:
+            wire = _finite(row.to_json())
+            wire["cells"] = verdict_cells(wire)
+            rows.append(wire)
         out: dict[str, Any] = _finite(
             {
                 "a": self.a,
@@ -183,10 +200,12 @@ class VerdictTable:
                 "method": METHOD,
                 "confidence": CONFIDENCE,
                 "verdict": self.overall.to_json(),
-                "rows": [row.to_json() for row in self.rows],
+                "rows": rows,
                 "scope": self.scope.to_json(),
+                "tolerances": tolerances(),
             }
         )
+        out["legend"] = legend_text(out)
         return out
 
 
@@ -208,7 +227,7 @@ def table_of(  # noqa: PLR0913  (the two sides and how they were named)
     a: int,
     b: int,
     baseline: str | None = None,
-    threshold: float = 0.0,
+    threshold: float = DEFAULT_THRESHOLD,
 ) -> VerdictTable:
     """Build the :class:`VerdictTable` of runs b against runs a.
 
@@ -233,7 +252,7 @@ def verdict_table(
     b: int,
     *,
     baseline: str | None = None,
-    threshold: float = 0.0,
+    threshold: float = DEFAULT_THRESHOLD,
 ) -> VerdictTable:
     """Build the :class:`VerdictTable` of stored session b against stored session a.
 

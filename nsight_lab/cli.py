@@ -129,14 +129,34 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument(
         "--threshold",
         type=_percent,
-        default=0.0,
+        default=None,
         metavar="PCT",
-        help="changes within +-PCT %% are no change (default 0: noise alone)",
+        help=(
+            "changes within +-PCT %% are no change, whatever their interval "
+            "(default 2.2: the largest same-code move measured on an H200; "
+            "0: noise alone)"
+        ),
     )
     compare.add_argument(
         "--fail-on-regression",
         action="store_true",
-        help=f"exit with status {EXIT_REGRESSION} when B is slower (for CI)",
+        help=(
+            f"exit with status {EXIT_REGRESSION} when a timed row of B is slower "
+            "beyond noise and the threshold (for CI)"
+        ),
+    )
+    compare.add_argument(
+        "--strict",
+        action="store_true",
+        help=(
+            "with --fail-on-regression, fail on rows inconclusive for the clocks "
+            "(one session throttled) too"
+        ),
+    )
+    compare.add_argument(
+        "--all",
+        action="store_true",
+        help="show the deterministic rows (work-model counts) too",
     )
     compare.add_argument("--json", action="store_true", help="print JSON")
     return parser
@@ -277,18 +297,31 @@ def _baselines(store: RunStore, args: argparse.Namespace) -> int:
     a = resolve(store, args.a, "compare A")
     b = resolve(store, args.b, "compare B")
     named = None if args.a.strip().isdigit() else args.a.strip()
-    table = verdict_table(store, a, b, baseline=named, threshold=args.threshold / 100.0)
+    from nsight_lab.compare import DEFAULT_THRESHOLD
+
+    threshold = DEFAULT_THRESHOLD if args.threshold is None else args.threshold / 100
+    table = verdict_table(store, a, b, baseline=named, threshold=threshold)
     if args.json:
         # ensure_ascii: every control, bidi and non-ASCII character is a \u escape.
         print(json.dumps(table.to_json(), indent=1, ensure_ascii=True))  # noqa: T201
     else:
         from nsight_lab.views.verdicts import verdict_text
 
-        for line in verdict_text(table.to_json()).splitlines():
+        text = verdict_text(table.to_json(), width=_width(), show_all=args.all)
+        for line in text.splitlines():
             print(for_terminal(line))  # noqa: T201
-    if args.fail_on_regression and table.regression:
+    if args.fail_on_regression and (
+        table.regression or (args.strict and table.inconclusive)
+    ):
         return EXIT_REGRESSION
     return 0
+
+
+def _width() -> int:
+    """The terminal's width in columns (``COLUMNS``, else 80 when not a terminal)."""
+    import shutil
+
+    return shutil.get_terminal_size().columns
 
 
 def _error(message: str) -> int:

@@ -11,10 +11,13 @@ two sessions of the same code into "23x".
 
 **The verdict** of a row is ``faster`` / ``slower`` (durations; rates such as GB/s
 read the other way round), ``higher`` / ``lower`` (other quantities) when the interval
-excludes 1, ``no change`` when it holds 1 ("within noise"), ``deterministic`` for
-rows that have no noise to judge (a ``model__*`` metric of the work model, or the
-same value in every run on both sides: the plain ratio, no interval), and ``None``
-when there are too few runs for an interval.
+excludes 1 *and* the change is larger than the practical threshold, ``no change``
+otherwise ("within noise", or too small to matter), ``inconclusive: clocks`` for a
+timed row whose sessions ran at clocks that may explain it (below),
+``deterministic`` for rows that have no noise to judge (a ``model__*`` metric of the
+work model, or the same value in every run on both sides: the plain ratio, no
+interval; views fold them away), and ``None`` when there are too few runs for an
+interval.
 
 **Between sessions.** The order-statistic interval knows only the noise *within*
 each session. Two sessions of the same code also differ by what changed between them
@@ -25,21 +28,35 @@ a busy one, well outside intervals from 200 runs each, beside steps of 20-40 % t
 the host probe names (``benchmarks/results/cpu_session_drift.json``). So the interval
 of a *timed* row (durations and rates made from them) is widened on the log scale,
 in quadrature, by :data:`SESSION_DRIFT` of the sessions' backend; counters (bytes,
-cycles) are not. The verdict then says "faster"/"slower" only for what is beyond both.
+cycles) are not. On the H200 (``../shared/device/FACTS.md``, 2026-12-02: one
+12-region cell, 6 sessions x 3 processes per backend) same-code session medians
+moved by p50 0.1 %, p95 0.5 % (cupti, pm) to 0.9 % (events), max 1.6-2.2 %: the
+p95 of each backend is its drift (a 95 % term, as the interval is).
 
-**Threshold.** :func:`verdict` takes a ``threshold`` (a fraction, ``0.03`` for 3 %):
-"slower"/"faster" (or "higher"/"lower") only when the whole interval lies beyond
-``1 + threshold`` or below ``1 - threshold``; anything else is "no change", and an
-interval that excludes 1 but not the threshold says so in the row's note. With the
-default 0 the verdict is the interval's alone.
+**Threshold.** A change smaller than the practical threshold is "no change" whatever
+its interval: :func:`verdict` says "slower"/"faster" (or "higher"/"lower") only when
+the interval excludes 1 *and* the ratio lies beyond ``1 + threshold`` or below
+``1 - threshold``; a row beyond noise but within the threshold says so in its note.
+The default, :data:`DEFAULT_THRESHOLD` (2.2 %), is the largest same-code move
+measured on the H200: none of those rows (the bar is at most 1 %) would be called
+changed, the pm pair that read "slower" at 1.021x reads "no change", and a 3 %
+slowdown at 1 % RSD and 20 runs a side is still "slower" in 97.7 % of simulated
+pairs (``tests/test_verdicts.py``). ``threshold=0`` judges by the interval alone.
 
 **Clocks and throttling.** A ratio of durations measured at different clocks is
 partly the clocks'. Each row carries the median SM clock of each side's runs (NVML,
 read around each run; ``None`` where no backend reads it, the cpu backend) and how
-many runs of each side were throttled. A row whose medians differ by more than
-:data:`CLOCK_TOLERANCE` (2 %), or with a throttled run on either side, is flagged
-(``clock_differs``, ``throttled_a``/``throttled_b``) and its note says so: the
-verdict stands as measured, but it may be the clock's and not the code's.
+many runs of each side were throttled. A timed row whose medians differ by more
+than :data:`CLOCK_TOLERANCE` (2 %), or with a throttled run on either side, is
+flagged (``clock_differs``, ``throttled_a``/``throttled_b``) and its note says so.
+Two cases are **inconclusive: clocks** (:data:`INCONCLUSIVE`) rather than a verdict
+that may be the clocks': the runs of one session were throttled and the other's not
+(throttled fractions :data:`THROTTLE_APART` or more apart: NVML's clock, read
+between runs, does not show a power cap's clock during them), and clocks apart
+where the ratio per SM cycle (``cycle_ratio``: the time ratio times the clocks'
+ratio, the question a locked clock would answer) reads otherwise than the ratio of
+times. Either says both sessions' clocks and what to do (``--clock-control base``,
+``--thermal auto``); ``--fail-on-regression`` fails on it only with ``--strict``.
 The host has no clock to read; the cpu backend times a fixed probe instead
 (:mod:`nsight_lab.host_speed`), and a timed row whose sides' median probes differ by
 more than :data:`~nsight_lab.host_speed.HOST_TOLERANCE` is flagged the same way
@@ -72,7 +89,9 @@ if TYPE_CHECKING:
 __all__ = [
     "CLOCK_TOLERANCE",
     "CONFIDENCE",
+    "DEFAULT_THRESHOLD",
     "GPU_SESSION_DRIFT",
+    "INCONCLUSIVE",
     "METHOD",
     "SESSION_DRIFT",
     "Comparison",
@@ -81,6 +100,7 @@ __all__ = [
     "compare_runs",
     "compare_scope",
     "config_text",
+    "metric_label",
     "metric_unit",
     "session_verdict",
     "verdict",
@@ -97,13 +117,29 @@ DETERMINISTIC = "deterministic"
 NO_CHANGE = "no change"
 SLOWER = "slower"
 FASTER = "faster"
+INCONCLUSIVE = "inconclusive: clocks"
+"""A timed row whose sessions' clocks may explain it (see the module docstring)."""
+CHANGED = frozenset({SLOWER, FASTER, "higher", "lower"})
+
+DEFAULT_THRESHOLD = 0.022
+"""The practical threshold (a fraction): 2.2 %, the largest between-session move of
+a same-code region's median measured on the H200 (module docstring)."""
+
+THROTTLE_APART = 0.5
+"""Throttled fractions of two sides this far apart (all runs of one side throttled,
+none of the other's, say) make a timed row inconclusive."""
 
 CLOCK_TOLERANCE = 0.02
 """Median SM clocks of two sides that differ by more than this (a fraction) flag a
 row: at a locked clock a kernel's time scales with the clock, so 2 % of clock is as
 large as the changes a baseline is meant to catch."""
 
-SESSION_DRIFT: dict[str, float] = {"cpu": 0.15}
+SESSION_DRIFT: dict[str, float] = {
+    "cpu": 0.15,
+    "events": 0.009,
+    "cupti": 0.005,
+    "pm": 0.005,
+}
 """Between-session uncertainty of timed rows, as a fraction, per backend (95 %).
 
 cpu: 15 %, calibrated on the shared 2-core machine (``benchmarks/cpu_session_drift.py``:
@@ -113,9 +149,10 @@ intervals also cut into batches, see :func:`nsight_lab.stats.median_ratio_ci`): 
 a busy hour (4 %, what a 95 % interval allows; with 10 %, 10 of them; with 5 %, 14),
 1 of 66 in the committed run. Host timings on a shared machine resolve no less; the
 host probe names the larger steps.
-GPU backends: :data:`GPU_SESSION_DRIFT`, the spread of session medians of one kernel
-on the H200 (events within 0.5 % of ``triton.testing.do_bench``)."""
-GPU_SESSION_DRIFT = 0.005
+GPU backends: the p95 of same-code session medians' moves measured on the H200
+(``../shared/device/FACTS.md``, 2026-12-02): events 0.9 %, cupti and pm 0.5 %; any
+other GPU backend (ncu) :data:`GPU_SESSION_DRIFT`, the largest of them."""
+GPU_SESSION_DRIFT = 0.009
 
 _Key = tuple[str, str, str]
 """(annotation, metric, canonical config JSON)."""
@@ -155,6 +192,23 @@ def metric_unit(metric: str) -> str:
     return base
 
 
+def metric_label(metric: str, backend: str = "") -> str:
+    """The name a person reads for a metric: what was timed, not a counter's name.
+
+    The duration is ncu's ``gpu__time_duration.sum`` in the DataFrame (nsight-python's
+    name), but only ncu reads that counter: the cpu backend times the host, events
+    and the others time the GPU.
+
+    Raises:
+        Nothing.
+    """
+    if metric != TIME_METRIC:
+        return metric
+    if backend == "cpu":
+        return "duration (host timer)"
+    return "duration (gpu__time_duration)" if backend == "ncu" else "duration"
+
+
 def verdict(  # noqa: PLR0913  (the interval, then keyword-only settings)
     metric: str,
     unit: str,
@@ -163,8 +217,9 @@ def verdict(  # noqa: PLR0913  (the interval, then keyword-only settings)
     *,
     deterministic: bool,
     threshold: float = 0.0,
+    ratio: float | None = None,
 ) -> str | None:
-    """Return the row's verdict from its interval (see the module docstring).
+    """Return the row's verdict from its ratio and interval (the module docstring).
 
     Args:
         metric: The metric's name (durations read "slower" upwards).
@@ -172,9 +227,10 @@ def verdict(  # noqa: PLR0913  (the interval, then keyword-only settings)
         low: The interval's lower bound of the ratio b/a.
         high: Its upper bound.
         deterministic: The row has no noise to judge.
-        threshold: A change smaller than this fraction is "no change" even when the
-            interval excludes 1: the whole interval must lie above ``1 + threshold``
-            or below ``1 - threshold``.
+        threshold: A change no larger than this fraction is "no change" whatever
+            its interval: the ratio must lie above ``1 + threshold`` or below
+            ``1 - threshold`` (and the interval exclude 1).
+        ratio: The ratio b/a; the interval's geometric middle when not given.
 
     Raises:
         ValueError: ``threshold`` is negative, not finite or 1 and more.
@@ -186,9 +242,10 @@ def verdict(  # noqa: PLR0913  (the interval, then keyword-only settings)
         return DETERMINISTIC
     if low is None or high is None:
         return None
-    if low > 1 + threshold:
+    middle = ratio if ratio is not None else math.sqrt(max(low, 0.0) * high)
+    if low > 1 and middle > 1 + threshold:
         up = True
-    elif high < 1 - threshold:
+    elif high < 1 and middle < 1 - threshold:
         up = False
     else:
         return NO_CHANGE
@@ -223,10 +280,12 @@ class Comparison:
     ci_low: float | None
     ci_high: float | None
     significant: bool
-    """Whether the 95% interval of the ratio excludes 1 (never for deterministic)."""
+    """Whether the change counts: the 95% interval of the ratio excludes 1 *and* the
+    ratio is beyond the threshold (never for deterministic rows; a 0.1 % move of
+    DRAM bytes is not significant)."""
     verdict: str | None
     """``faster``, ``slower``, ``higher``, ``lower``, ``no change``,
-    ``deterministic``, or ``None`` (too few runs for an interval)."""
+    ``inconclusive: clocks``, ``deterministic``, or ``None`` (too few runs)."""
     threshold: float = 0.0
     """The threshold the verdict was judged with (a fraction)."""
     sm_clock_mhz_a: float | None = None
@@ -246,16 +305,34 @@ class Comparison:
     note: str = ""
     """What qualifies the verdict, in words: clocks, throttling, the host, the
     threshold."""
+    label: str = ""
+    """The metric as a person reads it (:func:`metric_label`); the metric if empty."""
+    timed: bool = False
+    """A duration or a rate made from one: what clocks and drift move."""
+    cycle_ratio: float | None = None
+    """The ratio per SM cycle (the time ratio times ``sm_clock_mhz_b /
+    sm_clock_mhz_a``), timed rows whose sides' clocks were both read."""
+    measured: str | None = None
+    """The verdict the ratio and its interval alone give; differs from ``verdict``
+    when the row is inconclusive."""
 
     @property
     def flagged(self) -> bool:
-        """Whether clocks, throttling or the host's speed may explain the ratio."""
-        return (
+        """Whether clocks, throttling or the host's speed may explain the ratio.
+
+        Timed rows only: counted bytes and instructions do not move with the clock.
+        """
+        return self.timed and (
             self.clock_differs
             or self.host_differs
             or self.throttled_a > 0
             or self.throttled_b > 0
         )
+
+    @property
+    def folded(self) -> bool:
+        """Whether views fold the row away: a deterministic one (nothing to judge)."""
+        return self.verdict == DETERMINISTIC
 
     def to_json(self) -> dict[str, Any]:
         """Return the wire shape of this row (NaN is the caller's to replace)."""
@@ -290,6 +367,11 @@ class Comparison:
             "host_differs": self.host_differs,
             "flagged": self.flagged,
             "note": self.note,
+            "label": self.label or self.metric,
+            "timed": self.timed,
+            "cycle_ratio": self.cycle_ratio,
+            "measured": self.measured,
+            "folded": self.folded,
         }
 
 
@@ -297,7 +379,7 @@ def compare_runs(
     runs_a: Iterable[RunRecord],
     runs_b: Iterable[RunRecord],
     *,
-    threshold: float = 0.0,
+    threshold: float = DEFAULT_THRESHOLD,
 ) -> list[Comparison]:
     """Compare two sessions' runs per (annotation, metric, config).
 
@@ -320,7 +402,9 @@ def compare_runs(
     return _compare(_Series.of(runs_a), _Series.of(runs_b), threshold)
 
 
-def _compare(a: _Series, b: _Series, threshold: float = 0.0) -> list[Comparison]:
+def _compare(
+    a: _Series, b: _Series, threshold: float = DEFAULT_THRESHOLD
+) -> list[Comparison]:
     rows: list[Comparison] = []
     host = _Host.of(a, b)
     for key, values_a in a.values.items():
@@ -342,21 +426,32 @@ def _compare(a: _Series, b: _Series, threshold: float = 0.0) -> list[Comparison]
         if timed:
             drift = max(_drift(a.backend), _drift(b.backend))
             low, high = widen(ratio, low, high, drift)
-        judged = verdict(
-            metric, unit, low, high, deterministic=deterministic, threshold=threshold
+        measured = verdict(
+            metric,
+            unit,
+            low,
+            high,
+            deterministic=deterministic,
+            threshold=threshold,
+            ratio=ratio,
         )
-        significant = (
+        beyond_noise = (
             not deterministic
             and low is not None
             and high is not None
             and not low <= 1 <= high
         )
         clocks = _Clocks.of(a, b, (annotation, config_json))
-        notes = clocks.notes()
+        judged, cycle_ratio = measured, None
+        notes: list[str] = []
+        if timed:
+            judged, cycle_ratio, notes = clocks.judge(
+                measured, (ratio, low, high), (metric, unit, threshold)
+            )
         host_differs = timed and host.differ
         if host_differs:
             notes.append(host.note())
-        if significant and judged == NO_CHANGE:
+        if beyond_noise and judged == NO_CHANGE:
             notes.insert(
                 0, f"beyond noise but within the ±{threshold * 100:g} % threshold"
             )
@@ -379,18 +474,22 @@ def _compare(a: _Series, b: _Series, threshold: float = 0.0) -> list[Comparison]
                 ratio=ratio,
                 ci_low=low,
                 ci_high=high,
-                significant=significant,
+                significant=judged in CHANGED,
                 verdict=judged,
                 threshold=threshold,
                 sm_clock_mhz_a=clocks.median_a,
                 sm_clock_mhz_b=clocks.median_b,
-                clock_differs=clocks.differ,
+                clock_differs=timed and clocks.differ,
                 throttled_a=clocks.throttled_a,
                 throttled_b=clocks.throttled_b,
                 host_probe_ns_a=host.median_a if timed else None,
                 host_probe_ns_b=host.median_b if timed else None,
                 host_differs=host_differs,
                 note="; ".join(notes),
+                label=metric_label(metric, a.backend),
+                timed=timed,
+                cycle_ratio=cycle_ratio,
+                measured=measured,
             )
         )
     return rows
@@ -411,6 +510,8 @@ class _Clocks:
     runs_b: int
     throttled_a: int
     throttled_b: int
+    reasons_a: tuple[str, ...] = ()
+    reasons_b: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, a: _Series, b: _Series, pair: tuple[str, str]) -> _Clocks:
@@ -425,11 +526,81 @@ class _Clocks:
             runs_b=b.run_counts.get(pair, 0),
             throttled_a=a.throttled.get(pair, 0),
             throttled_b=b.throttled.get(pair, 0),
+            reasons_a=tuple(a.reasons.get(pair, {})),
+            reasons_b=tuple(b.reasons.get(pair, {})),
         )
 
     @property
     def differ(self) -> bool:
         return _apart(self.median_a, self.median_b, CLOCK_TOLERANCE)
+
+    @property
+    def throttle_apart(self) -> bool:
+        """One side's runs throttled and the other's not (fractions far apart)."""
+        fa = self.throttled_a / self.runs_a if self.runs_a else 0.0
+        fb = self.throttled_b / self.runs_b if self.runs_b else 0.0
+        return abs(fa - fb) >= THROTTLE_APART
+
+    def sides(self) -> str:
+        """Both sessions' clocks in words: median SM clock, throttled runs, why."""
+
+        def side(
+            name: str, mhz: float | None, n: int, runs: int, why: tuple[str, ...]
+        ) -> str:
+            clock = f"{mhz:.0f} MHz" if mhz is not None else "SM clock not read"
+            reasons = f" ({', '.join(why)})" if n and why else ""
+            return f"{name} at {clock}, throttled in {n} of {runs} runs{reasons}"
+
+        return "; ".join((
+            side("a", self.median_a, self.throttled_a, self.runs_a, self.reasons_a),
+            side("b", self.median_b, self.throttled_b, self.runs_b, self.reasons_b),
+        ))  # fmt: skip
+
+    def judge(
+        self,
+        measured: str | None,
+        interval: tuple[float, float | None, float | None],
+        how: tuple[str, str, float],
+    ) -> tuple[str | None, float | None, list[str]]:
+        """A timed row's verdict given the clocks: the verdict, cycle ratio, notes.
+
+        ``interval`` is (ratio, low, high); ``how`` the (metric, unit, threshold)
+        of :func:`verdict`, to judge the ratio per cycle the same way.
+        """
+        ratio, low, high = interval
+        metric, unit, threshold = how
+        cycle: float | None = None
+        if self.median_a and self.median_b:
+            scale = self.median_b / self.median_a
+            cycle = ratio * scale
+        notes = self.notes()
+        if measured is None:
+            return measured, cycle, notes
+        todo = "profile both with --clock-control base --thermal auto"
+        if self.throttle_apart:
+            why = (
+                f"one session's runs throttled, the other's not: {self.sides()}; {todo}"
+            )
+            return INCONCLUSIVE, cycle, [why]
+        if self.differ and cycle is not None and low is not None and high is not None:
+            scale = cycle / ratio
+            per_cycle = verdict(
+                metric,
+                unit,
+                low * scale,
+                high * scale,
+                deterministic=False,
+                threshold=threshold,
+                ratio=cycle,
+            )
+            if per_cycle != measured:
+                why = (
+                    f"per SM cycle {cycle:.3f}x reads {per_cycle}, per time "
+                    f"{measured}: {self.sides()}; {todo}"
+                )
+                return INCONCLUSIVE, cycle, [why]
+            notes.append(f"per SM cycle {cycle:.3f}x: {per_cycle} too")
+        return measured, cycle, notes
 
     def notes(self) -> list[str]:
         out: list[str] = []
@@ -488,13 +659,18 @@ class SessionVerdict:
     """Session b against a in one word, from its timed rows (durations and rates)."""
 
     verdict: str | None
-    """``slower`` when any timed row is slower (a regression), else ``faster`` when
-    any is faster, else ``no change``; ``None`` when no timed row could be judged."""
+    """``slower`` when any timed row is slower (a regression), else ``inconclusive:
+    clocks`` when any is, else ``faster`` when any is faster, else ``no change``;
+    ``None`` when no timed row could be judged."""
     slower: int = 0
     """Timed rows judged slower."""
     faster: int = 0
     unchanged: int = 0
     """Timed rows judged "no change"."""
+    inconclusive: int = 0
+    """Timed rows judged "inconclusive: clocks"."""
+    folded: int = 0
+    """Deterministic rows (folded away in the views)."""
     flagged: int = 0
     """Rows whose clocks or host speeds differ or that have throttled runs."""
     threshold: float = 0.0
@@ -508,6 +684,8 @@ class SessionVerdict:
             "slower": self.slower,
             "faster": self.faster,
             "unchanged": self.unchanged,
+            "inconclusive": self.inconclusive,
+            "folded": self.folded,
             "flagged": self.flagged,
             "threshold": self.threshold,
             "note": self.note,
@@ -515,22 +693,26 @@ class SessionVerdict:
 
 
 def session_verdict(
-    rows: Sequence[Comparison], threshold: float = 0.0
+    rows: Sequence[Comparison], threshold: float = DEFAULT_THRESHOLD
 ) -> SessionVerdict:
     """Fold :func:`compare_runs` rows into one verdict of session b against a.
 
     Only timed rows count (a duration, or a rate made from one): counters read
     "higher"/"lower", which is no regression by itself. A flagged row (clocks,
-    throttling) still counts; the note says how many are flagged.
+    throttling) still counts; an inconclusive one is no regression, and the
+    session is inconclusive only when nothing is slower.
     """
     timed = [r for r in rows if _timed(r.metric, r.unit)]
     slower = sum(r.verdict == SLOWER for r in timed)
     faster = sum(r.verdict == FASTER for r in timed)
     unchanged = sum(r.verdict == NO_CHANGE for r in timed)
+    inconclusive = sum(r.verdict == INCONCLUSIVE for r in timed)
     flagged = sum(r.flagged for r in rows)
     judged: str | None = None
     if slower:
         judged = SLOWER
+    elif inconclusive:
+        judged = INCONCLUSIVE
     elif faster:
         judged = FASTER
     elif unchanged:
@@ -540,6 +722,7 @@ def session_verdict(
         for n, word in (
             (slower, "slower"),
             (faster, "faster"),
+            (inconclusive, "inconclusive (clocks)"),
             (unchanged, "no change"),
         )
         if n
@@ -548,7 +731,9 @@ def session_verdict(
     if flagged:
         clock = sum(r.clock_differs for r in rows)
         host = sum(r.host_differs for r in rows)
-        throttle = sum(r.throttled_a > 0 or r.throttled_b > 0 for r in rows)
+        throttle = sum(
+            r.flagged and (r.throttled_a > 0 or r.throttled_b > 0) for r in rows
+        )
         why = [
             f"{n} {what}"
             for n, what in (
@@ -560,11 +745,18 @@ def session_verdict(
         ]
         whose = "the host's" if host and not clock and not throttle else "the clocks'"
         note += f"; flagged rows: {', '.join(why)} (the ratio may be {whose})"
+    if inconclusive:
+        note += (
+            "; to judge the inconclusive rows, profile both sessions with "
+            "--clock-control base --thermal auto"
+        )
     return SessionVerdict(
         verdict=judged,
         slower=slower,
         faster=faster,
         unchanged=unchanged,
+        inconclusive=inconclusive,
+        folded=sum(r.folded for r in rows),
         flagged=flagged,
         threshold=threshold,
         note=note,
@@ -638,7 +830,7 @@ def compare(
     runs_a: Iterable[RunRecord],
     runs_b: Iterable[RunRecord],
     *,
-    threshold: float = 0.0,
+    threshold: float = DEFAULT_THRESHOLD,
 ) -> tuple[list[Comparison], Scope]:
     """:func:`compare_runs` and :func:`compare_scope` over one read of the runs.
 
@@ -740,6 +932,8 @@ class _Series:
     clocks: dict[tuple[str, str], list[float]] = field(default_factory=dict)
     """SM clocks (MHz) read with the runs, per (annotation, config JSON)."""
     throttled: dict[tuple[str, str], int] = field(default_factory=dict)
+    reasons: dict[tuple[str, str], dict[str, None]] = field(default_factory=dict)
+    """The clock-event reasons NVML gave for throttled runs, per pair, in order."""
     run_counts: dict[tuple[str, str], int] = field(default_factory=dict)
     host_probe: dict[tuple[str, int], float] = field(default_factory=dict)
     """The host probe of each run, by (config JSON, run index): one per run."""
@@ -764,6 +958,8 @@ class _Series:
                 out.clocks.setdefault(pair, []).append(clock)
             if r.telemetry.throttled:
                 out.throttled[pair] = out.throttled.get(pair, 0) + 1
+                seen = out.reasons.setdefault(pair, {})
+                seen.update(dict.fromkeys(r.telemetry.clock_event_reasons))
             probe = r.metrics.get(PROBE_METRIC)
             if probe is not None and math.isfinite(probe) and probe > 0:
                 out.host_probe[(config_json, r.run_index)] = probe

@@ -391,13 +391,18 @@ def _session_json(
 
 
 def _threshold(raw: str | None) -> float:
-    """The ``threshold`` query argument (a percentage) as a fraction; 0 if absent.
+    """The ``threshold`` query argument (a percentage) as a fraction.
+
+    Absent: the comparison's practical threshold
+    (:data:`nsight_lab.compare.DEFAULT_THRESHOLD`).
 
     Raises:
         OptionError: Not a number from 0 to 99 (400).
     """
     if raw is None or raw == "":
-        return 0.0
+        from nsight_lab.compare import DEFAULT_THRESHOLD
+
+        return DEFAULT_THRESHOLD
     from nsight_lab.baselines import check_threshold_pct
     from nsight_lab.options import shown
 

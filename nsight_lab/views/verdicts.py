@@ -1,72 +1,136 @@
-"""The verdict table as text and as HTML (the CLI, ``text/plain`` and the static page).
+"""The verdict table as cells, text and HTML (the sidebar, the CLI, the static page).
 
 Input is :meth:`nsight_lab.baselines.VerdictTable.to_json` (the same JSON the widget
 and the sidebar render), so every view shows the same cells: region, metric, config,
-both medians in their unit, the ratio with its interval, the verdict and its note.
-Nothing is computed here but the formatting; text is returned raw (callers escape
-it for their medium: :func:`nsight_lab.safetext.for_terminal`, HTML escaping).
+both medians in their unit, the change, the ratio with its interval, the verdict and
+its note. :func:`verdict_cells` formats a row once, through :mod:`nsight_lab.units`;
+the served rows carry those cells (``cells``) so that the front end only shows them.
+Deterministic rows (the work model's counts, the same value in every run) have
+nothing to judge: the text and HTML leave them out with a count, the sidebar folds
+them behind a toggle. Text is returned raw (callers escape it for their medium:
+:func:`nsight_lab.safetext.for_terminal`, HTML escaping).
 """
 
 from __future__ import annotations
 
 import html
-import math
+import textwrap
 from typing import TYPE_CHECKING, Any
 
-from nsight_lab.compare import CLOCK_TOLERANCE, config_text
+from nsight_lab.compare import (
+    CLOCK_TOLERANCE,
+    DEFAULT_THRESHOLD,
+    GPU_SESSION_DRIFT,
+    SESSION_DRIFT,
+    THROTTLE_APART,
+    config_text,
+)
 from nsight_lab.host_speed import HOST_TOLERANCE
+from nsight_lab.units import UNDEFINED, format_change, format_quantity, format_ratio
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
 __all__ = [
+    "CELL_KEYS",
     "COLUMNS",
+    "legend_text",
+    "tolerances",
     "verdict_cells",
     "verdict_heading",
     "verdict_html",
     "verdict_text",
 ]
 
-COLUMNS = ("region", "metric", "config", "median a", "median b", "b/a [95% CI]",
-           "verdict", "note")  # fmt: skip
-_DASH = "\u2013"
+COLUMNS = ("region", "metric", "config", "median a", "median b", "change",
+           "b/a [95% CI]", "verdict", "note")  # fmt: skip
+"""The columns every view shows, in order (the note last: it is long)."""
+CELL_KEYS = ("region", "metric", "config", "median_a", "median_b", "change",
+             "ratio", "verdict", "note")  # fmt: skip
+"""The keys of a row's ``cells`` (:func:`verdict_cells`), one per column."""
+DEFAULT_WIDTH = 100
+"""Text width when none is given."""
+
+
+def tolerances() -> dict[str, Any]:
+    """What the verdicts were judged with, for the views to say (sent, not coded).
+
+    Raises:
+        Nothing.
+    """
+    return {
+        "clock": CLOCK_TOLERANCE,
+        "host": HOST_TOLERANCE,
+        "throttle_apart": THROTTLE_APART,
+        "drift": {**SESSION_DRIFT, "other GPU backends": GPU_SESSION_DRIFT},
+        "default_threshold": DEFAULT_THRESHOLD,
+    }
+
+
+def _pct(fraction: float) -> str:
+    return f"{fraction * 100:g} %"
+
+
+def legend_text(table: Mapping[str, Any]) -> str:
+    """The legend under a verdict table: what b/a, the marks and the words mean.
+
+    Raises:
+        Nothing.
+    """
+    level = f"{round(float(table.get('confidence') or 0.95) * 100)} %"
+    threshold = float(table.get("threshold") or 0.0)
+    drift = ", ".join(f"{name} {_pct(value)}" for name, value in SESSION_DRIFT.items())
+    return (
+        f"b/a is the ratio of medians with its {level} interval, widened by the "
+        f"drift between sessions of the same code ({drift}); a change is counted "
+        f"when the interval excludes 1 and the ratio is beyond \u00b1{_pct(threshold)} "
+        "(the threshold); deterministic rows (work-model counts, the same value in "
+        "every run) have nothing to judge; \u26a0 flagged: SM clocks apart by more "
+        f"than {_pct(CLOCK_TOLERANCE)}, host speeds apart by more than "
+        f"{_pct(HOST_TOLERANCE)} (cpu backend) or throttled runs; inconclusive: "
+        "clocks: one session's runs throttled and the other's not, or clocks apart "
+        "and the ratio per SM cycle reads otherwise"
+    )
 
 
 def _quantity(value: object, unit: str) -> str:
-    from nsight_lab.views.fallback import format_duration
-
-    if not isinstance(value, (int, float)) or not math.isfinite(value):
-        return _DASH
-    if unit == "ns":
-        return format_duration(float(value))
-    return f"{value:.4g} {unit}".rstrip()
+    return format_quantity(value, unit)
 
 
-def _ratio(row: Mapping[str, Any]) -> str:
-    ratio, low, high = row.get("ratio"), row.get("ci_low"), row.get("ci_high")
-    if not isinstance(ratio, (int, float)) or not math.isfinite(ratio):
-        return _DASH
-    ci = f" [{low:.3f}, {high:.3f}]" if low is not None and high is not None else ""
-    return f"{ratio:.3f}x{ci}"
+def verdict_cells(row: Mapping[str, Any]) -> dict[str, str]:
+    """One row of the table as display strings, by :data:`CELL_KEYS`.
 
-
-def verdict_cells(row: Mapping[str, Any]) -> list[str]:
-    """One row of the table as the cells of :data:`COLUMNS`."""
+    Raises:
+        Nothing.
+    """
     unit = str(row.get("unit") or "")
-    return [
-        str(row.get("annotation", "")),
-        str(row.get("metric", "")),
-        config_text(dict(row.get("config") or {})),
-        _quantity(row.get("median_a"), unit),
-        _quantity(row.get("median_b"), unit),
-        _ratio(row),
-        str(row.get("verdict") or _DASH) + (" !" if row.get("flagged") else ""),
-        str(row.get("note") or ""),
-    ]
+    verdict = str(row.get("verdict") or UNDEFINED)
+    return {
+        "region": str(row.get("annotation", "")),
+        "metric": str(row.get("label") or row.get("metric", "")),
+        "config": config_text(dict(row.get("config") or {})),
+        "median_a": _quantity(row.get("median_a"), unit),
+        "median_b": _quantity(row.get("median_b"), unit),
+        "change": format_change(row.get("ratio")),
+        "ratio": format_ratio(row.get("ratio"), row.get("ci_low"), row.get("ci_high")),
+        "verdict": verdict + (" \u26a0" if row.get("flagged") else ""),
+        "note": str(row.get("note") or ""),
+    }
+
+
+def _cells(row: Mapping[str, Any]) -> dict[str, str]:
+    cells = row.get("cells")
+    if isinstance(cells, dict) and all(key in cells for key in CELL_KEYS):
+        return {key: str(cells[key]) for key in CELL_KEYS}
+    return verdict_cells(row)
 
 
 def verdict_heading(table: Mapping[str, Any]) -> str:
-    """One line: what was compared with what, and the overall verdict."""
+    """One line: what was compared with what, and the overall verdict.
+
+    Raises:
+        Nothing.
+    """
     overall = table.get("verdict") or {}
     named = f"baseline {table['baseline']} " if table.get("baseline") else ""
     threshold = float(table.get("threshold") or 0.0) * 100
@@ -78,31 +142,119 @@ def verdict_heading(table: Mapping[str, Any]) -> str:
     )
 
 
-def verdict_text(table: Mapping[str, Any]) -> str:
-    """The table as aligned plain text under its heading (raw: escape to print)."""
-    lines = [verdict_heading(table)]
+def _shown(table: Mapping[str, Any], *, show_all: bool) -> tuple[list[Any], int]:
+    rows = list(table.get("rows") or [])
+    if show_all:
+        return rows, 0
+    kept = [row for row in rows if not row.get("folded")]
+    return kept, len(rows) - len(kept)
+
+
+def _folded_line(folded: int) -> str:
+    return (
+        f"{folded} deterministic row{'s' if folded != 1 else ''} not shown "
+        "(work-model counts or the same value in every run: nothing to judge)"
+    )
+
+
+def verdict_text(
+    table: Mapping[str, Any], *, width: int | None = None, show_all: bool = False
+) -> str:
+    """The table as aligned plain text under its heading (raw: escape to print).
+
+    The columns but the note fit in ``width`` (the medians, the config, the metric
+    and the change are left out, in that order, until they do, and a line says
+    which); the notes follow the table, wrapped to ``width``, each once with the
+    rows it is about. Deterministic rows are left out with a count unless
+    ``show_all``.
+
+    Raises:
+        Nothing.
+    """
+    width = max(40, width or DEFAULT_WIDTH)
+    wrap = textwrap.TextWrapper(width=width, subsequent_indent="    ")
+    lines = wrap.wrap(verdict_heading(table))
     scope = table.get("scope") or {}
     if scope.get("reason"):
         lines.append(f"nothing to compare: {scope['reason']}")
         return "\n".join(lines)
     if scope.get("note"):
-        lines.append(str(scope["note"]))
-    rows = [list(COLUMNS), *(verdict_cells(row) for row in table.get("rows") or [])]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS) - 1)]
-    for cells in rows:
-        text = "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=False))
-        lines.append(f"{text}  {cells[-1]}".rstrip())
-    if any(row.get("flagged") for row in table.get("rows") or []):
-        lines.append(
-            f"! flagged: SM clocks apart by more than {CLOCK_TOLERANCE * 100:g} %, "
-            f"host speeds apart by more than {HOST_TOLERANCE * 100:g} % (cpu backend)"
-            " or runs throttled; the row's note says which"
+        lines.extend(wrap.wrap(str(scope["note"])))
+    rows, folded = _shown(table, show_all=show_all)
+    cells = [_cells(row) for row in rows]
+    keys = list(CELL_KEYS[:-1])
+    if all(c["config"] == config_text({}) for c in cells):
+        keys.remove("config")
+    left_out = _fit(keys, cells, width)
+    headers = [COLUMNS[CELL_KEYS.index(k)] for k in keys]
+    grid = [headers, *([c[k] for k in keys] for c in cells)]
+    widths = [max(len(line[i]) for line in grid) for i in range(len(keys))]
+    for line in grid:
+        text = "  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True))
+        lines.append(text.rstrip())
+    if left_out:
+        names = ", ".join(COLUMNS[CELL_KEYS.index(k)] for k in left_out)
+        lines.extend(wrap.wrap(f"(left out to fit {width} columns: {names})"))
+    if folded:
+        lines.extend(wrap.wrap(_folded_line(folded)))
+    lines.extend(_notes(cells, wrap))
+    if any(row.get("flagged") for row in rows):
+        lines.extend(
+            wrap.wrap(
+                f"\u26a0 flagged: SM clocks apart by more than "
+                f"{_pct(CLOCK_TOLERANCE)}, host speeds apart by more than "
+                f"{_pct(HOST_TOLERANCE)} (cpu backend) or runs throttled; the "
+                "row's note says which"
+            )
         )
     return "\n".join(lines)
 
 
+def _notes(cells: list[dict[str, str]], wrap: textwrap.TextWrapper) -> list[str]:
+    """Each note once, after the rows it is about (``every row`` when all)."""
+    notes: dict[str, list[str]] = {}
+    for c in cells:
+        if c["note"]:
+            notes.setdefault(c["note"], []).append(f"{c['region']} {c['metric']}")
+    lines = ["notes:"] if notes else []
+    for note, where in notes.items():
+        rows = "every row" if len(where) == len(cells) > 1 else ", ".join(where)
+        lines.extend(wrap.wrap(f"  {rows}: {note}"))
+    return lines
+
+
+_DROPPED_FIRST = ("median_a", "median_b", "config", "metric", "change")
+"""Columns left out, in this order, while the table is wider than the terminal."""
+
+
+def _fit(keys: list[str], cells: list[dict[str, str]], width: int) -> list[str]:
+    """Remove columns from ``keys`` until the table fits ``width``; those removed."""
+
+    def table_width() -> int:
+        widths = [
+            max(len(COLUMNS[CELL_KEYS.index(k)]), *(len(c[k]) for c in cells))
+            for k in keys
+        ]
+        return sum(widths) + 2 * (len(keys) - 1)
+
+    removed = []
+    for key in _DROPPED_FIRST:
+        if table_width() <= width:
+            break
+        if key in keys:
+            keys.remove(key)
+            removed.append(key)
+    return removed
+
+
 def verdict_html(table: Mapping[str, Any]) -> str:
-    """The table as an HTML ``<table>`` under its heading, every text escaped."""
+    """The table as an HTML ``<table>`` under its heading, every text escaped.
+
+    Deterministic rows are left out with a count.
+
+    Raises:
+        Nothing.
+    """
     from nsight_lab.figures import printable
 
     def esc(value: object) -> str:
@@ -115,14 +267,18 @@ def verdict_html(table: Mapping[str, Any]) -> str:
         return '<div class="jp-nsightLab-Static-verdicts">' + "".join(parts) + "</div>"
     if scope.get("note"):
         parts.append(f"<p><i>{esc(scope['note'])}</i></p>")
+    rows, folded = _shown(table, show_all=False)
     head = "".join(f"<th>{esc(c)}</th>" for c in COLUMNS)
     body = []
-    for row in table.get("rows") or []:
+    for row in rows:
         verdict = html.escape(str(row.get("verdict") or ""), quote=True)
-        tds = "".join(f"<td>{esc(c)}</td>" for c in verdict_cells(row))
+        cells = _cells(row)
+        tds = "".join(f"<td>{esc(cells[key])}</td>" for key in CELL_KEYS)
         body.append(f'<tr data-verdict="{verdict}">{tds}</tr>')
     parts.append(
         '<table class="jp-nsightLab-Static-verdicts-table">'
         f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
     )
+    if folded:
+        parts.append(f"<p><i>{esc(_folded_line(folded))}</i></p>")
     return '<div class="jp-nsightLab-Static-verdicts">' + "".join(parts) + "</div>"

@@ -184,13 +184,18 @@ class Runner:
             self.progress.config_index = ci
             self.progress.runs_done = 0
             self._emit_progress()
-            first_warmup = 0
+            first_warmup, warmups = 0, options.warmup
+            # A backend that sizes itself on a measured warm-up (pm: its sampling
+            # interval) gets one per config, whatever --warmup says.
+            sizing = getattr(self.measurement, "sizes_on_warmup", False)
+            if sizing:
+                warmups = max(1, warmups)
             if self.model_work is not None:
                 # The op counter's pass is an untimed run of the cell: it stands in for
                 # the first warm-up run, so the cell runs no more often than asked.
                 self._models[ci] = self.model_work(functools.partial(body, config))
-                first_warmup = min(1, options.warmup)
-            for w in range(first_warmup, options.warmup):
+                first_warmup = 0 if sizing else min(1, options.warmup)
+            for w in range(first_warmup, warmups):
                 self._one_run(body, config, RunKey(ci, w, warmup=True))
             started = time.monotonic()
             run_index = 0

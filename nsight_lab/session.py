@@ -376,7 +376,9 @@ class SessionTarget:
         from nsight_lab.backends import Output
 
         shown = self._request.display != "none"
-        return Output(self.begin, self.sink, self.progress if shown else None)
+        return Output(
+            self.begin, self.sink, self.progress if shown else None, note=self.note
+        )
 
     def begin(self, device_name: str | None, notes: Sequence[str]) -> int:
         """Create the session, show the live view; return the session id."""
@@ -418,6 +420,11 @@ class SessionTarget:
         on_host = backend_entry(plan.backend).on_host
         self.peaks = known_peaks(self._store, device_name, cpu=on_host)
         return session.id
+
+    def note(self, text: str) -> None:
+        """Keep a note the collector learned while running (pm's interval)."""
+        if self.id is not None:
+            self._store.add_note(self.id, text)
 
     def sink(self, batch: list[RunRecord]) -> None:
         """Keep ``batch`` for a failure's count and hand it to the store writer."""

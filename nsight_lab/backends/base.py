@@ -111,6 +111,8 @@ class Output:
     """Takes each batch of finished records at once (the store writer)."""
     progress: Callable[[Progress], None] | None = None
     """Takes the progress after every change (the live view); ``None`` when quiet."""
+    note: Callable[[str], None] | None = None
+    """Adds a note the collector learned after ``begin`` (kept with the session)."""
 
 
 class Collector(Protocol):

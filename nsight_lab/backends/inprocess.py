@@ -11,6 +11,7 @@ profile ends.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, ClassVar
@@ -63,8 +64,10 @@ class InProcessCollector(ABC):
         from nsight_lab.runner import Runner
 
         measurement = self.open(plan.options)
+        said: list[str] = []
         try:
-            session_id = out.begin(measurement.device_name, list(measurement.notes))
+            said = list(measurement.notes)
+            session_id = out.begin(measurement.device_name, said)
             runner = Runner(
                 plan,
                 measurement,
@@ -77,6 +80,11 @@ class InProcessCollector(ABC):
                 return runner.run(cell.run)
         finally:
             measurement.close()  # undoes clock locks even when the cell failed
+            if out.note is not None:  # what it learned while running (pm's interval)
+                for note in measurement.notes:
+                    if note not in said:
+                        with contextlib.suppress(Exception):  # never hide the cell's
+                            out.note(note)
 
 
 def work_model(

@@ -46,7 +46,7 @@ kernel, so its traffic goes to the kernels sharing its samples (or outside).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 import numpy as np
@@ -116,10 +116,28 @@ class Layout(Generic[K]):
         busy: Every other kernel that may move data (the L2 flush, kernels launched
             between regions); their share of a sample goes to outside. Quiet spin
             kernels are left out: they weigh nothing, like idle time.
+        writeback: Region key -> its write-back sweep (an L2 read sweep after the
+            region): DRAM writes there are the region's dirty lines; for every other
+            counter the sweep is busy like any flush (see :meth:`for_writes`).
     """
 
     regions: Mapping[K, Sequence[Span]]
     busy: Sequence[Span] = ()
+    writeback: Mapping[K, Sequence[Span]] = field(default_factory=dict)
+
+    def for_reads(self) -> Layout[K]:
+        """The layout for every counter but DRAM writes: write-back sweeps are busy."""
+        sweeps = [span for spans in self.writeback.values() for span in spans]
+        return Layout(regions=self.regions, busy=[*self.busy, *sweeps])
+
+    def for_writes(self) -> Layout[K]:
+        """The layout of the write-back windows: each region's sweep stands for it.
+
+        The regions' own kernels are busy here (their writes are counted by
+        :meth:`for_reads`).
+        """
+        kernels = [span for spans in self.regions.values() for span in spans]
+        return Layout(regions=self.writeback, busy=[*self.busy, *kernels])
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,22 @@ data, and its launches carry their own external correlation id
 sample can then overlap both a region's kernels and its neighbours' (the flush reads
 twice the L2, ~100 MB on an H200, just before the region), which is what makes the
 per-region totals exact (see :mod:`.attribution` for the bound without it). The cost
-is two intervals of GPU time per region and run (40 µs at the default 20 µs); the
-region's own time does not include it.
+is GPU time per region and run; the region's own time does not include it.
+
+**The write-back window.** A region's writes reach DRAM when L2 evicts the lines it
+dirtied, often after its last kernel (a reduction's partial sums, a bmm's 12.6 MB
+output that fits the L2). Nsight Compute counts them against the kernel (it flushes
+after each one). So after each region, past a quiet gap, the collector sweeps the L2
+with a read (the same flush that precedes a region) tagged with the region's
+*write-back* id, then another quiet gap: the DRAM writes of the samples overlapping
+that sweep are the region's dirty lines (the sweep itself only reads), and they are
+added to the region's write counters; its reads, and every other counter, go to
+outside (:mod:`.counters`).
+
+**Bounded by design.** Samples are read at run boundaries (:mod:`.sampler`): a
+collection comes before the samples pending by the end of the next run could pass
+half an image, and the first run of each config (an untimed warm-up) is collected
+alone to measure a run, from which the interval is chosen (:mod:`.pacing`).
 """
 
 from __future__ import annotations
@@ -28,7 +42,7 @@ import logging
 import math
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from nsight_lab.backends.base import Availability
 from nsight_lab.backends.cupti import (
@@ -40,21 +54,22 @@ from nsight_lab.backends.cupti import (
 )
 from nsight_lab.backends.gpu import require_cuda
 from nsight_lab.backends.inprocess import InProcessCollector
-from nsight_lab.backends.pm import attribution, errors
+from nsight_lab.backends.pm import attribution, errors, pacing
 from nsight_lab.backends.pm.availability import CHECKS, cannot_measure
 from nsight_lab.backends.pm.counters import region_counters
 from nsight_lab.backends.pm.sampler import (
     Chunk,
-    PmSampler,
+    Overflowed,
     cupti_version,
+    open_cupti_sampler,
 )
-from nsight_lab.errors import BackendUnavailableError, OptionError
+from nsight_lab.errors import BackendUnavailableError, MeasurementError, OptionError
 from nsight_lab.regions import CELL_REGION
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from nsight_lab.backends.base import RunTiming
+    from nsight_lab.backends.base import RunKey, RunTiming
     from nsight_lab.options import ProfileOptions
 
 logger = logging.getLogger(__name__)
@@ -66,10 +81,16 @@ QUIET_MARGIN = 1.1
 """The spin lasts this multiple of the sample interval at the highest SM clock."""
 FALLBACK_CLOCK_MHZ = 3000.0
 """SM clock assumed without NVML: above any GPU's, so the spin is never too short."""
-FLUSH_INTERVAL_S = 0.1
-"""Drain and attribute at most this often: live, a drain waits for the decoding
-thread to reach the batch (14-48 ms on the H200); stopped, it decodes everything
-sampled since the last one (at most 10,000 samples: 0.2 s at 20 µs)."""
+FLUSH_INTERVAL_S = 0.25
+"""Drain and attribute at least this often while runs go on (the live views' pace);
+sooner when the backlog asks (:func:`.pacing.must_collect`)."""
+WRITEBACK_SLOT = IDS_PER_RUN // 2
+"""A region's write-back sweep is tagged ``run id + WRITEBACK_SLOT + slot``."""
+SPINS_PER_REGION = 3
+"""Quiet spins around each region: before it, between it and its write-back sweep,
+and after the sweep."""
+CALIBRATE_S = 0.004
+"""Idle sampling decoded at open, twice, to measure the decode pace."""
 
 Key = tuple[int, str]
 """A region of a batch: (run sequence number, region name)."""
@@ -133,6 +154,8 @@ class RawBatch:
         regions: ``(run sequence, region name, [[start_ns, end_ns], ...])``.
         busy: Other kernels' ``[start_ns, end_ns]`` (flushes, untagged work).
         quiet: The quiet spin kernels' ``[start_ns, end_ns]``.
+        writeback: ``(run sequence, region name, [[start_ns, end_ns], ...])`` of each
+            region's write-back sweep.
     """
 
     metrics: list[str]
@@ -140,6 +163,7 @@ class RawBatch:
     regions: list[tuple[int, str, list[list[int]]]] = field(default_factory=list)
     busy: list[list[int]] = field(default_factory=list)
     quiet: list[list[int]] = field(default_factory=list)
+    writeback: list[tuple[int, str, list[list[int]]]] = field(default_factory=list)
 
 
 @dataclass
@@ -177,34 +201,99 @@ class PmMeasurement(CuptiMeasurement):
         """
         require_cuda("pm")  # say "pm" rather than "cupti" when there is no GPU
         super().__init__(options)
+        self._setup()
         try:
             self._open_sampler(options)
         except BaseException:
             super().close()
             raise
+
+    def _setup(self) -> None:
+        """The state of a measurement before its sampler opens (the tests' too)."""
         self.keep_raw = False
         """Keep every collection's samples and kernel intervals in :attr:`raw`."""
         self.raw: list[RawBatch] = []
         self.quiet_gaps = True
         """False leaves the spins out: only to measure what the gaps buy."""
         self.cost = Cost()
+        self._cell_has_regions: bool | None = None
+        self._run_s: dict[int, float] = {}
+        """Config index -> the longest wall time a run of it was sampled for."""
+        self._regions_per_run = 1
+        self._sizing: RunKey | None = None
+        """The first run of a config, collected alone to measure a run."""
+        self._done_events: list[Any] = []
+        """A CUDA event recorded after each pending run (is the GPU past it?)."""
+        self._tune = False
+        self._floor_ns = 0
+        self.per_sample_s = 0.0
+        """Host time to decode and evaluate one sample (measured at open)."""
+        self.lost_runs = 0
+        """Timed runs whose counters were dropped (a run far longer than its
+        warm-up): said in the notes."""
+
+    sizes_on_warmup = True
+    """The runner gives every config one measured warm-up run (see :attr:`_sizing`)."""
 
     def _open_sampler(self, options: ProfileOptions) -> None:
         index = int(self._gpu.device)
         chosen, chip = self._choose_metrics(options, index)
         self.metrics = tuple(chosen)
-        self.interval_ns = int(options.sample_interval_us) * 1000
-        clock_mhz = float(self._gpu.max_sm_clock_mhz or FALLBACK_CLOCK_MHZ)
+        self._chip = chip
+        self._floor_ns = int(options.sample_interval_us) * 1000
+        self._tune = "--sample-interval" not in options.given
+        self._max_clock_mhz = float(self._gpu.max_sm_clock_mhz or FALLBACK_CLOCK_MHZ)
+        self._sampler = open_cupti_sampler(index, self.metrics, self._floor_ns)
+        self._use_interval(self._floor_ns)
+        try:
+            self.per_sample_s = self._calibrate()
+        except BaseException:
+            self._sampler.close()
+            raise
+
+    def _use_interval(self, interval_ns: int) -> None:
+        """Sample at ``interval_ns`` (the sampler is told by the caller)."""
+        self.interval_ns = int(interval_ns)
         self._quiet_cycles = math.ceil(
-            self.interval_ns * clock_mhz / 1e3 * QUIET_MARGIN
+            self.interval_ns * self._max_clock_mhz / 1e3 * QUIET_MARGIN
         )
-        self._sampler = PmSampler(index, self.metrics, self.interval_ns)
-        self._cell_has_regions: bool | None = None
-        self.notes.append(
-            f"PM sampling every {options.sample_interval_us} µs on "
-            f"{chip}: {', '.join(self.metrics)}; a DRAM-quiet "
-            f"{options.sample_interval_us * QUIET_MARGIN:.3g} µs spin before and "
-            "after each region (not part of its time)"
+
+    def _calibrate(self) -> float:
+        """Host seconds to decode and evaluate one sample, from two idle stretches.
+
+        Decoding costs the same per sample busy or idle (it depends on the metrics);
+        the first stretch pays CUPTI's first-call costs and is not judged.
+        """
+        paces = []
+        for _ in range(2):
+            time.sleep(CALIBRATE_S)
+            started = time.perf_counter()
+            chunks = self._sampler.drain()
+            count = sum(len(c) for c in chunks)
+            for chunk in chunks:
+                chunk.all_values()
+            if count:
+                paces.append((time.perf_counter() - started) / count)
+        return paces[-1] if paces else 0.0
+
+    def _interval_note(self, reason: str) -> str:
+        us = self.interval_ns / 1000
+        why = {
+            "asked": "",
+            "fit": (
+                "; longer than asked, so that one run of the cell fits in a quarter "
+                f"of an image of {self._sampler.limit:,} samples"
+            ),
+            "pace": (
+                f"; chosen to balance decoding ({1e6 * self.per_sample_s:.3g} µs a "
+                "sample, paid while the GPU waits) against the quiet spins (give "
+                "--sample-interval to fix it)"
+            ),
+        }[reason]
+        return (
+            f"PM sampling every {us:g} µs on {self._chip}: "
+            f"{', '.join(self.metrics)}{why}; a DRAM-quiet {us * QUIET_MARGIN:.3g} µs "
+            "spin around each region and its write-back sweep (not part of its time)"
         )
 
     def _choose_metrics(
@@ -257,6 +346,22 @@ class PmMeasurement(CuptiMeasurement):
         finally:
             self._pop()
 
+    def _writeback_sweep(self, slot: int) -> None:
+        """The write-back window of a region (``slot``; 0 for a region-less run).
+
+        A quiet gap, an L2 read sweep tagged as the region's write-back, a quiet gap
+        (see the module doc).
+        """
+        run = self._current if self._current is not None else None
+        seq = run.seq if run is not None else self._seq
+        self._quiet()
+        self._push(seq * IDS_PER_RUN + WRITEBACK_SLOT + slot)
+        try:
+            self._gpu.flush_l2()
+        finally:
+            self._pop()
+        self._quiet()
+
     def _before_run(self) -> None:
         """A cell without regions is one span: flush and go quiet before it."""
         if self._cell_has_regions is not True:
@@ -269,14 +374,56 @@ class PmMeasurement(CuptiMeasurement):
         self._quiet()
 
     def _after_region(self) -> None:
-        """A quiet gap after the region's kernels."""
-        self._quiet()
+        """The region's write-back window."""
+        run = self._current
+        self._writeback_sweep(len(run.regions) if run is not None else 0)
+
+    def begin_run(self, key: RunKey) -> None:
+        """Note the first run of a config (collected alone), then begin as cupti."""
+        if key.config_index not in self._run_s and self._sizing is None:
+            self._sizing = key
+        super().begin_run(key)
 
     def _after_run(self, run: PendingRun) -> None:
-        """Close a region-less run's span with a quiet gap; learn the cell's shape."""
+        """Close a region-less run with its write-back window; learn the cell's shape.
+
+        A CUDA event after the run tells later whether the GPU is past it.
+        """
         if not run.regions:
-            self._quiet()
+            self._writeback_sweep(0)
         self._cell_has_regions = bool(run.regions)
+        self._regions_per_run = max(1, len(run.regions))
+        event = self._torch.cuda.Event()
+        event.record()
+        self._done_events.append(event)
+
+    def completed(self, *, wait: bool) -> list[RunTiming]:
+        """Collect when asked, when due, or before the backlog could pass half an image.
+
+        The first run of a config is collected alone: it measures a run.
+        """
+        if self._pending and not wait:
+            wait = self._sizing is not None or self._backlog_full()
+        if wait:
+            self._done_events = []
+        return super().completed(wait=wait)
+
+    def _backlog_full(self) -> bool:
+        """Whether the next run could take the samples waiting past half an image."""
+        config = self._pending[-1].key.config_index
+        run_s = self._run_s.get(config, 0.0) * pacing.RUN_MARGIN
+        queued = 0
+        for event in reversed(self._done_events):  # newest first
+            if event.query():
+                break
+            queued += 1
+        return pacing.must_collect(
+            sampled_s=self._sampler.sampled_s(),
+            queued_s=queued * run_s,
+            next_run_s=run_s,
+            interval_ns=self.interval_ns,
+            limit=self._sampler.limit,
+        )
 
     # -- counters --------------------------------------------------------------------
 
@@ -289,18 +436,19 @@ class PmMeasurement(CuptiMeasurement):
         """The cupti timings, each region given its counters and timeline."""
         timings = super()._timings(kernels, external_ids, runs)
         started = time.perf_counter()
-        # Every sample up to the batch's last kernel end: live, the decoding thread
-        # has to get there; the GPU is idle, so nothing later belongs to the batch.
-        until = max((k.end_ns for k in kernels), default=0)
-        chunks = self._sampler.drain(until_ns=until)
+        sampled = self._sampler.sampled_s()
+        try:
+            chunks = self._sampler.drain()
+        except Overflowed as exc:
+            self._overflowed(exc, runs)
+            return timings
         drained = time.perf_counter()
-        if self._sampler.note is not None and self._sampler.note not in self.notes:
-            self.notes.append(self._sampler.note)
         layout, quiet = self._layout(kernels, external_ids, runs)
         totals = region_counters(chunks, layout, self.metrics)
         self.cost.add(chunks, drained - started, time.perf_counter() - drained)
         if self.keep_raw:
             self.raw.append(self._raw(chunks, layout, quiet))
+        self._learn(runs, sampled)
         out = []
         for run, timing in zip(runs, timings, strict=True):
             values: dict[str, dict[str, float]] = {}
@@ -316,18 +464,81 @@ class PmMeasurement(CuptiMeasurement):
             out.append(dataclasses.replace(timing, counters=values, series=packed))
         return out
 
+    def _learn(self, runs: Sequence[PendingRun], sampled_s: float) -> None:
+        """Keep the longest run of each config; after a config's first, the interval."""
+        per_run = sampled_s / max(1, len(runs))
+        for run in runs:
+            config = run.key.config_index
+            self._run_s[config] = max(self._run_s.get(config, 0.0), per_run)
+        sizing, self._sizing = self._sizing, None
+        if sizing is not None:
+            self._fit_interval(sizing.config_index, first=len(self._run_s) == 1)
+
+    def _fit_interval(self, config: int, *, first: bool) -> None:
+        """Choose the interval for ``config``'s runs; sample at it from now on.
+
+        The first config may tune it (see :func:`.pacing.choose_interval`); a later
+        one only lengthens it where its runs need a longer one to fit.
+
+        Raises:
+            MeasurementError: No interval fits one run (too long to sample).
+        """
+        try:
+            choice = pacing.choose_interval(
+                floor_ns=self._floor_ns if first else self.interval_ns,
+                run_s=self._run_s[config],
+                regions=self._regions_per_run,
+                spins_per_region=SPINS_PER_REGION * QUIET_MARGIN,
+                per_sample_s=self.per_sample_s,
+                limit=self._sampler.limit,
+                tune=self._tune and first,
+            )
+        except pacing.TooLongError as exc:
+            raise MeasurementError(str(exc)) from exc
+        if first or choice.interval_ns != self.interval_ns:
+            if choice.interval_ns != self._sampler.interval_ns:
+                self._sampler.reconfigure(choice.interval_ns)
+            self._use_interval(choice.interval_ns)
+            self.notes.append(self._interval_note(choice.reason))
+
+    def _overflowed(self, exc: Overflowed, runs: Sequence[PendingRun]) -> None:
+        """A batch's samples did not fit an image: say so, and sample coarser.
+
+        Only a run much longer than the ones measured before it gets here (the
+        backlog is kept under half an image): its counters, and those of the runs
+        collected with it, are dropped, never cut.
+        """
+        timed = [r for r in runs if not r.key.warmup]
+        self.lost_runs += len(timed)
+        config = runs[-1].key.config_index
+        self._run_s[config] = max(
+            self._run_s.get(config, 0.0), exc.sampled_s / max(1, len(runs))
+        )
+        self._sizing = None
+        before = self.interval_ns
+        self._fit_interval(config, first=False)
+        if timed:
+            self.notes.append(
+                f"PM sampling: {len(timed)} timed run(s) of config {config} have no "
+                f"counters: {exc.waiting:,} samples waited at {before / 1000:g} µs, "
+                f"more than an image holds ({exc.limit:,}); a run took longer than "
+                "its warm-up by far. Sampling goes on every "
+                f"{self.interval_ns / 1000:g} µs"
+            )
+
     def _layout(
         self,
         kernels: Sequence[KernelActivity],
         external_ids: dict[int, int],
         runs: Sequence[PendingRun],
     ) -> tuple[attribution.Layout[Key], list[attribution.Span]]:
-        """Each region's kernel intervals, the other busy kernels, the quiet spins."""
+        """Each region's kernels and write-back sweep, other busy kernels, spins."""
         by_id = kernels_by_external_id(kernels, external_ids)
         # --ignore-kernels: an ignored kernel is no part of its region; what it moves
         # goes to outside, as any other kernel's.
         keep = getattr(self._combine, "keep", None) or (lambda _: True)
         regions: dict[Key, list[attribution.Span]] = {}
+        writeback: dict[Key, list[attribution.Span]] = {}
         claimed: set[int] = set()
         for run in runs:
             base = run.seq * IDS_PER_RUN
@@ -335,20 +546,26 @@ class PmMeasurement(CuptiMeasurement):
                 enumerate(run.regions, start=1) if run.regions else [(0, CELL_REGION)]
             )
             for slot, name in slots:
-                claimed.add(base + slot)
+                claimed.update((base + slot, base + WRITEBACK_SLOT + slot))
                 regions[(run.seq, name)] = [
                     (k.start_ns, k.end_ns)
                     for k in by_id.get(base + slot, [])
                     if keep(k.name)
+                ]
+                writeback[(run.seq, name)] = [
+                    (k.start_ns, k.end_ns)
+                    for k in by_id.get(base + WRITEBACK_SLOT + slot, [])
                 ]
         busy = [
             (k.start_ns, k.end_ns)
             for k in kernels
             if (ext := external_ids.get(k.correlation_id)) != QUIET_EXTERNAL_ID
             and (ext not in claimed or not keep(k.name))
+            and not (ext is not None and ext % IDS_PER_RUN >= WRITEBACK_SLOT)
         ]
         quiet = [(k.start_ns, k.end_ns) for k in by_id.get(QUIET_EXTERNAL_ID, [])]
-        return attribution.Layout(regions=regions, busy=busy), quiet
+        layout = attribution.Layout(regions=regions, busy=busy, writeback=writeback)
+        return layout, quiet
 
     def _raw(
         self,
@@ -369,6 +586,10 @@ class PmMeasurement(CuptiMeasurement):
         ]
         batch.busy = [[int(a), int(b)] for a, b in layout.busy]
         batch.quiet = [[int(a), int(b)] for a, b in quiet]
+        batch.writeback = [
+            (seq, name, [[int(a), int(b)] for a, b in spans])
+            for (seq, name), spans in layout.writeback.items()
+        ]
         return batch
 
     def close(self) -> None:

@@ -118,16 +118,36 @@ def region_counters(
     rate = np.array([k == "rate" for k in kinds])
     ratio = np.array([k == "ratio" for k in kinds])
     scale = np.array([metrics.timeline_scale(m) for m in names])
+    written = np.array([metrics.counts_writeback(m) for m in names])
+    reads = layout.for_reads()
+    writes = layout.for_writes() if layout.writeback and written.any() else None
     totals: dict[K, RegionCounters] = {}
     for chunk in chunks:
-        weights = attribution.weigh(chunk.starts, chunk.ends, layout)
+        weights = attribution.weigh(chunk.starts, chunk.ends, reads)
+        swept = (
+            attribution.weigh(chunk.starts, chunk.ends, writes)
+            if writes is not None
+            else None
+        )
         needed = weights.needed()
+        if swept is not None:
+            needed = np.union1d(needed, swept.needed())
         if len(needed) == 0:
             continue
         rows = np.nan_to_num(chunk.values(needed))
         lengths = (chunk.ends[needed] - chunk.starts[needed]).astype(np.float64)
         additive = np.where(rate, rows * lengths[:, None], rows)
-        sums = attribution.region_sums(weights, additive)
+        sums = attribution.region_sums(weights, _rows_for(weights, needed, additive))
+        if swept is not None:
+            # The region's dirty lines, written back during its sweep.
+            for key, extra in attribution.region_sums(
+                swept, _rows_for(swept, needed, additive)
+            ).items():
+                sums[key] = sums[key] + np.where(written, extra, 0.0)
+        keep = np.isin(needed, weights.needed())
+        rows, additive = rows[keep], additive[keep]
+        lengths = lengths[keep]
+        needed = needed[keep]
         means = attribution.region_means(weights, rows)
         overlap = np.bincount(
             weights.region, weights.overlap_ns, minlength=len(weights.keys)
@@ -163,3 +183,12 @@ def region_counters(
             found.t_us += (np.clip(mids[mine] - first, 0.0, length) / 1e3).tolist()
             found.points += list(point_values[mine])
     return totals
+
+
+def _rows_for(
+    weights: attribution.Weights[K],
+    needed: NDArray[np.intp],
+    rows: NDArray[np.float64],
+) -> NDArray[np.float64]:
+    """The rows of ``weights.needed()`` out of ``rows`` (one per ``needed`` sample)."""
+    return rows[np.searchsorted(needed, weights.needed())]

@@ -69,6 +69,15 @@ def kind_of(metric: str) -> MetricKind:
     return "count"
 
 
+def counts_writeback(metric: str) -> bool:
+    """Whether a region's write-back sweep adds to ``metric``: DRAM writes only.
+
+    The sweep reads the L2's size twice over, so every other counter (reads, L2
+    traffic, cycles) would count the sweep, not the region.
+    """
+    return metric.startswith(("dram__bytes_write", "dram__sectors_write"))
+
+
 def is_percent(metric: str) -> bool:
     """Whether the metric's value is a percentage."""
     return ".pct" in metric

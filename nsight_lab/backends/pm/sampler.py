@@ -1,26 +1,22 @@
-"""The thin wrapper of ``cupti.pm_sampling`` (cupti-python >= 13.4) and its host API.
+"""PM sampling on one device, read at run boundaries with a backlog bounded by design.
 
-:class:`PmSampler` enables PM sampling on one device, configures the metrics and the
-interval (GPU time-interval trigger) and starts it. It decodes live, in a thread
-(:mod:`.live`), where CUPTI decodes faster than it samples; otherwise each
-:meth:`~PmSampler.drain` stops it, decodes everything sampled since the last drain
-and starts it again. The collector drains only while the GPU is idle (after a
-synchronize), so nothing runs while sampling is stopped.
+:class:`PmSampler` samples the configured metrics every ``interval`` of GPU time and
+hands the samples out at each :meth:`~PmSampler.drain`: it stops sampling, makes an
+image sized for the samples that waited (their number is the sampled time over the
+interval, known before the decode), decodes into it, reads the timestamps and starts
+sampling again. Metric values are evaluated later, only for the samples some region
+needs (:class:`Chunk`), through the image, which is kept until the next drain.
 
-**Past 10,000 samples.** An image holds at most 10,000 samples
-(``decode(max_samples=100000)`` raised ``ERROR_UNKNOWN`` on the H200), and after a
-decode has filled one, CUPTI's next decode gives samples without timestamps or
-counts, into a new image or the same one initialised again (cupti-python's
-``decode`` then silently dropped everything past the 10,000th sample). So no decode
-may fill an image: live, the thread decodes every few ms into an image that always
-has half its room free, for as many samples as the cell makes; stopped, a
-collection may find at most 10,000 (0.2 s at 20 µs; collections come every 0.1 s).
-A decode that fills its image is an error (:data:`~.errors.STUCK`), never a
-silent cut.
+Why stopped, not decoded by a thread while sampling goes on (the way tried before,
+``benchmarks/README.md``): CUPTI's per-sample calls release and take back the GIL, so
+beside a cell that launches kernels from Python a decoding thread got the GIL a few
+hundred times a second and fell behind until an image filled; and a decode that fills
+an image leaves every later sample without timestamps. Read at run boundaries, the
+backlog is whatever time was sampled since the last start: the collector keeps it
+under half an image (:mod:`.pacing`), so no decode can fill one.
 
-**Evaluating.** A sample's metric values are computed on the host
-(``profiler_host_evaluate_to_gpu_values``, which CUPTI notes is expensive), once, as
-it is decoded, through one kept struct.
+The CUPTI calls sit behind :class:`~.cupti_api.SamplingApi`; the tests' CPU replay
+implements it with the limits the H200 showed.
 """
 
 from __future__ import annotations
@@ -33,25 +29,24 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from nsight_lab.backends.pm import errors
+from nsight_lab.backends.pm import errors, pacing
 from nsight_lab.errors import MeasurementError
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from numpy.typing import NDArray
 
-HARDWARE_BUFFER_BYTES = 512 << 20
-"""The hardware buffer CUPTI samples into between drains (cupti-python's default)."""
-
+    from nsight_lab.backends.pm.cupti_api import ImageApi, SamplingApi
 
 @dataclass
 class Chunk:
     """One decode's samples: their timestamps and metric values.
 
-    The live decoder evaluates every sample as it decodes it (``_values``); a
-    recorded fixture or a test may give ``_data`` instead, whose items have the
-    ``metric_values`` of one sample, evaluated when first asked for.
+    Values are evaluated when first asked for, through ``_evaluate`` (the image's,
+    given the sample's index in the chunk); a recorded fixture or a test may give
+    ``_data`` instead, whose items have the ``metric_values`` of one sample, or the
+    values themselves in ``_values``.
 
     Attributes:
         metrics: The metric of each value column.
@@ -64,6 +59,9 @@ class Chunk:
     ends: NDArray[np.int64]
     _data: Any = None
     _values: dict[int, NDArray[np.float64]] = field(default_factory=dict)
+    _evaluate: Callable[[int], NDArray[np.float64]] | None = None
+    evaluate_s: float = 0.0
+    """Host time spent evaluating this chunk's samples."""
 
     def __len__(self) -> int:
         """The number of samples."""
@@ -85,21 +83,28 @@ class Chunk:
         for row, index in enumerate(int(i) for i in indices):
             cached = self._values.get(index)
             if cached is None:
-                if self._data is None:
-                    msg = "PM sample values are gone (the chunk was released)"
-                    raise MeasurementError(msg)
-                try:
-                    sample = self._data[index]
-                except Exception as exc:
-                    msg = (
-                        f"CUPTI could not evaluate PM sample {index} "
-                        f"({type(exc).__name__}: {exc}); check %nsight doctor"
-                    )
-                    raise MeasurementError(msg) from exc
-                cached = np.asarray(sample.metric_values, dtype=np.float64)
+                cached = self._evaluated(index)
                 self._values[index] = cached
             out[row] = cached
         return out
+
+    def _evaluated(self, index: int) -> NDArray[np.float64]:
+        if self._evaluate is None and self._data is None:
+            msg = "PM sample values are gone (the chunk was released)"
+            raise MeasurementError(msg)
+        started = time.perf_counter()
+        try:
+            if self._evaluate is not None:
+                return np.asarray(self._evaluate(index), dtype=np.float64)
+            return np.asarray(self._data[index].metric_values, dtype=np.float64)
+        except Exception as exc:
+            msg = (
+                f"CUPTI could not evaluate PM sample {index} "
+                f"({type(exc).__name__}: {exc}); check %nsight doctor"
+            )
+            raise MeasurementError(msg) from exc
+        finally:
+            self.evaluate_s += time.perf_counter() - started
 
     def all_values(self) -> NDArray[np.float64]:
         """Every sample's values (a fixture or a check of the totals)."""
@@ -209,19 +214,35 @@ class CuptiMetricsHost:
         return self._names
 
 
+class Overflowed(MeasurementError):  # noqa: N818  (a measurement error, named for what happened)
+    """More samples waited than one image holds: they were dropped, not decoded."""
+
+    def __init__(self, waiting: int, limit: int, sampled_s: float) -> None:
+        """Say how many waited, the limit, and the time sampled."""
+        self.waiting, self.limit, self.sampled_s = waiting, limit, sampled_s
+        super().__init__(errors.STUCK.format(limit=limit))
+
+
+@dataclass
+class DrainStats:
+    """What the drains cost and met (the benchmark and the session notes report it)."""
+
+    drains: int = 0
+    samples: int = 0
+    decode_s: float = 0.0
+    """Stopping, making the image, decoding, reading timestamps, starting again."""
+    largest: int = 0
+    """The most samples one drain found waiting."""
+    largest_share: float = 0.0
+    """``largest`` over the image's capacity: by design at most about a half."""
+    repaired: int = 0
+    """Samples whose missing start time was taken from the one before."""
+    cut: int = 0
+    """Samples at the end of a drain without an end time (cut by the stop)."""
+
+
 class PmSampler:
-    """PM sampling on one device, with metrics and interval fixed when opened.
-
-    Two ways to read the samples, chosen by how fast CUPTI decodes them:
-
-    - **live** (first): sampling runs from open to close and a thread decodes while
-      the GPU works (:mod:`.live`); a collection only waits for the thread to pass
-      its batch's last kernel.
-    - **stopped**: where the live thread cannot keep up (busy more than
-      :data:`.live.TOO_SLOW` times the sampled time: the seven default counters at
-      20 µs on the H200 took 56-80 µs a sample), each collection stops sampling,
-      decodes into an image made after the stop, and starts again. The cell then
-      waits for every decode.
+    """PM sampling on one device, drained at run boundaries (see the module doc).
 
     Raises (from the constructor):
         BackendUnavailableError: CUPTI refused to enable or configure PM sampling
@@ -230,243 +251,201 @@ class PmSampler:
 
     def __init__(
         self,
-        device_index: int,
+        api: SamplingApi,
         metrics: Sequence[str],
         interval_ns: int,
         *,
-        buffer_bytes: int = HARDWARE_BUFFER_BYTES,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        """Enable, configure and start PM sampling; judge the pace (see the doc)."""
-        try:
-            from cupti import pm_sampling
-        except Exception as exc:
-            raise errors.explain(exc, started=False) from exc
+        """Enable, configure and start PM sampling at ``interval_ns``."""
+        self.api = api
         self.metrics = tuple(metrics)
         self.interval_ns = int(interval_ns)
-        self._collector: Any = pm_sampling.Collector(device_index)
+        self._clock = clock
         self._running = False
-        self._decoder: Any = None
-        self.pace: dict[str, Any] = {}
-        """The live thread's samples, busy seconds and duty, once it ended."""
-        self.stopped_zeros: list[dict[str, Any]] = []
-        """Where stopped decodes met zero timestamps (the benchmark reports them)."""
-        self.note: str | None = None
-        """Why sampling went from live to stopped, once it did."""
-        self._pm_sampling, self._buffer_bytes = pm_sampling, buffer_bytes
+        self._started_at = 0.0
+        self._last_end = 0
+        self._image: ImageApi | None = None
+        self.stats = DrainStats()
         self._configure()
-        from nsight_lab.backends.pm.live import CuptiImage, LiveDecoder
-
-        try:  # the image predates the start (see .live)
-            image = CuptiImage(self._collector, self.metrics, capacity=None)
-        except Exception as exc:
-            self._disable()
-            raise errors.explain(exc, started=False) from exc
-        self._decoder = LiveDecoder(image, self.metrics, self.interval_ns)
-        self._start()
-        try:
-            self._calibrate()
-        except MeasurementError:
-            self.close()
-            raise
-        except Exception as exc:
-            self.close()
-            raise errors.explain(exc, started=False) from exc
-
-    def _calibrate(self) -> None:
-        """Decode a first stretch of (idle) sampling: live if that keeps up.
-
-        Decoding costs the same per sample busy or idle, and mostly depends on the
-        metrics (see the class doc); judged before any run, no region ever sees the
-        change from live to stopped. A set is judged too slow only when two
-        stretches say so: on the H200 one judgement of the DRAM pair (which keeps
-        up, 0.7-1.03) once read above 1.5, the first sampler of a process.
-        """
-        from nsight_lab.backends.pm.live import CALIBRATE_S, TOO_SLOW
-
-        decoder = self._decoder
-        # Never near a full image (after one, CUPTI's samples have no timestamps).
-        wait_s = min(CALIBRATE_S, decoder.image.capacity / 8 * self.interval_ns / 1e9)
-        time.sleep(wait_s / 2)
-        decoder.step()  # the first decode pays CUPTI's first-call costs: not judged
-        paces = []
-        for _ in range(2):  # a second judgement where the first says too slow
-            decoder.samples, decoder.busy_s = 0, 0.0
-            time.sleep(wait_s)
-            decoder.step()
-            paces.append(decoder.duty if decoder.samples else 0.0)
-            if paces[-1] <= TOO_SLOW:
-                break
-        decoder.take()  # idle samples from before the cell
-        if min(paces) > TOO_SLOW:
-            self._start_over_stopped(decoder)
-        else:
-            decoder.run()
-
-    def _start_over_stopped(self, decoder: Any) -> None:  # noqa: ANN401  (LiveDecoder)
-        """Drop the judged (idle) samples and sample stopped on a fresh session.
-
-        The samples sampled while the judged ones were decoded are left in CUPTI's
-        buffer; a slow set's backlog can be larger than the image's free half
-        (four counters on the H200: 2,300 samples after 5 ms judged), so PM
-        sampling is disabled and enabled again instead of decoding it.
-        """
-        self._keep_pace(decoder)
-        decoder.abandon()
-        self._decoder = None
-        self._note_slow(decoder)
-        with contextlib.suppress(Exception):
-            self._collector.stop()
-        self._running = False
-        self._disable()
-        self._configure()
+        self.limit = pacing.capacity(api.bytes_per_sample)
+        """The samples one image may hold for these metrics (see :mod:`.pacing`)."""
         self._start()
 
     def _configure(self) -> None:
-        """Enable PM sampling and set its metrics, interval and buffer."""
         try:
-            self._collector.enable()
-        except Exception as exc:
-            raise errors.explain(exc, started=False) from exc
-        try:
-            self._collector.configure(
-                metrics=list(self.metrics),
-                sampling_interval=self.interval_ns,
-                trigger_mode=self._pm_sampling.TriggerMode.GPU_TIME_INTERVAL,
-                hardware_buffer_size=self._buffer_bytes,
-            )
+            self.api.configure(self.interval_ns)
         except ValueError as exc:
-            self._disable()
             why = (
                 f"PM sampling refused the configuration ({exc}); check the metrics "
                 "with %nsight doctor, or use --backend ncu"
             )
             raise errors.unavailable(why) from exc
         except Exception as exc:
-            self._disable()
             raise errors.explain(exc, started=False) from exc
-
-    @property
-    def mode(self) -> str:
-        """``"live"`` or ``"stopped"`` (see the class doc)."""
-        return "live" if self._decoder is not None else "stopped"
 
     def _start(self) -> None:
         try:
-            self._collector.start()
+            self.api.start()
         except Exception as exc:
-            if self._decoder is not None:
-                self._decoder.abandon()
-                self._decoder = None
-            self._disable()
+            self.api.disable()
             raise errors.explain(exc, started=False) from exc
+        self._started_at = self._clock()
         self._running = True
 
-    def _stop(self) -> None:
+    def sampled_s(self) -> float:
+        """Wall time sampled since the last start (what waits to be decoded)."""
+        return self._clock() - self._started_at if self._running else 0.0
+
+    def drain(self) -> list[Chunk]:
+        """Every sample since the last drain; sampling starts again at once.
+
+        Call only while the GPU is idle (the batch synchronized): no sample is taken
+        between the stop and the start.
+
+        Raises:
+            Overflowed: More samples waited than an image holds (none is handed
+                out; sampling was started again on a fresh session).
+            MeasurementError: CUPTI failed.
+        """
+        if not self._running:
+            return []
+        started = time.perf_counter()
+        self._release()
         try:
-            self._collector.stop()
+            self.api.stop()
         except Exception as exc:
             raise errors.explain(exc, started=True) from exc
         self._running = False
-
-    def drain(self, *, until_ns: int = 0, restart: bool = True) -> list[Chunk]:
-        """Every sample not yet handed out, through the GPU time ``until_ns``.
-
-        Call only while the GPU is idle (a batch of runs synchronized). Live, it
-        waits for the decoding thread to pass ``until_ns`` (the batch's last kernel
-        end); stopped, it stops sampling, decodes everything and starts again (if
-        ``restart``): no sample is taken between stop and start.
-
-        Raises:
-            MeasurementError: Decoding failed, fell behind or would lose samples.
-        """
-        decoder = self._decoder
-        if decoder is not None:
-            if decoder.behind or not decoder.alive:
-                return self._go_stopped(restart=restart)
-            decoder.wait_past(until_ns)
-            return list(decoder.take())
-        if not self._running:
-            return []
-        self._stop()
-        chunks = self._decode_stopped()
-        if restart:
-            self._start()
-        return chunks
-
-    def _decode_stopped(self) -> list[Chunk]:
-        """Decode everything CUPTI holds after a stop, into an image made now.
-
-        The image is made after the stop and used for this decode only, the order
-        cupti-python's ``decode`` uses and the one that read right after restarts
-        on the H200 (an image sized to the sampling time since the start filled up
-        there: more samples waited than that time implied). More than 10,000
-        samples between two collections is an error (see :mod:`.live`): at 20 µs a
-        collection comes every 0.1 s, 5,000 samples.
-        """
-        from nsight_lab.backends.pm.live import CuptiImage, LiveDecoder
-
+        sampled = self._clock() - self._started_at
+        waiting = pacing.samples_in(sampled, self.interval_ns)
+        if waiting > self.limit:
+            # Decoding would fill the image, and what follows a full image has no
+            # timestamps: these samples are dropped on a fresh session instead.
+            self.reconfigure(self.interval_ns)
+            raise Overflowed(waiting, self.limit, sampled)
         try:
-            image = CuptiImage(self._collector, self.metrics)  # 10,000 samples
-        except Exception as exc:
-            raise errors.explain(exc, started=True) from exc
-        decoder = LiveDecoder(image, self.metrics, self.interval_ns)
-        try:
-            return list(decoder.finish())
+            image = self.api.image(pacing.image_size(waiting, self.limit))
+            self._image = image
+            chunk = self._decode(image)
         except MeasurementError:
             raise
         except Exception as exc:
             raise errors.explain(exc, started=True) from exc
-        finally:
-            self.stopped_zeros += decoder.zeros[:4]
-            image.close()
+        self._start()
+        found = len(chunk) if chunk is not None else 0
+        stats = self.stats
+        stats.drains += 1
+        stats.samples += found
+        stats.decode_s += time.perf_counter() - started
+        if found > stats.largest:
+            stats.largest, stats.largest_share = found, found / self.limit
+        return [chunk] if chunk is not None else []
 
-    def _go_stopped(self, *, restart: bool) -> list[Chunk]:
-        """Leave live decoding: stop, decode what is left, sample stopped from now."""
-        decoder = self._decoder
-        decoder.halt()  # no decode in flight while CUPTI stops
-        self._stop()
-        try:
-            chunks: list[Chunk] = decoder.finish()
-        finally:
-            decoder.image.close()
-            self._decoder = None
-            self._keep_pace(decoder)
-        self._note_slow(decoder)
-        if restart:
-            self._start()
-        return chunks
+    def _decode(self, image: ImageApi) -> Chunk | None:
+        """Decode what waits into ``image`` (one decode; it must not fill).
 
-    def _note_slow(self, decoder: Any) -> None:  # noqa: ANN401  (a LiveDecoder)
-        self.note = (
-            f"PM sampling decoded {len(self.metrics)} metrics at "
-            f"{1e6 * decoder.busy_s / max(1, decoder.samples):.3g} µs a sample, too "
-            f"slow to keep up with a {self.interval_ns / 1000:g} µs interval while "
-            "the cell runs: sampling now stops while each batch is decoded (a slower "
-            "cell); fewer --metrics or a longer --sample-interval keep it live"
+        Raises:
+            MeasurementError: The decode filled the image (the sizing failed).
+        """
+        completed, full = image.decode()
+        if full:
+            raise MeasurementError(errors.STUCK.format(limit=image.capacity))
+        while True:  # what a decode leaves (none seen on the H200) is decoded too
+            more, full = image.decode()
+            if full:
+                raise MeasurementError(errors.STUCK.format(limit=image.capacity))
+            if more <= completed:
+                break
+            completed = more
+        if completed <= 0:
+            return None
+        starts, ends = image.times(0, completed)
+        taken = self._complete(ends)
+        if taken == 0:
+            return None
+        starts, ends = starts[:taken], ends[:taken]
+        self._repair(starts, ends)
+        self._last_end = int(ends[-1])
+        return Chunk(
+            metrics=self.metrics, starts=starts, ends=ends, _evaluate=image.evaluate
         )
 
-    def _disable(self) -> None:
-        with contextlib.suppress(Exception):
-            self._collector.disable()
+    def _complete(self, ends: NDArray[np.int64]) -> int:
+        """How many samples are whole: after a stop the last may have no end (cut).
+
+        Raises:
+            MeasurementError: A sample without an end time is followed by others (a
+                lost sample: on the H200 they came only after a full image).
+        """
+        no_end = np.flatnonzero(ends <= 0)
+        if len(no_end) == 0:
+            return len(ends)
+        first = int(no_end[0])
+        if len(no_end) != len(ends) - first:
+            raise MeasurementError(
+                errors.FELL_BEHIND.format(us=self.interval_ns / 1000)
+            )
+        self.stats.cut += len(no_end)
+        return first
+
+    def _repair(self, starts: NDArray[np.int64], ends: NDArray[np.int64]) -> None:
+        """Give a sample with no start time (0) the end of the one before it.
+
+        CUPTI leaves the start of the first sample after a start at 0: it began at
+        most one interval before its end (sampling was stopped before it).
+        """
+        for i in np.flatnonzero(starts <= 0):
+            before = int(ends[i - 1]) if i > 0 else 0
+            end = int(ends[i])
+            fits = 0 < before < end and end - before <= 2 * self.interval_ns
+            starts[i] = before if fits else max(end - self.interval_ns, 0)
+            self.stats.repaired += 1
+
+    def reconfigure(self, interval_ns: int) -> None:
+        """Sample at ``interval_ns`` from now on a fresh session (nothing waiting kept).
+
+        Raises:
+            BackendUnavailableError: CUPTI refused the new configuration.
+        """
+        self._release()
+        if self._running:
+            with contextlib.suppress(Exception):
+                self.api.stop()
+            self._running = False
+        self.api.disable()
+        self.interval_ns = int(interval_ns)
+        self._configure()
+        self._start()
+
+    def _release(self) -> None:
+        """Release the last drain's image (its samples were evaluated by now)."""
+        if self._image is not None:
+            self._image.close()
+            self._image = None
 
     def close(self) -> None:
         """Stop and disable PM sampling (what was not drained is dropped)."""
-        if self._decoder is not None:  # no decode in flight while CUPTI stops
-            self._keep_pace(self._decoder)
-            self._decoder.abandon()
-            self._decoder = None
+        self._release()
         if self._running:
             with contextlib.suppress(Exception):
-                self._collector.stop()
+                self.api.stop()
             self._running = False
-        self._disable()
+        self.api.disable()
 
-    def _keep_pace(self, decoder: Any) -> None:  # noqa: ANN401  (a LiveDecoder)
-        self.pace = {
-            "samples": decoder.samples,
-            "busy_s": decoder.busy_s,
-            "duty": decoder.duty,
-            "reinits": decoder.reinits,
-            "repaired": decoder.repaired,
-            "zeros": decoder.zeros[:4],
-        }
+
+def open_cupti_sampler(
+    device_index: int, metrics: Sequence[str], interval_ns: int
+) -> PmSampler:
+    """A :class:`PmSampler` on CUPTI for CUDA device ``device_index``.
+
+    Raises:
+        BackendUnavailableError: cupti-python cannot be loaded, or CUPTI refused.
+    """
+    from nsight_lab.backends.pm.cupti_api import CuptiSampling
+
+    try:
+        api = CuptiSampling(device_index, metrics)
+    except Exception as exc:
+        raise errors.explain(exc, started=False) from exc
+    return PmSampler(api, metrics, interval_ns)

@@ -72,23 +72,44 @@ class FakeTorch:
         self.calls = calls
         outer = self
 
+        class CudaEvent:
+            def record(self) -> None:
+                outer.calls.log.append("event")
+
+            def query(self) -> bool:
+                return True
+
         class Cuda:
             @staticmethod
             def _sleep(cycles: int) -> None:
                 outer.calls.log.append(f"spin {cycles}")
 
+            Event = CudaEvent
+
+            @staticmethod
+            def synchronize() -> None:
+                outer.calls.log.append("synchronize")
+
         self.cuda = Cuda()
 
 
 class FakeSampler:
+    limit = 10_000
+    interval_ns = 20 * US
+
     def __init__(self, chunks: list[Chunk]) -> None:
         self.chunks = chunks
         self.closed = False
-        self.note: str | None = None
-        self.until: list[int] = []
+        self.drains = 0
 
-    def drain(self, *, until_ns: int = 0) -> list[Chunk]:
-        self.until.append(until_ns)
+    def sampled_s(self) -> float:
+        return 0.001
+
+    def reconfigure(self, interval_ns: int) -> None:
+        self.interval_ns = interval_ns
+
+    def drain(self) -> list[Chunk]:
+        self.drains += 1
         chunks, self.chunks = self.chunks, []
         return chunks
 
@@ -110,14 +131,13 @@ def measurement(
     m._depth = 0
     m._current = None
     m._pending = []
-    m._cell_has_regions = None
+    m._last_flush = 0.0
+    m._setup()
     m._quiet_cycles = 44_000
+    m._max_clock_mhz = 1980.0
+    m._chip = "GH100"
     m.metrics = metrics
     m.interval_ns = 20 * US
-    m.keep_raw = False
-    m.raw = []
-    m.quiet_gaps = True
-    m.cost = pm.Cost()
     m.notes = []
     return m
 
@@ -132,12 +152,16 @@ def test_each_region_gets_a_flush_and_a_quiet_spin_on_each_side() -> None:
     m.exit_region("b")
     m.end_run(0.0)
     run_id = 1 * IDS_PER_RUN
+    wb = run_id + pm.WRITEBACK_SLOT
     quiet = [f"push {pm.QUIET_EXTERNAL_ID}", "spin 44000", "pop"]
+    # After each region its write-back sweep, tagged as the region's, between spins.
     assert calls.log == [
         "flush", *quiet, f"push {run_id}",  # before the run (shape unknown)
-        "flush", *quiet, f"push {run_id + 1}", "pop", *quiet,  # region a
-        "flush", *quiet, f"push {run_id + 2}", "pop", *quiet,  # region b
-        "pop",
+        "flush", *quiet, f"push {run_id + 1}", "pop",  # region a
+        *quiet, f"push {wb + 1}", "flush", "pop", *quiet,  # a's write-back window
+        "flush", *quiet, f"push {run_id + 2}", "pop",  # region b
+        *quiet, f"push {wb + 2}", "flush", "pop", *quiet,  # b's write-back window
+        "pop", "event",
     ]  # fmt: skip
     calls.log.clear()
     m.begin_run(RunKey(0, 1))  # the cell has regions: no span of its own
@@ -150,7 +174,11 @@ def test_a_cell_without_regions_is_one_quiet_delimited_span() -> None:
     m.begin_run(RunKey(0, 0))
     m.end_run(0.0)
     quiet = [f"push {pm.QUIET_EXTERNAL_ID}", "spin 44000", "pop"]
-    assert calls.log == ["flush", *quiet, f"push {IDS_PER_RUN}", "pop", *quiet]
+    wb = IDS_PER_RUN + pm.WRITEBACK_SLOT
+    assert calls.log == [
+        "flush", *quiet, f"push {IDS_PER_RUN}", "pop",
+        *quiet, f"push {wb}", "flush", "pop", *quiet, "event",
+    ]  # fmt: skip
 
 
 def kernel(name: str, start: int, end: int, corr: int) -> KernelActivity:
@@ -243,24 +271,74 @@ def test_counters_per_region_and_run_are_the_known_numbers() -> None:
         assert set(np.round(series.values[0], 3)) == {3.0}
 
 
-def test_a_collection_asks_for_samples_through_its_last_kernel() -> None:
-    kernels, ext, runs, chunk = batch()
-    m = measurement()
-    sampler = FakeSampler([chunk])
-    m._sampler = sampler
-    m._timings(kernels, ext, runs)
-    assert sampler.until == [max(k.end_ns for k in kernels)]
+def test_a_dirty_write_back_in_the_regions_sweep_is_its_write_and_only_that() -> None:
+    # 'sum' reads 300 B and leaves 50 B dirty in the L2; its write-back sweep reads
+    # 900 B (its own traffic) and writes the 50 B back. Samples of 20 µs.
+    metrics = ("dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_bytes.sum")
+    m = measurement(metrics=metrics)
+    run = PendingRun(key=RunKey(0, 0), seq=1, regions=["sum"])
+    base = IDS_PER_RUN
+    kernels = [
+        kernel("sum", 0, 40 * US, 1),
+        kernel("spin", 40 * US, 62 * US, 2),
+        kernel("flush", 62 * US, 82 * US, 3),
+        kernel("spin", 82 * US, 104 * US, 4),
+    ]
+    ext = {1: base + 1, 2: pm.QUIET_EXTERNAL_ID, 3: base + pm.WRITEBACK_SLOT + 1, 4: 1}
+    starts = np.arange(0, 120 * US, 20 * US)
+    values = np.array(
+        [[150, 0, 150], [150, 0, 150], [0, 0, 0], [0, 0, 0], [900, 50, 950], [0, 0, 0]],
+        dtype=float,
+    )
+    chunk = Chunk(
+        metrics=metrics, starts=starts, ends=starts + 20 * US,
+        _values=dict(enumerate(values)),
+    )  # fmt: skip
+    m._sampler = FakeSampler([chunk])
+    (timing,) = m._timings(kernels, ext, [run])
+    assert timing.counters["sum"] == {
+        "dram__bytes_read.sum": 300.0,  # the sweep's reads are not the region's
+        "dram__bytes_write.sum": 50.0,  # its dirty lines are
+        "lts__t_bytes.sum": 300.0,
+    }
 
 
-def test_the_samplers_change_of_pace_becomes_a_session_note_once() -> None:
-    kernels, ext, runs, chunk = batch()
-    m = measurement()
-    sampler = FakeSampler([chunk])
-    sampler.note = "PM sampling decoded 7 metrics at 40 µs a sample, too slow"
+def test_the_first_run_of_each_config_is_collected_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls = Calls()
+    m = measurement(calls)
+    sampler = FakeSampler([])
     m._sampler = sampler
-    m._timings(kernels, ext, runs)
-    m._timings(kernels, ext, runs)
-    assert m.notes.count(sampler.note) == 1
+    drained = [0]
+    monkeypatch.setattr(
+        "nsight_lab.backends.cupti._ACTIVITY.drain",
+        lambda: drained.append(1) or ([], {}),
+    )
+    for config in (0, 1):
+        m.begin_run(RunKey(config, 0, warmup=True))
+        assert m._sizing == RunKey(config, 0, warmup=True)
+        m.end_run(0.0)
+        m.completed(wait=False)  # not due, but the first run of a config
+        assert m._sizing is None
+        assert config in m._run_s
+        m.begin_run(RunKey(config, 0))
+        assert m._sizing is None  # the config's later runs are not
+        m.end_run(0.0)
+        m.completed(wait=True)
+    assert sampler.drains == 4
+
+
+def test_a_collection_comes_before_the_backlog_could_pass_half_an_image() -> None:
+    m = measurement()
+    sampler = FakeSampler([])
+    m._sampler = sampler
+    m._run_s = {0: 0.004}
+    m._pending = [PendingRun(key=RunKey(0, 0), seq=1)]
+    sampler.sampled_s = lambda: 0.05  # type: ignore[method-assign]
+    assert not m._backlog_full()  # 2,500 + 300 samples of 10,000: not yet
+    sampler.sampled_s = lambda: 0.094  # type: ignore[method-assign]
+    assert m._backlog_full()  # 4,700 + 300 more would pass 5,000
 
 
 def test_the_whole_cell_is_one_region_when_it_has_none() -> None:
@@ -309,6 +387,7 @@ def test_raw_batches_keep_what_a_fixture_needs() -> None:
     m.keep_raw = True
     m._timings(kernels, ext, runs)
     (raw,) = m.raw
+    assert [r[:2] for r in raw.writeback] == [r[:2] for r in raw.regions]
     assert raw.metrics == list(METRICS)
     assert len(raw.samples) == len(chunk)
     assert [r[:2] for r in raw.regions] == [
@@ -527,9 +606,12 @@ def test_the_sample_interval_reaches_the_sampler_and_sizes_the_quiet_spin(
     )
     assert 100 / DEFAULT_SAMPLE_INTERVAL_US >= 5
     opened: list[tuple[int, tuple[str, ...], int]] = []
-    monkeypatch.setattr(
-        pm, "PmSampler", lambda index, metrics, ns: opened.append((index, metrics, ns))
-    )
+
+    def open_sampler(index: int, metrics: Any, ns: int) -> FakeSampler:
+        opened.append((index, tuple(metrics), ns))
+        return FakeSampler([])
+
+    monkeypatch.setattr(pm, "open_cupti_sampler", open_sampler)
     check = MetricCheck("fake H200", FakeHost())
     monkeypatch.setattr(pm.CHECKS, "check", lambda _torch, _index: check)
     m = measurement()
@@ -541,6 +623,9 @@ def test_the_sample_interval_reaches_the_sampler_and_sizes_the_quiet_spin(
     m._open_sampler(options)
     assert opened == [(0, ("dram__bytes_read.sum",), 50_000)]
     assert m.interval_ns == 50_000
+    assert not m._tune  # given: not tuned, only lengthened where a run needs it
     # The quiet spin covers one interval, with its margin, at the SM clock.
     assert m._quiet_cycles == math.ceil(50_000 * 1980 / 1e3 * pm.QUIET_MARGIN)
-    assert "PM sampling every 50 µs on GH100" in m.notes[-1]
+    m._run_s = {0: 0.01}
+    m._fit_interval(0, first=True)
+    assert "PM sampling every 50 µs on" in m.notes[-1]

@@ -114,15 +114,17 @@ class RegionTracker:
             RegionError: Another region is open, or ``name`` already ran in this run.
         """
         if self._open is not None:
-            msg = (
-                f"region {name!r} opened inside region {self._open!r}; regions may not "
-                f"nest: close {self._open!r} first or merge them into one region"
+            msg = (  # nsight-python's words first: its users match them
+                f"Nested annotations are not supported: region {name!r} opened inside "
+                f"region {self._open!r}; regions may not nest, so close "
+                f"{self._open!r} first or merge them into one region"
             )
             raise RegionError(msg)
         if name in self.seen:
-            msg = (
-                f"region {name!r} ran twice in one run; give each region its own name "
-                "(a loop belongs inside one region)"
+            msg = (  # nsight-python's words first: its users match them
+                f"Annotation name {name!r} has already been used: region {name!r} ran "
+                "twice in one run; give each region its own name (a loop belongs "
+                "inside one region)"
             )
             raise RegionError(msg)
         self._open = name

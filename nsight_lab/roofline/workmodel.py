@@ -95,7 +95,7 @@ def count_work(call: Callable[[], None]) -> WorkModel:
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils.flop_counter import flop_registry
 
-    from nsight_lab.regions import listening
+    from nsight_lab.regions import RegionTracker, listening
 
     cursor = _RegionCursor()
     totals: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
@@ -140,8 +140,10 @@ def count_work(call: Callable[[], None]) -> WorkModel:
             work["model__bytes_written"] += float(sum(_nbytes(t) for t in outputs))
             return out
 
+    # The region rules hold in this pass too (a nested region raises here, as in
+    # every run): the tracker checks them, then moves the cursor.
     # torch's TorchDispatchMode.__init__ is unannotated.
-    with listening(cursor), _Counter():  # type: ignore[no-untyped-call]
+    with listening(RegionTracker(cursor)), _Counter():  # type: ignore[no-untyped-call]
         call()
     if cursor.seen:
         totals.pop(CELL_REGION, None)

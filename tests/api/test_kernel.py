@@ -632,3 +632,28 @@ def test_plot_size_labels_x_keys_and_printed_data(
     out = capsys.readouterr().out
     assert "Aggregated Data (Average value and Number of Runs):" in out
     assert "gpu__time_duration.sum" in out
+
+
+def test_region_rules_raise_nsight_pythons_valueerror_in_every_call() -> None:
+    # nsight-python's tests catch the error inside the function, in every call: the
+    # untimed modelling pass (the first warm-up's stand-in) checks the rules too.
+    caught: list[str] = []
+
+    @nsight.analyze.kernel(configs=[(8,)], runs=2, verbosity=SILENT)
+    def nested(n: int) -> None:
+        with nsight.annotate("outer"):
+            try:
+                with nsight.annotate("inner"):
+                    sum(range(n))
+            except ValueError as exc:
+                caught.append(str(exc))
+        try:
+            with nsight.annotate("outer"):
+                pass
+        except ValueError as exc:
+            caught.append(str(exc))
+
+    nested()
+    assert len(caught) == 2 * 4  # modelling pass, 1 warm-up, 2 runs; both errors
+    assert caught[0].startswith("Nested annotations are not supported: region 'inner'")
+    assert caught[1].startswith("Annotation name 'outer' has already been used")

@@ -788,83 +788,36 @@ def _normalize(frame: pd.DataFrame, target: str) -> pd.DataFrame:
     return merged
 
 
-SUMMARY_COLUMNS = (
-    "Annotation",
-    "Metric",
-    "AvgValue",
-    "StdDev",
-    "MinValue",
-    "MaxValue",
-    "NumRuns",
-    "Unit",
-    "RelativeStdDevPct",
-    "StableMeasurement",
-    "SMClockMHz",
-    "TemperatureC",
-    "ThrottledRuns",
-)
-"""Columns of the results DataFrame shown in the summary table (with the params)."""
-
-
-def _json_value(value: Any) -> str | int | float | bool | None:  # noqa: ANN401
-    """A DataFrame cell as a JSON scalar (NaN and infinities as None)."""
-    if value is None or value is pd.NA:
-        return None
-    if hasattr(value, "item"):  # numpy scalars
-        value = value.item()
-    if isinstance(value, str):
-        from nsight_lab.figures import printable  # plotly: loaded when needed only
-
-        return printable(value)
-    if isinstance(value, bool | int):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    return str(value)
-
-
-def summary_rows(frame: pd.DataFrame | None) -> list[dict[str, Any]]:
+def summary_rows(frame: pd.DataFrame | None) -> list[dict[str, str]]:
     """Rows of the summary table from the results DataFrame: the one summary.
 
-    The inline widget (its ``summary`` trait) and the sidebar (``summary`` of ``GET
-    sessions/<id>?figures=1``, over every stored run) show these rows; the front
-    ends only render them. The columns are those of :data:`SUMMARY_COLUMNS` the
-    frame has, with the config parameters (the columns between ``Metric`` and
-    ``AvgValue``) after ``Metric``; values are JSON scalars (NaN and infinities as
-    None, text with control characters made visible).
+    One row per region and config that leads with the answer (median duration,
+    RSD, GB/s, TFLOP/s, % of roof, bound; :func:`nsight_lab.views.summary.
+    region_rows`), every value a display string formatted by
+    :mod:`nsight_lab.units`. The inline widget (its ``summary`` trait), the
+    sidebar (``summary`` of ``GET sessions/<id>?figures=1``, over every stored
+    run), a cell's static page and ``nsight-lab show`` show these rows; the front
+    ends only render them. The other metrics are :func:`summary_counters`.
 
     Raises:
         Nothing.
     """
-    if frame is None or frame.empty:
-        return []
-    names = [str(c) for c in frame.columns]
-    params: list[str] = []
-    if "Metric" in names and "AvgValue" in names:
-        params = names[names.index("Metric") + 1 : names.index("AvgValue")]
-    head = [c for c in SUMMARY_COLUMNS[:2] if c in names]
-    tail = [c for c in SUMMARY_COLUMNS[2:] if c in names]
-    columns = head + params + tail
-    return [
-        _summary_row({str(k): v for k, v in row.items()}, columns)
-        for row in frame.to_dict("records")
-    ]
+    from nsight_lab.views.summary import region_rows
+
+    return region_rows(frame)
 
 
-def _summary_row(row: Mapping[str, Any], columns: Sequence[str]) -> dict[str, Any]:
-    """One summary row; a normalized one says by what, and shows only the ratios.
+def summary_counters(frame: pd.DataFrame | None) -> dict[str, Any]:
+    """The counter table beside :func:`summary_rows` (all-zero rows flagged).
 
-    ``AvgValue`` of a normalized row is a ratio while its spread and extremes stay
-    in the measured unit (nsight-python's frame): the table shows the ratio in
-    ``x <target>`` and leaves the others out rather than mix units in one row.
+    See :func:`nsight_lab.views.summary.counter_table`.
+
+    Raises:
+        Nothing.
     """
-    out = {column: _json_value(row[column]) for column in columns}
-    target = row.get("Normalized")
-    if isinstance(target, str) and target:
-        if "Unit" in out:
-            out["Unit"] = _json_value(f"x {target}")
-        out.update((c, None) for c in ("StdDev", "MinValue", "MaxValue") if c in out)
-    return out
+    from nsight_lab.views.summary import counter_table
+
+    return counter_table(frame)
 
 
 def _mean(values: Sequence[float]) -> float:

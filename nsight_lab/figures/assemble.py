@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import plotly.io as pio
 
+from nsight_lab.figures.common import region_order
 from nsight_lab.figures.counters import counters_figure
 from nsight_lab.figures.durations import duration_figure
 from nsight_lab.figures.roofline import roofline_figure
@@ -103,11 +104,15 @@ def figures_to_json(
             if dtype_by_annotation is not None
             else place_session(records, peaks)
         )
+    # One number per region, so a region has one colour and marker in every chart.
+    order = region_order(records)
     if placements:
         if peaks is not None:
-            out["roofline"] = figure_json(roofline_figure(placements, peaks))
-        out["traffic"] = figure_json(traffic_figure(placements))
-    counters = counters_figure(records)
+            out["roofline"] = figure_json(
+                roofline_figure(placements, peaks, order=order)
+            )
+        out["traffic"] = figure_json(traffic_figure(placements, order=order))
+    counters = counters_figure(records, peaks, order=order)
     if counters is not None:
         out["counters"] = figure_json(counters)
     from nsight_lab.distributed.figure import rank_figures  # multi-rank sessions

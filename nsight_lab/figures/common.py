@@ -48,3 +48,52 @@ def _finite(value: float | None) -> float | None:
     if value is None or not math.isfinite(value):
         return None
     return float(value)
+
+
+RegionKey = tuple[str, int]
+"""A region of a session: (annotation, config index)."""
+
+
+def region_order(records: Sequence[RunRecord]) -> dict[RegionKey, int]:
+    """Each (annotation, config) of ``records`` numbered in the order it first ran.
+
+    The index of :func:`~nsight_lab.figures.theme.region_style`: every chart of a
+    session draws a region in the colour and marker of its number here.
+
+    Raises:
+        Nothing.
+    """
+    order: dict[RegionKey, int] = {}
+    for record in records:
+        order.setdefault((record.annotation, record.config_index), len(order))
+    return order
+
+
+def _log_ticks(lo: float, hi: float) -> tuple[list[float], list[str]]:
+    """Tick values and labels of a log axis from ``lo`` to ``hi`` (both > 0).
+
+    Powers of ten, then 1-2-5 steps, then every digit, as many as it takes to
+    label at least three ticks; each label the whole number (``"20"``, ``"0.05"``),
+    never plotly's lone digits ("2 3 ... 8") between powers of ten.
+    """
+    lo_exp, hi_exp = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    for mantissas in ((1,), (1, 2, 5), (1, 2, 3, 4, 5, 6, 7, 8, 9)):
+        values = [
+            m * 10.0**e
+            for e in range(lo_exp, hi_exp + 1)
+            for m in mantissas
+            if lo <= m * 10.0**e <= hi
+        ]
+        if len(values) >= 3:  # noqa: PLR2004
+            break
+    if len(values) < 2:  # noqa: PLR2004  (a range inside one digit's step)
+        values = [lo, hi]
+    return values, [_tick_label(v) for v in values]
+
+
+def _tick_label(value: float) -> str:
+    """A tick's number, short: ``20``, ``0.05``, ``1.5k``, ``2M``."""
+    for scale, suffix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g}{suffix}"
+    return f"{value:.3g}"

@@ -1,8 +1,9 @@
 """The "Counters over time" chart: PM-sampled counter rates within each region.
 
-The run of median duration of each region is drawn, regions end to end, one row per
-unit and one trace per metric (:mod:`nsight_lab.backends.pm.series` holds the
-samples); no chart without any series.
+The run of median duration of each region is drawn in a small panel of its own, on
+its own time axis, panels of one unit sharing their y axis, with the DRAM roof
+drawn where the device's peaks are known (:mod:`nsight_lab.backends.pm.series`
+holds the samples); no chart without any series.
 """
 
 from __future__ import annotations
@@ -13,16 +14,18 @@ from typing import TYPE_CHECKING, Any
 import plotly.graph_objects as go
 
 from nsight_lab.figures.common import _finite
-from nsight_lab.figures.text import _label, _text
-from nsight_lab.figures.theme import NEUTRAL, PALETTE, _layout
+from nsight_lab.figures.text import _label, _meta_text, _text
+from nsight_lab.figures.theme import NEUTRAL, PALETTE, _layout, region_style
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
+    from nsight_lab.figures.common import RegionKey
     from nsight_lab.records import RunRecord
+    from nsight_lab.roofline.placement import Peaks
 
 COUNTER_UNIT_ORDER = ("GB/s", "%", "/s", "")
-"""Rows of the "Counters over time" chart, top to bottom, by the unit of a metric."""
+"""Blocks of panels of the "Counters over time" chart, top to bottom, by unit."""
 
 
 def _representative(group: Sequence[RunRecord]) -> RunRecord:
@@ -31,8 +34,10 @@ def _representative(group: Sequence[RunRecord]) -> RunRecord:
     return ordered[(len(ordered) - 1) // 2]
 
 
-def _counter_spans(records: Sequence[RunRecord]) -> list[tuple[str, RunRecord, Any]]:
-    """(label, representative record, unpacked series) of each region with a series."""
+def _counter_spans(
+    records: Sequence[RunRecord],
+) -> list[tuple[RegionKey, str, RunRecord, Any]]:
+    """(key, label, representative record, unpacked series) of each sampled region."""
     from nsight_lab.backends.pm.series import unpack
 
     groups: dict[tuple[int, str], list[RunRecord]] = defaultdict(list)
@@ -40,8 +45,8 @@ def _counter_spans(records: Sequence[RunRecord]) -> list[tuple[str, RunRecord, A
         if record.series is not None:
             groups[(record.config_index, record.annotation)].append(record)
     with_config = len({ci for ci, _ in groups}) > 1
-    spans: list[tuple[str, RunRecord, Any]] = []
-    for group in groups.values():
+    spans: list[tuple[RegionKey, str, RunRecord, Any]] = []
+    for (config_index, annotation), group in groups.items():
         chosen = _representative(group)
         try:
             series = unpack(chosen.series or b"")
@@ -49,50 +54,51 @@ def _counter_spans(records: Sequence[RunRecord]) -> list[tuple[str, RunRecord, A
             continue
         if series.t_us:
             label = _label(chosen.annotation, chosen.config, with_config)
-            spans.append((label, chosen, series))
+            spans.append(((annotation, config_index), label, chosen, series))
     return spans
 
 
-def _region_marks(label: str, start: float, width: float) -> list[dict[str, Any]]:
-    """The region's name above its span and a dotted line after it."""
-    end = start + width * 1.02
-    return [
-        {
-            "text": _text(label),
-            "x": start + width / 2,
-            "xref": "x",
-            "y": 1.0,
-            "yref": "paper",
-            "yanchor": "bottom",
-            "showarrow": False,
-        },
-        {
-            "type": "line",
-            "x0": end,
-            "x1": end,
-            "xref": "x",
-            "y0": 0,
-            "y1": 1,
-            "yref": "paper",
-            "line": {"color": NEUTRAL, "width": 1, "dash": "dot"},
-        },
-    ]
+PANEL_PX = 84
+"""Height of one region's panel."""
+TITLE_PX = 20
+TICKS_PX = 26
+"""Room above a panel for its region's name, and below it for its time ticks."""
+NAME_CHARS = {1: 60, 2: 34, 3: 22}
+"""Longest region name over a panel, by panels per row (whole in the hover)."""
 
 
-def _row_suffix(row: int) -> str:
-    """Plotly's name suffix of the ``row``-th y axis: ``""``, ``"2"``, ``"3"``..."""
-    return "" if row == 0 else str(row + 1)
+def _columns(regions: int) -> int:
+    if regions <= 1:
+        return 1
+    return 2 if regions <= 6 else 3  # noqa: PLR2004
 
 
-def counters_figure(records: Sequence[RunRecord]) -> go.Figure | None:
-    """Counter rates over time within each region (PM sampling), or None without any.
+def _axis_suffix(panel: int) -> str:
+    """Plotly's name suffix of the ``panel``-th axis: ``""``, ``"2"``, ``"3"``..."""
+    return "" if panel == 0 else str(panel + 1)
+
+
+def _short(label: str, chars: int) -> str:
+    return label if len(label) <= chars else label[: chars - 1] + "\u2026"
+
+
+def counters_figure(  # noqa: C901, PLR0915  (one figure's grid)
+    records: Sequence[RunRecord],
+    peaks: Peaks | None = None,
+    *,
+    order: Mapping[RegionKey, int] | None = None,
+) -> go.Figure | None:
+    """Counter rates over time, one small panel per region (PM sampling).
 
     For each region (and config) the run of median duration is drawn: its sampled
     rates (``RunRecord.series``, see :mod:`nsight_lab.backends.pm.series`) against
-    the time since the region's first kernel started, regions laid end to end in the
-    order they first ran, a dotted line between them. One row per unit (GB/s, %,
-    per second), one trace per metric across all regions, so where inside a region
-    the DRAM bandwidth collapses or the tensor pipe idles shows at a glance.
+    the time since the region's first kernel started, on the region's own time
+    axis, in a grid of panels (up to three per row) in the order the regions ran,
+    each titled with the region's name and sign (:func:`region_style` of its
+    number in ``order``). Panels of one unit (GB/s, %, per second) share their y
+    axis, so heights compare across regions; with ``peaks`` the GB/s panels draw
+    the device's DRAM bandwidth roof. One trace per metric and region, one legend
+    entry per metric. The figure's height grows with the rows.
 
     Raises:
         Nothing: a series that cannot be read is left out.
@@ -100,66 +106,134 @@ def counters_figure(records: Sequence[RunRecord]) -> go.Figure | None:
     spans = _counter_spans(records)
     if not spans:
         return None
+    if order is None:
+        order = {key: i for i, (key, *_) in enumerate(spans)}
     unit_of = {m: u for *_, s in spans for m, u in zip(s.metrics, s.units, strict=True)}
     units = [u for u in COUNTER_UNIT_ORDER if u in unit_of.values()]
-    x: dict[str, list[float | None]] = {m: [] for m in unit_of}
-    y: dict[str, list[float | None]] = {m: [] for m in unit_of}
-    custom: dict[str, list[list[str]]] = {m: [] for m in unit_of}
-    offset = 0.0
-    marks: list[dict[str, Any]] = []
-    for label, record, series in spans:
-        width = max(*series.t_us, record.duration_ns / 1e3, 1e-3)
+    units += sorted(set(unit_of.values()).difference(units))
+    metrics = list(unit_of)
+    columns = _columns(len(spans))
+    rows_per_unit = -(-len(spans) // columns)
+    rows = rows_per_unit * len(units)
+    plot_px = rows * (PANEL_PX + TITLE_PX + TICKS_PX)
+    top_px, bottom_px = 80, 30
+    roof = peaks.dram_bytes_per_s / 1e9 if peaks is not None else None
+    highest: dict[str, float] = dict.fromkeys(units, 0.0)
+    for *_, series in spans:
         for metric, column in zip(series.metrics, series.values, strict=True):
-            x[metric] += [offset + t for t in series.t_us] + [None]
-            y[metric] += [_finite(v) for v in column] + [None]  # None: no line across
-            custom[metric] += [
-                [_text(label), f"{t:.4g}", str(record.run_index)] for t in series.t_us
-            ] + [["", "", ""]]
-        marks += _region_marks(label, offset, width)
-        offset += width * 1.04
-    axes = {
-        f"yaxis{_row_suffix(i)}": {
-            "domain": [
-                max(1.0 - (i + 1) / len(units) + 0.06, 0.0),
-                1.0 - i / len(units),
-            ],
-            "title": {"text": unit or "value"},
-            "rangemode": "tozero",
-        }
-        for i, unit in enumerate(units)
-    }
+            finite = [v for v in (_finite(x) for x in column) if v is not None]
+            if finite:
+                unit = unit_of[metric]
+                highest[unit] = max(highest[unit], *finite)
+    if roof is not None and "GB/s" in highest:
+        highest["GB/s"] = max(highest["GB/s"], roof)
+    axes: dict[str, Any] = {}
+    annotations: list[dict[str, Any]] = []
+    traces: list[go.Scatter] = []
+    shown_in_legend: set[str] = set()
+    panel = 0
+    for u, unit in enumerate(units):
+        for k, (key, label, record, series) in enumerate(spans):
+            row = u * rows_per_unit + k // columns
+            col = k % columns
+            x0 = col / columns + (0.0 if col == 0 else 0.03)
+            x1 = (col + 1) / columns - (0.0 if col == columns - 1 else 0.03)
+            y1 = 1 - (row * (PANEL_PX + TITLE_PX + TICKS_PX) + TITLE_PX) / plot_px
+            y0 = y1 - PANEL_PX / plot_px
+            suffix = _axis_suffix(panel)
+            width = max(*series.t_us, record.duration_ns / 1e3, 1e-3)
+            last_row = k + columns >= len(spans)
+            axes[f"xaxis{suffix}"] = {
+                "domain": [x0, x1],
+                "anchor": f"y{suffix}",
+                "range": [0, width * 1.02],
+                "nticks": 4,
+                "title": {"text": "µs" if last_row else ""},
+                "title_standoff": 2,
+            }
+            axes[f"yaxis{suffix}"] = {
+                "domain": [max(y0, 0.0), min(y1, 1.0)],
+                "anchor": f"x{suffix}",
+                "range": [0, (highest[unit] or 1.0) * 1.08],
+                "nticks": 3,
+                "showticklabels": col == 0,
+                "title": {"text": (unit or "value") if col == 0 else ""},
+            }
+            if k > 0:  # zoom one panel of a unit, zoom them all
+                axes[f"yaxis{suffix}"]["matches"] = f"y{_axis_suffix(u * len(spans))}"
+            style = region_style(order.get(key, k))
+            annotations.append(
+                {
+                    "text": f"{style.glyph} "
+                    + _text(_short(label, NAME_CHARS[columns])),
+                    "x": x0,
+                    "xref": "paper",
+                    "xanchor": "left",
+                    "y": y1,
+                    "yref": "paper",
+                    "yanchor": "bottom",
+                    "showarrow": False,
+                    "hovertext": _text(label),
+                }
+            )
+            for metric, column in zip(series.metrics, series.values, strict=True):
+                if unit_of[metric] != unit:
+                    continue
+                colour = PALETTE[metrics.index(metric) % len(PALETTE)]
+                traces.append(
+                    go.Scatter(
+                        x=list(series.t_us),
+                        y=[_finite(v) for v in column],
+                        xaxis=f"x{suffix}",
+                        yaxis=f"y{suffix}",
+                        name=_text(f"{metric} ({unit or 'value'})"),
+                        legendgroup=metric,
+                        showlegend=metric not in shown_in_legend,
+                        mode="lines+markers",
+                        line={"color": colour, "width": 1.5},
+                        marker={"size": 3},
+                        customdata=[
+                            [_text(label), str(record.run_index)] for _ in series.t_us
+                        ],
+                        hovertemplate=(
+                            "%{customdata[0]} (run %{customdata[1]})<br>%{x:.4g} µs "
+                            f"in: %{{y:.4g}} {_text(unit)}"
+                            f"<extra>{_text(metric)}</extra>"
+                        ),
+                        meta={
+                            "metric": metric,
+                            "annotation": _meta_text(record.annotation),
+                            "config_index": record.config_index,
+                        },
+                    )
+                )
+                shown_in_legend.add(metric)
+            if roof is not None and unit == "GB/s":
+                traces.append(
+                    go.Scatter(
+                        x=[0, width * 1.02],
+                        y=[roof, roof],
+                        xaxis=f"x{suffix}",
+                        yaxis=f"y{suffix}",
+                        name=f"DRAM roof {roof / 1e3:.3g} TB/s",
+                        legendgroup="roof",
+                        showlegend="roof" not in shown_in_legend,
+                        mode="lines",
+                        line={"color": NEUTRAL, "width": 1.5, "dash": "dash"},
+                        hovertemplate=(f"DRAM roof: {roof:.4g} GB/s<extra></extra>"),
+                    )
+                )
+                shown_in_legend.add("roof")
+            panel += 1
     fig = go.Figure(
         layout=_layout(
             "Counters over time (PM sampling)<br><sup>the median run of each "
-            "region; time from the region's first kernel, regions end to end</sup>",
-            # The one time axis under the lowest row (rows stack from the top).
-            xaxis={
-                "title": {"text": "time within each region (µs)"},
-                "anchor": f"y{_row_suffix(len(units) - 1)}",
-            },
-            shapes=[m for m in marks if "type" in m][:-1],
-            annotations=[m for m in marks if "text" in m],
+            "region, from its first kernel</sup>",
+            height=top_px + plot_px + bottom_px,
+            annotations=annotations,
             **axes,
         )
     )
-    for i, (metric, unit) in enumerate(unit_of.items()):
-        row = units.index(unit)
-        fig.add_trace(
-            go.Scatter(
-                x=x[metric],
-                y=y[metric],
-                name=_text(f"{metric} ({unit or 'value'})"),
-                mode="lines+markers",
-                line={"color": PALETTE[i % len(PALETTE)], "width": 2},
-                marker={"size": 4},
-                yaxis=f"y{_row_suffix(row)}",
-                connectgaps=False,
-                customdata=custom[metric],
-                hovertemplate=(
-                    "%{customdata[0]} (run %{customdata[2]})<br>%{customdata[1]} µs "
-                    f"in: %{{y:.4g}} {_text(unit)}<extra>{_text(metric)}</extra>"
-                ),
-                meta={"metric": metric},
-            )
-        )
+    fig.update_layout(margin={"t": top_px, "b": bottom_px})
+    fig.add_traces(traces)
     return fig

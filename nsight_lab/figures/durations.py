@@ -13,9 +13,15 @@ from typing import TYPE_CHECKING, Any
 
 import plotly.graph_objects as go
 
-from nsight_lab.figures.common import _decimate, _groups, _scatter
+from nsight_lab.figures.common import (
+    _decimate,
+    _groups,
+    _log_ticks,
+    _scatter,
+    region_order,
+)
 from nsight_lab.figures.text import _label, _meta_text, _text, _throttle_text
-from nsight_lab.figures.theme import PALETTE, _layout, _rgba
+from nsight_lab.figures.theme import _layout, _rgba, region_style
 from nsight_lab.stats import running_mean_ci
 
 if TYPE_CHECKING:
@@ -24,20 +30,43 @@ if TYPE_CHECKING:
     from nsight_lab.records import RunRecord
 
 
-def _duration_layout() -> go.Layout:
+def _duration_layout(yrange: tuple[float, float] | None = None) -> go.Layout:
+    """Runs along x, durations on a log axis (regions of 50 µs and of 1 ms alike).
+
+    With ``yrange`` (µs) the axis gets that range and 1-2-5 ticks labelled whole;
+    without (the live chart, whose range grows), plotly's log ticks, labelled whole.
+    """
+    yaxis: dict[str, Any] = {
+        "title": {"text": "duration (µs, log scale)"},
+        "type": "log",
+        "tickformat": "~s",
+    }
+    if yrange is not None:
+        lo, hi = yrange[0] / 1.15, yrange[1] * 1.15
+        values, labels = _log_ticks(lo, hi)
+        yaxis.update(
+            range=[math.log10(lo), math.log10(hi)],
+            tickvals=values,
+            ticktext=labels,
+        )
     return _layout(
         "Duration per run",
         xaxis={"title": {"text": "run"}},
-        yaxis={"title": {"text": "duration (µs)"}, "rangemode": "tozero"},
+        yaxis=yaxis,
     )
 
 
-def _point_style(record: RunRecord, label: str) -> tuple[int, str, list[str]]:
-    """Marker size, marker symbol and customdata of one run's point."""
+def _point_style(
+    record: RunRecord, label: str, symbol: str = "circle"
+) -> tuple[int, str, list[str]]:
+    """Marker size, marker symbol and customdata of one run's point.
+
+    ``symbol`` is the region's marker; a throttled run's is an ``x``.
+    """
     throttled = record.telemetry.throttled
     return (
-        (10 if throttled else 6),
-        ("x" if throttled else "circle"),
+        (10 if throttled else 7),
+        ("x" if throttled else symbol),
         [
             label,
             _throttle_text(record),
@@ -54,8 +83,11 @@ def _duration_traces(  # noqa: PLR0913  (one group's data, keyword-only)
     points: tuple[list[int], list[float]],
     styles: Sequence[tuple[int, str, list[str]]],
 ) -> list[go.Scatter]:
-    """The lower band edge, the upper band edge (filled down to it) and the runs."""
-    colour = PALETTE[i % len(PALETTE)]
+    """The lower band edge, the upper band edge (filled down to it) and the runs.
+
+    ``i`` is the region's number in the session (:func:`region_style`).
+    """
+    colour = region_style(i).colour
     band_x, low, high = band
     edge = {
         "line": {"width": 0},
@@ -109,9 +141,10 @@ def duration_figure(
     confidence band of the mean over the runs so far (the upper one filled down to
     the lower; from :data:`~nsight_lab.stats.MIN_BAND_RUNS` runs on, on the log
     scale so never below 0: :func:`~nsight_lab.stats.running_mean_ci`), then the
-    durations (µs) by run index. Throttled runs get an ``x``
-    marker and their reasons in the hover. :class:`LiveFigures` appends to the same
-    traces run by run.
+    durations (µs, on a log axis) by run index, each region in its own colour
+    and marker (:func:`region_style`, numbered as :func:`region_order`). Throttled
+    runs get an ``x`` marker and their reasons in the hover.
+    :class:`LiveFigures` appends to the same traces run by run.
 
     Args:
         records: Run records of one session.
@@ -129,8 +162,14 @@ def duration_figure(
     groups = _groups(records)
     if with_config is None:
         with_config = len({ci for _, ci in groups}) > 1
-    fig = go.Figure(layout=_duration_layout(), _validate=False)
-    for i, ((annotation, ci), group) in enumerate(groups.items()):
+    order = region_order(records)
+    positive = [r.duration_ns / 1e3 for r in records if r.duration_ns > 0]
+    fig = go.Figure(
+        layout=_duration_layout((min(positive), max(positive)) if positive else None),
+        _validate=False,
+    )
+    for (annotation, ci), group in groups.items():
+        i = order[(annotation, ci)]
         label = _text(_label(annotation, group[0].config, with_config))
         meta = {"annotation": _meta_text(annotation), "config_index": ci}
         x = [r.run_index for r in group]
@@ -150,7 +189,9 @@ def duration_figure(
                     [high[k] for k in band],
                 ),
                 points=([x[k] for k in keep], [y[k] for k in keep]),
-                styles=[_point_style(group[k], label) for k in keep],
+                styles=[
+                    _point_style(group[k], label, region_style(i).symbol) for k in keep
+                ],
             )
         )
     return fig

@@ -29,6 +29,7 @@ from nsight_lab.figures.telemetry import (
     clocks_figure,
 )
 from nsight_lab.figures.text import _label, _meta_text, _text
+from nsight_lab.figures.theme import region_style
 from nsight_lab.stats import RunningMean
 
 if TYPE_CHECKING:
@@ -41,11 +42,12 @@ if TYPE_CHECKING:
 class _Group:
     """One (annotation, config) of the live duration figure: its traces and band."""
 
-    __slots__ = ("band", "index", "label")
+    __slots__ = ("band", "index", "label", "symbol")
 
-    def __init__(self, index: int, label: str) -> None:
+    def __init__(self, index: int, label: str, symbol: str) -> None:
         self.index = index  # trace index of its lower band edge (then upper, points)
         self.label = label
+        self.symbol = symbol  # the region's marker (region_style)
         self.band = RunningMean()  # the running band of duration_figure, run by run
 
 
@@ -175,14 +177,18 @@ class LiveFigures:
                     points=([], []),
                     styles=[],
                 )
-                group = _Group(len(figure["data"]) + len(new_traces), label)
+                group = _Group(
+                    len(figure["data"]) + len(new_traces),
+                    label,
+                    region_style(len(self._groups)).symbol,
+                )
                 self._groups[key] = group
                 # As figure_json writes them (JSON-safe: names, numbers, lists).
                 new_traces.extend(
                     json.loads(json.dumps(t.to_plotly_json())) for t in traces
                 )
             value = record.duration_ns / 1e3
-            size, symbol, custom = _point_style(record, group.label)
+            size, symbol, custom = _point_style(record, group.label, group.symbol)
             column = points.setdefault(
                 group.index + 2,
                 {

@@ -1,8 +1,10 @@
 """The roofline chart: the device's roofs and each region placed under them.
 
-Log-log axes: the DRAM roof, one compute roof per dtype, the ridge points, then one
-marker per region (its symbol says whether its FLOPs and bytes were measured or
-modelled). The placement itself is :mod:`nsight_lab.roofline.placement`'s.
+Log-log axes with whole-number ticks: the DRAM roof, one compute roof per peak
+(labelled at its right end, labels stacked apart), the ridge points, then one marker
+per region in the region's colour and shape (filled: measured, open: modelled);
+points at the same place become concentric rings whose hovers name each other.
+The placement itself is :mod:`nsight_lab.roofline.placement`'s.
 """
 
 from __future__ import annotations
@@ -12,37 +14,54 @@ from typing import TYPE_CHECKING
 
 import plotly.graph_objects as go
 
+from nsight_lab.figures.common import _log_ticks
 from nsight_lab.figures.text import _label, _text
-from nsight_lab.figures.theme import NEUTRAL, PALETTE, _layout
+from nsight_lab.figures.theme import NEUTRAL, _layout, region_style
 from nsight_lab.roofline.placement import DEFAULT_DTYPE
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
+    from nsight_lab.figures.common import RegionKey
     from nsight_lab.roofline.placement import Peaks, Placement
 
-SOURCE_SYMBOLS = {
-    "measured": "circle",
-    "measured (PM sampling)": "circle",
-    "modelled": "diamond-open",
-    "mixed": "square-open",
-}
 ROOF_DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
-
-
-def _source(p: Placement) -> str:
-    return p.flops_source if p.flops_source == p.bytes_source else "mixed"
+SAME_PLACE = 0.02
+"""Points closer than this share of each log axis's span are at "the same place":
+drawn as concentric rings, each one's hover naming all of them."""
+ROOF_LABEL_PX = 16
+"""Vertical room of a roof's label; labels closer than this are stacked."""
+MIN_PLOT_PX = 140
+"""The smallest plot height the roof labels are stacked for (taller plots only
+spread them further apart)."""
+MARKER_PX = 11
+RING_PX = 7
+"""A marker's size, and what each further point at the same place adds to it."""
 
 
 def _source_words(p: Placement) -> str:
-    """Where a region's figures came from, for its legend entry.
+    """Where a region's figures came from, in a word or two, for its legend entry.
 
-    One word where both agree, else each: PM sampling measures the bytes while the
-    FLOPs stay modelled.
+    One word where FLOPs and bytes agree, else which one was measured: PM
+    sampling measures the bytes while the FLOPs stay modelled.
     """
-    if p.flops_source == p.bytes_source:
-        return p.flops_source
-    return f"FLOPs {p.flops_source}, bytes {p.bytes_source}"
+    flops = p.flops_source.startswith("measured")
+    moved = p.bytes_source.startswith("measured")
+    if flops and moved:
+        return "measured"
+    if flops:
+        return "FLOPs measured"
+    if moved:
+        return "bytes measured"
+    return "modelled"
+
+
+def _marker_symbol(symbol: str, p: Placement) -> str:
+    """The region's shape: filled when measured, open when anything was modelled."""
+    words = _source_words(p)
+    if words == "measured":
+        return symbol
+    return f"{symbol}-open"
 
 
 def _decade_range(values: Sequence[float]) -> tuple[float, float]:
@@ -50,41 +69,125 @@ def _decade_range(values: Sequence[float]) -> tuple[float, float]:
     return 10 ** math.floor(math.log10(lo / 10)), 10 ** math.ceil(math.log10(hi * 10))
 
 
-def roofline_figure(placements: Sequence[Placement], peaks: Peaks) -> go.Figure:
+def _same_place(
+    points: Sequence[tuple[float, float]], spans: tuple[float, float]
+) -> list[list[int]]:
+    """Groups of the indices of ``points`` (log x, log y) at the same place.
+
+    Two points are at the same place when both their coordinates differ by less
+    than :data:`SAME_PLACE` of the axis span; groups are closed under it.
+    """
+    parent = list(range(len(points)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, (xi, yi) in enumerate(points):
+        for j in range(i):
+            xj, yj = points[j]
+            if (
+                abs(xi - xj) < SAME_PLACE * spans[0]
+                and abs(yi - yj) < SAME_PLACE * spans[1]
+            ):
+                parent[root(i)] = root(j)
+    groups: dict[int, list[int]] = {}
+    for i in range(len(points)):
+        groups.setdefault(root(i), []).append(i)
+    return list(groups.values())
+
+
+def _roof_label_shifts(ys: Sequence[float], span: float) -> list[float]:
+    """Upward pixel shifts that keep roof labels at log heights ``ys`` apart.
+
+    Stacked bottom up for a plot of :data:`MIN_PLOT_PX` (``span``: the y axis's
+    decades); in a taller plot the roofs are further apart and the shifts keep
+    their labels apart still.
+    """
+    order = sorted(range(len(ys)), key=lambda i: ys[i])
+    shifts = [0.0] * len(ys)
+    previous = -math.inf
+    for i in order:
+        at = ys[i] / span * MIN_PLOT_PX
+        placed = max(at, previous + ROOF_LABEL_PX)
+        shifts[i] = placed - at
+        previous = placed
+    return shifts
+
+
+def _roofs(
+    placements: Sequence[Placement], peaks: Peaks
+) -> list[tuple[list[str], float]]:
+    """The compute roofs to draw, slowest first: dtypes of one peak share a roof."""
+    dtypes = list(dict.fromkeys([DEFAULT_DTYPE, *(p.dtype for p in placements)]))
+    by_peak: dict[float, list[str]] = {}
+    for dtype in dtypes:
+        if dtype in peaks.flops_per_s:
+            by_peak.setdefault(peaks.flops_per_s[dtype], []).append(dtype)
+    return sorted(
+        ((names, peak) for peak, names in by_peak.items()), key=lambda r: r[1]
+    )
+
+
+def _axis(title: str, lo: float, hi: float) -> dict[str, object]:
+    values, labels = _log_ticks(lo, hi)
+    return {
+        "type": "log",
+        "title": {"text": title},
+        "range": [math.log10(lo), math.log10(hi)],
+        "tickvals": values,
+        "ticktext": labels,
+    }
+
+
+def roofline_figure(
+    placements: Sequence[Placement],
+    peaks: Peaks,
+    *,
+    order: Mapping[RegionKey, int] | None = None,
+) -> go.Figure:
     """Log-log roofline: the device's roofs and each region placed under them.
 
-    Traces, in order: the DRAM roof, one compute roof per dtype (those of the
-    placements plus fp32, where ``peaks`` has them, slowest first), the ridge points,
-    then one marker trace per region (circle: measured, open diamond: modelled, open
-    square: one of each). Regions with no bytes or no FLOPs cannot sit on log axes and
-    are named in a note instead.
+    Traces, in order: the DRAM roof, one compute roof per peak (the dtypes of the
+    placements plus fp32, where ``peaks`` has them, slowest first; dtypes of one
+    peak, as bf16 and fp16, share one), the ridge points, then one marker trace per
+    region in its colour and shape (:func:`region_style` of its number in
+    ``order``, by default the placements' order): filled when its FLOPs and bytes
+    were measured, open when either was modelled; its legend entry says which.
+    Points at the same place are drawn as concentric rings, and
+    each one's hover names them all. Each compute roof is labelled at its right
+    end, the labels stacked so they never overlap. A region with no bytes or no
+    FLOPs cannot sit on log axes: its legend entry says so.
 
     Raises:
         Nothing.
     """
+    if order is None:
+        order = {(p.annotation, p.config_index): i for i, p in enumerate(placements)}
     bw = peaks.dram_bytes_per_s
-    dtypes = list(dict.fromkeys([DEFAULT_DTYPE, *(p.dtype for p in placements)]))
-    roofs = sorted(
-        ((d, peaks.flops_per_s[d]) for d in dtypes if d in peaks.flops_per_s),
-        key=lambda item: item[1],
-    )
+    roofs = _roofs(placements, peaks)
     shown = [
         p
         for p in placements
         if math.isfinite(p.intensity) and p.intensity > 0 and p.achieved_flops_per_s > 0
     ]
-    hidden = [p for p in placements if p not in shown]
     ridges = [peak / bw for _, peak in roofs]
     x_lo, x_hi = _decade_range([p.intensity for p in shown] + ridges or [0.1, 100.0])
+    tflops = [p.achieved_flops_per_s / 1e12 for p in shown]
+    tflops += [peak / 1e12 for _, peak in roofs] + [bw * x_lo / 1e12]
+    y_lo = 10 ** math.floor(math.log10(min(tflops)))
+    y_hi = 10 ** math.ceil(math.log10(max(tflops) * 2.5))
     with_config = len({p.config_index for p in placements}) > 1
+    subtitle = _text(peaks.source)
     fig = go.Figure(
         layout=_layout(
-            f"Roofline: {_text(peaks.device)}<br><sup>{_text(peaks.source)}</sup>",
-            xaxis={
-                "type": "log",
-                "title": {"text": "arithmetic intensity (FLOP/byte)"},
-            },
-            yaxis={"type": "log", "title": {"text": "performance (TFLOP/s)"}},
+            f"Roofline: {_text(peaks.device)}<br><sup>{subtitle}</sup>",
+            xaxis=_axis("arithmetic intensity (FLOP/byte)", x_lo, x_hi),
+            yaxis=_axis("performance (TFLOP/s)", y_lo, y_hi),
+            # Legend symbols of one size, whatever the ring a point is drawn as.
+            legend={"orientation": "h", "itemsizing": "constant"},
         )
     )
     x_mem_end = max(ridges) if ridges else x_hi
@@ -100,32 +203,61 @@ def roofline_figure(placements: Sequence[Placement], peaks: Peaks) -> go.Figure:
             ),
         )
     )
-    for i, (dtype, peak) in enumerate(roofs):
+    span = math.log10(y_hi) - math.log10(y_lo)
+    shifts = _roof_label_shifts(
+        [math.log10(peak / 1e12) - math.log10(y_lo) for _, peak in roofs], span
+    )
+    for i, ((dtypes, peak), shift) in enumerate(zip(roofs, shifts, strict=True)):
+        names = ", ".join(dtypes)
         fig.add_trace(
             go.Scatter(
                 x=[peak / bw, x_hi],
                 y=[peak / 1e12, peak / 1e12],
-                name=f"{dtype} {peak / 1e12:.4g} TFLOP/s",
+                name=f"{names} {peak / 1e12:.4g} TFLOP/s",
                 mode="lines",
                 line={"color": NEUTRAL, "width": 2, "dash": ROOF_DASHES[i % 6]},
-                hovertemplate=f"{dtype} roof: %{{y:.4g}} TFLOP/s<extra></extra>",
+                hovertemplate=f"{names} roof: %{{y:.4g}} TFLOP/s<extra></extra>",
             )
+        )
+        fig.add_annotation(
+            text=names,
+            x=math.log10(x_hi),
+            y=math.log10(peak / 1e12),
+            xanchor="right",
+            yanchor="bottom",
+            yshift=shift,
+            showarrow=False,
         )
     fig.add_trace(
         go.Scatter(
             x=ridges,
             y=[peak / 1e12 for _, peak in roofs],
             name="ridge points",
-            mode="markers+text",
-            text=[d for d, _ in roofs],
-            textposition="top left",
+            showlegend=False,
+            mode="markers",
+            customdata=[", ".join(d) for d, _ in roofs],
             marker={"color": NEUTRAL, "size": 7, "symbol": "circle-open"},
-            hovertemplate="ridge %{text}: %{x:.3g} FLOP/B<extra></extra>",
+            hovertemplate="ridge %{customdata}: %{x:.3g} FLOP/B<extra></extra>",
         )
     )
-    for i, p in enumerate(shown):
-        label = _text(_label(p.annotation, p.config, with_config))
-        source = _source(p)
+    labels = {
+        id(p): _text(_label(p.annotation, p.config, with_config)) for p in placements
+    }
+    spans = (math.log10(x_hi / x_lo), span)
+    logs = [
+        (math.log10(p.intensity), math.log10(p.achieved_flops_per_s / 1e12))
+        for p in shown
+    ]
+    rings: dict[int, tuple[int, list[str]]] = {}
+    for group in _same_place(logs, spans):
+        together = [labels[id(shown[k])] for k in group]
+        for ring, k in enumerate(group):
+            rings[k] = (len(group) - 1 - ring, together)
+    for k, p in enumerate(shown):
+        style = region_style(order.get((p.annotation, p.config_index), k))
+        label = labels[id(p)]
+        ring, here = rings[k]
+        also = [name for name in here if name != label]
         custom = [
             label,
             f"{p.flops:.4g}",
@@ -136,7 +268,10 @@ def roofline_figure(placements: Sequence[Placement], peaks: Peaks) -> go.Figure:
             f"FLOPs {p.flops_source}, bytes {p.bytes_source}",
             f"{p.duration_ns / 1e3:.4g}",
             p.dtype,
+            f"{p.achieved_bytes_per_s / 1e9:.4g}",
+            ("<br>same place: " + ", ".join(also)) if also else "",
         ]
+        size = MARKER_PX + RING_PX * ring
         fig.add_trace(
             go.Scatter(
                 x=[p.intensity],
@@ -144,10 +279,10 @@ def roofline_figure(placements: Sequence[Placement], peaks: Peaks) -> go.Figure:
                 name=f"{label} ({_source_words(p)})",
                 mode="markers",
                 marker={
-                    "color": PALETTE[i % len(PALETTE)],
-                    "size": 12,
-                    "symbol": SOURCE_SYMBOLS[source],
-                    "line": {"width": 2, "color": PALETTE[i % len(PALETTE)]},
+                    "color": style.colour,
+                    "size": size,
+                    "symbol": _marker_symbol(style.symbol, p),
+                    "line": {"width": 2, "color": style.colour},
                 },
                 customdata=[custom],
                 hovertemplate=(
@@ -155,24 +290,34 @@ def roofline_figure(placements: Sequence[Placement], peaks: Peaks) -> go.Figure:
                     "<br>FLOPs: %{customdata[1]}"
                     "<br>bytes: %{customdata[2]} read, %{customdata[3]} written"
                     "<br>intensity: %{x:.3g} FLOP/B"
-                    "<br>achieved: %{y:.4g} TFLOP/s"
+                    "<br>achieved: %{y:.4g} TFLOP/s, %{customdata[9]} GB/s"
                     "<br>%{customdata[4]}% of roof (%{customdata[5]} bound)"
-                    "<br>%{customdata[6]}<extra></extra>"
+                    "<br>%{customdata[6]}%{customdata[10]}<extra></extra>"
                 ),
                 meta={"annotation": p.annotation, "config_index": p.config_index},
             )
         )
-    if hidden:
-        names = ", ".join(
-            _text(_label(p.annotation, p.config, with_config)) for p in hidden
-        )
-        fig.add_annotation(
-            text=f"not on log axes (no bytes or no FLOPs): {names}",
-            xref="paper",
-            yref="paper",
-            x=0,
-            y=-0.2,
-            showarrow=False,
-            align="left",
+    # Regions that cannot sit on log axes: a legend entry each, in their marker,
+    # saying why (a note under the plot would collide with the axis title).
+    for k, p in enumerate(placements):
+        if p in shown:
+            continue
+        style = region_style(order.get((p.annotation, p.config_index), k))
+        why = "no FLOPs" if p.flops == 0 else "no bytes"
+        fig.add_trace(
+            go.Scatter(
+                x=[None],
+                y=[None],
+                name=f"{labels[id(p)]} ({why}: not on log axes)",
+                mode="markers",
+                marker={
+                    "color": style.colour,
+                    "size": MARKER_PX,
+                    "symbol": _marker_symbol(style.symbol, p),
+                    "line": {"width": 2, "color": style.colour},
+                },
+                hoverinfo="skip",
+                meta={"annotation": p.annotation, "config_index": p.config_index},
+            )
         )
     return fig

@@ -88,7 +88,10 @@ def clocks_figure(
     values = [_clock_values(r) for r in ordered]
     if not any(_has_telemetry(r) for r in every):
         # Nothing to draw (the cpu backend, or no NVML): no traces, so every view says
-        # why in words instead of drawing empty axes around -1...4 MHz.
+        # why in words instead of drawing empty axes around -1...4 MHz; the words
+        # for these records' backend travel in the layout's meta.
+        if every:
+            fig.update_layout(meta={"missing": missing_telemetry(every)})
         return fig
     for trace in _clock_traces():
         fig.add_trace(trace)
@@ -97,6 +100,38 @@ def clocks_figure(
     for trace in fig.data:
         trace.marker.symbol = symbols
     return fig
+
+
+def missing_telemetry(records: Sequence[RunRecord]) -> str:
+    """Why runs of ``records`` have no clock or temperature to draw, and what to do.
+
+    What the backend that measured them lacks: the cpu backend times the host, the
+    ncu backend runs the cell under Nsight Compute in a child process (which keeps
+    counters, not NVML readings), the GPU backends read NVML when nvidia-ml-py is
+    installed.
+
+    Raises:
+        Nothing.
+    """
+    backends = {r.backend for r in records}
+    if not records:
+        return "no runs stored yet"
+    if backends == {"cpu"}:
+        return (
+            "no clocks or temperature: the cpu backend times the host and reads no "
+            "GPU telemetry; profile on an NVIDIA GPU with --backend events"
+        )
+    if backends == {"ncu"}:
+        return (
+            "no clocks or temperature per run: the ncu backend runs the cell under "
+            "Nsight Compute in a child process, which records counters, not NVML "
+            "readings (its clocks are Nsight Compute's --clock-control); profile "
+            "with --backend events, cupti or pm for SM clock and temperature per run"
+        )
+    return (
+        "no clocks or temperature were read (NVML): install nvidia-ml-py "
+        "(pip install nvidia-ml-py) in the kernel's environment and profile again"
+    )
 
 
 def _has_telemetry(record: RunRecord) -> bool:

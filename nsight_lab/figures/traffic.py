@@ -1,6 +1,7 @@
-"""The "DRAM traffic and time per region" chart (fusion's byte traffic).
+"""The "DRAM traffic per region" chart (fusion's byte traffic).
 
-Bytes read and written per region as stacked bars, time on a second axis; with two
+Bytes read and written per region as stacked horizontal bars, names readable on
+the left, each region's DRAM bandwidth printed at its bar's end; with two
 regions the title gives their traffic and time ratios
 (:func:`~nsight_lab.roofline.placement.traffic_comparison`), as in an unfused versus
 fused comparison.
@@ -13,57 +14,115 @@ from typing import TYPE_CHECKING
 import plotly.graph_objects as go
 
 from nsight_lab.figures.text import _label, _text
-from nsight_lab.figures.theme import PALETTE, _layout
+from nsight_lab.figures.theme import PALETTE, _layout, region_style
 from nsight_lab.roofline.placement import traffic_comparison
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
+    from nsight_lab.figures.common import RegionKey
     from nsight_lab.roofline.placement import Placement
 
 
-def traffic_figure(placements: Sequence[Placement]) -> go.Figure:
-    """DRAM bytes read and written per region (stacked bars) with time on a 2nd axis.
+BAR_PX = 24
+"""Height of one region's row."""
+NAME_CHARS = 28
+"""Longest region name written beside its bar (longer ones end in an ellipsis,
+whole in the hover)."""
 
-    With exactly two regions the title gives their traffic and time ratios (first over
-    second), as in an unfused-versus-fused comparison.
+
+def _short(label: str) -> str:
+    return label if len(label) <= NAME_CHARS else label[: NAME_CHARS - 1] + "\u2026"
+
+
+def _rate(bytes_per_s: float) -> str:
+    return (
+        f"{bytes_per_s / 1e12:.3g} TB/s"
+        if bytes_per_s >= 1e12  # noqa: PLR2004
+        else f"{bytes_per_s / 1e9:.3g} GB/s"
+    )
+
+
+def traffic_figure(
+    placements: Sequence[Placement],
+    *,
+    order: Mapping[RegionKey, int] | None = None,
+) -> go.Figure:
+    """DRAM bytes read and written per region as horizontal bars, GB/s printed.
+
+    One row per region, top to bottom in the order they ran, its name on the left
+    (with its sign in the region's colour and shape, :func:`region_style` of its
+    number in ``order``), read and written bytes stacked, and at the bar's end the
+    region's achieved DRAM bandwidth (bytes over its median time); the hover adds
+    the time. The legend says where the bytes came from: measured (Nsight Compute,
+    PM sampling) wins over the model wherever a run has both. With exactly two
+    regions the title gives their traffic and time ratios (first over second), as
+    in an unfused-versus-fused comparison. The figure's height grows with the
+    regions (:data:`BAR_PX` each).
 
     Raises:
         Nothing.
     """
+    if order is None:
+        order = {(p.annotation, p.config_index): i for i, p in enumerate(placements)}
     with_config = len({p.config_index for p in placements}) > 1
-    labels = [_text(_label(p.annotation, p.config, with_config)) for p in placements]
-    title = "DRAM traffic and time per region"
+    names = [_label(p.annotation, p.config, with_config) for p in placements]
+    labels = [_text(name) for name in names]
+    styles = [
+        region_style(order.get((p.annotation, p.config_index), i))
+        for i, p in enumerate(placements)
+    ]
+    # Unique category names, in the region's sign and colour: two regions never
+    # share a row, whatever their names.
+    rows = [
+        f"{_text(_short(name))} {style.glyph}" + "\u200b" * names[:i].count(name)
+        for i, (name, style) in enumerate(zip(names, styles, strict=True))
+    ]
+    title = "DRAM traffic per region"
     if len(placements) == 2:  # noqa: PLR2004
         c = traffic_comparison(placements[0], placements[1])
         title += (
             f"<br><sup>{labels[0]} / {labels[1]}: {c.traffic_ratio:.3g}&times; bytes, "
             f"{c.time_ratio:.3g}&times; time</sup>"
         )
+    totals = [p.bytes_total for p in placements]
+    top = max(totals, default=0.0) or 1.0
+    # Room right of the longest bar for its figure (~9 characters).
     fig = go.Figure(
         layout=_layout(
             title,
             barmode="stack",
-            xaxis={"type": "category", "title": {"text": "region"}},
+            height=150 + BAR_PX * len(placements),
             yaxis={
-                "title": {"text": "DRAM bytes"},
+                "type": "category",
+                "autorange": "reversed",
+                "automargin": True,
+                "categoryorder": "array",
+                "categoryarray": rows,
+            },
+            xaxis={
+                "title": {"text": "DRAM bytes per run"},
                 "tickformat": "~s",
                 "ticksuffix": "B",
+                "range": [0, top * 1.45],
+                "nticks": 5,
             },
-            yaxis2={
-                "title": {"text": "time (µs)"},
-                "overlaying": "y",
-                "side": "right",
-                "rangemode": "tozero",
-                "showgrid": False,
-            },
+            bargap=0.25,
         )
     )
-    sources = [[p.bytes_source] for p in placements]
     # The legend says where the bytes came from when one source gave every region's
     # (ncu, PM sampling or the model); the hover says it per bar.
     kinds = {p.bytes_source for p in placements}
     source = f", {next(iter(kinds))}" if len(kinds) == 1 else ""
+    custom = [
+        [
+            label,
+            p.bytes_source,
+            f"{p.duration_ns / 1e3:.4g}",
+            _rate(p.achieved_bytes_per_s),
+        ]
+        for label, p in zip(labels, placements, strict=True)
+    ]
     meta = [
         {"annotation": p.annotation, "config_index": p.config_index} for p in placements
     ]
@@ -73,26 +132,34 @@ def traffic_figure(placements: Sequence[Placement]) -> go.Figure:
     ):
         fig.add_trace(
             go.Bar(
-                x=labels,
-                y=values,
+                y=rows,
+                x=values,
+                orientation="h",
                 name=f"bytes {name}{source}",
                 marker={"color": colour},
-                customdata=sources,
+                customdata=custom,
                 hovertemplate=(
-                    f"%{{x}}<br>{name}: %{{y:.4s}}B (%{{customdata[0]}})<extra></extra>"
+                    f"%{{customdata[0]}}<br>{name}: %{{x:.4s}}B (%{{customdata[1]}})"
+                    "<br>time: %{customdata[2]} µs, %{customdata[3]}<extra></extra>"
                 ),
                 meta=meta,
             )
         )
     fig.add_trace(
         go.Scatter(
-            x=labels,
-            y=[p.duration_ns / 1e3 for p in placements],
-            name="time",
-            yaxis="y2",
-            mode="markers",
-            marker={"color": PALETTE[3], "symbol": "diamond", "size": 12},
-            hovertemplate="%{x}<br>time: %{y:.4g} µs<extra></extra>",
+            y=rows,
+            x=totals,
+            name="DRAM bandwidth",
+            showlegend=False,
+            mode="text",
+            text=[_rate(p.achieved_bytes_per_s) for p in placements],
+            textposition="middle right",
+            cliponaxis=False,
+            customdata=custom,
+            hovertemplate=(
+                "%{customdata[0]}<br>%{customdata[3]} over %{customdata[2]} µs"
+                "<extra></extra>"
+            ),
             meta=meta,
         )
     )

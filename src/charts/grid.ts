@@ -67,10 +67,11 @@ export interface IChartGridOptions {
   /** The title above a chart; none when absent or `null`. */
   title?: (name: string) => string | null;
   /**
-   * The words shown when a chart of the order has no figure with data; when absent
-   * or `null`, such a chart is left out.
+   * The words shown when a chart of the order has no figure with data (given the
+   * figure served without data, if any: `chartMissing` reads the reason Python put
+   * in its `layout.meta.missing`); when absent or `null`, such a chart is left out.
    */
-  missing?: (name: string) => string | null;
+  missing?: (name: string, figure?: IFigure | null) => string | null;
   /** Passed to `mountChart`. */
   mount?: IMountOptions;
 }
@@ -129,7 +130,9 @@ export class ChartGrid {
         continue;
       }
       const figure = figures[name];
-      const words = hasData(figure) ? null : (missingText?.(name) ?? null);
+      const words = hasData(figure)
+        ? null
+        : (missingText?.(name, figure) ?? null);
       if (!hasData(figure) && words === null) {
         continue;
       }

@@ -161,6 +161,17 @@ export function elementHeight(el: HTMLElement): number {
 }
 
 /**
+ * The height a figure asks for (`layout.height`, before its legend's rows are
+ * added), or null when it leaves it to the element.
+ */
+export function figureHeight(figure: IFigure): number | null {
+  const height = figure.layout?.height;
+  return typeof height === 'number' && Number.isFinite(height) && height > 0
+    ? height
+    : null;
+}
+
+/**
  * The height of a row of the drawn legend: its entries' whole height (clipped or
  * not) over `rows`; null without a drawn legend (or outside a browser).
  */
@@ -234,7 +245,9 @@ export function mountChart(
     }
     // Keep the user's zoom and legend choices across live updates.
     themed.uirevision = themed.uirevision ?? 'nsight-lab';
-    baseHeight = baseHeight ?? elementHeight(el);
+    // A figure that says its height (one that grows with its regions: the
+    // counters' panels, the traffic bars) gets it; others the element's.
+    baseHeight = figureHeight(copy) ?? baseHeight ?? elementHeight(el);
     drawnWidth = el.clientWidth;
     const placed = legendBelow(
       themed,

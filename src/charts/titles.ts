@@ -5,6 +5,7 @@
  */
 
 import { CHART_KINDS, ChartKind } from '../types';
+import type { IFigure } from './mount';
 
 /** The chart titles. */
 export const CHART_TITLES: Record<ChartKind, string> = {
@@ -53,7 +54,29 @@ export function chartTitle(name: string): string {
     : name;
 }
 
-/** The words shown for chart `name` when it has nothing to draw. */
-export function chartMissing(name: string): string {
-  return isChartKind(name) ? CHART_MISSING[name] : 'nothing to draw';
+/**
+ * Why a figure served without data has none, as Python said it
+ * (`layout.meta.missing`: the clock chart of an ncu session says what that
+ * backend lacks); null when it said nothing.
+ */
+export function servedReason(figure?: IFigure | null): string | null {
+  const meta = figure?.layout?.meta;
+  if (typeof meta === 'object' && meta !== null && !Array.isArray(meta)) {
+    const missing = (meta as Record<string, unknown>).missing;
+    if (typeof missing === 'string' && missing.trim()) {
+      return missing;
+    }
+  }
+  return null;
+}
+
+/**
+ * The words shown for chart `name` when it has nothing to draw: the reason the
+ * served figure gives, else what that kind of chart needs.
+ */
+export function chartMissing(name: string, figure?: IFigure | null): string {
+  return (
+    servedReason(figure) ??
+    (isChartKind(name) ? CHART_MISSING[name] : 'nothing to draw')
+  );
 }

@@ -114,7 +114,8 @@ def test_duration_figure_traces_band_and_throttle_marks():
     assert list(upper["y"]) == pytest.approx(high[4:])
     assert list(lower["x"]) == list(upper["x"]) == [4, 5]
     assert min(lower["y"]) > 0
-    assert list(points["marker"]["symbol"]) == ["circle"] * 3 + ["x"] + ["circle"] * 2
+    # The second region's marker is a square; a throttled run's an x.
+    assert list(points["marker"]["symbol"]) == ["square"] * 3 + ["x"] + ["square"] * 2
     assert points["customdata"][3][1] == "throttled: hw thermal slowdown"
     assert points["customdata"][0][1] == ""
     assert points["marker"]["color"] == PALETTE[1]
@@ -161,6 +162,9 @@ def test_roofline_figure_roofs_ridges_and_points():
         "bf16 989.5 TFLOP/s",
         "ridge points",
     ]
+    assert fig.data[3].showlegend is False
+    # Each compute roof labelled at its right end.
+    assert [a.text for a in fig.layout.annotations] == ["fp32", "bf16"]
     memory, fp32, bf16, ridges = fig.data[:4]
     # The memory roof ends where the highest compute roof starts: at its ridge.
     assert memory.x[-1] == pytest.approx(989.5e12 / 4.8e12)
@@ -171,9 +175,10 @@ def test_roofline_figure_roofs_ridges_and_points():
     assert list(fp32.y) == pytest.approx([67.0, 67.0])
     assert 4.8 * fp32.x[0] == pytest.approx(fp32.y[0])  # roofs meet at the ridge
     assert list(bf16.y) == pytest.approx([989.5, 989.5])
-    assert list(ridges.text) == ["fp32", "bf16"]
+    assert list(ridges.customdata) == ["fp32", "bf16"]
     regions = fig.data[4:]
-    assert [t.marker.symbol for t in regions] == ["diamond-open", "circle"]
+    # Region 0's circle, open (modelled); region 1's square, filled (measured).
+    assert [t.marker.symbol for t in regions] == ["circle-open", "square"]
     evil, fused = regions
     assert evil.name == "&lt;img src=x onerror=alert(1)&gt; (modelled)"
     assert fused.name == "addcmul (measured)"
@@ -194,8 +199,11 @@ def test_roofline_figure_notes_regions_off_log_axes():
         "copy", flops=0, bytes_read=1e6, bytes_written=1e6, duration_ns=1e3, peaks=H200
     )
     fig = roofline_figure([p], H200)
-    assert len(fig.data) == 3  # memory roof, fp32 roof, ridge points
-    assert "copy" in fig.layout.annotations[0].text
+    assert len(fig.data) == 4  # memory roof, fp32 roof, ridge points, copy's entry
+    # Named in the legend, not in a note under the plot (it hit the axis title).
+    assert fig.data[3].name == "copy (no FLOPs: not on log axes)"
+    assert list(fig.data[3].x) == [None]
+    assert [a.text for a in fig.layout.annotations] == ["fp32"]
 
 
 def test_traffic_figure_stacked_with_time_and_ratio():
@@ -203,14 +211,29 @@ def test_traffic_figure_stacked_with_time_and_ratio():
     placements = place_records(_records(), H200)
     fig = traffic_figure(placements)
     assert fig.layout.barmode == "stack"
-    read, written, time = fig.data
-    assert (read.type, written.type, time.type) == ("bar", "bar", "scatter")
-    assert list(read.x) == ["&lt;img src=x onerror=alert(1)&gt;", "addcmul"]
+    read, written, rate = fig.data
+    assert (read.type, written.type, rate.type) == ("bar", "bar", "scatter")
+    assert read.orientation == written.orientation == "h"
+    # Names on the y axis, each with its region's sign, first region on top.
+    assert [row.split(" <span")[0] for row in read.y] == [
+        "&lt;img src=x onerror=alert(1)&gt;",
+        "addcmul",
+    ]
+    assert read.customdata[0][0] == "&lt;img src=x onerror=alert(1)&gt;"
+    assert fig.layout.yaxis.autorange == "reversed"
     n = 1 << 20
-    assert list(read.y) == [16.0 * n, 12.0 * n]
-    assert list(written.y) == [8.0 * n, 4.0 * n]
-    assert time.yaxis == "y2"
-    assert list(time.y) == pytest.approx([1.5 * 100.55, 100.55])  # median µs
+    assert list(read.x) == [16.0 * n, 12.0 * n]
+    assert list(written.x) == [8.0 * n, 4.0 * n]
+    # Each region's DRAM bandwidth printed at its bar's end, room kept for it.
+    assert list(rate.x) == [24.0 * n, 16.0 * n]
+    bandwidth = [p.achieved_bytes_per_s for p in placements]
+    assert list(rate.text) == [f"{b / 1e9:.3g} GB/s" for b in bandwidth]
+    assert rate.cliponaxis is False
+    assert fig.layout.xaxis.range[1] >= 1.4 * 24.0 * n
+    assert [c[2] for c in rate.customdata] == [
+        f"{1.5 * 100.55:.4g}",
+        f"{100.55:.4g}",
+    ]  # median µs, in the hover
     assert "1.5&times; bytes" in fig.layout.title.text
     assert "1.5&times; time" in fig.layout.title.text
     # Bytes from two sources: each bar's in its hover, none in the legend.
@@ -331,8 +354,8 @@ def test_roofline_symbol_for_mixed_sources():
         bytes_source="measured",
     )
     fig = roofline_figure([p], H200)
-    assert fig.data[-1].marker.symbol == "square-open"
-    assert fig.data[-1].name == "mixed (FLOPs modelled, bytes measured)"
+    assert fig.data[-1].marker.symbol == "circle-open"
+    assert fig.data[-1].name == "mixed (bytes measured)"
 
 
 def test_write_png_failure_is_one_clear_error(tmp_path, monkeypatch):
@@ -377,6 +400,10 @@ def test_live_figures_appended_run_by_run_equal_the_full_figures():
         "duration": figure_json(duration_figure(records)),
         "clocks": figure_json(clocks_figure(records)),
     }
+    # The full duration chart's log axis has the runs' range and whole-number
+    # ticks; the live one's range grows with them (plotly's own log ticks).
+    for key in ("range", "tickvals", "ticktext"):
+        del full["duration"]["layout"]["yaxis"][key]
     for name in ("duration", "clocks"):
         for got in (live.figures[name], front[name]):
             assert got["layout"] == full[name]["layout"]

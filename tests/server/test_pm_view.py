@@ -24,7 +24,9 @@ async def test_a_running_pm_session_serves_its_counters_chart(jp_fetch, db_path)
         live = await figures(session.id)
         assert live["session"]["status"] == "running"
         counters = live["figures"]["counters"]
-        assert [a["text"] for a in counters["layout"]["annotations"]] == ["x*2"]
+        # One panel a unit (GB/s, %), each titled with the region's sign and name.
+        titles = [a["text"] for a in counters["layout"]["annotations"]]
+        assert [t.split("</span> ", 1)[1] for t in titles] == ["x*2", "x*2"]
         assert counters["data"][0]["y"][:5] == [3001.0] * 5  # the median run, run 1
         more = [pm_record("x*2", i, 100.0) for i in range(3, 6)]
         store.add_runs([dataclasses.replace(r, session_id=session.id) for r in more])

@@ -148,6 +148,25 @@ describe('mountChart', () => {
     handle.dispose();
   });
 
+  it('gives a figure that says its height that height, plus its legend rows', () => {
+    const el = document.createElement('div');
+    const figure: IFigure = {
+      data: ['a', 'b'].map(name => ({ type: 'scatter', name })),
+      layout: { height: 610, margin: { l: 60, r: 60, t: 70, b: 40 } }
+    };
+
+    const handle = mountChart(el, figure);
+
+    // Not the 240 px of an element without CSS: 610 px and two legend rows.
+    const layout = react.mock.calls[0][2];
+    expect(layout.height).toBe(610 + layout.margin.b - 40);
+    expect(layout.height).toBeGreaterThan(610 + 2 * 19);
+    // A figure of another height, drawn in place, gets its own.
+    handle.update({ ...figure, layout: { ...figure.layout, height: 300 } });
+    expect(react.mock.calls[1][2].height).toBe(300 + layout.margin.b - 40);
+    handle.dispose();
+  });
+
   it('draws at the element width, for which the legend was placed', () => {
     const el = document.createElement('div');
     Object.defineProperty(el, 'clientWidth', { value: 410 });

@@ -29,6 +29,21 @@ describe('chart titles and missing words', () => {
     expect(chartTitle('toString')).toBe('toString');
   });
 
+  it('says what the served figure says it lacks, when it says so', () => {
+    // An ncu session's clock chart: it ran on a GPU, what it lacks is NVML.
+    const figure = {
+      data: [],
+      layout: { meta: { missing: 'no clocks per run: the ncu backend ...' } }
+    };
+    expect(chartMissing('clocks', figure)).toBe(
+      'no clocks per run: the ncu backend ...'
+    );
+    expect(chartMissing('clocks', { data: [], layout: { meta: 3 } })).toBe(
+      CHART_MISSING.clocks
+    );
+    expect(chartMissing('clocks', null)).toBe(CHART_MISSING.clocks);
+  });
+
   it('falls back to the name for a chart of an unknown kind', () => {
     expect(isChartKind('duration')).toBe(true);
     expect(isChartKind('extra')).toBe(false);

@@ -5,8 +5,10 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
 from nsight_lab.backends.pm.series import CounterSeries, pack
-from nsight_lab.figures import CHART_ORDER, counters_figure, figures_to_json
+from nsight_lab.figures import CHART_ORDER, PALETTE, counters_figure, figures_to_json
 from nsight_lab.records import RunRecord, SessionInfo
 from nsight_lab.results import to_dataframe
 from nsight_lab.roofline.placement import peaks_for, region_work
@@ -53,6 +55,11 @@ def pm_record(annotation: str, run: int, duration_us: float, **kw: Any) -> RunRe
     return RunRecord(**fields)
 
 
+def _panel_names(layout: Any) -> list[str]:
+    """The region names over the panels (their coloured sign stripped)."""
+    return [str(a["text"]).split("</span> ", 1)[1] for a in layout["annotations"]]
+
+
 def test_counters_over_time_draws_the_median_run_of_each_region() -> None:
     records = [
         pm_record("x*2", 0, 130.0),
@@ -61,21 +68,58 @@ def test_counters_over_time_draws_the_median_run_of_each_region() -> None:
         pm_record("<b>sum</b>", 0, 70.0, series=series(2000.0, 3)),
         pm_record("events-only", 0, 5.0, series=None),
     ]
+    fig = counters_figure(records, peaks_for("NVIDIA H200"))
+    assert fig is not None
+    layout = fig.to_plotly_json()["layout"]
+    # One panel per region and unit: GB/s panels first, then %; one trace per
+    # metric and region, one legend entry per metric (and the DRAM roof's).
+    panels = [t for t in fig.data if t.name != "DRAM roof 4.8 TB/s"]
+    assert [(t.name, t.xaxis) for t in panels] == [
+        (f"{DRAM[0]} (GB/s)", "x"),
+        (f"{DRAM[1]} (GB/s)", "x"),
+        (f"{DRAM[0]} (GB/s)", "x2"),
+        (f"{DRAM[1]} (GB/s)", "x2"),
+        (f"{TENSOR} (%)", "x3"),
+        (f"{TENSOR} (%)", "x4"),
+    ]
+    assert [t.name for t in fig.data if t.showlegend is not False] == [
+        f"{DRAM[0]} (GB/s)",
+        f"{DRAM[1]} (GB/s)",
+        "DRAM roof 4.8 TB/s",
+        f"{TENSOR} (%)",
+    ]
+    # x*2's median run (run 2, 125 µs) on its own time axis, from its start.
+    read = panels[0]
+    assert list(read.y) == [3002.0] * 5
+    assert read.x[0] == 10.0
+    assert layout["xaxis"]["range"] == pytest.approx([0, 125.0 * 1.02])
+    assert layout["xaxis2"]["range"][1] < 125.0  # sum's own axis: 70 µs
+    # Panels of one unit share y (the DRAM roof drawn, 4,800 GB/s, is the top).
+    assert layout["yaxis"]["range"] == layout["yaxis2"]["range"]
+    assert layout["yaxis"]["range"][1] >= 4800.0
+    assert layout["yaxis2"]["matches"] == "y"
+    roofs = [t for t in fig.data if t.name == "DRAM roof 4.8 TB/s"]
+    assert [list(t.y) for t in roofs] == [[4800.0, 4800.0]] * 2
+    # Side by side, the % panels below the GB/s ones.
+    assert layout["xaxis"]["domain"][1] < layout["xaxis2"]["domain"][0]
+    assert layout["yaxis3"]["domain"][1] < layout["yaxis"]["domain"][0]
+    assert _panel_names(layout) == ["x*2", "&lt;b&gt;sum&lt;/b&gt;"] * 2
+    assert fig.layout.height > 2 * 84  # grows with its rows
+
+
+def test_counters_panels_take_each_regions_colour_and_never_share_a_row() -> None:
+    names = [f"region_{i:02d}_with_a_long_name" for i in range(12)]
+    records = [pm_record(name, 0, 50.0 + 10 * i) for i, name in enumerate(names)]
     fig = counters_figure(records)
     assert fig is not None
-    names = [t.name for t in fig.data]
-    assert names == [f"{DRAM[0]} (GB/s)", f"{DRAM[1]} (GB/s)", f"{TENSOR} (%)"]
-    read = fig.data[0]
-    # x*2's median run (run 2, 125 µs) first, then sum's; None between the regions.
-    assert list(read.y) == [3002.0] * 5 + [None] + [2000.0] * 3 + [None]
-    assert read.x[0] == 10.0
-    assert read.x[6] > 125.0  # the second region starts after the first one's span
-    assert fig.data[2].yaxis == "y2"  # % on its own row
-    assert fig.layout.xaxis.anchor == "y2"  # the time axis under the lowest row
-    assert fig.layout.yaxis2.domain[1] < fig.layout.yaxis.domain[0]
-    texts = [a.text for a in fig.layout.annotations]
-    assert texts == ["x*2", "&lt;b&gt;sum&lt;/b&gt;"]  # markup shown as text
-    assert len(fig.layout.shapes) == 1  # one separator between two regions
+    layout = fig.to_plotly_json()["layout"]
+    texts = [a["text"] for a in layout["annotations"]]
+    # Region i's sign in region i's colour, its name cut to fit three panels a row.
+    for i, text in enumerate(texts[:12]):
+        assert f"color:{PALETTE[i]}" in text
+        assert len(text.split("</span> ", 1)[1]) <= 22
+    domains = [layout[f"xaxis{i + 1 if i else ''}"]["domain"] for i in range(12)]
+    assert len({round(d[0], 3) for d in domains}) == 3  # three panels a row
 
 
 def test_no_series_no_chart() -> None:
@@ -90,11 +134,11 @@ def test_the_counters_chart_is_served_last_in_chart_order() -> None:
     figures = figures_to_json([pm_record("a", i, 100.0) for i in range(3)], peaks)
     assert list(figures) == ["duration", "clocks", "roofline", "traffic", "counters"]
     # The roofline hover says where the bytes came from.
-    (region,) = [t for t in figures["roofline"]["data"] if "customdata" in t]
+    (region,) = [t for t in figures["roofline"]["data"] if "meta" in t]
     assert "bytes measured (PM sampling)" in region["customdata"][0][6]
     # So do the legends: the roofline's that FLOPs stay modelled, the traffic's
     # that every region's bytes were PM-sampled.
-    assert region["name"] == "a (FLOPs modelled, bytes measured (PM sampling))"
+    assert region["name"] == "a (bytes measured)"
     bars = [t["name"] for t in figures["traffic"]["data"] if t["type"] == "bar"]
     assert bars == [
         "bytes read, measured (PM sampling)",
@@ -169,7 +213,7 @@ def test_the_live_widget_draws_each_regions_newest_sampled_run() -> None:
     first = live.add([pm_record("x*2", 0, 120.0), pm_record("sum", 0, 70.0)])
     # A timeline is drawn whole from each region's newest run, not extended.
     drawn = first["counters"]["figure"]
-    assert [a["text"] for a in drawn["layout"]["annotations"]] == ["x*2", "sum"]
+    assert _panel_names(drawn["layout"]) == ["x*2", "sum"] * 2
     assert drawn["data"][0]["y"][:5] == [3000.0] * 5
     later = live.add([pm_record("x*2", 1, 125.0)])["counters"]["figure"]
     assert later["data"][0]["y"][:5] == [3001.0] * 5  # x*2's newest run, run 1

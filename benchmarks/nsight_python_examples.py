@@ -87,6 +87,33 @@ def _cuda_to_cpu(mode: str) -> bool:
     return not torch.cuda.is_available()
 
 
+def cuda_to_cpu_mode() -> Any:  # noqa: ANN401  (a TorchFunctionMode; torch is optional)
+    """A ``TorchFunctionMode`` in which ``device="cuda"`` becomes ``device="cpu"``.
+
+    Code written for a GPU then runs unchanged on a CPU (also used by
+    ``nsight_python_compat.py`` for nsight-python's tests).
+    """
+    from torch.overrides import TorchFunctionMode
+
+    class CudaToCpu(TorchFunctionMode):
+        """``device="cuda"`` (any CUDA device) becomes ``device="cpu"``."""
+
+        def __torch_function__(
+            self,
+            func: Any,  # noqa: ANN401
+            types: Any,  # noqa: ANN401
+            args: tuple[Any, ...] = (),
+            kwargs: dict[str, Any] | None = None,
+        ) -> Any:  # noqa: ANN401
+            kwargs = dict(kwargs or {})
+            device = kwargs.get("device")
+            if device is not None and str(device).startswith("cuda"):
+                kwargs["device"] = "cpu"
+            return func(*args, **kwargs)
+
+    return CudaToCpu()
+
+
 def run_one(path: Path, backend: str, cuda_to_cpu: bool, result_file: Path) -> int:  # noqa: FBT001
     """In the child: run one example's ``main()`` with ``import nsight`` switched."""
     import contextlib
@@ -99,27 +126,7 @@ def run_one(path: Path, backend: str, cuda_to_cpu: bool, result_file: Path) -> i
     import nsight  # nsight-lab's stand-in module
 
     nsight.use_backend(backend)
-    mode: Any = contextlib.nullcontext()
-    if cuda_to_cpu:
-        from torch.overrides import TorchFunctionMode
-
-        class CudaToCpu(TorchFunctionMode):
-            """``device="cuda"`` (any CUDA device) becomes ``device="cpu"``."""
-
-            def __torch_function__(
-                self,
-                func: Any,  # noqa: ANN401
-                types: Any,  # noqa: ANN401
-                args: tuple[Any, ...] = (),
-                kwargs: dict[str, Any] | None = None,
-            ) -> Any:  # noqa: ANN401
-                kwargs = dict(kwargs or {})
-                device = kwargs.get("device")
-                if device is not None and str(device).startswith("cuda"):
-                    kwargs["device"] = "cpu"
-                return func(*args, **kwargs)
-
-        mode = CudaToCpu()
+    mode: Any = cuda_to_cpu_mode() if cuda_to_cpu else contextlib.nullcontext()
     sys.path.insert(0, str(path.parent))
     from nsight_lab.store.run_store import RunStore
 

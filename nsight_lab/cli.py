@@ -99,7 +99,14 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument(
         "--runs", action="store_true", help="every run instead of the summary"
     )
-    show.add_argument("--json", action="store_true", help="print JSON")
+    show.add_argument(
+        "--wide",
+        action="store_true",
+        help="every column and every counter, whatever the terminal's width",
+    )
+    show.add_argument(
+        "--json", action="store_true", help="print the results DataFrame as JSON"
+    )
 
     export = sub.add_parser(
         "export", help="write sessions' runs (or results) to a file"
@@ -198,6 +205,53 @@ def _print_frame(frame: pd.DataFrame, *, as_json: bool) -> None:
         print(frame_for_terminal(frame).to_string(index=False))  # noqa: T201
 
 
+def _show(store: RunStore, args: argparse.Namespace) -> int:
+    """``show ID``: what the session is, its status and error, and its tables.
+
+    The tables are the summary every view shows (:mod:`nsight_lab.views.summary`),
+    fitted to the terminal's width unless ``--wide``; ``--runs`` prints every run,
+    ``--json`` the results DataFrame.
+    """
+    from nsight_lab.history import runs_frame, session_results
+    from nsight_lab.results import summary_counters, summary_rows
+    from nsight_lab.views.summary import summary_text
+
+    session_id = args.session_id
+    if args.runs:
+        _print_frame(runs_frame(store, [session_id]), as_json=args.json)
+        return 0
+    frame = session_results(store, session_id)
+    if args.json:
+        _print_frame(frame, as_json=True)
+        return 0
+    session = store.get_session(session_id)
+    runs = store.runs_done(session_id)[0]
+    regions = len(set(frame["Annotation"])) if not frame.empty else 0
+    title = f"session {session.id}" + (f" {session.name}" if session.name else "")
+    facts = [
+        session.status,
+        session.backend,
+        session.device or "",
+        f"{runs} of {session.runs_planned} runs",
+        f"{regions} region{'s' if regions != 1 else ''}",
+    ]
+    lines = [f"{title}: {', '.join(f for f in facts if f)}"]
+    if session.error:
+        lines.append(f"error: {session.error}")
+    width = _width()
+    text = summary_text(
+        summary_rows(frame), summary_counters(frame), width=width, wide=args.wide
+    )
+    lines.append(text or "no runs stored")
+    import textwrap
+
+    for line in "\n".join(lines).splitlines():
+        wrapped = [line] if args.wide else textwrap.wrap(line, width) or [""]
+        for part in wrapped:
+            print(for_terminal(part))  # noqa: T201
+    return 0
+
+
 def _write_atomically(path: Path, write: Callable[[str], object]) -> None:
     """Write via a temporary file in the same directory, then rename it into place.
 
@@ -251,13 +305,7 @@ def run(argv: Sequence[str]) -> int:
             _print_frame(sessions_frame(store, sessions), as_json=args.json)
             return 0
         if args.command == "show":
-            frame = (
-                runs_frame(store, [args.session_id])
-                if args.runs
-                else session_results(store, args.session_id)
-            )
-            _print_frame(frame, as_json=args.json)
-            return 0
+            return _show(store, args)
         # export
         frames = (
             [session_results(store, sid) for sid in args.session_ids]

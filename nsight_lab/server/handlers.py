@@ -419,13 +419,14 @@ def session_view(
 ) -> dict[str, Any]:
     """Return what the session view shows beside the runs, built from every run.
 
-    ``{"figures", "chart_order", "summary", "verdicts"}``: the figures of
+    ``{"figures", "chart_order", "summary", "counters", "verdicts"}``: the figures of
     :func:`nsight_lab.figures.figures_to_json` (the one assembler, also the
     widget's; roofline and traffic where the device's roofs are known: datasheet
     table, else peaks measured earlier and cached in ``store``), the order to draw
     them in (:data:`nsight_lab.figures.CHART_ORDER`), and the summary table's rows
     (:func:`nsight_lab.results.summary_rows` of the stored results, the rows the
-    widget shows), and the verdict table against the baseline the session was
+    widget shows), the other metrics (:func:`nsight_lab.results.summary_counters`,
+    all-zero ones flagged), and the verdict table against the baseline the session was
     profiled with (:func:`nsight_lab.baselines.verdict_table` with its kept
     threshold; null without one, or once that baseline's session is deleted).
     Every statistic uses all runs; each per-run trace is thinned to at most
@@ -439,7 +440,7 @@ def session_view(
     """
     from nsight_lab.backends import times_the_host  # the registry table only
     from nsight_lab.figures import CHART_ORDER, figures_to_json
-    from nsight_lab.results import stored_results, summary_rows
+    from nsight_lab.results import stored_results, summary_counters, summary_rows
     from nsight_lab.roofline.peaks import known_peaks
 
     session = store.get_session(session_id)
@@ -458,9 +459,11 @@ def session_view(
             baseline=kept.baseline_name,
             threshold=kept.threshold,
         ).to_json()
+    results = stored_results(records, session, peaks)
     return {
         "figures": figures_to_json(records, peaks, max_points=max_points),
         "chart_order": list(CHART_ORDER),
-        "summary": summary_rows(stored_results(records, session, peaks)),
+        "summary": summary_rows(results),
+        "counters": summary_counters(results),
         "verdicts": verdicts,
     }

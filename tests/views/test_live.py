@@ -137,11 +137,11 @@ def test_widget_follows_the_runner_and_finishes_with_every_chart(monkeypatch):  
     assert set(widget.figures) == {"duration", "clocks", "roofline", "traffic"}
     assert widget.status == "completed"
     rows = widget.summary
-    assert {r["Annotation"] for r in rows} == {"unfused <b>a+b*c</b>", "fused"}
-    assert {r["Metric"] for r in rows} >= {"gpu__time_duration.sum", "tflops"}
-    assert {r["n"] for r in rows} == {256, 1024}
-    assert all(r["NumRuns"] == 5 for r in rows)
-    assert list(rows[0])[:3] == ["Annotation", "Metric", "n"]
+    # One row per region and config, leading with the answer, as text cells.
+    assert {r["Region"] for r in rows} == {"unfused <b>a+b*c</b>", "fused"}
+    assert {r["n"] for r in rows} == {"256", "1024"}
+    assert all(r["Runs"] == "5" for r in rows)
+    assert list(rows[0])[:4] == ["Region", "n", "Duration (host timer)", "RSD"]
     # The traits are JSON as they go over the wire (no NaN, no numpy scalars).
     json.dumps(widget.summary, allow_nan=False)
     json.dumps(widget.figures, allow_nan=False)

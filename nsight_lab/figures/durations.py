@@ -37,7 +37,7 @@ def _duration_layout(yrange: tuple[float, float] | None = None) -> go.Layout:
     without (the live chart, whose range grows), plotly's log ticks, labelled whole.
     """
     yaxis: dict[str, Any] = {
-        "title": {"text": "duration (µs, log scale)"},
+        "title": {"text": "duration (µs, log); open: throttled"},
         "type": "log",
         "tickformat": "~s",
     }
@@ -61,12 +61,13 @@ def _point_style(
 ) -> tuple[int, str, list[str]]:
     """Marker size, marker symbol and customdata of one run's point.
 
-    ``symbol`` is the region's marker; a throttled run's is an ``x``.
+    ``symbol`` is the region's marker; a throttled run's is the same shape, open
+    and larger (a session throttled in every run keeps its regions' shapes).
     """
     throttled = record.telemetry.throttled
     return (
         (10 if throttled else 7),
-        ("x" if throttled else symbol),
+        (f"{symbol}-open" if throttled else symbol),
         [
             label,
             _throttle_text(record),
@@ -143,7 +144,7 @@ def duration_figure(
     scale so never below 0: :func:`~nsight_lab.stats.running_mean_ci`), then the
     durations (µs, on a log axis) by run index, each region in its own colour
     and marker (:func:`region_style`, numbered as :func:`region_order`). Throttled
-    runs get an ``x`` marker and their reasons in the hover.
+    runs get the region's marker open, and their reasons in the hover.
     :class:`LiveFigures` appends to the same traces run by run.
 
     Args:

@@ -53,8 +53,8 @@ REGION_SYMBOLS: tuple[str, ...] = (
     "pentagon",
     "triangle-right",
 )
-"""Marker shapes, one per region (9, coprime with the 20 colours); ``x`` is left
-for throttled runs."""
+"""Marker shapes, one per region (9, coprime with the 20 colours), filled; a
+throttled run's is its region's shape open."""
 REGION_GLYPHS: dict[str, str] = {
     "circle": "\u25cf",
     "square": "\u25a0",

@@ -114,8 +114,9 @@ def test_duration_figure_traces_band_and_throttle_marks():
     assert list(upper["y"]) == pytest.approx(high[4:])
     assert list(lower["x"]) == list(upper["x"]) == [4, 5]
     assert min(lower["y"]) > 0
-    # The second region's marker is a square; a throttled run's an x.
-    assert list(points["marker"]["symbol"]) == ["square"] * 3 + ["x"] + ["square"] * 2
+    # The second region's marker is a square; a throttled run's an open square.
+    symbols = ["square"] * 3 + ["square-open"] + ["square"] * 2
+    assert list(points["marker"]["symbol"]) == symbols
     assert points["customdata"][3][1] == "throttled: hw thermal slowdown"
     assert points["customdata"][0][1] == ""
     assert points["marker"]["color"] == PALETTE[1]
@@ -464,7 +465,7 @@ def test_live_figures_keep_the_latest_points_per_trace():
         assert appends["duration"]["max_points"] == 4
     points = live.figures["duration"]["data"][2]
     assert points["x"] == [2, 3, 4, 5]
-    assert points["marker"]["symbol"] == ["circle", "x", "circle", "circle"]
+    assert points["marker"]["symbol"] == ["circle", "circle-open", "circle", "circle"]
     assert live.figures["clocks"]["data"][0]["x"] == [2, 3, 4, 5]
 
 

@@ -1,49 +1,45 @@
-r"""The evidence of issue 11 on one GPU: the pm backend (CUPTI PM sampling) vs ncu.
+r"""The evidence of issue 19 on one GPU: the pm backend against ncu, events and cupti.
 
-Parts, each on its own (a failure is logged and the next part runs), results written
-after every part so a timeout keeps what was done:
+The issue's 12-region cell (elementwise ops on 32-64M floats, softmax, layernorm, bf16
+and fp32 matmuls, a transpose copy, a sum, a cumsum, a tiny 16K add, an fp16 bmm; the
+cell of ``pm_scale_h200.py``) runs through the real ``%%nsight`` magic in an in-process
+IPython shell, as a user runs it:
 
-1. ``stack``: versions, the doctor's PM sampling line, which metrics PM sampling takes
-   on this chip (alone, and the default set in one pass), the base metric count.
-2. ``fixture``: a cell of four regions (``x*2`` over 256 MB, ``a + b*c`` and
-   ``torch.addcmul`` on 32M floats, a tiny 4 MB ``x*2``) driven through the pm
-   measurement with its quiet gaps, and again without them (back-to-back regions);
-   every sample and kernel interval is kept and written as the CI fixture
-   ``pm_samples_h200.json`` (a few hundred KB).
-3. ``decode``: 2,000 launches of ``x*2`` in four collections at 20 µs, decoded live
-   (about 12,000 samples): are the bytes all there?
-4. ``cell``: the issue's cell (``x*2`` over 256 MB, ``a + b*c``, ``addcmul``, softmax,
-   layernorm, a transpose copy of 8192x4096 fp32, a sum over 64M floats, an 8192^2
-   bf16 matmul; the L2 flushed before each region) through ``%%nsight --backend pm``,
-   on the default counters (read stopped) and on the DRAM pair (read live): per-region
-   DRAM bytes against a plain ``ncu --metrics dram__bytes_read.sum,
-   dram__bytes_write.sum`` run of the same kernels (and against the isolated ncu
-   backend), the unfused/fused traffic ratio of both, and each sampler's pace.
-5. ``walls``: wall time of the same cell on events, cupti, pm (DRAM pair; defaults)
-   and the isolated ncu backend (whole cells, and the marginal cost per run between
-   two run counts); the issue's bar is the DRAM pair at most 1.15x events.
-6. ``streaming``: per-run store lag (``store_lag.lag_run``) for pm (DRAM pair;
-   defaults) and events.
-7. ``timeline``: the "Counters over time" figure of the cell, as PNG (kaleido) or
-   JSON.
+* ``pm_dram``: ``--metrics dram__bytes_read.sum,dram__bytes_write.sum`` (auto picks pm),
+  ``pm_default``: ``--backend pm`` (the default counters), ``events``, ``cupti``; each
+  at 10, 50 and 200 runs (10 and 50 twice, the best wall kept).
+* Per region: pm's median DRAM bytes read and written against a plain ``ncu`` run of
+  the same kernels (one child process, ``--cache-control all``), the issue's bar being
+  reads within 1 % and writes within 3 % for regions of at least 100 µs.
+* Walls: the marginal wall per run, ``(wall(50) - wall(10)) / 40``, of each backend and
+  pm's over events' (the bar: 1.3x for the DRAM pair, 2x for the default set); the
+  first pm cell's set-up cost (the first pm cell minus the same cell again, after an
+  events cell took the process's first-cell costs).
+* Every session's status, stored runs and notes (pm's say the interval it chose), the
+  pm sampler's drain statistics where it has them, and the "Counters over time" figure
+  of a pm session as PNG (kaleido where it works, else matplotlib) and as JSON.
 
-Writes to ``--out``: ``pm_h200.json``, ``pm_h200.log``, ``pm_samples_h200.json``,
-``pm_h200_timeline.png`` (or ``.json``). Copy the first and the PNG to
-``benchmarks/results/`` and the fixture to ``tests/fixtures/``.
+Each part is guarded (a failure is recorded and the next part runs), its wall is
+recorded, the results are written after every part and every cell, and a time budget
+(``--budget``, 300 s) skips what would run past it. Writes under ``--out``:
+``pm_h200.json`` (everything), ``pm_h200.log``, ``pm_h200_timeline.png`` and
+``pm_h200_timeline.json``. Copy the JSON and the PNG to ``benchmarks/results/``.
 
-Run from the repository root, as root, with cupti-python >= 13.4 and its libcupti::
+On the H200 (``benchmarks/device_h200.sh`` runs it), from the repository root::
 
-    PYTHONPATH=/tmp/site:$PWD LD_LIBRARY_PATH=<site>/nvidia/cu13/lib \\
-        python benchmarks/pm_h200.py --out $OUT
+    PYTHONPATH=$PWD:/tmp/site LD_LIBRARY_PATH=<the cupti wheel's lib> \
+        python3 benchmarks/pm_h200.py --out $OUT/pm
+
+``--smoke`` runs the same parts on the cpu backend with small CPU tensors and run
+counts 2, 4 and 8 (ncu, when absent, is recorded as the part's error): the check of
+everything but the GPU that CI and a laptop can make.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
 import json
-import math
 import os
 import platform
 import statistics
@@ -52,129 +48,115 @@ import sys
 import tempfile
 import time
 import traceback
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Iterable, Iterator, Mapping, Sequence
 
-MiB = 1 << 20
-BUDGET_S = 300.0
-TOLERANCE = 0.02
-WALL_BAR = 1.15
-"""The issue's bar: the pm cell at most this multiple of the events cell."""
-"""The issue's bar: per-region DRAM bytes within 2 % of ncu's ..."""
-LONG_US = 100.0
-"""... for every region of at least 100 µs."""
 DRAM = ("dram__bytes_read.sum", "dram__bytes_write.sum")
-FIXTURE_METRICS = (
-    *DRAM,
-    "lts__t_bytes.sum",
-    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed",
-)
-"""The fixture keeps these columns (the others would only make it bigger)."""
-CANDIDATE_METRICS = (
-    *DRAM,
-    "dram__throughput.avg.pct_of_peak_sustained_elapsed",
-    "lts__t_bytes.sum",
-    "gr__cycles_elapsed.max",
-    "sm__cycles_active.avg",
-    "sm__cycles_active.avg.pct_of_peak_sustained_elapsed",
-    "sm__cycles_elapsed.sum",
-    "sm__inst_executed.sum",
-    "sm__warps_active.avg.pct_of_peak_sustained_active",
-    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed",
-    "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
-    "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
-    "pcie__read_bytes.sum",
-    "pcie__write_bytes.sum",
-    "nvlrx__bytes.sum",
-)
-
 TENSORS = """
 import torch
-dev = "cuda"
-x = torch.randn(64 * 1024 * 1024, device=dev)
-a, b, c = (torch.randn(32 * 1024 * 1024, device=dev) for _ in range(3))
-s = torch.randn(8192, 4096, device=dev)
-m = torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16)
-small = torch.randn(1024 * 1024, device=dev)
+x = torch.randn(64 << 20, device="cuda")
+a, b, c = (torch.randn(32 << 20, device="cuda") for _ in range(3))
+s = torch.randn(8192, 4096, device="cuda")
+m16 = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+m32 = torch.randn(4096, 4096, device="cuda")
+small = torch.randn(16384, device="cuda")
+q = torch.randn(32, 1024, 128, device="cuda", dtype=torch.float16)
+k = torch.randn(32, 128, 1024, device="cuda", dtype=torch.float16)
+"""
+SMOKE_TENSORS = """
+import torch
+x = torch.randn(1 << 16)
+a, b, c = (torch.randn(1 << 15) for _ in range(3))
+s = torch.randn(64, 128)
+m16 = torch.randn(64, 64, dtype=torch.bfloat16)
+m32 = torch.randn(64, 64)
+small = torch.randn(1024)
+q = torch.randn(4, 32, 16, dtype=torch.float16)
+k = torch.randn(4, 16, 32, dtype=torch.float16)
 """
 REGIONS: dict[str, str] = {
     "x2": "x * 2",
     "unfused": "a + b * c",
     "fused": "torch.addcmul(a, b, c)",
     "softmax": "torch.softmax(s, dim=-1)",
-    "layernorm": "torch.nn.functional.layer_norm(s, (4096,))",
+    "layernorm": "torch.nn.functional.layer_norm(s, (s.shape[-1],))",
+    "matmul_bf16": "m16 @ m16",
+    "matmul_fp32": "m32 @ m32",
     "transpose": "s.t().contiguous()",
     "sum": "x.sum()",
-    "matmul_bf16": "m @ m",
+    "cumsum": "a.cumsum(0)",
+    "tiny": "small + 1",
+    "bmm_fp16": "torch.bmm(q, k)",
 }
-FIXTURE_REGIONS = ("x2", "unfused", "fused", "tiny")
-"""``tiny``: ``small * 2``, 4 MB each way, a few µs: shorter than a sample."""
-KNOWN_BYTES: dict[str, tuple[int, int]] = {
-    # (read, written) the kernels must move at least, from the tensor sizes.
-    "x2": (256 * MiB, 256 * MiB),
-    "unfused": (512 * MiB, 256 * MiB),  # b*c -> t (2 in, 1 out), a + t (2 in, 1 out)
-    "fused": (384 * MiB, 128 * MiB),
-    "softmax": (128 * MiB, 128 * MiB),
-    "layernorm": (128 * MiB, 128 * MiB),
-    "transpose": (128 * MiB, 128 * MiB),
-    "sum": (256 * MiB, 0),
-    "matmul_bf16": (256 * MiB, 128 * MiB),
-    "tiny": (4 * MiB, 4 * MiB),
+SETS: dict[str, str] = {
+    "events": "--backend events",
+    "pm_dram": f"--metrics {','.join(DRAM)}",
+    "pm_default": "--backend pm",
+    "cupti": "--backend cupti",
 }
+"""Each measured set's options (``pm_dram`` goes to pm through ``auto``)."""
+PM_SETS = ("pm_dram", "pm_default")
+RUN_COUNTS = (10, 50, 200)
+WALL_REPEATS = 2
+"""Cells of 10 and 50 runs are run this often (the best wall is kept)."""
+LONG_US = 100.0
+READ_TOLERANCE = 0.01
+WRITE_TOLERANCE = 0.03
+"""The issue's bars for regions of at least ``LONG_US``: reads 1 %, writes 3 %."""
+MARGINAL_BARS = {"pm_dram": 1.3, "pm_default": 2.0}
+"""The issue's bars: pm's marginal wall per run over events'."""
+BUDGET_S = 300.0
 
-PLAIN_SCRIPT = """
-import nvtx, torch
-{setup}
-for run in range({runs}):
-{body}
-torch.cuda.synchronize()
-"""
 
-
-class Log:
-    """Everything said goes to stdout and to the log file."""
-
-    def __init__(self, path: Path) -> None:
-        """Append to ``path``."""
-        self.file = path.open("a", encoding="utf-8")
-
-    def __call__(self, *parts: object) -> None:
-        """Say ``parts``, space-separated."""
-        line = " ".join(str(p) for p in parts)
-        print(line, flush=True)
-        self.file.write(line + "\n")
-        self.file.flush()
+# ------------------------------------------------------------------ bookkeeping
 
 
 class Bench:
-    """The results so far, written after every part."""
+    """The results so far, written after every part and cell, and the log."""
 
-    def __init__(self, out: Path) -> None:
-        """Write into ``out``."""
+    def __init__(self, out: Path, budget_s: float) -> None:
+        """Write into ``out``; parts that start after ``budget_s`` are skipped."""
         self.out = out
-        self.log = Log(out / "pm_h200.log")
-        self.results: dict[str, Any] = {"parts": {}}
+        self.budget_s = budget_s
         self.started = time.monotonic()
+        self.results: dict[str, Any] = {"parts": {}, "cells": []}
+        self._log = (out / "pm_h200.log").open("a", encoding="utf-8")
+
+    def log(self, *parts: object) -> None:
+        """Say ``parts`` on stdout and in the log."""
+        line = " ".join(str(p) for p in parts)
+        print(line, flush=True)
+        self._log.write(line + "\n")
+        self._log.flush()
 
     def elapsed(self) -> float:
         """Seconds since the benchmark started."""
         return time.monotonic() - self.started
 
+    def over_budget(self) -> bool:
+        """Whether the time budget is spent."""
+        return self.elapsed() > self.budget_s
+
     def save(self) -> None:
         """Write the results so far."""
-        path = self.out / "pm_h200.json"
-        path.write_text(json.dumps(self.results, indent=2, default=str) + "\n")
+        self.results["elapsed_s"] = round(self.elapsed(), 2)
+        text = json.dumps(self.results, indent=1, default=str) + "\n"
+        (self.out / "pm_h200.json").write_text(text, encoding="utf-8")
 
     @contextlib.contextmanager
-    def part(self, name: str, *, optional: bool = True) -> Iterator[dict[str, Any]]:
-        """Run one part: its entry in the results, its failure logged, not raised."""
+    def part(self, name: str) -> Iterator[dict[str, Any]]:
+        """One part: its entry in the results; its failure recorded, not raised.
+
+        The caller checks ``"skipped" in entry`` (the budget was spent).
+        """
         entry: dict[str, Any] = {}
         self.results["parts"][name] = entry
-        if optional and self.elapsed() > BUDGET_S:
-            entry["skipped"] = f"over the {BUDGET_S:.0f} s budget"
+        if self.over_budget():
+            entry["skipped"] = f"over the {self.budget_s:.0f} s budget"
             self.log(f"== {name}: skipped ({entry['skipped']})")
             self.save()
             yield entry
@@ -183,339 +165,483 @@ class Bench:
         t0 = time.monotonic()
         try:
             yield entry
-        except BaseException as exc:  # one part never stops the rest
+        except Exception as exc:  # noqa: BLE001  (one part never stops the rest)
             entry["error"] = f"{type(exc).__name__}: {exc}"
             entry["traceback"] = traceback.format_exc()
             self.log(f"!! {name} failed: {entry['error']}\n{entry['traceback']}")
-            if isinstance(exc, KeyboardInterrupt):
-                raise
         finally:
             entry["part_s"] = round(time.monotonic() - t0, 3)
-            self.log(f"   {name}: {json.dumps(entry, default=str)[:3000]}")
+            self.log(f"   {name}: {json.dumps(entry, default=str)[:2000]}")
             self.save()
 
 
-# ------------------------------------------------------------------ 1. the stack
+# ------------------------------------------------------------------ pure parts
+
+
+def cell_text(options: str, regions: Mapping[str, str] = REGIONS) -> str:
+    """The cell: one ``nsight.annotate`` region per entry of ``regions``."""
+    lines = [f"%%nsight {options}"]
+    for name, expr in regions.items():
+        lines += [f"with nsight.annotate({name!r}):", f"    _ = {expr}"]
+    return "\n".join(lines) + "\n"
+
+
+def cell_options(set_name: str, runs: int, *, smoke: bool = False) -> str:
+    """The magic's options for ``set_name`` at ``runs`` (``--quiet``, named)."""
+    chosen = "--backend cpu" if smoke else SETS[set_name]
+    return f"{chosen} --runs {runs} --quiet --name {set_name}-{runs}"
+
+
+def _median(values: Sequence[float]) -> float | None:
+    return float(statistics.median(values)) if values else None
+
+
+def region_stats(records: Iterable[Any]) -> dict[str, dict[str, Any]]:
+    """Per region of stored runs (``RunRecord`` objects): median time and DRAM bytes.
+
+    ``duration_us``, ``read`` and ``written`` (bytes; None without the counter),
+    ``runs``, and the smallest and largest run's bytes (``read_range``,
+    ``written_range``) to show the spread.
+    """
+    per: dict[str, dict[str, list[float]]] = {}
+    for record in records:
+        got = per.setdefault(record.annotation, {"ns": [], "read": [], "written": []})
+        got["ns"].append(float(record.duration_ns))
+        for key, metric in (("read", DRAM[0]), ("written", DRAM[1])):
+            value = record.metrics.get(metric)
+            if value is not None:
+                got[key].append(float(value))
+    out: dict[str, dict[str, Any]] = {}
+    for name, got in per.items():
+        ns = _median(got["ns"])
+        out[name] = {
+            "duration_us": None if ns is None else ns / 1e3,
+            "read": _median(got["read"]),
+            "written": _median(got["written"]),
+            "runs": len(got["ns"]),
+            "read_range": [min(got["read"]), max(got["read"])] if got["read"] else None,
+            "written_range": (
+                [min(got["written"]), max(got["written"])] if got["written"] else None
+            ),
+        }
+    return out
+
+
+def _ratio(got: float | None, ref: float | None) -> float | None:
+    if got is None or ref is None or ref <= 0:
+        return None
+    return got / ref
+
+
+def compare_regions(
+    pm: Mapping[str, Mapping[str, Any]], ncu: Mapping[str, Mapping[str, Any]]
+) -> dict[str, Any]:
+    """Compare pm's per-region bytes with ncu's: a row per region, the verdicts.
+
+    ``pm``: :func:`region_stats`. ``ncu``: per region ``read``, ``written`` (bytes),
+    ``ns`` (kernel time) and ``kernels``, as :func:`plain_ncu` gives them. A region is
+    *long* when ncu's (else pm's) time is at least ``LONG_US``; the verdicts
+    (``reads_within_1pct``, ``writes_within_3pct``) cover the long regions both
+    measured, None when there is none.
+    """
+    rows: dict[str, dict[str, Any]] = {}
+    for name, got in pm.items():
+        ref = ncu.get(name, {})
+        ncu_us = ref["ns"] / 1e3 if ref.get("ns") else None
+        length = ncu_us if ncu_us is not None else got.get("duration_us")
+        read_ratio = _ratio(got.get("read"), ref.get("read"))
+        written_ratio = _ratio(got.get("written"), ref.get("written"))
+        rows[name] = {
+            "pm_us": got.get("duration_us"),
+            "ncu_us": ncu_us,
+            "ncu_kernels": ref.get("kernels"),
+            "pm_read": got.get("read"),
+            "ncu_read": ref.get("read"),
+            "read_ratio": read_ratio,
+            "pm_written": got.get("written"),
+            "ncu_written": ref.get("written"),
+            "written_ratio": written_ratio,
+            "long": length is not None and length >= LONG_US,
+            "read_ok": None
+            if read_ratio is None
+            else abs(read_ratio - 1) <= READ_TOLERANCE,
+            "written_ok": None
+            if written_ratio is None
+            else abs(written_ratio - 1) <= WRITE_TOLERANCE,
+        }
+    long_rows = {n: r for n, r in rows.items() if r["long"]}
+
+    def verdict(key: str) -> bool | None:
+        judged = [r[key] for r in long_rows.values() if r[key] is not None]
+        return all(judged) if judged else None
+
+    def worst(key: str) -> list[Any] | None:
+        found = [(n, r[key]) for n, r in long_rows.items() if r[key] is not None]
+        if not found:
+            return None
+        name, ratio = max(found, key=lambda item: abs(item[1] - 1))
+        return [name, ratio]
+
+    return {
+        "rows": rows,
+        "long_regions": sorted(long_rows),
+        "reads_within_1pct": verdict("read_ok"),
+        "writes_within_3pct": verdict("written_ok"),
+        "worst_read": worst("read_ratio"),
+        "worst_written": worst("written_ratio"),
+    }
+
+
+def _mb(value: float | None) -> str:
+    return "-" if value is None else f"{value / 1e6:,.1f}"
+
+
+def _x(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def markdown_table(comparison: Mapping[str, Any], title: str) -> str:
+    """The per-region rows as a Markdown table (MB, ratios; ``*`` marks long)."""
+    lines = [
+        f"**{title}** (MB; pm/ncu; `*` = at least {LONG_US:.0f} µs)",
+        "",
+        (
+            "| region | µs (pm) | read pm | read ncu | read x | written pm "
+            "| written ncu | written x |"
+        ),
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, row in comparison["rows"].items():
+        us = "-" if row["pm_us"] is None else f"{row['pm_us']:,.1f}"
+        lines.append(
+            f"| {name}{' *' if row['long'] else ''} | {us} | {_mb(row['pm_read'])} "
+            f"| {_mb(row['ncu_read'])} | {_x(row['read_ratio'])} "
+            f"| {_mb(row['pm_written'])} | {_mb(row['ncu_written'])} "
+            f"| {_x(row['written_ratio'])} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def wall_summary(cells: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Walls per set and run count (the best of the completed cells), marginals.
+
+    ``marginal_per_run_s``: ``(wall(50) - wall(10)) / 40`` per set (and
+    ``marginal_per_run_long_s`` between 10 and 200 runs);
+    ``fixed_per_cell_s``: ``wall(10) - 10 * marginal``; ``over_events_marginal``: each
+    set's marginal over events'; ``bars``: pm's against the issue's bars.
+    """
+    best: dict[str, dict[int, float]] = {}
+    for cell in cells:
+        if cell.get("first") or not cell.get("ok") or "wall_s" not in cell:
+            continue
+        walls = best.setdefault(cell["set"], {})
+        runs = int(cell["runs"])
+        walls[runs] = min(walls.get(runs, float("inf")), float(cell["wall_s"]))
+    out: dict[str, Any] = {
+        "best_wall_s": {
+            s: {str(n): w for n, w in sorted(d.items())} for s, d in best.items()
+        }
+    }
+    low, high, top = RUN_COUNTS
+    marginal = {
+        s: (d[high] - d[low]) / (high - low)
+        for s, d in best.items()
+        if low in d and high in d
+    }
+    out["marginal_per_run_s"] = marginal
+    out["marginal_per_run_long_s"] = {  # 10 -> 200 runs: less noise
+        s: (d[top] - d[low]) / (top - low)
+        for s, d in best.items()
+        if low in d and top in d
+    }
+    out["fixed_per_cell_s"] = {s: best[s][low] - low * m for s, m in marginal.items()}
+    events = marginal.get("events")
+    if events and events > 0:
+        out["over_events_marginal"] = {
+            s: m / events for s, m in marginal.items() if s != "events"
+        }
+        out["bars"] = {
+            s: {
+                "bar": bar,
+                "ratio": out["over_events_marginal"].get(s),
+                "met": (
+                    out["over_events_marginal"][s] <= bar
+                    if s in out["over_events_marginal"]
+                    else None
+                ),
+            }
+            for s, bar in MARGINAL_BARS.items()
+        }
+    out["over_events_wall"] = {
+        s: {
+            str(n): w / best["events"][n]
+            for n, w in d.items()
+            if n in best.get("events", {})
+        }
+        for s, d in best.items()
+        if s != "events"
+    }
+    return out
+
+
+def plain_script(setup: str, runs: int) -> str:
+    """A plain script of the cell's kernels: one warm-up, then ``runs`` in ranges.
+
+    The ranges are nsight-lab's (domain ``nsight_lab``, ``"region [c0 rN]"``), so
+    :func:`nsight_lab.backends.ncu.report.read_report` attributes the kernels; the
+    warm-up is outside any range (ncu's NVTX filter leaves it unprofiled).
+    """
+    body = [
+        "import nvtx, torch",
+        setup.strip(),
+        *(f"_ = {expr}" for expr in REGIONS.values()),
+        "torch.cuda.synchronize()",
+        f"for run in range({runs}):",
+    ]
+    for name, expr in REGIONS.items():
+        body += [
+            f"    with nvtx.annotate(f'{name} [c0 r{{run}}]', domain='nsight_lab'):",
+            f"        _ = {expr}",
+        ]
+    body.append("torch.cuda.synchronize()")
+    return "\n".join(body) + "\n"
+
+
+def ncu_per_region(rows: Iterable[Any]) -> dict[str, dict[str, float]]:
+    """Sum ncu's kernel rows per region and run; per region, the median over runs.
+
+    Each region gets ``read``, ``written`` (bytes), ``ns`` and ``kernels``.
+    """
+    per_run: dict[tuple[str, int], dict[str, float]] = {}
+    for row in rows:
+        slot = per_run.setdefault(
+            (row.region, row.run_index),
+            {"read": 0.0, "written": 0.0, "ns": 0.0, "kernels": 0.0},
+        )
+        slot["read"] += row.metrics.get(DRAM[0], 0.0)
+        slot["written"] += row.metrics.get(DRAM[1], 0.0)
+        slot["ns"] += row.metrics.get("gpu__time_duration.sum", 0.0)
+        slot["kernels"] += 1
+    out: dict[str, dict[str, float]] = {}
+    for name in dict.fromkeys(region for region, _ in per_run):
+        found = [v for (r, _), v in per_run.items() if r == name]
+        out[name] = {
+            key: float(statistics.median(v[key] for v in found))
+            for key in ("read", "written", "ns", "kernels")
+        }
+    return out
+
+
+# ------------------------------------------------------------------ GPU parts
 
 
 def stack(entry: dict[str, Any]) -> None:
-    """Versions, the doctor's line, the metrics PM sampling takes here."""
+    """Versions, the device, ncu, the cupti library path."""
+    import importlib.metadata as md
+
     import torch
 
-    from nsight_lab.backends.pm import availability
-    from nsight_lab.backends.pm.metrics import DEFAULT_METRICS
-    from nsight_lab.backends.pm.sampler import cupti_version
-    from nsight_lab.gpu.stack import find_ncu, ncu_version
+    from nsight_lab.gpu.stack import find_libcupti, find_ncu, ncu_version
+
+    def version(name: str) -> str | None:
+        try:
+            return md.version(name)
+        except md.PackageNotFoundError:
+            return None
 
     ncu = find_ncu()
     entry.update(
         python=sys.version.split()[0],
         torch=torch.__version__,
-        torch_cuda=torch.version.cuda,
-        cupti_python=cupti_version(),
-        device=torch.cuda.get_device_name(0),
+        cuda=torch.cuda.is_available(),
+        device=torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+        packages={
+            n: version(n)
+            for n in (
+                "cupti-python",
+                "nvidia-cuda-cupti",
+                "ipython",
+                "plotly",
+                "ncu-report",
+                "kaleido",
+            )
+        },
+        libcupti=find_libcupti(),
         ld_library_path=os.environ.get("LD_LIBRARY_PATH", ""),
         ncu=str(ncu) if ncu else None,
         ncu_version=".".join(map(str, ncu_version(ncu) or ())) if ncu else None,
     )
-    diagnosis = availability.diagnose()
-    entry["doctor"] = {
-        "status": diagnosis.status,
-        "detail": diagnosis.detail,
-        "hint": diagnosis.hint,
-    }
-    check = availability.CHECKS.check(torch, torch.cuda.current_device())
-    entry["chip"] = check.host.chip
-    t0 = time.perf_counter()
-    entry["alone"] = {m: check.why_not((m,)) is None for m in CANDIDATE_METRICS}
-    entry["defaults_refusal"] = check.why_not(DEFAULT_METRICS)
-    entry["default_groups"] = check.groups(
-        [m for m in DEFAULT_METRICS if entry["alone"].get(m, True)]
-    )
-    entry["check_s"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    with contextlib.suppress(Exception):
-        names = check.host.names()
-        entry["known_metric_names"] = len(names)
-        entry["known_dram"] = [n for n in names if n.startswith("dram__bytes")][:20]
-    entry["names_s"] = time.perf_counter() - t0
 
 
-# ------------------------------------------------------------------ 2. the fixture
-
-
-def drive(
-    measurement: Any,  # noqa: ANN401  (a PmMeasurement)
-    ns: dict[str, Any],
-    regions: dict[str, str],
-    runs: int,
-) -> list[Any]:
-    """Run ``regions`` ``runs`` times through an opened measurement (as the runner)."""
-    from nsight_lab.backends.base import RunKey
-
-    code = {
-        name: compile(f"_ = {expr}", name, "exec") for name, expr in regions.items()
-    }
-    timings = []
-    for run in range(runs):
-        measurement.begin_run(RunKey(0, run))
-        for name in regions:
-            measurement.enter_region(name)
-            exec(code[name], ns)  # noqa: S102  (our own fixed workloads)
-            measurement.exit_region(name)
-        measurement.end_run(0.0)
-    timings += measurement.completed(wait=True)
-    return timings
-
-
-def open_pm(metrics: tuple[str, ...], interval_us: int = 20) -> Any:  # noqa: ANN401
-    """An opened pm measurement (the collector's own, as the magic opens it)."""
-    from nsight_lab.backends.pm.collector import PmBackend
-    from nsight_lab.options import parse_options
-
-    options = parse_options(
-        f"--backend pm --metrics {','.join(metrics)} --sample-interval {interval_us}"
-    )
-    return PmBackend().open(options)
-
-
-def fixture(entry: dict[str, Any], bench: Bench, ns: dict[str, Any]) -> None:
-    """Record the CI fixture: with quiet gaps, then back to back without."""
-    import torch
-
-    from nsight_lab.backends.pm import availability
-    from nsight_lab.backends.pm.attribution import Layout, attribute
-    from nsight_lab.backends.pm.sampler import cupti_version
-
-    regions = {name: REGIONS.get(name, "small * 2") for name in FIXTURE_REGIONS}
-    # The fixture's columns: DRAM bytes first, then what fits in the same pass.
-    check = availability.CHECKS.check(torch, torch.cuda.current_device())
-    usable = [m for m in FIXTURE_METRICS if check.why_not((m,)) is None]
-    chosen = tuple(check.groups(usable)[0])
-    entry["metrics"] = chosen
-    batches = []
-    for quiet in (True, False):
-        m = open_pm(chosen)
-        try:
-            m.quiet_gaps = quiet
-            drive(m, ns, regions, 1)  # warm-up, its samples dropped
-            m.keep_raw = True
-            m.raw.clear()
-            timings = drive(m, ns, regions, 3)
-            entry[f"cost_quiet_{quiet}"] = vars(m.cost)
-        finally:
-            m.close()
-        for raw in m.raw:
-            first = min(k[0] for _, _, ks in raw.regions for k in ks)
-            last = max(k[1] for _, _, ks in raw.regions for k in ks)
-            window = 200_000  # keep 200 µs either side of the runs' kernels
-            samples = [
-                [int(s[0]), int(s[1]), *s[2:]]
-                for s in raw.samples
-                if s[1] > first - window and s[0] < last + window
-            ]
-            batches.append(
-                {
-                    "quiet_gaps": quiet,
-                    "samples": samples,
-                    "regions": [
-                        {"run": seq, "name": name, "kernels": kernels}
-                        for seq, name, kernels in raw.regions
-                    ],
-                    "busy": [
-                        b
-                        for b in raw.busy
-                        if b[1] > first - window and b[0] < last + window
-                    ],
-                    "quiet": raw.quiet,
-                }
-            )
-        entry[f"durations_us_quiet_{quiet}"] = {
-            name: [t.regions[name] / 1e3 for t in timings] for name in regions
-        }
-        entry[f"counters_quiet_{quiet}"] = {
-            name: [t.counters.get(name, {}) for t in timings] for name in regions
-        }
-    torch.cuda.synchronize()
-    metrics = list(chosen)
-    data = {
-        "version": 1,
-        "what": "PM samples and CUPTI kernel intervals per region, recorded by "
-        "benchmarks/pm_h200.py (issue 11)",
-        "device": torch.cuda.get_device_name(0),
-        "chip": bench.results["parts"].get("stack", {}).get("chip"),
-        "cupti_python": cupti_version(),
-        "interval_ns": 20_000,
-        "metrics": metrics,
-        "known_bytes": {n: list(KNOWN_BYTES[n]) for n in FIXTURE_REGIONS},
-        "batches": batches,
-    }
-    path = bench.out / "pm_samples_h200.json"
-    path.write_text(json.dumps(data, separators=(",", ":")) + "\n")
-    entry["fixture_bytes"] = path.stat().st_size
-    entry["fixture_samples"] = [len(b["samples"]) for b in batches]
-    # What the attribution makes of it, as the CI test will.
-    for batch in batches:
-        layout = Layout(
-            regions={
-                (r["run"], r["name"]): [tuple(k) for k in r["kernels"]]
-                for r in batch["regions"]
-            },
-            busy=[tuple(k) for k in batch["busy"]],
-        )
-        table = [row[2:] for row in batch["samples"]]
-        starts = [row[0] for row in batch["samples"]]
-        ends = [row[1] for row in batch["samples"]]
-        result = attribute(starts, ends, table, layout)
-        read, write = metrics.index(DRAM[0]), metrics.index(DRAM[1])
-        per: dict[str, list[float]] = {}
-        for (_, name), values in result.regions.items():
-            per.setdefault(name, []).append(float(values[read] + values[write]))
-        entry[f"dram_rw_over_known_quiet_{batch['quiet_gaps']}"] = {
-            name: statistics.median(v) / sum(KNOWN_BYTES[name])
-            for name, v in per.items()
-        }
-
-
-# ------------------------------------------------------------------ 3. decoding
-
-
-PACES: list[dict[str, Any]] = []
-"""Each closed PM sampler's mode, note and live pace (see :func:`record_paces`)."""
-
-
-def record_paces() -> None:
-    """Keep every PmSampler's mode and live-decoding pace when it closes."""
-    from nsight_lab.backends.pm.sampler import PmSampler
-
-    close = PmSampler.close
-
-    def recorded(self: PmSampler) -> None:
-        close(self)
-        PACES.append(
-            {
-                "mode": self.mode,
-                "note": self.note,
-                **self.pace,
-                "stopped_zeros": self.stopped_zeros[:4],
-            }
-        )
-
-    PmSampler.close = recorded  # type: ignore[method-assign]
-
-
-def last_pace() -> dict[str, Any]:
-    """The pace of the sampler closed last."""
-    return dict(PACES[-1]) if PACES else {}
-
-
-def decode(entry: dict[str, Any], ns: dict[str, Any]) -> None:
-    """Live decoding of more than 10,000 samples over four collections: all bytes?"""
-    import torch
-    from cupti import cupti
-
-    from nsight_lab.backends.pm.live import CAPACITY
-    from nsight_lab.backends.pm.sampler import PmSampler
-
-    batches, per_batch = 4, 500
-    sampler = PmSampler(torch.cuda.current_device(), DRAM, 20_000)
-    chunks: list[Any] = []
-    waits: list[float] = []
+def loaded_libcupti() -> list[str]:
+    """The libcupti files this process has mapped (which CUPTI the pm backend uses)."""
     try:
-        entry["mode"] = sampler.mode
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        for _ in range(batches):
-            for _ in range(per_batch):
-                ns["x"].mul(2)
-            torch.cuda.synchronize()
-            t1 = time.perf_counter()
-            chunks += sampler.drain(until_ns=int(cupti.get_timestamp()))
-            waits.append(time.perf_counter() - t1)
-        entry["gpu_and_drains_s"] = time.perf_counter() - t0
-        entry["drain_waits_s"] = waits
-        entry["mode_after"] = sampler.mode
-    finally:
-        sampler.close()
-    entry["pace"] = last_pace()
-    samples = sum(len(c) for c in chunks)
-    read = float(sum(c.all_values()[:, 0].sum() for c in chunks))
-    written = float(sum(c.all_values()[:, 1].sum() for c in chunks))
-    expected = batches * per_batch * 256 * MiB
-    entry.update(
-        samples=samples,
-        read_over_expected=read / expected,
-        written_over_expected=written / expected,
-        past_10000=samples > CAPACITY,
+        maps = Path("/proc/self/maps").read_text(encoding="utf-8")
+    except OSError:
+        return []
+    return sorted(
+        {line.split()[-1] for line in maps.splitlines() if "libcupti" in line}
     )
 
 
-# ------------------------------------------------------------------ 4. the cell
+@dataclass
+class SamplerWatch:
+    """The drain statistics and interval of each pm sampler when it closes.
+
+    Read from the sampler's ``stats``, ``interval_ns`` and ``limit`` where it has them
+    (the pm backend's internals, not an API: a sampler without them is left alone).
+    """
+
+    closed: list[dict[str, Any]] = field(default_factory=list)
+
+    def install(self) -> str | None:
+        """Wrap ``PmSampler.close``; the reason when it cannot be."""
+        try:
+            from nsight_lab.backends.pm.sampler import PmSampler
+        except Exception as exc:  # noqa: BLE001
+            return f"{type(exc).__name__}: {exc}"
+        close = PmSampler.close
+        closed = self.closed
+
+        def recorded(sampler: Any) -> None:  # noqa: ANN401
+            seen: dict[str, Any] = {}
+            stats = getattr(sampler, "stats", None)
+            if stats is not None:
+                with contextlib.suppress(TypeError):
+                    seen.update(vars(stats))
+            for name in ("interval_ns", "limit", "mode"):
+                if hasattr(sampler, name):
+                    seen[name] = getattr(sampler, name)
+            closed.append(seen)
+            close(sampler)
+
+        PmSampler.close = recorded  # type: ignore[method-assign,assignment]
+        return None
+
+    def since(self, count: int) -> list[dict[str, Any]]:
+        """What closed after the first ``count``."""
+        return self.closed[count:]
 
 
-def cell_text(options: str) -> str:
-    """The issue's cell, one region per kernel, with ``options``."""
-    lines = [f"%%nsight {options}"]
-    for name, expr in REGIONS.items():
-        lines += [f"with nsight.annotate({name!r}):", f"    _ = {expr}"]
-    return "\n".join(lines) + "\n"
+class Cells:
+    """Runs cells through the magic and reads back their sessions."""
 
+    def __init__(
+        self,
+        bench: Bench,
+        ip: Any,  # noqa: ANN401
+        watch: SamplerWatch,
+        *,
+        smoke: bool,
+    ) -> None:
+        """Cells in ``ip`` (an IPython shell with nsight_lab loaded)."""
+        self.bench, self.ip, self.watch, self.smoke = bench, ip, watch, smoke
 
-def run_cell(ip: Any, options: str) -> tuple[float, Any]:  # noqa: ANN401
-    """Run the cell through the magic; its wall time and ``--out`` DataFrame."""
-    t0 = time.perf_counter()
-    result = ip.run_cell(cell_text(options))
-    wall = time.perf_counter() - t0
-    if result.error_in_exec is not None:
-        msg = f"{type(result.error_in_exec).__name__}: {result.error_in_exec}"
-        raise RuntimeError(msg)
-    return wall, ip.user_ns.get("_out")
+    def _newest_session(self) -> int:
+        from nsight_lab.store.run_store import RunStore
 
+        with RunStore() as store:
+            found = store.list_sessions(limit=1)
+        return found[0].id if found else 0
 
-def per_region_bytes(frame: Any) -> dict[str, dict[str, Any]]:  # noqa: ANN401
-    """Each region's bytes as the roofline columns have them, and the metric rows."""
-    out: dict[str, dict[str, Any]] = {}
-    rows = frame[frame["Metric"] == "gpu__time_duration.sum"]
-    for _, row in rows.iterrows():
-        name = str(row["Annotation"])
-        metric_rows = frame[frame["Annotation"] == name].set_index("Metric")
-        medians = {
-            metric: float(metric_rows.loc[metric, "MedianValue"])
-            for metric in metric_rows.index
-            if metric != "gpu__time_duration.sum"
+    def run(self, set_name: str, runs: int, **tags: Any) -> dict[str, Any]:  # noqa: ANN401
+        """One cell: its wall, session, status, notes and per-region medians."""
+        from nsight_lab.store.run_store import RunStore
+
+        options = cell_options(set_name, runs, smoke=self.smoke)
+        entry: dict[str, Any] = {
+            "set": set_name,
+            "runs": runs,
+            **tags,
+            "options": options,
         }
-        read, written = float(row["BytesRead"]), float(row["BytesWritten"])
-        if math.isnan(read) or math.isnan(written):  # no FLOPs: no roofline columns
-            read, written = medians.get(DRAM[0], read), medians.get(DRAM[1], written)
-        out[name] = {
-            "read": read,
-            "written": written,
-            "source": str(row["BytesSource"]),
-            "flops_source": str(row["FLOPsSource"]),
-            "duration_us": float(row["MedianValue"]) / 1e3,
-            "metric_medians": medians,
-        }
-    return out
+        self.bench.results["cells"].append(entry)
+        if self.bench.over_budget():
+            entry["skipped"] = f"over the {self.bench.budget_s:.0f} s budget"
+            return entry
+        before, closed = self._newest_session(), len(self.watch.closed)
+        t0 = time.perf_counter()
+        try:
+            result = self.ip.run_cell(cell_text(options))
+            entry["wall_s"] = round(time.perf_counter() - t0, 4)
+            failure = result.error_before_exec or result.error_in_exec
+            if failure is not None:
+                entry["error"] = f"{type(failure).__name__}: {failure}"
+            newest = self._newest_session()
+            if newest > before:
+                with RunStore() as store:
+                    session = store.get_session(newest)
+                    records = store.runs(newest)
+                entry.update(
+                    session=newest,
+                    backend=session.backend,
+                    backend_reason=session.backend_reason,
+                    status=session.status,
+                    session_error=session.error,
+                    notes=list(session.notes),
+                    runs_stored=len(records),
+                    runs_with_series=sum(r.series is not None for r in records),
+                    regions=region_stats(records),
+                )
+            entry["ok"] = "error" not in entry and entry.get("status") == "completed"
+            sampled = self.watch.since(closed)
+            if sampled:
+                entry["samplers"] = sampled
+        except Exception as exc:  # noqa: BLE001  (one cell never stops the rest)
+            entry["error"] = f"{type(exc).__name__}: {exc}"
+            entry["traceback"] = traceback.format_exc()
+            entry["ok"] = False
+        finally:
+            self.bench.save()
+        self.bench.log(
+            f"   cell {set_name} x{runs}: wall {entry.get('wall_s')} s, "
+            f"{entry.get('backend')}, {entry.get('status')}, "
+            f"runs {entry.get('runs_stored')}, {entry.get('error') or 'ok'}"
+        )
+        return entry
 
 
-def plain_ncu(entry: dict[str, Any], runs: int = 3) -> dict[str, dict[str, float]]:
-    """The same kernels in a plain script under ncu: bytes per region (median run)."""
+def first_cells(entry: dict[str, Any], cells: Cells) -> None:
+    """The first events cell, then the first pm cell and the same cell again."""
+    low = RUN_COUNTS[0]
+    first = cells.run("events", low, first=True)
+    entry["first_events_cell_s"] = first.get("wall_s")
+    for set_name in PM_SETS:
+        one = cells.run(set_name, low, first=True)
+        two = cells.run(set_name, low, repeat=0)
+        entry[set_name] = {"first_s": one.get("wall_s"), "second_s": two.get("wall_s")}
+        if one.get("ok") and two.get("ok"):
+            entry[set_name]["setup_s"] = round(one["wall_s"] - two["wall_s"], 4)
+    entry["libcupti_loaded"] = loaded_libcupti()
+
+
+def walls(entry: dict[str, Any], cells: Cells) -> None:
+    """Every set at every run count, interleaved; the summary of the best walls."""
+    low, high, top = RUN_COUNTS
+    for repeat in range(WALL_REPEATS):
+        for runs in (low, high):
+            for set_name in SETS:
+                if runs == low and repeat == 0 and set_name in PM_SETS:
+                    continue  # first_cells ran it (its second cell)
+                cells.run(set_name, runs, repeat=repeat)
+    for set_name in (*PM_SETS, "events", "cupti"):
+        cells.run(set_name, top, repeat=0)
+    entry.update(wall_summary(cells.bench.results["cells"]))
+
+
+def plain_ncu(entry: dict[str, Any], setup: str, runs: int = 3) -> dict[str, Any]:
+    """The cell's kernels in a plain script under ncu: per-region bytes (median run)."""
     from nsight_lab.backends.ncu.report import read_report
     from nsight_lab.gpu.stack import find_ncu
 
     ncu = find_ncu()
     if ncu is None:
-        msg = "no ncu on PATH"
+        msg = "no ncu on PATH (or NSIGHT_LAB_NCU)"
         raise RuntimeError(msg)
-    body = "".join(
-        f"    with nvtx.annotate(f'{name} [c0 r{{run}}]', domain='nsight_lab'):\n"
-        f"        _ = {expr}\n"
-        for name, expr in REGIONS.items()
-    )
     metrics = [*DRAM, "gpu__time_duration.sum"]
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "plain.py"
-        script.write_text(PLAIN_SCRIPT.format(setup=TENSORS, runs=runs, body=body))
+        script.write_text(plain_script(setup, runs), encoding="utf-8")
         report = Path(tmp) / "plain"
         command = [
             str(ncu), "--nvtx", "--nvtx-include", "regex:nsight_lab@.+/",
@@ -523,341 +649,225 @@ def plain_ncu(entry: dict[str, Any], runs: int = 3) -> dict[str, dict[str, float
             "--clock-control", "none", "-f", "-o", str(report),
             sys.executable, str(script),
         ]  # fmt: skip
+        entry["command"] = " ".join([*command[:-2], "python", "plain.py"])
         t0 = time.perf_counter()
         done = subprocess.run(  # noqa: S603  (our own command line)
-            command, capture_output=True, text=True, check=False, timeout=240
+            command, capture_output=True, text=True, check=False, timeout=180
         )
-        entry["plain_ncu_wall_s"] = time.perf_counter() - t0
+        entry["wall_s"] = round(time.perf_counter() - t0, 2)
         if done.returncode != 0:
             msg = (
                 f"ncu exited {done.returncode}: {(done.stderr or done.stdout)[-1500:]}"
             )
             raise RuntimeError(msg)
         rows = read_report(str(report) + ".ncu-rep", metrics)
-    per_run: dict[tuple[str, int], dict[str, float]] = {}
-    for row in rows:
-        slot = per_run.setdefault(
-            (row.region, row.run_index),
-            {"read": 0.0, "written": 0.0, "ns": 0.0, "kernels": 0},
-        )
-        slot["read"] += row.metrics.get(DRAM[0], 0.0)
-        slot["written"] += row.metrics.get(DRAM[1], 0.0)
-        slot["ns"] += row.metrics.get("gpu__time_duration.sum", 0.0)
-        slot["kernels"] += 1
-    out: dict[str, dict[str, float]] = {}
-    for name in REGIONS:
-        found = [v for (r, _), v in per_run.items() if r == name]
-        if found:
-            out[name] = {
-                key: statistics.median(v[key] for v in found)
-                for key in ("read", "written", "ns", "kernels")
-            }
-    return out
-
-
-def isolated_ncu(
-    entry: dict[str, Any],
-    bench: Bench,
-    ip: Any,  # noqa: ANN401
-    rows: dict[str, dict[str, Any]],
-) -> None:
-    """The same cell on the isolated ncu backend: its bytes and its wall time."""
-    options = f"--backend ncu --metrics {','.join(DRAM)} --runs 10 --warmup 2"
-    try:
-        ncu_wall, ncu_frame = run_cell(ip, f"{options} --quiet --out _out")
-        entry["ncu_backend_wall_10_runs_s"] = ncu_wall
-        bench.results["ncu_backend_wall_10_runs_s"] = ncu_wall
-        isolated = per_region_bytes(ncu_frame)
-        entry["ncu_backend"] = isolated
-        for name, row in rows.items():
-            found = isolated.get(name)
-            if found and found["read"] + found["written"]:
-                row["pm_over_ncu_backend"] = row["pm_read_written"] / (
-                    found["read"] + found["written"]
-                )
-    except Exception as exc:  # noqa: BLE001  (the rest of the part still counts)
-        entry["ncu_backend_error"] = f"{type(exc).__name__}: {exc}"
-
-
-def add_reference(path: Path, reference: dict[str, dict[str, float]]) -> None:
-    """Give the CI fixture ncu's bytes of its regions (an independent reference)."""
-    if not reference or not path.exists():
-        return
-    recorded = json.loads(path.read_text())
-    recorded["ncu_bytes"] = {
-        name: [reference[name]["read"], reference[name]["written"]]
-        for name in FIXTURE_REGIONS
-        if name in reference
+    entry["kernels"] = len(rows)
+    entry["kernel_names"] = {
+        name: sorted({r.kernel[:80] for r in rows if r.region == name})
+        for name in REGIONS
     }
-    path.write_text(json.dumps(recorded, separators=(",", ":")) + "\n")
+    per_region = ncu_per_region(rows)
+    entry["regions"] = per_region
+    return per_region
 
 
-def region_rows(
-    pm: dict[str, dict[str, Any]],
-    defaults: dict[str, dict[str, Any]],
-    reference: dict[str, dict[str, float]],
-) -> dict[str, dict[str, Any]]:
-    """Per region: pm's bytes (DRAM pair, defaults) against the known and ncu's."""
-    rows = {}
-    for name, got in pm.items():
-        ref = reference.get(name)
-        row: dict[str, Any] = {
-            "duration_us": got["duration_us"],
-            "pm_read_written": got["read"] + got["written"],
-            "known_read_written": sum(KNOWN_BYTES[name]),
+def region_tables(entry: dict[str, Any], bench: Bench, ncu: Mapping[str, Any]) -> None:
+    """Each pm cell's per-region bytes against ncu; the largest run of each set."""
+    tables: dict[str, Any] = {}
+    largest: dict[str, Any] = {}
+    for cell in bench.results["cells"]:
+        if cell["set"] not in PM_SETS or not cell.get("regions"):
+            continue
+        key = f"{cell['set']}-{cell['runs']}-{cell.get('repeat', 'first')}"
+        tables[key] = compare_regions(cell["regions"], ncu)
+        if cell.get("ok") and cell["runs"] >= largest.get(cell["set"], {}).get(
+            "runs", 0
+        ):
+            largest[cell["set"]] = {"runs": cell["runs"], "key": key}
+    entry["tables"] = tables
+    entry["largest_completed"] = largest
+    entry["markdown"] = "\n".join(
+        markdown_table(tables[got["key"]], f"{name}, {got['runs']} runs")
+        for name, got in largest.items()
+    )
+    entry["verdicts"] = {
+        name: {
+            k: tables[got["key"]][k]
+            for k in (
+                "reads_within_1pct",
+                "writes_within_3pct",
+                "worst_read",
+                "worst_written",
+            )
         }
-        if name in defaults:
-            row["pm_defaults_read_written"] = (
-                defaults[name]["read"] + defaults[name]["written"]
-            )
-        if ref:
-            ncu_rw = ref["read"] + ref["written"]
-            row["ncu_read_written"] = ncu_rw
-            row["pm_over_ncu"] = row["pm_read_written"] / ncu_rw if ncu_rw else None
-            row["within_2pct"] = (
-                abs(row["pm_over_ncu"] - 1) <= TOLERANCE if row["pm_over_ncu"] else None
-            )
-            if "pm_defaults_read_written" in row and ncu_rw:
-                row["pm_defaults_over_ncu"] = row["pm_defaults_read_written"] / ncu_rw
-            row["ncu_kernels"] = ref["kernels"]
-            row["ncu_duration_us"] = ref["ns"] / 1e3
-        rows[name] = row
-    return rows
-
-
-def cell(entry: dict[str, Any], bench: Bench, ip: Any) -> None:  # noqa: ANN401
-    """The issue's cell on pm: bytes per region against ncu, the fusion ratio."""
-    import torch
-
-    from nsight_lab.figures import counters_figure
-
-    wall, frame = run_cell(ip, "--backend pm --runs 20 --warmup 2 --quiet --out _out")
-    entry["pm_wall_s"] = wall
-    entry["pm_pace"] = last_pace()
-    defaults = per_region_bytes(frame)
-    entry["pm_defaults"] = defaults
-    # The timeline picture shows the default counters (tensor pipe, L2, PCIe too).
-    entry["defaults_session_id"] = int(frame["SessionId"].iloc[0])
-    # The DRAM pair, the metrics ncu is asked for: decoded live.
-    wall, frame = run_cell(
-        ip,
-        f"--backend pm --metrics {','.join(DRAM)} --runs 20 --warmup 2 --quiet "
-        "--out _out",
-    )
-    entry["pm_dram_wall_s"] = wall
-    entry["pm_dram_pace"] = last_pace()
-    pm = per_region_bytes(frame)
-    entry["pm"] = pm
-    entry["session_id"] = int(frame["SessionId"].iloc[0])
-    entry["backend"] = str(frame["Backend"].iloc[0])
-    bench.results["pm_session_id"] = entry["defaults_session_id"]
-    try:
-        reference = plain_ncu(entry)
-    except Exception as exc:  # noqa: BLE001  (the rest of the part still counts)
-        entry["plain_ncu_error"] = f"{type(exc).__name__}: {exc}"
-        reference = {}
-    entry["plain_ncu"] = reference
-    add_reference(bench.out / "pm_samples_h200.json", reference)
-    rows = region_rows(pm, defaults, reference)
-    entry["regions"] = rows
-    long_ones = [
-        r for r in rows.values() if r["duration_us"] >= LONG_US and "within_2pct" in r
-    ]
-    entry["all_regions_over_100us_within_2pct"] = (
-        all(r["within_2pct"] for r in long_ones) if long_ones else None
-    )
-    # ncu flushes the caches before every kernel: a region of several kernels may
-    # reuse its own intermediate in L2 when run as written (pm sees that, ncu not).
-    single = [r for r in long_ones if r.get("ncu_kernels") == 1]
-    entry["single_kernel_regions_over_100us_within_2pct"] = (
-        all(r["within_2pct"] for r in single) if single else None
-    )
-    if "unfused" in pm and "fused" in pm:
-        ratio = pm["unfused"]["read"] + pm["unfused"]["written"]
-        ratio /= pm["fused"]["read"] + pm["fused"]["written"]
-        entry["fusion_ratio_pm"] = ratio
-        if "unfused" in reference and "fused" in reference:
-            ref_ratio = (
-                reference["unfused"]["read"] + reference["unfused"]["written"]
-            ) / (reference["fused"]["read"] + reference["fused"]["written"])
-            entry["fusion_ratio_ncu"] = ref_ratio
-            entry["fusion_ratio_pm_over_ncu"] = ratio / ref_ratio
-    isolated_ncu(entry, bench, ip, rows)
-    with contextlib.suppress(Exception):
-        from nsight_lab.store.run_store import RunStore
-
-        with RunStore() as store:
-            records = store.runs(entry["session_id"])
-        entry["runs_with_series"] = sum(r.series is not None for r in records)
-        fig = counters_figure(records)
-        entry["timeline_traces"] = len(fig.data) if fig is not None else 0
-    torch.cuda.synchronize()
-
-
-# ------------------------------------------------------------------ 5. wall times
-
-
-WALL_CELLS = {
-    "events": ("--backend events", 3),
-    "cupti": ("--backend cupti", 3),
-    "pm_dram": (f"--backend pm --metrics {','.join(DRAM)}", 3),
-    "pm_defaults": ("--backend pm", 1),
-}
-"""Each timed cell's options and how often it is timed (the best is kept)."""
-
-
-def walls(entry: dict[str, Any], bench: Bench, ip: Any) -> None:  # noqa: ANN401
-    """Wall time of the cell on events, pm (DRAM pair, defaults) and isolated ncu."""
-    base = " --runs {runs} --warmup 2 --quiet --out _out"
-    times: dict[str, dict[int, list[float]]] = {name: {} for name in WALL_CELLS}
-    paces: dict[str, list[dict[str, Any]]] = {}
-    for runs in (10, 60):
-        for repeat in range(3):
-            for name, (options, repeats) in WALL_CELLS.items():
-                if repeat >= repeats:
-                    continue
-                wall, _ = run_cell(ip, options + base.format(runs=runs))
-                times[name].setdefault(runs, []).append(wall)
-                if name.startswith("pm"):
-                    paces.setdefault(f"{name}_{runs}", []).append(last_pace())
-    entry["walls_s"] = {b: {str(r): v for r, v in d.items()} for b, d in times.items()}
-    entry["paces"] = paces
-    best = {b: {r: min(v) for r, v in d.items()} for b, d in times.items()}
-    marginal = {b: (best[b][60] - best[b][10]) / 50 for b in best}
-    entry["marginal_per_run_s"] = marginal
-    for name in ("cupti", "pm_dram", "pm_defaults"):
-        entry[f"{name}_over_events_10_runs"] = best[name][10] / best["events"][10]
-        entry[f"{name}_over_events_60_runs"] = best[name][60] / best["events"][60]
-        entry[f"{name}_over_events_marginal"] = marginal[name] / marginal["events"]
-    ncu_wall = bench.results.get("ncu_backend_wall_10_runs_s")
-    if ncu_wall is not None:
-        entry["ncu_over_pm_dram_10_runs"] = ncu_wall / best["pm_dram"][10]
-    entry["pm_dram_within_1_15x_events_60_runs"] = (
-        entry["pm_dram_over_events_60_runs"] <= WALL_BAR
-    )
-
-
-# ------------------------------------------------------------------ 6. streaming
-
-
-def streaming(entry: dict[str, Any], ip: Any, home: Path) -> None:  # noqa: ANN401
-    """Per-run store lag of pm and events (benchmarks/store_lag.py's measure)."""
-    spec = importlib.util.spec_from_file_location(
-        "store_lag", Path(__file__).with_name("store_lag.py")
-    )
-    assert spec is not None  # noqa: S101
-    assert spec.loader is not None  # noqa: S101
-    store_lag = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(store_lag)
-    ip.run_cell("_x = torch.zeros(1, device='cuda')")
-    cells = {
-        "pm_dram": ("pm", f"--metrics {','.join(DRAM)}"),
-        "pm_defaults": ("pm", ""),
-        "events": ("events", ""),
+        for name, got in largest.items()
     }
-    for name, (backend, options) in cells.items():
-        entry[name] = store_lag.lag_run(
-            ip, home / "store.sqlite", backend, 3000, options=options, label=name
-        )
-        if not entry[name]["runs"]:
-            msg = f"the {name} lag cell ran no run (see the log for its error)"
-            raise RuntimeError(msg)
-
-
-# ------------------------------------------------------------------ 7. timeline
 
 
 def timeline(entry: dict[str, Any], bench: Bench) -> None:
-    """The cell's "Counters over time" figure as PNG (or JSON without kaleido)."""
-    from nsight_lab.figures import counters_figure, figure_json, write_png
+    """The "Counters over time" figure of a pm session: PNG and JSON."""
+    from nsight_lab.figures import counters_figure, figure_json
     from nsight_lab.store.run_store import RunStore
 
-    session_id = bench.results.get("pm_session_id")
-    if session_id is None:
-        msg = "no pm session (the cell part failed)"
+    candidates = [
+        c
+        for c in bench.results["cells"]
+        if c["set"] in PM_SETS and c.get("runs_with_series")
+    ]
+    if not candidates:
+        msg = "no pm session with counter series (did the pm cells run?)"
         raise RuntimeError(msg)
+    # The default set at 50 runs where it ran: the most counters, runs enough.
+    candidates.sort(
+        key=lambda c: (c["set"] == "pm_default", c["runs"] == RUN_COUNTS[1], c["runs"])
+    )
+    chosen = candidates[-1]
+    entry["session"] = chosen["session"]
+    entry["cell"] = f"{chosen['set']} x{chosen['runs']}"
     with RunStore() as store:
-        records = store.runs(session_id)
+        records = store.runs(chosen["session"])
     fig = counters_figure(records)
     if fig is None:
-        msg = "the pm session's runs have no counter series"
+        msg = f"counters_figure drew nothing for session {chosen['session']}"
         raise RuntimeError(msg)
-    (bench.out / "pm_h200_timeline.json").write_text(json.dumps(figure_json(fig)))
+    fig.update_layout(width=1400)
+    (bench.out / "pm_h200_timeline.json").write_text(
+        json.dumps(figure_json(fig)), encoding="utf-8"
+    )
+    png = bench.out / "pm_h200_timeline.png"
     try:
-        path = write_png(
-            fig, bench.out / "pm_h200_timeline.png", width=1400, height=700
-        )
-        entry["png"] = str(path)
-    except Exception as exc:  # noqa: BLE001
-        entry["png_error"] = f"{type(exc).__name__}: {exc}"
-        entry["figure_json"] = str(bench.out / "pm_h200_timeline.json")
+        from nsight_lab.figures import write_png
+
+        write_png(fig, png, width=1400, height=int(fig.layout.height or 900), scale=1.5)
+        entry["png"] = "kaleido"
+    except Exception as exc:  # noqa: BLE001  (no kaleido/Chrome: matplotlib draws it)
+        from nsight_lab import mpl_figure
+
+        entry["kaleido"] = f"{type(exc).__name__}: {str(exc)[:300]}"
+        mpl_figure.write_png(fig, png, scale=1.5)
+        entry["png"] = "matplotlib"
+    entry["png_bytes"] = png.stat().st_size
+
+
+def summary(bench: Bench) -> dict[str, Any]:
+    """The figures the closing note needs, from the parts' results."""
+    parts = bench.results["parts"]
+    cells = bench.results["cells"]
+    largest: dict[str, Any] = {}
+    for cell in cells:
+        if cell["set"] in PM_SETS and cell.get("runs_stored"):
+            got = largest.setdefault(cell["set"], {"runs": 0})
+            if cell["runs"] > got["runs"]:
+                got.update(
+                    runs=cell["runs"],
+                    runs_stored=cell["runs_stored"],
+                    status=cell.get("status"),
+                    error=cell.get("error") or cell.get("session_error"),
+                )
+    notes = sorted(
+        {n for c in cells if c["set"] in PM_SETS for n in c.get("notes", [])}
+    )
+    failed = [
+        {k: c.get(k) for k in ("set", "runs", "error", "session_error", "status")}
+        for c in cells
+        if "skipped" not in c and not c.get("ok")
+    ]
+    walls_part = parts.get("walls", {})
+    return {
+        "largest_pm_cells": largest,
+        "failed_cells": failed,
+        "skipped_cells": sum("skipped" in c for c in cells),
+        "pm_notes": notes,
+        "setup_s": {
+            s: parts.get("first_cells", {}).get(s, {}).get("setup_s") for s in PM_SETS
+        },
+        "marginal_per_run_s": walls_part.get("marginal_per_run_s"),
+        "over_events_marginal": walls_part.get("over_events_marginal"),
+        "bars": walls_part.get("bars"),
+        "bytes": parts.get("regions", {}).get("verdicts"),
+        "part_errors": {n: p["error"] for n, p in parts.items() if "error" in p},
+    }
 
 
 # ------------------------------------------------------------------ main
 
 
-def main() -> None:
-    """Run every part and write the results."""
+def start_shell(setup: str) -> Any:  # noqa: ANN401
+    """An in-process IPython shell with nsight_lab loaded and the cell's tensors."""
+    from IPython import get_ipython
+    from IPython.testing.globalipapp import start_ipython
+
+    ip = start_ipython() or get_ipython()  # None once started in this process
+    ip.run_line_magic("load_ext", "nsight_lab")
+    result = ip.run_cell("import torch, nsight\n" + setup)
+    failure = result.error_before_exec or result.error_in_exec
+    if failure is not None:
+        msg = f"the cell's set-up failed: {type(failure).__name__}: {failure}"
+        raise RuntimeError(msg)
+    ip.run_cell("torch.cuda.synchronize() if torch.cuda.is_available() else None")
+    return ip
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run every part; write the results."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args()
+    parser.add_argument("--budget", type=float, default=BUDGET_S, help="seconds")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="cpu backend, small CPU tensors, 2/4/8 runs",
+    )
+    args = parser.parse_args(argv)
+    global RUN_COUNTS  # noqa: PLW0603  (--smoke: the same parts, smaller)
+    if args.smoke:
+        RUN_COUNTS = (2, 4, 8)
+    setup = SMOKE_TENSORS if args.smoke else TENSORS
     args.out.mkdir(parents=True, exist_ok=True)
-    home = Path(tempfile.mkdtemp(prefix="nsight-lab-pm-"))
+    home = Path(tempfile.mkdtemp(prefix="nsight-lab-pm-h200-"))
     os.environ["NSIGHT_LAB_HOME"] = str(home)  # a fresh store: the metric cache too
-    bench = Bench(args.out)
-    record_paces()
+    bench = Bench(args.out, args.budget)
     bench.results.update(
-        host=platform.node(), started=time.strftime("%Y-%m-%d %H:%M:%S")
+        host=platform.node(),
+        started=time.strftime("%Y-%m-%d %H:%M:%S"),
+        smoke=args.smoke,
+        run_counts=list(RUN_COUNTS),
+        regions=REGIONS,
+        tensors=setup,
+        sets={s: cell_options(s, 0, smoke=args.smoke) for s in SETS},
     )
-    bench.log(f"pm_h200: out={args.out} store={home}")
-    ns: dict[str, Any] = {}
-    ip = None
-    steps: list[tuple[str, Callable[[dict[str, Any]], None], bool]] = [
-        ("stack", stack, False),
-        ("setup", lambda e: _setup(e, ns), False),
-        ("fixture", lambda e: fixture(e, bench, ns), False),
-        ("decode", lambda e: decode(e, ns), True),
-        ("cell", lambda e: cell(e, bench, _ip()), False),
-        ("walls", lambda e: walls(e, bench, _ip()), True),
-        ("streaming", lambda e: streaming(e, _ip(), home), True),
-        ("timeline", lambda e: timeline(e, bench), False),
-    ]
-
-    def _ip() -> Any:  # noqa: ANN401
-        nonlocal ip
-        if ip is None:
-            from IPython.testing.globalipapp import start_ipython
-
-            ip = start_ipython()
-            ip.run_line_magic("load_ext", "nsight_lab")
-            ip.run_cell("import torch, nsight")
-            # The tensors of the setup part, not a second copy.
-            ip.user_ns.update({k: v for k, v in ns.items() if not k.startswith("__")})
-        return ip
-
-    for name, step, optional in steps:
-        with bench.part(name, optional=optional) as entry:
+    bench.log(f"pm_h200: out={args.out} store={home} budget={args.budget:.0f} s")
+    with bench.part("stack") as entry:
+        stack(entry)
+    watch = SamplerWatch()
+    cells: Cells | None = None
+    with bench.part("shell") as entry:
+        entry["sampler_watch"] = watch.install() or "installed"
+        t0 = time.perf_counter()
+        cells = Cells(bench, start_shell(setup), watch, smoke=args.smoke)
+        entry["start_s"] = round(time.perf_counter() - t0, 3)
+    if cells is not None:
+        with bench.part("first_cells") as entry:
             if "skipped" not in entry:
-                step(entry)
-    bench.results["paces"] = PACES
-    bench.results["total_s"] = bench.elapsed()
+                first_cells(entry, cells)
+        with bench.part("walls") as entry:
+            if "skipped" not in entry:
+                walls(entry, cells)
+    ncu: dict[str, Any] = {}
+    with bench.part("plain_ncu") as entry:
+        if "skipped" not in entry:
+            ncu = plain_ncu(entry, setup)
+    with bench.part("regions") as entry:
+        region_tables(entry, bench, ncu)
+    with bench.part("timeline") as entry:
+        timeline(entry, bench)
+    bench.results["summary"] = summary(bench)
     bench.save()
-    bench.log(
-        f"done in {bench.elapsed():.1f} s; results in {args.out / 'pm_h200.json'}"
-    )
-    bench.log(
-        "copy: pm_h200.json pm_h200_timeline.png -> benchmarks/results/, "
-        "pm_samples_h200.json -> tests/fixtures/"
-    )
-
-
-def _setup(entry: dict[str, Any], ns: dict[str, Any]) -> None:
-    import torch
-
-    exec(TENSORS, ns)  # noqa: S102  (our own fixed workloads)
-    torch.cuda.synchronize()
-    entry["allocated_gib"] = torch.cuda.memory_allocated() / (1 << 30)
+    bench.log(json.dumps(bench.results["summary"], indent=1, default=str))
+    bench.log(bench.results["parts"].get("regions", {}).get("markdown", ""))
+    bench.log(f"done in {bench.elapsed():.1f} s; {args.out / 'pm_h200.json'}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

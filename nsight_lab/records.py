@@ -12,7 +12,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """Version of the record shape and of the store schema (see ``store/migrations.py``)."""
 
 TIME_METRIC = "gpu__time_duration.sum"
@@ -103,6 +103,9 @@ class SessionInfo:
     notes: list[str] = field(default_factory=list)
     error: str | None = None
     finished_at: str | None = None
+    uuid: str = ""
+    """The session's identity in any store (ids are per-store numbers); "" only in
+    a session that was never stored."""
     schema_version: int = SCHEMA_VERSION
 
     @property

@@ -408,12 +408,13 @@ class SessionTarget:
             f"({plan.backend_reason}) on {device_name}"
         ) + "".join(f"\n  note: {n}" for n in notes)
         if self._request.display == "widget":
+            from nsight_lab.views.bundle import session_link
             from nsight_lab.views.live import WidgetView  # plotly, anywidget
 
             self.display = WidgetView(
                 session_id=session.id,
                 header=header,
-                sidebar_link=f"#nsight-lab/sessions/{session.id}",
+                sidebar_link=session_link(session.id, session.uuid),
             )
         elif self._request.display == "text":
             self.display = TextView(header)

@@ -22,8 +22,20 @@ import { nsightLabIcon } from './icons';
 // eslint-disable-next-line jupyter/prefer-lazy-imports
 import { RunsModel } from './model';
 import { CommandIDs, PLUGIN_ID, SIDEBAR_SETTINGS_ID } from './tokens';
-import { OPEN_SESSION_EVENT, SIDEBAR_MARKER } from './widget/link';
-import { DEFAULT_SIDEBAR_SETTINGS, ISidebarSettings } from './types';
+import {
+  checkSessionLink,
+  ISessionLink,
+  OPEN_SESSION_EVENT,
+  parseSessionLink,
+  SessionLookup,
+  SIDEBAR_MARKER
+} from './widget/link';
+import {
+  DEFAULT_SIDEBAR_SETTINGS,
+  ISessionResponse,
+  ISidebarSettings,
+  IStatusResponse
+} from './types';
 // The panels are restored at activation, so their manager is needed at once.
 // eslint-disable-next-line jupyter/prefer-lazy-imports
 import { PanelManager } from './widgets/panels';
@@ -87,6 +99,42 @@ async function askComparedIds(
  * Open a panel and say in a notification why it could not be (bad ids), instead of
  * throwing into the command registry.
  */
+/** Open the session of a clicked link, or say why not (another store's session). */
+async function openLinkedSession(
+  app: JupyterFrontEnd,
+  link: ISessionLink,
+  trans: TranslationBundle
+): Promise<void> {
+  const { describeError, NsightLabResponseError, requestAPI } =
+    await import('./request');
+  const settings = app.serviceManager.serverSettings;
+  const lookup: SessionLookup = async id => {
+    try {
+      const page = await requestAPI<ISessionResponse>(
+        `sessions/${id}?limit=1`,
+        settings
+      );
+      return page.session;
+    } catch (error) {
+      if (error instanceof NsightLabResponseError && error.status === 404) {
+        return null;
+      }
+      throw error;
+    }
+  };
+  try {
+    const status = await requestAPI<IStatusResponse>('status', settings);
+    const decision = await checkSessionLink(link, lookup, status.store_path);
+    if ('open' in decision) {
+      await app.commands.execute(CommandIDs.openSession, { id: decision.open });
+    } else {
+      Notification.warning(trans.__('nsight-lab: %1', decision.message));
+    }
+  } catch (error) {
+    Notification.error(trans.__('nsight-lab: %1', describeError(error)));
+  }
+}
+
 async function openOrSay(
   panels: PanelManager,
   ids: readonly unknown[],
@@ -258,12 +306,17 @@ const plugin: JupyterFrontEndPlugin<void> = {
     // Inline widgets link to their session: mark the page so they show the link,
     // and open the session's panel when one is clicked.
     document.body.dataset[SIDEBAR_MARKER] = 'true';
+    // A saved output's link names a session of the store it was made with: it is
+    // opened only when this lab's store holds that session (its UUID) under its id.
     document.addEventListener(OPEN_SESSION_EVENT, event => {
-      const detail = (event as CustomEvent<{ session_id?: unknown }>).detail;
-      const id = Number(detail?.session_id);
-      if (Number.isInteger(id) && id > 0) {
-        void app.commands.execute(CommandIDs.openSession, { id });
+      const detail = (
+        event as CustomEvent<{ session_id?: unknown; link?: unknown }>
+      ).detail;
+      const link = parseSessionLink(detail?.link, detail?.session_id);
+      if (link === null) {
+        return;
       }
+      void openLinkedSession(app, link, trans);
     });
 
     if (palette) {

@@ -87,6 +87,8 @@ export interface ISessionInfo {
   error: string | null;
   /** ISO-8601 UTC, `null` while running. */
   finished_at: string | null;
+  /** Its identity in any store (ids are numbers of one store); schema 5 on. */
+  uuid: string;
   schema_version: number;
 }
 
@@ -119,11 +121,24 @@ export type SummaryValue = string | number | boolean | null;
 
 /**
  * One row of the summary table (nsight_lab/results.py `summary_rows`): column name
- * -> value, columns in order (`Annotation`, `Metric`, the config parameters, then
- * `AvgValue`, `StdDev`, ...). Computed in Python over every run.
+ * -> display text, columns in order (`Region`, the config parameters, `Duration`,
+ * `RSD`, `GB/s`, `TFLOP/s`, `% of roof`, `Bound`, ...). Computed and formatted in
+ * Python over every run; shown as sent.
  */
 export interface ISummaryRow {
   [column: string]: SummaryValue;
+}
+
+/**
+ * The counter table beside the summary (nsight_lab/views/summary.py
+ * `counter_table`): every metric but the duration, per region and config, as
+ * display text; `zero` rows read 0 in every run (folded away).
+ */
+export interface ICounterTable {
+  columns: string[];
+  rows: { cells: string[]; zero: boolean }[];
+  /** How many rows are `zero`. */
+  zero: number;
 }
 
 /**
@@ -235,6 +250,8 @@ export interface ISessionResponse {
   chart_order?: string[];
   /** With `figures=1`: the summary table's rows, over every run. */
   summary?: ISummaryRow[];
+  /** With `figures=1`: the counter table, all-zero rows flagged. */
+  counters?: ICounterTable;
   /** With `figures=1`: the verdict table against the session's baseline, or null. */
   verdicts?: IVerdictTable | null;
 }
@@ -246,7 +263,28 @@ export interface ISessionResponse {
  * (work-model `model__*` metrics, or one value in every run of both sessions).
  */
 export type CompareVerdict =
-  'faster' | 'slower' | 'higher' | 'lower' | 'no change' | 'deterministic';
+  | 'faster'
+  | 'slower'
+  | 'higher'
+  | 'lower'
+  | 'no change'
+  | 'inconclusive: clocks'
+  | 'deterministic';
+
+/** A compare row as display text (nsight_lab/views/verdicts.py `verdict_cells`). */
+export interface ICompareCells {
+  region: string;
+  metric: string;
+  config: string;
+  median_a: string;
+  median_b: string;
+  /** The signed change, e.g. `+7.8 %`. */
+  change: string;
+  /** The ratio and its interval, e.g. `1.078× [1.033, 1.125]`. */
+  ratio: string;
+  verdict: string;
+  note: string;
+}
 
 /** One row of `GET compare?a=&b=`: one annotation, metric and config. */
 export interface ICompareRow {
@@ -293,15 +331,31 @@ export interface ICompareRow {
   flagged: boolean;
   /** What qualifies the verdict, in words ('' for nothing). */
   note: string;
+  /** The metric as a person reads it (`duration`, `duration (host timer)`). */
+  label?: string;
+  /** A duration or a rate made from one. */
+  timed?: boolean;
+  /** The ratio per SM cycle (both clocks read). */
+  cycle_ratio?: number | null;
+  /** The verdict of the ratio alone (differs when inconclusive). */
+  measured?: string | null;
+  /** Folded away by the views: a deterministic row. */
+  folded?: boolean;
+  /** The row as display text, formatted by the server. */
+  cells?: ICompareCells;
 }
 
 /** Session b against a in one word (compare.py `SessionVerdict`). */
 export interface ISessionVerdict {
   /** `slower` when any timed row is slower; null when nothing was judged. */
-  verdict: 'slower' | 'faster' | 'no change' | null;
+  verdict: 'slower' | 'faster' | 'no change' | 'inconclusive: clocks' | null;
   slower: number;
   faster: number;
   unchanged: number;
+  /** Timed rows inconclusive for the clocks. */
+  inconclusive?: number;
+  /** Deterministic rows, folded away. */
+  folded?: number;
   flagged: number;
   threshold: number;
   /** One line: the counts and the clock and throttling caveats. */
@@ -325,6 +379,10 @@ export interface IVerdictTable {
   verdict: ISessionVerdict;
   rows: ICompareRow[];
   scope: ICompareScope;
+  /** What the verdicts were judged with (clock, host, drift...), as served. */
+  tolerances?: Record<string, unknown>;
+  /** The legend under the table, in words, as served. */
+  legend?: string;
 }
 
 /** What two compared sessions share, and what only one of them has. */
@@ -359,6 +417,10 @@ export interface ICompareResponse {
   verdict: ISessionVerdict;
   rows: ICompareRow[];
   scope: ICompareScope;
+  /** What the verdicts were judged with, as served. */
+  tolerances?: Record<string, unknown>;
+  /** The legend under the table, in words, as served. */
+  legend?: string;
 }
 
 /** Websocket `events`: runs were added to a session. */

@@ -9,9 +9,25 @@ the store suite runs them on both (tests/store/test_run_store.py).
 :class:`~nsight_lab.store.run_store.RunStore` runs the missing steps of an older store
 in one transaction, so a failed upgrade leaves the store as it was.
 Never edit a released step: append a new one and bump ``records.SCHEMA_VERSION``.
+A step may also hold a function, called with the open connection inside the same
+transaction, for what SQL cannot say alike on both engines (filling new columns with
+values made in Python); it must use only ``?`` parameters and portable SQL.
 """
 
 from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+
+class _Connection(Protocol):
+    def execute(self, sql: str, params: Sequence[Any] = ..., /) -> Any: ...  # noqa: ANN401
+
+
+Step = tuple["str | Callable[[Any], None]", ...]
 
 _STATUSES = "'running', 'completed', 'failed', 'interrupted'"
 
@@ -134,7 +150,32 @@ _STEP_4: tuple[str, ...] = (
     "CREATE INDEX sessions_user_name ON sessions (user_name)",
 )
 
-STEPS: list[tuple[str, ...]] = [_STEP_1, _STEP_2, _STEP_3, _STEP_4]
+
+def new_session_uuid() -> str:
+    """A new session's identity: a random UUID, kept wherever the session goes."""
+    return str(uuid.uuid4())
+
+
+def _give_sessions_uuids(conn: _Connection) -> None:
+    """Give every session stored before schema 5 a UUID of its own."""
+    ids = [int(row[0]) for row in conn.execute("SELECT id FROM sessions").fetchall()]
+    for sid in ids:
+        conn.execute(
+            "UPDATE sessions SET uuid = ? WHERE id = ?", (new_session_uuid(), sid)
+        )
+
+
+_STEP_5: Step = (
+    # An identity that survives a change of store (issue 22): ids are per-store
+    # numbers, so a saved output's "Open in nsight-lab" link carries the UUID too, and
+    # the lab says so when its store holds no such session, or another profile under
+    # that id.
+    "ALTER TABLE sessions ADD COLUMN uuid TEXT",
+    _give_sessions_uuids,
+    "CREATE UNIQUE INDEX sessions_uuid ON sessions (uuid)",
+)
+
+STEPS: list[Step] = [_STEP_1, _STEP_2, _STEP_3, _STEP_4, _STEP_5]
 """``STEPS[i]``: the SQL statements that upgrade schema version ``i`` to ``i + 1``."""
 
 

@@ -28,7 +28,7 @@ def in_list(ids: Sequence[int]) -> tuple[list[int], str]:
 _SESSION_COLUMNS = (
     "id, name, notebook, device, host, pid, backend, backend_reason, options_json,"
     " configs_json, runs_planned, cell_source, notes_json, status, error, created_at,"
-    " finished_at, schema_version, user_name"
+    " finished_at, schema_version, user_name, uuid"
 )
 _RUN_COLUMNS = (
     "id, session_id, config_index, config_json, run_index, annotation, duration_ns,"
@@ -41,7 +41,7 @@ _RUN_COLUMNS = (
 def _session_from_row(row: Sequence[Any]) -> SessionInfo:
     (sid, name, notebook, device, host, pid, backend, backend_reason, options_json,
      configs_json, runs_planned, cell_source, notes_json, status, error, created_at,
-     finished_at, schema_version, user_name) = row  # fmt: skip
+     finished_at, schema_version, user_name, session_uuid) = row  # fmt: skip
     return SessionInfo(
         id=int(sid),
         status=status,
@@ -61,6 +61,7 @@ def _session_from_row(row: Sequence[Any]) -> SessionInfo:
         notes=json.loads(notes_json),
         error=error,
         finished_at=finished_at,
+        uuid=session_uuid or "",
         schema_version=int(schema_version),
     )
 

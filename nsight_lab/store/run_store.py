@@ -492,7 +492,10 @@ class RunStore(_SessionQueries, _RunQueries, _BaselineQueries):
             version = self._schema_version(conn)
             for step in _migrations.STEPS[version:target]:
                 for statement in step:
-                    conn.execute(self._dialect.ddl(statement))
+                    if callable(statement):  # values made in Python (migrations.py)
+                        statement(conn)
+                    else:
+                        conn.execute(self._dialect.ddl(statement))
             if self._dialect.postgres:
                 _pg.set_schema_version(cast("_pg.PgConnection", conn), target)
             else:

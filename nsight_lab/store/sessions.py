@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from nsight_lab.errors import OptionError, StoreError
 from nsight_lab.records import SCHEMA_VERSION, SESSION_STATUSES, utc_now
 from nsight_lab.store.liveness import _pid_token
+from nsight_lab.store.migrations import new_session_uuid
 from nsight_lab.store.rows import (
     _SESSION_COLUMNS,
     _session_filter,
@@ -114,13 +115,13 @@ class _SessionQueries:
             json.dumps(dict(options or {}), default=str),
             json.dumps([dict(c) for c in configs or ()], default=str),
             runs_planned, cell_source, json.dumps(list(notes or ())), "running",
-            utc_now(), SCHEMA_VERSION, user,
+            utc_now(), SCHEMA_VERSION, user, new_session_uuid(),
         )  # fmt: skip
         sql = (
             "INSERT INTO sessions (name, notebook, device, host, pid, pid_token,"
             " backend, backend_reason, options_json, configs_json, runs_planned,"
-            " cell_source, notes_json, status, created_at, schema_version, user_name)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " cell_source, notes_json, status, created_at, schema_version, user_name,"
+            " uuid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         )
         with self._write("create a session") as conn:
             if self._dialect.postgres:

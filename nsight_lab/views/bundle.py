@@ -53,6 +53,7 @@ __all__ = [
     "MIME_TYPE",
     "final_bundle",
     "session_json",
+    "session_link",
 ]
 
 logger = logging.getLogger(__name__)
@@ -80,6 +81,17 @@ def _rounded(value: Any, digits: int) -> Any:  # noqa: ANN401  (a JSON value)
     if isinstance(value, list):
         return [_rounded(item, digits) for item in value]
     return value
+
+
+def session_link(session_id: int, session_uuid: str) -> str:
+    """The "Open in nsight-lab" link of a session: its id, and its UUID to check.
+
+    ``#nsight-lab/sessions/<id>?uuid=<uuid>``. Ids are numbers of one store, so the
+    lab opens the session only when its store holds that UUID under that id, and
+    says which it is otherwise (``src/widget/link.ts`` ``checkSessionLink``).
+    """
+    link = f"#nsight-lab/sessions/{session_id}"
+    return f"{link}?uuid={session_uuid}" if session_uuid else link
 
 
 def session_json(  # noqa: PLR0913  (the session's final state, keyword-only)

@@ -36,6 +36,7 @@ export function session(
     notes: [],
     error: null,
     finished_at: null,
+    uuid: `00000000-0000-4000-8000-${`${id}`.padStart(12, '0')}`,
     schema_version: 1,
     run_count: 10,
     baseline_verdict: null,

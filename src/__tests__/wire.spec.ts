@@ -131,6 +131,7 @@ const SESSION_INFO: Shape<ISessionInfo> = {
   notes: A,
   error: S_NULL,
   finished_at: S_NULL,
+  uuid: S,
   schema_version: N
 };
 const SESSION_SUMMARY: Shape<ISessionSummary> = {

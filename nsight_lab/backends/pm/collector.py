@@ -77,6 +77,10 @@ logger = logging.getLogger(__name__)
 QUIET_EXTERNAL_ID = 1
 """External correlation id of the quiet spin kernels: below ``IDS_PER_RUN``, so no
 run's region ever claims it (run ids start at ``1 * IDS_PER_RUN``)."""
+FLUSH_EXTERNAL_ID = 2
+"""External correlation id of the L2 flush before a region (busy, like any kernel
+outside the regions; tagged so the cell's own kernels between regions are told
+apart from it)."""
 QUIET_MARGIN = 1.1
 """The spin lasts this multiple of the sample interval at the highest SM clock."""
 FALLBACK_CLOCK_MHZ = 3000.0
@@ -86,11 +90,14 @@ FLUSH_INTERVAL_S = 0.25
 sooner when the backlog asks (:func:`.pacing.must_collect`)."""
 WRITEBACK_SLOT = IDS_PER_RUN // 2
 """A region's write-back sweep is tagged ``run id + WRITEBACK_SLOT + slot``."""
-SPINS_PER_REGION = 3
-"""Quiet spins around each region: before it, between it and its write-back sweep,
-and after the sweep."""
-CALIBRATE_S = 0.004
-"""Idle sampling decoded at open, twice, to measure the decode pace."""
+SPINS_PER_REGION = 2
+"""Quiet spins per region once the cell is known to launch nothing between regions:
+between the region and its write-back sweep, and after the sweep (which then stands
+for the next region's flush). A region entered after kernels of the cell's own has a
+flush and a third spin before it."""
+CALIBRATE_S = (0.004, 0.02)
+"""Idle sampling decoded at open, short then long: the decode's cost per sample is
+the difference over the difference in samples (the fixed cost of a drain cancels)."""
 
 Key = tuple[int, str]
 """A region of a batch: (run sequence number, region name)."""
@@ -226,6 +233,10 @@ class PmMeasurement(CuptiMeasurement):
         """A CUDA event recorded after each pending run (is the GPU past it?)."""
         self._tune = False
         self._floor_ns = 0
+        self._clean_entry: set[int] = set()
+        """Region slots entered right after the previous write-back window, with no
+        kernel of the cell's between: they need no flush and spin of their own."""
+        self._learned_entries = False
         self.per_sample_s = 0.0
         """Host time to decode and evaluate one sample (measured at open)."""
         self.lost_runs = 0
@@ -259,22 +270,28 @@ class PmMeasurement(CuptiMeasurement):
         )
 
     def _calibrate(self) -> float:
-        """Host seconds to decode and evaluate one sample, from two idle stretches.
+        """Host seconds to decode and evaluate one sample, from idle stretches.
 
-        Decoding costs the same per sample busy or idle (it depends on the metrics);
-        the first stretch pays CUPTI's first-call costs and is not judged.
+        Decoding costs the same per sample busy or idle (it depends on the metrics).
+        A first drain pays CUPTI's first-call costs and is not judged; then a short
+        and a long stretch: the cost per sample is their difference in time over
+        their difference in samples, so a drain's fixed cost (stop, start, the
+        image's evaluator) is not spread over the samples.
         """
-        paces = []
-        for _ in range(2):
-            time.sleep(CALIBRATE_S)
+        self._sampler.drain()
+        measured = []
+        for stretch in CALIBRATE_S:
+            time.sleep(stretch)
             started = time.perf_counter()
             chunks = self._sampler.drain()
             count = sum(len(c) for c in chunks)
             for chunk in chunks:
                 chunk.all_values()
-            if count:
-                paces.append((time.perf_counter() - started) / count)
-        return paces[-1] if paces else 0.0
+            measured.append((count, time.perf_counter() - started))
+        (few, short_s), (many, long_s) = measured
+        if many > few and long_s > short_s:
+            return (long_s - short_s) / (many - few)
+        return long_s / many if many else 0.0
 
     def _interval_note(self, reason: str) -> str:
         us = self.interval_ns / 1000
@@ -369,8 +386,21 @@ class PmMeasurement(CuptiMeasurement):
             self._quiet()
 
     def _before_region(self) -> None:
-        """Flush the L2, then a quiet gap, before the region's own kernels."""
-        self._gpu.flush_l2()
+        """Flush the L2, then a quiet gap, before the region's own kernels.
+
+        Not where the cell launches nothing of its own before the region (learned
+        from its first run): the write-back window before it left the L2 clean and
+        ends with a quiet gap.
+        """
+        run = self._current
+        slot = len(run.regions) + 1 if run is not None else 0
+        if slot in self._clean_entry:
+            return
+        self._push(FLUSH_EXTERNAL_ID)
+        try:
+            self._gpu.flush_l2()
+        finally:
+            self._pop()
         self._quiet()
 
     def _after_region(self) -> None:
@@ -444,6 +474,7 @@ class PmMeasurement(CuptiMeasurement):
             return timings
         drained = time.perf_counter()
         layout, quiet = self._layout(kernels, external_ids, runs)
+        self._learn_entries(kernels, external_ids, runs)
         totals = region_counters(chunks, layout, self.metrics)
         self.cost.add(chunks, drained - started, time.perf_counter() - drained)
         if self.keep_raw:
@@ -463,6 +494,53 @@ class PmMeasurement(CuptiMeasurement):
                     packed[name] = blob
             out.append(dataclasses.replace(timing, counters=values, series=packed))
         return out
+
+    def _learn_entries(
+        self,
+        kernels: Sequence[KernelActivity],
+        external_ids: dict[int, int],
+        runs: Sequence[PendingRun],
+    ) -> None:
+        """Which regions the cell enters with no kernel of its own before them.
+
+        Learned from the first collection (the config's warm-up, entered with every
+        flush); a region later found with the cell's kernels before it gets its flush
+        and quiet gap back, said in the notes.
+        """
+        cell_starts: dict[int, list[int]] = {}  # run seq -> its own kernels' starts
+        firsts: dict[tuple[int, int], int] = {}  # (run seq, slot) -> first start
+        for k in kernels:
+            ext = external_ids.get(k.correlation_id)
+            if ext is None or ext < IDS_PER_RUN:
+                continue
+            seq, slot = divmod(ext, IDS_PER_RUN)
+            if slot == 0:
+                cell_starts.setdefault(seq, []).append(k.start_ns)
+            elif slot < WRITEBACK_SLOT:
+                key = (seq, slot)
+                firsts[key] = min(firsts.get(key, k.start_ns), k.start_ns)
+        for run in runs:
+            if not run.regions:
+                continue
+            starts = sorted(cell_starts.get(run.seq, []))
+            previous_end = 0
+            for slot in range(1, len(run.regions) + 1):
+                first = firsts.get((run.seq, slot))
+                if first is None:
+                    continue
+                between = any(previous_end <= t < first for t in starts)
+                if not self._learned_entries and not between:
+                    self._clean_entry.add(slot)
+                elif between and slot in self._clean_entry:
+                    self._clean_entry.discard(slot)
+                    self.notes.append(
+                        f"PM sampling: the cell launched kernels of its own before "
+                        f"region {run.regions[slot - 1]!r} in a run where the "
+                        "first had none; it gets an L2 flush and a quiet gap again "
+                        "(that run's counters may include some of their traffic)"
+                    )
+                previous_end = first
+        self._learned_entries = True
 
     def _learn(self, runs: Sequence[PendingRun], sampled_s: float) -> None:
         """Keep the longest run of each config; after a config's first, the interval."""
@@ -488,7 +566,7 @@ class PmMeasurement(CuptiMeasurement):
                 floor_ns=self._floor_ns if first else self.interval_ns,
                 run_s=self._run_s[config],
                 regions=self._regions_per_run,
-                spins_per_region=SPINS_PER_REGION * QUIET_MARGIN,
+                spins_per_region=self._spins_per_region() * QUIET_MARGIN,
                 per_sample_s=self.per_sample_s,
                 limit=self._sampler.limit,
                 tune=self._tune and first,
@@ -500,6 +578,12 @@ class PmMeasurement(CuptiMeasurement):
                 self._sampler.reconfigure(choice.interval_ns)
             self._use_interval(choice.interval_ns)
             self.notes.append(self._interval_note(choice.reason))
+
+    def _spins_per_region(self) -> float:
+        """Quiet spins per region as the cell runs now (see :data:`SPINS_PER_REGION`)."""
+        regions = max(1, self._regions_per_run)
+        flushed = regions - len(self._clean_entry)
+        return SPINS_PER_REGION + max(0, flushed) / regions
 
     def _overflowed(self, exc: Overflowed, runs: Sequence[PendingRun]) -> None:
         """A batch's samples did not fit an image: say so, and sample coarser.

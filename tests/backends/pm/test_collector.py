@@ -155,17 +155,26 @@ def test_each_region_gets_a_flush_and_a_quiet_spin_on_each_side() -> None:
     wb = run_id + pm.WRITEBACK_SLOT
     quiet = [f"push {pm.QUIET_EXTERNAL_ID}", "spin 44000", "pop"]
     # After each region its write-back sweep, tagged as the region's, between spins.
+    flush = [f"push {pm.FLUSH_EXTERNAL_ID}", "flush", "pop"]
     assert calls.log == [
         "flush", *quiet, f"push {run_id}",  # before the run (shape unknown)
-        "flush", *quiet, f"push {run_id + 1}", "pop",  # region a
+        *flush, *quiet, f"push {run_id + 1}", "pop",  # region a
         *quiet, f"push {wb + 1}", "flush", "pop", *quiet,  # a's write-back window
-        "flush", *quiet, f"push {run_id + 2}", "pop",  # region b
+        *flush, *quiet, f"push {run_id + 2}", "pop",  # region b
         *quiet, f"push {wb + 2}", "flush", "pop", *quiet,  # b's write-back window
         "pop", "event",
     ]  # fmt: skip
     calls.log.clear()
     m.begin_run(RunKey(0, 1))  # the cell has regions: no span of its own
     assert calls.log == [f"push {2 * IDS_PER_RUN}"]
+    # Where the cell launches nothing before a region, its write-back window before
+    # it stands for its flush and gap.
+    m._clean_entry = {2}
+    calls.log.clear()
+    m.enter_region("a")
+    m.exit_region("a")
+    m.enter_region("b")
+    assert calls.log.count("flush") == 2  # a's flush and a's write-back sweep only
 
 
 def test_a_cell_without_regions_is_one_quiet_delimited_span() -> None:
@@ -301,6 +310,33 @@ def test_a_dirty_write_back_in_the_regions_sweep_is_its_write_and_only_that() ->
         "dram__bytes_write.sum": 50.0,  # its dirty lines are
         "lts__t_bytes.sum": 300.0,
     }
+
+
+def test_regions_entered_with_nothing_of_the_cells_before_them_are_learned() -> None:
+    m = measurement()
+    base = IDS_PER_RUN
+    run = PendingRun(key=RunKey(0, 0, warmup=True), seq=1, regions=["a", "b", "c"])
+    kernels = [
+        kernel("flush", 0, 10, 1),
+        kernel("a", 20, 30, 2),
+        kernel("wb", 40, 50, 3),
+        kernel("b", 60, 70, 4),
+        kernel("alloc", 80, 85, 5),  # the cell's own kernel, between b and c
+        kernel("c", 90, 95, 6),
+    ]
+    ext = {1: pm.FLUSH_EXTERNAL_ID, 2: base + 1, 3: base + pm.WRITEBACK_SLOT + 1,
+           4: base + 2, 5: base, 6: base + 3}  # fmt: skip
+    m._learn_entries(kernels, ext, [run])
+    assert m._clean_entry == {1, 2}
+    # A later run with the cell's kernel before 'a': 'a' gets its flush back.
+    later = PendingRun(key=RunKey(0, 0), seq=2, regions=["a"])
+    m._learn_entries(
+        [kernel("x", 0, 5, 7), kernel("a", 10, 20, 8)],
+        {7: 2 * base, 8: 2 * base + 1},
+        [later],
+    )
+    assert m._clean_entry == {2}
+    assert "before region 'a'" in m.notes[-1]
 
 
 def test_the_first_run_of_each_config_is_collected_alone(

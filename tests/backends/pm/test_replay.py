@@ -129,11 +129,14 @@ def cell(  # noqa: PLR0913  (the cell and its perturbations)
     host_ns: float = 250_000,
     stall: Callable[[int], float] | None = None,
     hold_gil_s: float = 0.0,
+    between: float = 0.0,
 ) -> Callable[[dict[str, Any]], None]:
     """The cell body: per region, host work (4,000 regions/s), then its kernels.
 
     ``stall(call)`` adds host time to a call (a GC pause, a slow Python line);
-    ``hold_gil_s`` also spins the real CPU that long per region, holding the GIL.
+    ``hold_gil_s`` also spins the real CPU that long per region, holding the GIL;
+    ``between`` bytes are written by a kernel of the cell's own before each region
+    (an allocation, a copy the user did not annotate).
     """
     calls = [0]
 
@@ -145,6 +148,8 @@ def cell(  # noqa: PLR0913  (the cell and its perturbations)
             replay.clock.advance(stall(calls[0]))
         for spec in regions:
             replay.clock.advance(host_ns)
+            if between:
+                replay.gpu.launch("fill", 20_000, 0.0, between)
             if hold_gil_s:
                 until = time.perf_counter() + hold_gil_s
                 while time.perf_counter() < until:
@@ -335,3 +340,32 @@ def test_a_run_far_longer_than_its_warm_up_loses_its_counters_not_the_cell(
     counted = [r for r in records if READ in r.metrics]
     assert truth.check(counted, DRAM_PAIR) == len(counted) >= 12 * (10 - m.lost_runs)
     assert replay.apis[-1].fills == 0
+
+
+def test_the_cells_own_kernels_between_regions_stay_out_of_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A 48 MB fill before every region: its writes, dirty in the L2 too, are no
+    # region's; each region keeps its flush and quiet gap.
+    replay = Replay()
+    replay.install(monkeypatch)
+    truth = Truth()
+    body = cell(replay, transformer_cell(), truth, between=48 * 2**20)
+    m, records = profile(f"--metrics {','.join(DRAM_PAIR)} --runs 20", body)
+    assert truth.check(records, DRAM_PAIR) == 20 * 12
+    assert m._clean_entry == set()  # noqa: SLF001
+
+
+def test_without_kernels_between_regions_each_costs_two_quiet_gaps(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    replay = Replay()
+    replay.install(monkeypatch)
+    truth = Truth()
+    m, records = profile(
+        f"--metrics {','.join(DRAM_PAIR)} --runs 20",
+        cell(replay, transformer_cell(), truth),
+    )
+    assert truth.check(records, DRAM_PAIR) == 20 * 12
+    assert m._clean_entry == set(range(1, 13))  # noqa: SLF001
+    assert m._spins_per_region() == 2  # noqa: SLF001

@@ -194,6 +194,25 @@ class Cost:
         self.samples_evaluated += sum(c.evaluated for c in chunks)
 
 
+def _entry_layout(
+    kernels: Sequence[KernelActivity], external_ids: dict[int, int]
+) -> tuple[dict[int, list[int]], dict[tuple[int, int], int]]:
+    """The cell's own kernels' starts per run, and each region's first kernel start."""
+    cell_starts: dict[int, list[int]] = {}  # run seq -> its own kernels' starts
+    firsts: dict[tuple[int, int], int] = {}  # (run seq, slot) -> first start
+    for k in kernels:
+        ext = external_ids.get(k.correlation_id)
+        if ext is None or ext < IDS_PER_RUN:
+            continue
+        seq, slot = divmod(ext, IDS_PER_RUN)
+        if slot == 0:
+            cell_starts.setdefault(seq, []).append(k.start_ns)
+        elif slot < WRITEBACK_SLOT:
+            key = (seq, slot)
+            firsts[key] = min(firsts.get(key, k.start_ns), k.start_ns)
+    return cell_starts, firsts
+
+
 class PmMeasurement(CuptiMeasurement):
     """One profile: CUPTI activity for the durations, PM sampling for the counters."""
 
@@ -507,18 +526,7 @@ class PmMeasurement(CuptiMeasurement):
         flush); a region later found with the cell's kernels before it gets its flush
         and quiet gap back, said in the notes.
         """
-        cell_starts: dict[int, list[int]] = {}  # run seq -> its own kernels' starts
-        firsts: dict[tuple[int, int], int] = {}  # (run seq, slot) -> first start
-        for k in kernels:
-            ext = external_ids.get(k.correlation_id)
-            if ext is None or ext < IDS_PER_RUN:
-                continue
-            seq, slot = divmod(ext, IDS_PER_RUN)
-            if slot == 0:
-                cell_starts.setdefault(seq, []).append(k.start_ns)
-            elif slot < WRITEBACK_SLOT:
-                key = (seq, slot)
-                firsts[key] = min(firsts.get(key, k.start_ns), k.start_ns)
+        cell_starts, firsts = _entry_layout(kernels, external_ids)
         for run in runs:
             if not run.regions:
                 continue
@@ -580,7 +588,7 @@ class PmMeasurement(CuptiMeasurement):
             self.notes.append(self._interval_note(choice.reason))
 
     def _spins_per_region(self) -> float:
-        """Quiet spins per region as the cell runs now (see :data:`SPINS_PER_REGION`)."""
+        """Quiet spins per region as the cell runs now (:data:`SPINS_PER_REGION`)."""
         regions = max(1, self._regions_per_run)
         flushed = regions - len(self._clean_entry)
         return SPINS_PER_REGION + max(0, flushed) / regions

@@ -68,7 +68,8 @@ def merge_spans(spans: Sequence[Span]) -> NDArray[np.int64]:
 
     Empty and reversed spans are dropped; touching spans are joined.
     """
-    rows = np.array([s for s in spans if s[1] > s[0]], dtype=np.int64).reshape(-1, 2)
+    rows = np.asarray(spans, dtype=np.int64).reshape(-1, 2)
+    rows = rows[rows[:, 1] > rows[:, 0]]
     if len(rows) == 0:
         return rows
     rows = rows[np.argsort(rows[:, 0], kind="stable")]
@@ -169,8 +170,42 @@ class Weights(Generic[K]):
         return np.unique(self.sample)
 
 
+def _merged_by_region(
+    spans: Mapping[K, Sequence[Span]], keys: tuple[K, ...]
+) -> tuple[NDArray[np.int64], NDArray[np.intp]]:
+    """Each region's union of spans, all regions at once: rows and region indices.
+
+    The rows come sorted by region, then start. Each region's times are shifted by
+    its index times a stride longer than the batch, so one :func:`merge_spans` over
+    all of them never joins two regions' spans.
+    """
+    rows = [
+        (i, int(a), int(b))
+        for i, key in enumerate(keys)
+        for a, b in spans[key]
+        if b > a
+    ]
+    if not rows:
+        return np.zeros((0, 2), dtype=np.int64), np.zeros(0, dtype=np.intp)
+    table = np.array(rows, dtype=np.int64)
+    origin = int(table[:, 1].min())
+    stride = int(table[:, 2].max()) - origin + 1
+    if stride * len(keys) >= 2**62:  # pragma: no cover - a batch of years
+        msg = "kernel times span more than int64 can shift"
+        raise OverflowError(msg)
+    shift = table[:, 0] * stride - origin
+    merged = merge_spans(table[:, 1:] + shift[:, None])  # type: ignore[arg-type]
+    region = (merged[:, 0] // stride).astype(np.intp)
+    merged -= (region * stride - origin)[:, None]
+    return merged, region
+
+
 def weigh(starts: ArrayLike, ends: ArrayLike, layout: Layout[K]) -> Weights[K]:
     """Weigh every sample against the regions of ``layout`` (see the module doc).
+
+    Every region at once: each region's merged span meets the samples in a
+    contiguous run of the samples sorted by start, so the (sample, span) pairs are
+    laid out with ``repeat`` and their overlaps summed per (sample, region).
 
     Args:
         starts: Sample start times (ns, the GPU global timer).
@@ -181,44 +216,51 @@ def weigh(starts: ArrayLike, ends: ArrayLike, layout: Layout[K]) -> Weights[K]:
         The nonzero (sample, region) pairs with their overlap and share.
     """
     a = np.asarray(starts, dtype=np.float64)
-    b = np.asarray(ends, dtype=np.float64)
-    b = np.maximum(a, b)
+    b = np.maximum(a, np.asarray(ends, dtype=np.float64))
     keys = tuple(layout.regions)
-    merged = [merge_spans(layout.regions[k]) for k in keys]
-    pair_sample: list[NDArray[np.intp]] = []
-    pair_region: list[NDArray[np.intp]] = []
-    pair_overlap: list[NDArray[np.float64]] = []
+    count = len(keys)
+    spans, labels = _merged_by_region(layout.regions, keys)
     total = covered(merge_spans(layout.busy), a, b)
     order = np.argsort(a, kind="stable")
     sorted_a = a[order]
     latest_end = np.maximum.accumulate(b[order]) if len(b) else b
-    for index, rows in enumerate(merged):
-        if len(rows) == 0:
-            continue
-        # Candidates: samples starting before the region's last end whose end
-        # (or an earlier sample's, the running maximum) reaches past its first start.
-        lo = int(np.searchsorted(latest_end, rows[0, 0], side="right"))
-        hi = int(np.searchsorted(sorted_a, rows[-1, 1], side="left"))
-        candidates = order[lo:hi]
-        overlap = covered(rows, a[candidates], b[candidates])
-        hit = overlap > 0
-        pair_sample.append(candidates[hit])
-        pair_region.append(np.full(int(hit.sum()), index, dtype=np.intp))
-        pair_overlap.append(overlap[hit])
-        np.add.at(total, candidates[hit], overlap[hit])
-    sample = np.concatenate(pair_sample) if pair_sample else np.zeros(0, np.intp)
-    region = np.concatenate(pair_region) if pair_region else np.zeros(0, np.intp)
-    overlap_ns = np.concatenate(pair_overlap) if pair_overlap else np.zeros(0)
+    # Candidates of each span: samples starting before its end whose end (or an
+    # earlier sample's, the running maximum) reaches past its start.
+    lo = np.searchsorted(latest_end, spans[:, 0], side="right")
+    hi = np.searchsorted(sorted_a, spans[:, 1], side="left")
+    counts = np.maximum(hi - lo, 0)
+    span_of = np.repeat(np.arange(len(spans)), counts)
+    first_pair = np.cumsum(counts) - counts
+    within = np.arange(int(counts.sum())) - np.repeat(first_pair, counts)
+    candidate = order[np.repeat(lo, counts) + within]
+    overlap = np.minimum(b[candidate], spans[span_of, 1]) - np.maximum(
+        a[candidate], spans[span_of, 0]
+    )
+    hit = overlap > 0
+    pair_key = candidate[hit].astype(np.int64) * max(count, 1) + labels[span_of[hit]]
+    unique, inverse = np.unique(pair_key, return_inverse=True)
+    overlap_ns = np.bincount(inverse, weights=overlap[hit], minlength=len(unique))
+    sample = (unique // max(count, 1)).astype(np.intp)
+    region = (unique % max(count, 1)).astype(np.intp)
+    np.add.at(total, sample, overlap_ns)
     share = overlap_ns / total[sample] if len(sample) else np.zeros(0)
+    lengths = (spans[:, 1] - spans[:, 0]).astype(np.float64)
+    first = np.full(count, np.nan)
+    last = np.full(count, np.nan)
+    if len(spans):
+        np.fmin.at(first, labels, spans[:, 0].astype(np.float64))
+        np.fmax.at(last, labels, spans[:, 1].astype(np.float64))
     return Weights(
         keys=keys,
-        sample=sample.astype(np.intp),
-        region=region.astype(np.intp),
-        overlap_ns=overlap_ns,
+        sample=sample,
+        region=region,
+        overlap_ns=overlap_ns.astype(np.float64),
         share=share,
-        busy_ns=np.array([float((r[:, 1] - r[:, 0]).sum()) for r in merged]),
-        first_ns=np.array([float(r[0, 0]) if len(r) else np.nan for r in merged]),
-        last_ns=np.array([float(r[-1, 1]) if len(r) else np.nan for r in merged]),
+        busy_ns=np.bincount(labels, weights=lengths, minlength=count).astype(
+            np.float64
+        ),
+        first_ns=first,
+        last_ns=last,
     )
 
 

@@ -33,11 +33,12 @@ if TYPE_CHECKING:
     import pandas as pd
     from IPython.core.interactiveshell import InteractiveShell
 
-    from nsight_lab.backends import CellCode
+    from nsight_lab.backends import CellCode, Collector
     from nsight_lab.options import ProfileOptions
     from nsight_lab.plan import ConfigList, Plan
     from nsight_lab.results import UserDerive
     from nsight_lab.roofline.placement import Peaks
+    from nsight_lab.session import Profiled
 
 LINE_COMMANDS = (
     "%nsight doctor | history [N] | show ID | peaks [--cpu] [--refresh] | help\n"
@@ -65,6 +66,8 @@ class NsightMagics(Magics):
         """Register on ``shell``."""
         super().__init__(shell)
         self.last_session_id: int | None = None
+        self.config_names: set[str] = set()
+        """Names a cell's configs bound (and unbound after it), this kernel."""
 
     @no_var_expand  # done in _expand: IPython's is quadratic in the line's length
     @line_cell_magic
@@ -80,11 +83,34 @@ class NsightMagics(Magics):
         except NsightLabError as exc:
             raise UsageError(_one_line(str(exc))) from None
         except BaseException as exc:
+            self._explain_name_error(exc)
             # The user's cell raised: its traceback starts at the user's frames.
             user_tb = _user_frames(exc.__traceback__)
+            if user_tb is None and isinstance(exc, KeyboardInterrupt):
+                raise _interrupted(exc)  # noqa: B904  (the same exception)
             if user_tb is None:  # nsight-lab itself failed: keep every frame
                 raise
             raise exc.with_traceback(user_tb)  # noqa: B904  (the same exception)
+
+    def _explain_name_error(self, exc: BaseException) -> None:
+        """Say so when the cell failed on a config name an earlier cell bound.
+
+        A function defined in an earlier cell that reads ``n`` escapes
+        :meth:`_check_undeclared`; its ``NameError`` gets a note.
+        """
+        name = getattr(exc, "name", None) if isinstance(exc, NameError) else None
+        add_note = getattr(exc, "add_note", None)  # Python 3.11+
+        if (
+            name in self.config_names
+            and add_note is not None
+            and self.shell is not None
+            and name not in self.shell.user_ns
+        ):
+            add_note(
+                f"nsight-lab: {name!r} was a config of an earlier %%nsight cell and is "
+                "unbound again after it; declare it in this cell (--configs or "
+                "--param) or assign it in the notebook"
+            )
 
     def _expand(self, line: str) -> str:
         """Expand ``$name`` and ``{expr}`` as IPython does, in lines of modest length.
@@ -133,6 +159,7 @@ class NsightMagics(Magics):
         raise OptionError(msg)
 
     def _history(self, args: list[str]) -> pd.DataFrame:
+        from nsight_lab.frametext import shown_frame
         from nsight_lab.history import sessions_frame
         from nsight_lab.store.run_store import RunStore
 
@@ -148,7 +175,7 @@ class NsightMagics(Magics):
             limit = given
         with RunStore() as store:
             store.mark_interrupted()
-            return sessions_frame(store, store.list_sessions(limit=limit))
+            return shown_frame(sessions_frame(store, store.list_sessions(limit=limit)))
 
     def _peaks(self, args: list[str]) -> pd.DataFrame:
         """Measure (once per device; cached in the store) and show attainable peaks."""
@@ -239,6 +266,7 @@ class NsightMagics(Magics):
         raise OptionError(msg)
 
     def _show(self, args: list[str]) -> pd.DataFrame:
+        from nsight_lab.frametext import shown_frame
         from nsight_lab.history import session_results
         from nsight_lab.store.run_store import RunStore
 
@@ -250,17 +278,14 @@ class NsightMagics(Magics):
             )
             raise OptionError(msg)
         with RunStore() as store:
-            return session_results(store, session_id)
+            return shown_frame(session_results(store, session_id))
 
     # -- cell magic -------------------------------------------------------------------
     def _cell(self, line: str, cell: str) -> pd.DataFrame | None:
         from nsight_lab.backends import get_collector, probe_all
-        from nsight_lab.distributed import follows, rank_collector
+        from nsight_lab.distributed import rank_collector
         from nsight_lab.options import check_bindings, parse_options
         from nsight_lab.plan import make_plan
-        from nsight_lab.records import TIME_METRIC
-        from nsight_lab.results import DeriveFailures, DeriveSpec
-        from nsight_lab.session import ProfileRequest, profile
         from nsight_lab.store.run_store import RunStore
 
         if line.strip() in {"--help", "-h"}:
@@ -289,7 +314,46 @@ class NsightMagics(Magics):
         _check_isolated_configs(plan)
         collector = rank_collector(plan, get_collector(plan.backend))
         code = self._cell_code(cell)
+        self._check_undeclared(code, plan.param_names)
         install_nsight_shim()
+        # The names the configs bind are the cell's: afterwards each is what it was
+        # before (or unbound again), so a later cell cannot read the last config.
+        saved = {name: shell.user_ns.get(name, _UNBOUND) for name in plan.param_names}
+        try:
+            done = self._profile(plan, code, collector, functions, notes)
+        finally:
+            for name, value in saved.items():
+                if value is _UNBOUND:
+                    shell.user_ns.pop(name, None)
+                else:
+                    shell.user_ns[name] = value
+            self.config_names.update(saved)
+        if done is None:
+            return None
+        for path in done.csv_files:
+            print(f"nsight-lab: wrote {path}", file=sys.stderr)  # noqa: T201
+        if options.out:
+            shell.user_ns[options.out] = done.frame
+        return None if options.quiet else done.frame
+
+    def _profile(
+        self,
+        plan: Plan,
+        code: CellCode,
+        collector: Collector,
+        functions: dict[str, UserDerive],
+        notes: list[str],
+    ) -> Profiled | None:
+        """Profile ``code`` into the store; ``None`` on a rank that only follows."""
+        from nsight_lab.distributed import follows
+        from nsight_lab.records import TIME_METRIC
+        from nsight_lab.results import DeriveFailures, DeriveSpec
+        from nsight_lab.session import ProfileRequest, profile
+        from nsight_lab.store.run_store import RunStore
+
+        shell = self.shell
+        assert shell is not None  # noqa: S101
+        options = plan.options
         if follows(plan, code):  # a rank other than 0 of the kernel's group
             return None
         label = _file_label(options.name or "cell")
@@ -307,7 +371,7 @@ class NsightMagics(Magics):
             notes=notes,
         )
         with RunStore() as store:
-            done = profile(
+            return profile(
                 plan,
                 code,
                 collector=collector,
@@ -315,11 +379,34 @@ class NsightMagics(Magics):
                 request=request,
                 on_session=self._session_began,
             )
-        for path in done.csv_files:
-            print(f"nsight-lab: wrote {path}", file=sys.stderr)  # noqa: T201
-        if options.out:
-            shell.user_ns[options.out] = done.frame
-        return None if options.quiet else done.frame
+
+    def _check_undeclared(self, code: CellCode, declared: tuple[str, ...]) -> None:
+        """Refuse a cell that reads a config name of an earlier cell, now unbound.
+
+        Raises:
+            OptionError: The cell reads such a name before (or without) assigning it.
+        """
+        from nsight_lab.backends.ncu.shipping import free_variables
+
+        shell = self.shell
+        assert shell is not None  # noqa: S101
+        gone = {
+            name: None
+            for name in self.config_names
+            if name not in declared and name not in shell.user_ns
+        }
+        if not gone:
+            return
+        assigned = _assigned_names(code.code)
+        for name in free_variables(code.code, gone):
+            if name not in assigned:
+                how = "--configs V1,V2" if name == "n" else f"--param {name}=V1,V2"
+                msg = (
+                    f"%%nsight: the cell reads {name!r}, a config of an earlier "
+                    "%%nsight cell, unbound again after it; declare it in this cell "
+                    f"({how}) or assign it in the notebook first"
+                )
+                raise OptionError(msg)
 
     def _session_began(self, session_id: int) -> None:
         self.last_session_id = session_id
@@ -344,6 +431,19 @@ MAX_EXPANDED_CHARS = 4_096
 """Longest magic line whose ``$name``/``{expr}`` are expanded (see ``_expand``)."""
 _MAGIC_RUNNERS = frozenset({"run_cell_magic", "run_line_magic"})
 _PACKAGE_DIR = f"{Path(__file__).parent}{os.sep}"
+_UNBOUND = object()
+"""A name the notebook did not bind before the cell."""
+
+
+def _assigned_names(code: types.CodeType) -> set[str]:
+    """The names a cell's top level assigns or imports anywhere in it."""
+    import dis
+
+    return {
+        str(instr.argval)
+        for instr in dis.get_instructions(code)
+        if instr.opname in {"STORE_NAME", "STORE_GLOBAL"}
+    }
 
 
 def _user_frames(tb: types.TracebackType | None) -> types.TracebackType | None:
@@ -357,6 +457,19 @@ def _user_frames(tb: types.TracebackType | None) -> types.TracebackType | None:
             return tb
         tb = tb.tb_next
     return None
+
+
+def _interrupted(exc: KeyboardInterrupt) -> KeyboardInterrupt:
+    """``exc`` shown as two lines: Ctrl-C landed in nsight-lab's code, between runs.
+
+    No frame is the user's, and the ~90 of nsight-lab's (runner, writer, session) say
+    nothing worth reading; IPython renders an exception by its
+    ``_render_traceback_`` when it has one, and the note says what the store kept.
+    """
+    notes = [str(note) for note in getattr(exc, "__notes__", ())]
+    lines = ["KeyboardInterrupt (nsight-lab stopped between runs)", *notes]
+    exc.__dict__["_render_traceback_"] = lambda: lines
+    return exc.with_traceback(None)
 
 
 def _one_line(message: str) -> str:

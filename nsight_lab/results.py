@@ -225,7 +225,7 @@ def derived_values(
                 spec.failures.add(name, record, exc.reason)
                 out[name] = (math.nan, math.nan)
                 continue
-            except Exception as exc:
+            except (Exception, SystemExit) as exc:  # sys.exit() too: not the profile's
                 if spec.failures is None:
                     raise
                 reason = _short(f"raised {type(exc).__name__}: {exc}")

@@ -139,6 +139,7 @@ def profile(  # noqa: PLR0913  (the profile's collaborators, keyword-only after 
         BaseException: Whatever the cell raised, unchanged (with a note), after the
             finished runs were stored.
     """
+    from nsight_lab.frametext import shown_frame
     from nsight_lab.results import to_dataframe
     from nsight_lab.roofline.placement import place_session
     from nsight_lab.store.writer import StoreWriter
@@ -192,9 +193,22 @@ def profile(  # noqa: PLR0913  (the profile's collaborators, keyword-only after 
     if verdicts is not None:
         frame.attrs["verdicts"] = verdicts
     if target.display is not None:
-        placed = place_session(records, target.peaks) if target.peaks else []
-        target.display.finish(frame, records, placed, target.peaks, verdicts=verdicts)
-    return Profiled(session_id, frame, records, notes, csv_files, verdicts)
+        peaks = target.peaks
+        _finish_display(
+            store,
+            session_id,
+            lambda view: view.finish(
+                frame,
+                records,
+                place_session(records, peaks) if peaks else [],
+                peaks,
+                verdicts=verdicts,
+            ),
+            target.display,
+        )
+    # Its text form escapes the control characters of region names (issue 22).
+    shown = shown_frame(frame)
+    return Profiled(session_id, shown, records, notes, csv_files, verdicts)
 
 
 def _judge(
@@ -456,49 +470,150 @@ class SessionTarget:
         """
         if self.id is None:  # the backend could not start: nothing to keep
             return
-        status, message, instead = record_failure(self._store, self.id, exc, self.done)
+        ended = record_failure(self._store, self.id, exc, self.done)
         if self.display is not None:
-            self.display.finish(None, self.done, status=status, message=message)
-        if instead is not None:
-            raise instead from exc
+            _finish_display(
+                self._store,
+                self.id,
+                lambda view: view.finish(
+                    None, ended.stored, status=ended.status, message=ended.message
+                ),
+                self.display,
+            )
+        if ended.instead is not None:
+            raise ended.instead from exc
+
+
+def _finish_display(
+    store: RunStore, session_id: int, show: Callable[[View], None], view: View
+) -> None:
+    """Show how the profile ended; a failure of the view is one line, not the end.
+
+    The session and its runs are stored whatever the view does: a view that raises
+    leaves a note in the session and one line on stderr naming it, and the profile
+    goes on (the magic still binds ``--out`` and returns the DataFrame).
+    """
+    try:
+        show(view)
+    except Exception as exc:  # noqa: BLE001  (any failure of the view: said, not raised)
+        reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
+        note = f"the final display failed ({reason}); the results are stored"
+        with contextlib.suppress(NsightLabError):
+            store.add_note(session_id, note)
+        print(  # noqa: T201
+            f"nsight-lab session {session_id}: {note}: %nsight show {session_id}",
+            file=sys.stderr,
+        )
+
+
+@dataclass(frozen=True)
+class Ended:
+    """How a profile that ended early was recorded (:func:`record_failure`)."""
+
+    status: SessionStatus
+    message: str
+    """What the view shows as the reason."""
+    instead: BaseException | None
+    """Ours, saying the session was kept, to raise instead of the exception."""
+    stored: list[RunRecord]
+    """The records the store holds (read back): what the view may show."""
+
+
+@dataclass(frozen=True)
+class Stored:
+    """What the store holds of a session, read back after the profile ended."""
+
+    runs: int
+    """Complete runs (distinct config and run)."""
+    rows: int
+    """Records (one per region and run)."""
+    last: tuple[int, int] | None
+    """The newest stored run's (config index, run index)."""
+
+
+def stored_runs(store: RunStore, session_id: int) -> Stored | str:
+    """What the store holds of ``session_id``, or why it could not be read."""
+    try:
+        runs, last = store.runs_done(session_id)
+        rows = store.count_runs_after(session_id)
+    except NsightLabError as exc:
+        return " ".join(str(exc).split())[:120]
+    return Stored(runs, rows, last)
+
+
+def kept_text(
+    session_id: int, stored: Stored | str, handed: Sequence[RunRecord]
+) -> str:
+    """Say what the store kept of a session, as the store says it.
+
+    The count is read back, not the runs handed to the writer: after a write failed
+    (a full disk) those are more than the store holds, and the text names the last
+    run that was committed.
+    """
+    show = f"%nsight show {session_id}"
+    if isinstance(stored, str):
+        return f"session {session_id} kept, its runs could not be read back ({stored})"
+    plural = "" if stored.runs == 1 else "s"
+    lost = len({(r.config_index, r.run_index) for r in handed}) - stored.runs
+    if stored.rows >= len(handed) or lost <= 0:
+        return f"session {session_id} kept with its {stored.runs} run{plural}: {show}"
+    last = (
+        f", the last config {stored.last[0]} run {stored.last[1]}"
+        if stored.last is not None
+        else ""
+    )
+    return (
+        f"session {session_id} kept with the {stored.runs} run{plural} the store "
+        f"holds{last} ({lost} later run{'' if lost == 1 else 's'} not stored): {show}"
+    )
 
 
 def record_failure(
     store: RunStore, session_id: int, exc: BaseException, done: list[RunRecord]
-) -> tuple[SessionStatus, str, BaseException | None]:
+) -> Ended:
     """Record how a profile ended early; nothing measured is deleted.
 
     Ctrl-C leaves the session ``interrupted``. Any other failure after runs finished
-    (the cell, a region rule, an empty ``annotate()`` name, ``--normalize-against``)
-    leaves it ``failed`` with the reason and its runs; only a bad option found before
-    any run finished leaves nothing behind.
+    (the cell, a region rule, an empty ``annotate()`` name, ``--normalize-against``,
+    a store write) leaves it ``failed`` with the reason and its runs; only a bad option
+    found before any run was stored leaves nothing behind. Every count said is read
+    back from the store (:func:`kept_text`).
 
     Returns:
-        The status and message to show, and the error to raise instead of ``exc``
-        (ours, saying the session was kept), if any.
+        The status and message to show, the error to raise instead of ``exc`` (ours,
+        saying the session was kept), if any, and the records the store holds.
     """
+    stored = stored_runs(store, session_id)
+    kept = kept_text(session_id, stored, done)
+    shown = done[: stored.rows] if isinstance(stored, Stored) else []
     if isinstance(exc, KeyboardInterrupt):
         message = "stopped by KeyboardInterrupt"
-        store.finish_session(session_id, "interrupted", message)
-        return "interrupted", message, None
-    runs = len({(r.config_index, r.run_index) for r in done})
-    if isinstance(exc, OptionError) and not runs:
+        with contextlib.suppress(NsightLabError):  # a broken store: say the rest
+            store.finish_session(session_id, "interrupted", message)
+        _add_note(exc, f"nsight-lab: {kept} (interrupted)")
+        return Ended("interrupted", message, None, shown)
+    if isinstance(exc, OptionError) and isinstance(stored, Stored) and not stored.rows:
         store.delete_session(session_id)
-        return "failed", str(exc), None
+        return Ended("failed", str(exc), None, [])
     error = f"{type(exc).__name__}: {exc}"
-    with contextlib.suppress(NsightLabError):  # a broken store: raise exc itself
+    marked = "marked failed"
+    try:
         store.finish_session(session_id, "failed", error)
-    kept = (
-        f"session {session_id} kept with its {runs} run{'' if runs == 1 else 's'}: "
-        f"%nsight show {session_id}"
-    )
+    except NsightLabError as broken:  # a broken store: raise exc itself, say so
+        marked = f"not marked failed: {' '.join(str(broken).split())[:100]}"
     if isinstance(exc, NsightLabError):  # shown as one line: say it there
         suffix = f" ({kept})"
         budget = MAX_MESSAGE_CHARS - len(suffix)  # shorten the reason, not the news
         reason = " ".join(str(exc).split())
         if len(reason) > budget:
-            reason = reason[: budget - 3] + "..."
-        return "failed", error, type(exc)(reason + suffix)
-    if isinstance(exc, Exception) and hasattr(exc, "add_note"):  # Python 3.11+
-        exc.add_note(f"nsight-lab: {kept} (marked failed)")
-    return "failed", error, None
+            reason = reason[: max(budget - 3, 0)] + "..."
+        return Ended("failed", error, type(exc)(reason + suffix), shown)
+    _add_note(exc, f"nsight-lab: {kept} ({marked})")
+    return Ended("failed", error, None, shown)
+
+
+def _add_note(exc: BaseException, note: str) -> None:
+    """Add ``note`` to ``exc``'s traceback (Python 3.11+; nothing before)."""
+    add_note = getattr(exc, "add_note", None)
+    if add_note is not None:
+        add_note(note)

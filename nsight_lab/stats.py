@@ -401,15 +401,18 @@ def summarize(
         raise ValueError(msg)
     arr = np.asarray(values, dtype=float)
     n = int(arr.size)
-    mean = float(arr.mean())
-    std = float(arr.std(ddof=1)) if n >= 2 else math.nan  # noqa: PLR2004
-    low, high = _mean_interval(
-        mean,
-        std / math.sqrt(n) if n >= 2 else math.nan,  # noqa: PLR2004
-        t_critical(n),
-        bool(arr.min() >= 0),
-    )
-    rsd = rsd_pct(values)
+    # An infinite value (a derive function's +-inf) makes the spread NaN, as it
+    # should, without numpy's "invalid value" warnings.
+    with np.errstate(invalid="ignore", over="ignore"):
+        mean = float(arr.mean())
+        std = float(arr.std(ddof=1)) if n >= 2 else math.nan  # noqa: PLR2004
+        low, high = _mean_interval(
+            mean,
+            std / math.sqrt(n) if n >= 2 else math.nan,  # noqa: PLR2004
+            t_critical(n),
+            bool(arr.min() >= 0),
+        )
+        rsd = rsd_pct(values)
     return Summary(
         n=n,
         mean=mean,

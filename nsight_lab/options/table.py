@@ -316,11 +316,14 @@ OPTIONS: tuple[Option, ...] = (
         "--sample-interval",
         "US",
         "sample_interval_us",
-        "PM sampling interval in µs (pm backend)",
+        "shortest PM sampling interval in µs (pm backend)",
         "the `pm` backend's PM sampling interval in µs: each sample's counters cover "
-        "this much GPU time, and each region gets a DRAM-quiet gap this long on each "
-        "side so that no sample mixes it with its neighbours; the default gives a "
-        "100 µs region at least 5 samples of its timeline",
+        "this much GPU time, and each region gets DRAM-quiet gaps this long so that "
+        "no sample mixes it with its neighbours. Given, it is kept unless a run of "
+        "the cell is too long for it (then a longer one, said in the notes); not "
+        "given, the interval is chosen from the warm-up run and the decode cost "
+        "measured at open, balancing decoding against the quiet gaps, never below "
+        "the default",
         read=_int(1, MAX_SAMPLE_INTERVAL_US),
     ),
     Option(

@@ -157,8 +157,10 @@ OPTIONS: tuple[Option, ...] = (
         "the configs: a list in the notebook (NAMES=VAR names tuple items)",
         "the configs, an explicit list in the notebook variable `VAR` (instead of "
         "`--configs`/`--param`): dicts bind their keys; tuples bind the names given "
-        "as `NAMES=VAR` (`n,dtype=configs`); single values bind `n`. Values may be "
-        "any objects (a `torch.dtype`); the store keeps their text",
+        "as `NAMES=VAR` (`n,dtype=configs`, each name once); single values bind `n`. "
+        "Values may be any objects (a `torch.dtype`); the store keeps their text. At "
+        "most `--max-configs` items are read, one at a time (a sized variable is "
+        "judged by its length first): a longer or endless one is refused in one line",
         read=_read_configs_from,
     ),
     Option(

@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
 DRAM = ("dram__bytes_read.sum", "dram__bytes_write.sum")
 TENSORS = """
@@ -147,24 +147,29 @@ class Bench:
         text = json.dumps(self.results, indent=1, default=str) + "\n"
         (self.out / "pm_h200.json").write_text(text, encoding="utf-8")
 
-    @contextlib.contextmanager
-    def part(self, name: str) -> Iterator[dict[str, Any]]:
-        """One part: its entry in the results; its failure recorded, not raised.
+    def part(
+        self,
+        name: str,
+        run: Callable[[dict[str, Any]], object],
+        *,
+        always: bool = False,
+    ) -> dict[str, Any]:
+        """Run one part, ``run(entry)``: its failure recorded in ``entry``, not raised.
 
-        The caller checks ``"skipped" in entry`` (the budget was spent).
+        Skipped once the budget is spent, unless ``always`` (the cheap parts that
+        read what the others measured).
         """
         entry: dict[str, Any] = {}
         self.results["parts"][name] = entry
-        if self.over_budget():
+        if self.over_budget() and not always:
             entry["skipped"] = f"over the {self.budget_s:.0f} s budget"
             self.log(f"== {name}: skipped ({entry['skipped']})")
             self.save()
-            yield entry
-            return
+            return entry
         self.log(f"== {name} (at {self.elapsed():.1f} s)")
         t0 = time.monotonic()
         try:
-            yield entry
+            run(entry)
         except Exception as exc:  # noqa: BLE001  (one part never stops the rest)
             entry["error"] = f"{type(exc).__name__}: {exc}"
             entry["traceback"] = traceback.format_exc()
@@ -173,6 +178,7 @@ class Bench:
             entry["part_s"] = round(time.monotonic() - t0, 3)
             self.log(f"   {name}: {json.dumps(entry, default=str)[:2000]}")
             self.save()
+        return entry
 
 
 # ------------------------------------------------------------------ pure parts
@@ -616,7 +622,10 @@ def first_cells(entry: dict[str, Any], cells: Cells) -> None:
 
 
 def walls(entry: dict[str, Any], cells: Cells) -> None:
-    """Every set at every run count, interleaved; the summary of the best walls."""
+    """Every set at every run count, interleaved; the summary of the best walls.
+
+    Cells of 10 and 50 runs, then of 200, then 10 and 50 again (the best of two kept).
+    """
     low, high, top = RUN_COUNTS
     for repeat in range(WALL_REPEATS):
         for runs in (low, high):
@@ -624,8 +633,9 @@ def walls(entry: dict[str, Any], cells: Cells) -> None:
                 if runs == low and repeat == 0 and set_name in PM_SETS:
                     continue  # first_cells ran it (its second cell)
                 cells.run(set_name, runs, repeat=repeat)
-    for set_name in (*PM_SETS, "events", "cupti"):
-        cells.run(set_name, top, repeat=0)
+        if repeat == 0:  # the largest cells before the repeats: the budget may end
+            for set_name in (*PM_SETS, "events", "cupti"):
+                cells.run(set_name, top, repeat=0)
     entry.update(wall_summary(cells.bench.results["cells"]))
 
 
@@ -837,30 +847,25 @@ def main(argv: list[str] | None = None) -> int:
         sets={s: cell_options(s, 0, smoke=args.smoke) for s in SETS},
     )
     bench.log(f"pm_h200: out={args.out} store={home} budget={args.budget:.0f} s")
-    with bench.part("stack") as entry:
-        stack(entry)
+    bench.part("stack", stack)
+    # The reference first: a child process under ncu, before this one holds the GPU.
+    ncu: dict[str, Any] = {}
+    bench.part("plain_ncu", lambda e: ncu.update(plain_ncu(e, setup)))
     watch = SamplerWatch()
-    cells: Cells | None = None
-    with bench.part("shell") as entry:
+    shell: list[Cells] = []
+
+    def open_shell(entry: dict[str, Any]) -> None:
         entry["sampler_watch"] = watch.install() or "installed"
         t0 = time.perf_counter()
-        cells = Cells(bench, start_shell(setup), watch, smoke=args.smoke)
+        shell.append(Cells(bench, start_shell(setup), watch, smoke=args.smoke))
         entry["start_s"] = round(time.perf_counter() - t0, 3)
-    if cells is not None:
-        with bench.part("first_cells") as entry:
-            if "skipped" not in entry:
-                first_cells(entry, cells)
-        with bench.part("walls") as entry:
-            if "skipped" not in entry:
-                walls(entry, cells)
-    ncu: dict[str, Any] = {}
-    with bench.part("plain_ncu") as entry:
-        if "skipped" not in entry:
-            ncu = plain_ncu(entry, setup)
-    with bench.part("regions") as entry:
-        region_tables(entry, bench, ncu)
-    with bench.part("timeline") as entry:
-        timeline(entry, bench)
+
+    bench.part("shell", open_shell)
+    if shell:
+        bench.part("first_cells", lambda e: first_cells(e, shell[0]))
+        bench.part("walls", lambda e: walls(e, shell[0]))
+    bench.part("regions", lambda e: region_tables(e, bench, ncu), always=True)
+    bench.part("timeline", lambda e: timeline(e, bench), always=True)
     bench.results["summary"] = summary(bench)
     bench.save()
     bench.log(json.dumps(bench.results["summary"], indent=1, default=str))

@@ -215,19 +215,24 @@ def test_a_failing_part_is_recorded_and_the_next_runs(
     bench: ModuleType, tmp_path: Path
 ) -> None:
     b = bench.Bench(tmp_path, budget_s=60.0)
-    with b.part("broken") as entry:
+
+    def broken(_: dict[str, Any]) -> None:
         msg = "no ncu"
         raise RuntimeError(msg)
-    with b.part("fine") as entry:
-        entry["value"] = 1
+
+    ran: list[str] = []
+    b.part("broken", broken)
+    b.part("fine", lambda entry: entry.update(value=1))
     b.budget_s = -1.0
-    with b.part("late") as entry:
-        assert "skipped" in entry
+    late = b.part("late", lambda _: ran.append("late"))
+    b.part("cheap", lambda _: ran.append("cheap"), always=True)
+    assert ran == ["cheap"]
+    assert late["skipped"].startswith("over the")
     saved = json.loads((tmp_path / "pm_h200.json").read_text())
     assert saved["parts"]["broken"]["error"] == "RuntimeError: no ncu"
     assert saved["parts"]["fine"]["value"] == 1
     assert "part_s" in saved["parts"]["fine"]
-    assert saved["parts"]["late"]["skipped"].startswith("over the")
+    assert "part_s" in saved["parts"]["cheap"]
     assert "broken failed" in (tmp_path / "pm_h200.log").read_text()
 
 

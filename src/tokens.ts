@@ -11,6 +11,7 @@ import { ISignal } from '@lumino/signaling';
 import type { ConnectionState, IDownload } from './transport';
 import type {
   ICompareResponse,
+  ICounterTable,
   IRunRecord,
   ISessionFigures,
   ISessionFilters,
@@ -62,6 +63,8 @@ export interface ISessionDetail {
   chartOrder: string[] | null;
   /** The summary table's rows, computed on the server over every run. */
   summary: ISummaryRow[];
+  /** The counter table (all-zero rows flagged), computed on the server. */
+  counters?: ICounterTable | null;
   /** The verdict table against the session's baseline (served); null: none. */
   verdicts?: IVerdictTable | null;
   lastRunId: number;

@@ -171,6 +171,13 @@ export interface ISessionSummary extends ISessionInfo {
   has_report: boolean;
   /** Sent with `GET sessions/{id}` (not in list items): where it stands. */
   progress?: IProgress;
+  /**
+   * In list items: its runs, one per config and repetition whatever the number of
+   * regions (what `runs_planned_total` and the progress line count).
+   */
+  runs_done?: number;
+  /** In list items: its regions (annotations), sorted. */
+  regions?: string[];
 }
 
 /** `GET sessions?…`: one page of sessions, newest first. */

@@ -306,8 +306,10 @@ def sessions_page(
     """Return the ``GET sessions`` body but ``schema_version``: one page of the list.
 
     Each session is :func:`~nsight_lab.records.session_to_json` plus its stored
-    ``run_count`` (records: one per region per run); no progress (that is per
-    session, in ``GET sessions/<id>``), so the list stays one indexed read.
+    ``run_count`` (records: one per region per run), ``runs_done`` (runs: one
+    per config and repetition, what ``runs_planned_total`` counts) and its
+    ``regions`` (names, sorted); no progress (per session, in ``GET
+    sessions/<id>``), so the list stays a few indexed reads.
 
     Raises:
         OptionError: A filter value is malformed.
@@ -317,11 +319,18 @@ def sessions_page(
     sessions = store.list_sessions(**filters, limit=limit, offset=offset)
     ids = [s.id for s in sessions]
     counts = store.run_counts(ids)
+    done = store.runs_done_counts(ids)
+    regions = store.regions_of(ids)
     verdicts = store.session_verdicts(ids)
     return {
         "total": total,
         "sessions": [
-            _session_json(s, counts.get(s.id, 0), verdicts.get(s.id)) for s in sessions
+            {
+                **_session_json(s, counts.get(s.id, 0), verdicts.get(s.id)),
+                "runs_done": done.get(s.id, 0),
+                "regions": regions.get(s.id, []),
+            }
+            for s in sessions
         ],
     }
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from nsight_lab.errors import NotFoundError
 from nsight_lab.store.postgres import PgConnection
-from nsight_lab.store.rows import _RUN_COLUMNS, _run_from_row, _run_to_row
+from nsight_lab.store.rows import _RUN_COLUMNS, _run_from_row, _run_to_row, in_list
 
 if TYPE_CHECKING:
     import contextlib
@@ -341,6 +341,48 @@ class _RunQueries:
             ).fetchone()
         place = (int(newest[0]), int(newest[1])) if newest is not None else None
         return int(row[0]), place
+
+    def runs_done_counts(self, session_ids: Sequence[int]) -> dict[int, int]:
+        """Return each session's complete runs (distinct config and run index).
+
+        What a "run" means everywhere (the progress line, the history, ``show``):
+        one execution of the cell for one config, whatever its number of regions
+        (:meth:`runs_done` for one session). One query for a page of sessions.
+
+        Raises:
+            StoreError: The store is closed or unreadable.
+        """
+        ids, marks = in_list(session_ids)
+        if not ids:
+            return {}
+        with self._read("count complete runs") as conn:
+            rows = conn.execute(
+                "SELECT session_id, count(*) FROM (SELECT DISTINCT session_id,"  # noqa: S608
+                f" config_index, run_index FROM runs WHERE session_id IN ({marks}))"
+                " AS d GROUP BY session_id",
+                ids,
+            ).fetchall()
+        return {int(i): int(n) for i, n in rows}
+
+    def regions_of(self, session_ids: Sequence[int]) -> dict[int, list[str]]:
+        """Return each session's regions (annotations), in name order.
+
+        Raises:
+            StoreError: The store is closed or unreadable.
+        """
+        ids, marks = in_list(session_ids)
+        if not ids:
+            return {}
+        with self._read("read regions") as conn:
+            rows = conn.execute(
+                "SELECT session_id, annotation FROM session_annotations"  # noqa: S608
+                f" WHERE session_id IN ({marks}) ORDER BY session_id, annotation",
+                ids,
+            ).fetchall()
+        out: dict[int, list[str]] = {}
+        for session_id, annotation in rows:
+            out.setdefault(int(session_id), []).append(str(annotation))
+        return out
 
     def count_runs_after(
         self, session_id: int, *, after_id: int = 0, limit: int | None = None

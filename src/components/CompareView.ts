@@ -1,36 +1,56 @@
 /**
  * Two sessions side by side: per region, metric and config the ratio of medians
- * b/a with its confidence interval and a verdict (faster, slower, no change within
- * noise, deterministic), every value with its unit, and b's overall verdict. What
- * was compared (the configs both sessions share) and why nothing could be are said
- * in words; a row whose SM clocks differ or that has throttled runs is flagged with
- * its note. Everything shown is computed in Python (nsight_lab/compare.py,
- * baselines.py); this only renders it. The same table is a session's verdicts
- * against its baseline (the session view, a cell's final output).
+ * b/a with its confidence interval and a verdict (faster, slower, no change,
+ * inconclusive: clocks), every value with its unit, and b's overall verdict. What
+ * was compared and why nothing could be are said in words; a row whose SM clocks
+ * differ or that has throttled runs is flagged with its note; deterministic rows
+ * (work-model counts) fold behind a toggle. Everything shown is computed and
+ * formatted in Python (nsight_lab/compare.py, baselines.py, views/verdicts.py:
+ * each row's `cells`, the table's `legend`); this only renders it. The same table
+ * is a session's verdicts against its baseline (the session view, a cell's final
+ * output).
  */
 
 import { TranslationBundle, nullTranslator } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 
-import { ICompareResponse, ICompareRow, IVerdictTable } from '../types';
+import {
+  ICompareCells,
+  ICompareResponse,
+  ICompareRow,
+  IVerdictTable
+} from '../types';
 import { h } from './dom';
-import { formatConfig, formatQuantity, sessionTitle } from './format';
+import { sessionTitle } from './format';
 
-/** The ratio cell: `1.234× [1.100, 1.350]`; the plain ratio without interval. */
-export function formatRatio(row: ICompareRow): string {
-  if (row.ratio === null || !Number.isFinite(row.ratio)) {
-    return '–';
-  }
-  const ci =
-    row.ci_low !== null && row.ci_high !== null
-      ? ` [${row.ci_low.toFixed(3)}, ${row.ci_high.toFixed(3)}]`
-      : '';
-  return `${row.ratio.toFixed(3)}×${ci}`;
+/** What a row's cells read when the server sent none (an older server). */
+const MISSING = '–';
+
+/** A row's display text, as the server formatted it. */
+export function rowCells(row: ICompareRow): ICompareCells {
+  return (
+    row.cells ?? {
+      region: row.annotation,
+      metric: row.label ?? row.metric,
+      config: MISSING,
+      median_a: MISSING,
+      median_b: MISSING,
+      change: MISSING,
+      ratio: MISSING,
+      verdict: row.verdict ?? MISSING,
+      note: row.note
+    }
+  );
 }
 
-/** The verdict cell: as served, `–` when there were too few runs to judge. */
+/** The ratio cell, as served: `1.234× [1.100, 1.350]`. */
+export function formatRatio(row: ICompareRow): string {
+  return rowCells(row).ratio;
+}
+
+/** The verdict cell, as served (`–` when there were too few runs to judge). */
 export function formatVerdict(row: ICompareRow): string {
-  return row.verdict ?? '–';
+  return row.verdict ?? MISSING;
 }
 
 /** What a verdict means, for the cell's tooltip. */
@@ -48,11 +68,13 @@ function verdictTitle(
     case 'no change':
       return row.threshold > 0
         ? trans.__(
-            'no change: the %1 interval of b/a is not wholly beyond ±%2%',
+            'no change: the %1 interval of b/a holds 1, or the change is within ±%2%',
             level,
             `${+(row.threshold * 100).toFixed(3)}`
           )
         : trans.__('within noise: the %1 interval of b/a holds 1', level);
+    case 'inconclusive: clocks':
+      return row.note;
     case null:
       return trans.__('too few runs on a side for an interval');
     default:
@@ -63,7 +85,13 @@ function verdictTitle(
 /** The rows, scope and overall verdict: a comparison, or a verdict table. */
 export type VerdictRows = Pick<
   IVerdictTable,
-  'rows' | 'scope' | 'confidence' | 'verdict' | 'threshold' | 'baseline'
+  | 'rows'
+  | 'scope'
+  | 'confidence'
+  | 'verdict'
+  | 'threshold'
+  | 'baseline'
+  | 'legend'
 >;
 
 /** The overall line: `slower: 1 slower, 1 no change` (as served). */
@@ -97,9 +125,65 @@ export function renderComparison(
   renderVerdicts(node, comparison, trans);
 }
 
+/** The columns of the verdict table: header label and cell key. */
+function columns(level: string): [string, keyof ICompareCells][] {
+  return [
+    ['Region', 'region'],
+    ['Metric', 'metric'],
+    ['Config', 'config'],
+    ['Median a', 'median_a'],
+    ['Median b', 'median_b'],
+    ['Change', 'change'],
+    [`b/a [${level} CI]`, 'ratio'],
+    ['Verdict', 'verdict'],
+    ['Note', 'note']
+  ];
+}
+
+/** A table of `rows` (their served cells), with the verdict's tooltip and marks. */
+function rowsTable(
+  rows: readonly ICompareRow[],
+  comparison: VerdictRows,
+  trans: TranslationBundle,
+  className: string
+): HTMLTableElement {
+  const level = `${Math.round(comparison.confidence * 100)}%`;
+  const cols = columns(level);
+  // One config for every row (or none): the column says nothing.
+  const configs = new Set(rows.map(row => rowCells(row).config));
+  const shown = cols.filter(([, key]) => key !== 'config' || configs.size > 1);
+  const table = h('table', `jp-nsightLab-Table ${className}`);
+  const head = table.createTHead().insertRow();
+  for (const [label, key] of shown) {
+    const th = h('th', undefined, label);
+    th.dataset.column = key;
+    head.appendChild(th);
+  }
+  const body = table.createTBody();
+  for (const row of rows) {
+    const tr = body.insertRow();
+    tr.className = row.significant ? 'jp-mod-significant' : '';
+    tr.classList.toggle('jp-mod-flagged', row.flagged);
+    tr.dataset.verdict = row.verdict ?? '';
+    const cells = rowCells(row);
+    for (const [, key] of shown) {
+      const td = tr.insertCell();
+      td.textContent = cells[key];
+      td.dataset.column = key;
+      if (key === 'verdict') {
+        td.title = verdictTitle(row, trans, comparison.confidence);
+      } else if (key === 'note' && cells.note) {
+        td.title = cells.note;
+      }
+    }
+  }
+  return table;
+}
+
 /**
  * Append the overall verdict, what was compared and the table of rows to `node`:
- * the body of a comparison and a session's verdicts against its baseline.
+ * the body of a comparison and a session's verdicts against its baseline. Rows
+ * the server folds (deterministic: nothing to judge) go under a toggle.
  */
 export function renderVerdicts(
   node: HTMLElement,
@@ -123,78 +207,43 @@ export function renderVerdicts(
   if (note) {
     node.appendChild(h('p', 'jp-nsightLab-CompareView-scope', note));
   }
-  const level = `${Math.round(comparison.confidence * 100)}%`;
-  const table = h('table', 'jp-nsightLab-Table jp-nsightLab-CompareView-table');
-  const head = table.createTHead().insertRow();
-  for (const label of [
-    'Region',
-    'Metric',
-    'Config',
-    'Median a',
-    'Median b',
-    `b/a [${level} CI]`,
-    'Verdict',
-    'n a/b',
-    'Note'
-  ]) {
-    head.appendChild(h('th', undefined, label));
-  }
-  const body = table.createTBody();
-  for (const row of comparison.rows) {
-    const tr = body.insertRow();
-    tr.className = row.significant ? 'jp-mod-significant' : '';
-    tr.classList.toggle('jp-mod-flagged', row.flagged);
-    tr.dataset.verdict = row.verdict ?? '';
-    const cells = [
-      row.annotation,
-      row.metric,
-      formatConfig(row.config),
-      formatQuantity(row.median_a, row.unit),
-      formatQuantity(row.median_b, row.unit),
-      formatRatio(row),
-      formatVerdict(row),
-      `${row.n_a}/${row.n_b}`,
-      row.note
-    ];
-    for (const text of cells) {
-      tr.insertCell().textContent = text;
-    }
-    tr.cells[3].title = trans.__(
-      'mean %1',
-      formatQuantity(row.mean_a, row.unit)
-    );
-    tr.cells[4].title = trans.__(
-      'mean %1',
-      formatQuantity(row.mean_b, row.unit)
-    );
-    tr.cells[6].title = verdictTitle(row, trans, comparison.confidence);
-    if (row.significant && row.verdict !== 'deterministic') {
-      const badge = h('span', 'jp-nsightLab-CompareView-significant', ' ✱');
-      badge.title = trans.__(
-        'significant: the %1 interval of the ratio excludes 1',
-        level
-      );
-      tr.cells[5].appendChild(badge);
-    }
-    if (row.flagged) {
-      const flag = h('span', 'jp-nsightLab-CompareView-flag', ' ⚠');
-      // The row's note says which: SM clocks, the host's speed or throttling.
-      flag.title =
-        row.note ||
-        trans.__(
-          'SM clocks or host speeds apart, or runs throttled: the ratio may not be the code’s'
-        );
-      tr.cells[6].appendChild(flag);
-    }
-  }
-  node.appendChild(table);
-  node.appendChild(
-    h(
-      'p',
-      'jp-nsightLab-CompareView-legend',
-      `b/a is the ratio of medians (robust to outliers); ✱ significant: its ${level} interval excludes 1; deterministic: no noise to judge, the plain ratio; ⚠ flagged: SM clocks apart by more than 2%, host speeds apart by more than 15% (cpu backend) or throttled runs; the row's note says which`
-    )
+  const shown = comparison.rows.filter(row => !row.folded);
+  const folded = comparison.rows.filter(row => row.folded);
+  const wrap = h('div', 'jp-nsightLab-CompareView-scroll');
+  wrap.appendChild(
+    rowsTable(shown, comparison, trans, 'jp-nsightLab-CompareView-table')
   );
+  node.appendChild(wrap);
+  if (folded.length > 0) {
+    const details = h('details', 'jp-nsightLab-CompareView-folded');
+    details.appendChild(
+      h(
+        'summary',
+        undefined,
+        trans._n(
+          '%1 deterministic row (work-model counts: nothing to judge)',
+          '%1 deterministic rows (work-model counts: nothing to judge)',
+          folded.length
+        )
+      )
+    );
+    const inner = h('div', 'jp-nsightLab-CompareView-scroll');
+    inner.appendChild(
+      rowsTable(
+        folded,
+        comparison,
+        trans,
+        'jp-nsightLab-CompareView-foldedTable'
+      )
+    );
+    details.appendChild(inner);
+    node.appendChild(details);
+  }
+  if (comparison.legend) {
+    node.appendChild(
+      h('p', 'jp-nsightLab-CompareView-legend', comparison.legend)
+    );
+  }
 }
 
 /** The comparison view. */

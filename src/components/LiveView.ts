@@ -214,9 +214,19 @@ export class LiveView extends Widget {
     }
   }
 
-  /** Lay out the live charts in the served order (drawn in place when there). */
+  /**
+   * Lay out the live charts in the served order (drawn in place when there). A new
+   * session's charts are mounted afresh, at the box's width now: a chart drawn in
+   * place keeps the size of the one before (a 3-config figure's 615 px in a
+   * 457 px box, its x-axis cut, until the next resize).
+   */
   private _updateCharts(): void {
     const live = this._model.live;
+    const id = live.session?.id ?? null;
+    if (id !== this._chartsFor) {
+      this._chartsFor = id;
+      this._grid.update([], {});
+    }
     this._grid.update(
       liveChartOrder(
         live.chartOrder,
@@ -238,4 +248,6 @@ export class LiveView extends Widget {
   private _notesList: HTMLUListElement;
   private _charts: HTMLDivElement;
   private _grid: ChartGrid;
+  /** The session whose charts the grid holds. */
+  private _chartsFor: number | null = null;
 }

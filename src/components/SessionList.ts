@@ -14,11 +14,14 @@ import { Widget } from '@lumino/widgets';
 import { IRunsModel } from '../tokens';
 import { EMPTY_FILTERS, ISessionSummary } from '../types';
 import { h } from './dom';
-import { formatTime, sessionTitle } from './format';
+import { formatTime, regionsText, runsText, sessionTitle } from './format';
 import { contentHeight, rowOffset, visibleRange } from './virtualList';
 
-/** The fixed height of one row, in pixels (style/base.css uses the same). */
-export const ROW_HEIGHT = 40;
+/**
+ * The fixed height of one row, in pixels (style/base.css uses the same): three
+ * lines (name and status; regions; backend, runs, device and time).
+ */
+export const ROW_HEIGHT = 58;
 
 /** Rows rendered beyond each edge of the viewport. */
 export const OVERSCAN = 8;
@@ -60,19 +63,33 @@ export function renderSessionRow(
     } beyond noise`;
     first.appendChild(badge);
   }
+  // What the session is: its regions, then backend and runs first (they must
+  // show at the default width), device and time after them.
+  const regions = session.regions ?? [];
+  const what = h(
+    'div',
+    'jp-nsightLab-SessionList-regions',
+    regions.length > 0
+      ? `${regions.length} region${regions.length === 1 ? '' : 's'}: ${regionsText(regions)}`
+      : ''
+  );
+  what.title = regions.join(', ');
   const details = [
     session.backend,
+    runsText(session.runs_done ?? 0, session.runs_planned_total),
     session.device ?? '',
-    formatTime(session.created_at),
-    `${session.run_count} runs`
+    formatTime(session.created_at)
   ].filter(part => part !== '');
-  const second = h(
+  const third = h(
     'div',
     'jp-nsightLab-SessionList-details',
     details.join(' · ')
   );
-  row.title = session.notebook ?? '';
-  row.append(first, second);
+  third.title = details.join(' · ');
+  row.title = [session.notebook ?? '', regions.join(', ')]
+    .filter(part => part !== '')
+    .join('\n');
+  row.append(first, what, third);
 }
 
 /**
@@ -161,7 +178,7 @@ export class SessionList extends Widget {
       // Rebuild a row only when what it shows changed, so a click is never split
       // between two versions of the same row.
       const key = session
-        ? `${session.id}|${session.status}|${session.run_count}|${session.name}|${session.baseline_verdict?.verdict ?? ''}`
+        ? `${session.id}|${session.status}|${session.run_count}|${session.runs_done ?? ''}|${session.name}|${(session.regions ?? []).length}|${session.baseline_verdict?.verdict ?? ''}`
         : 'placeholder';
       if (row.dataset.key !== key) {
         renderSessionRow(row, session, index);

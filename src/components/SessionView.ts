@@ -19,8 +19,8 @@ import {
 } from '../types';
 import { renderVerdicts } from './CompareView';
 import { button, h } from './dom';
-import { formatTime, sessionTitle } from './format';
-import { runTable } from './RunTable';
+import { formatTime, runsText, sessionTitle } from './format';
+import { summarySection } from './RunTable';
 
 /**
  * The charts of a session: those served, in the server's order (`chart_order`, else
@@ -67,8 +67,14 @@ export function sessionFacts(session: ISessionSummary): [string, string][] {
     ['Finished', formatTime(session.finished_at)],
     [
       'Runs',
-      `${session.run_count} stored; ${session.runs_planned_total} planned ` +
-        `(${session.configs.length || 1} configs × ${session.runs_per_config} runs)`
+      // One meaning of "runs" everywhere: executions of the cell, one per config
+      // and repetition (the stored records are one per region per run).
+      `${runsText(
+        session.progress?.runs_done_total ?? session.runs_done ?? 0,
+        session.runs_planned_total
+      )} (${session.configs.length || 1} config${
+        (session.configs.length || 1) === 1 ? '' : 's'
+      } × ${session.runs_per_config}); ${session.run_count} region measurements stored`
     ]
   ];
   if (session.error) {
@@ -130,7 +136,9 @@ export class SessionView extends Widget {
       ...session.notes.map(note => h('li', undefined, note))
     );
     // The summary rows are computed on the server over every run.
-    this._table.replaceChildren(runTable(detail.summary));
+    this._table.replaceChildren(
+      ...summarySection(detail.summary, detail.counters)
+    );
     // Against its baseline (`--baseline`): the served verdict table, under it.
     this._verdicts.replaceChildren();
     const verdicts = detail.verdicts ?? null;

@@ -147,11 +147,41 @@ export function baseName(path: string | null): string {
   return parts[parts.length - 1] || path;
 }
 
-/** How a session is named in lists: its name, else its notebook, else `session N`. */
-export function sessionTitle(session: ISessionInfo): string {
+/** Regions named in a line: the first few, then how many more. */
+export function regionsText(regions: readonly string[], shown = 3): string {
+  if (regions.length === 0) {
+    return '';
+  }
+  const head = regions.slice(0, shown).join(', ');
+  const more = regions.length - shown;
+  return more > 0 ? `${head} +${more}` : head;
+}
+
+/**
+ * How a session is named in lists: its name, else its notebook, else its regions
+ * (what the cell timed), else `session N`.
+ */
+export function sessionTitle(
+  session: ISessionInfo & { regions?: readonly string[] }
+): string {
   if (session.name) {
     return session.name;
   }
   const notebook = baseName(session.notebook);
-  return notebook ? notebook : `session ${session.id}`;
+  if (notebook) {
+    return notebook;
+  }
+  const regions = regionsText(session.regions ?? []);
+  return regions ? regions : `session ${session.id}`;
+}
+
+/**
+ * A session's runs, in the one meaning of "runs" everywhere (the progress line,
+ * the history, the session panel, `nsight-lab show`): executions of the cell, one
+ * per config and repetition, whatever the number of regions.
+ * `30 of 30 runs`; `1 run` when nothing is planned.
+ */
+export function runsText(done: number, planned: number): string {
+  const unit = planned === 1 || (planned <= 0 && done === 1) ? 'run' : 'runs';
+  return planned > 0 ? `${done} of ${planned} ${unit}` : `${done} ${unit}`;
 }

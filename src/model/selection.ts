@@ -165,6 +165,7 @@ export class SelectionModel implements ISelectionSource {
             figures: response.figures ?? previous?.figures ?? {},
             chartOrder: response.chart_order ?? previous?.chartOrder ?? null,
             summary: response.summary ?? previous?.summary ?? [],
+            counters: response.counters ?? previous?.counters ?? null,
             verdicts: response.verdicts ?? previous?.verdicts ?? null,
             lastRunId: Math.max(read.lastRunId, after)
           }

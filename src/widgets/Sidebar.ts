@@ -52,23 +52,38 @@ export const HISTORY_ROWS = 5.1;
 const SUMMARY_HEIGHT = 32;
 
 /**
- * The heights of the live and history sections when the sidebar is first laid out:
- * the history gets its filter bar, its summary and {@link HISTORY_ROWS} rows (at
- * most 60 % of the room), the live view the rest.
+ * The heights of the live, history and store sections: the store its content when
+ * expanded; while a profile runs, the history its filter bar, its summary and
+ * {@link HISTORY_ROWS} rows (at most 60 % of the room) and the live view the rest;
+ * while nothing runs, the live section folds away and the history takes the room.
  *
  * @param room - The sections' height, less their title bars, in px.
  * @param filterBar - The filter bar's height, in px.
  * @param summary - The list summary's height, in px.
+ * @param live - Whether a profile is running (the live section is open).
+ * @param store - The store section's content height when expanded, else 0.
  */
 export function fitSections(
   room: number,
   filterBar: number,
-  summary: number
-): [number, number] {
+  summary: number,
+  live = true,
+  store = 0
+): [number, number, number] {
+  const storeHeight = Math.round(Math.min(store, room * 0.4));
+  const rest = Math.max(0, room - storeHeight);
+  if (!live) {
+    return [0, rest, storeHeight];
+  }
   const need =
     filterBar + Math.max(summary, SUMMARY_HEIGHT) + HISTORY_ROWS * ROW_HEIGHT;
-  const history = Math.round(Math.min(need, room * 0.6));
-  return [Math.max(0, room - history), history];
+  const history = Math.round(Math.min(need, rest * 0.6));
+  return [Math.max(0, rest - history), history, storeHeight];
+}
+
+/** Whether the live section has something to show: a profile that is running. */
+export function liveRunning(model: IRunsModel): boolean {
+  return model.live.session?.status === 'running';
 }
 
 /**
@@ -109,9 +124,15 @@ export class Sidebar extends SidePanel {
     if (this.content instanceof AccordionPanel) {
       this.content.setRelativeSizes([...SECTION_SIZES]);
       // The store's few lines fold away: its title says where it is, and the list
-      // says when the store or the server extension is missing.
+      // says when the store or the server extension is missing. The live view
+      // shows only while a profile runs.
       this.content.collapse(2);
+      if (!liveRunning(this._model)) {
+        this.content.collapse(0);
+      }
       this.content.handleMoved.connect(() => (this._userSized = true));
+      // Expanding STORE gives it the room of its lines (it had none).
+      this.content.expansionToggled.connect(() => this._fit(true), this);
       // The sections' room changes with the window and with the header's
       // connection line: fit again whenever it does.
       if (typeof ResizeObserver !== 'undefined') {
@@ -123,6 +144,7 @@ export class Sidebar extends SidePanel {
 
     this._model.connectionChanged.connect(this._renderConnection, this);
     this._renderConnection();
+    this._model.liveChanged.connect(this._followLive, this);
   }
 
   /** The sections, top to bottom: live, history, store. */
@@ -189,13 +211,13 @@ export class Sidebar extends SidePanel {
    * list its rows and the live view the rest, until the user drags a section's
    * edge; then the user's sizes stand.
    */
-  private _fit(): void {
+  private _fit(force = false): void {
     const content = this.content;
-    if (this._userSized || !(content instanceof AccordionPanel)) {
+    if (!(content instanceof AccordionPanel) || (this._userSized && !force)) {
       return;
     }
     const height = content.node.clientHeight;
-    if (height <= 0 || height === this._fittedHeight) {
+    if (height <= 0 || (height === this._fittedHeight && !force)) {
       return;
     }
     this._fittedHeight = height;
@@ -206,12 +228,37 @@ export class Sidebar extends SidePanel {
     const summary = this._list.node.querySelector<HTMLElement>(
       '.jp-nsightLab-SessionList-summary'
     );
-    const [live, history] = fitSections(
+    const storeOpen = !this._status.isHidden;
+    const [live, history, store] = fitSections(
       height - titles,
       this._filterBar.node.offsetHeight,
-      summary?.offsetHeight ?? 0
+      summary?.offsetHeight ?? 0,
+      !this._live.isHidden,
+      storeOpen ? this._status.node.scrollHeight + 8 : 0
     );
-    content.setRelativeSizes([live, history, 0]);
+    content.setRelativeSizes([live, history, store]);
+  }
+
+  /**
+   * Open the live section when a profile starts running and fold it when none
+   * runs, then fit the sections again.
+   */
+  private _followLive(): void {
+    const content = this.content;
+    if (!(content instanceof AccordionPanel)) {
+      return;
+    }
+    const running = liveRunning(this._model);
+    if (running === this._liveOpen) {
+      return;
+    }
+    this._liveOpen = running;
+    if (running) {
+      content.expand(0);
+    } else {
+      content.collapse(0);
+    }
+    this._fit(true);
   }
 
   private _renderConnection(): void {
@@ -232,6 +279,8 @@ export class Sidebar extends SidePanel {
   private _fittedHeight = 0;
   /** Whether the user sized the sections (dragged an edge). */
   private _userSized = false;
+  /** Whether the live section was last opened for a running profile. */
+  private _liveOpen = false;
   private _resize: ResizeObserver | null = null;
   private _status: StatusView;
   private _started = false;

@@ -1,107 +1,132 @@
 /**
- * The run table renders the summary rows the server computed; it computes nothing.
+ * The run table renders the summary rows and counters the server computed and
+ * formatted; it computes and formats nothing (issue 20: one formatter, in Python).
  */
 
-import { runTable } from '../../components/RunTable';
-import { ISummaryRow } from '../../types';
+import {
+  counterSection,
+  runTable,
+  summarySection
+} from '../../components/RunTable';
+import { ICounterTable, ISummaryRow } from '../../types';
+
+const ROWS: ISummaryRow[] = [
+  {
+    Region: 'mlp_up',
+    Duration: '1.410 ms',
+    RSD: '0.13 %',
+    'GB/s': '985.5',
+    'TFLOP/s': '810.2',
+    '% of roof': '82 %',
+    Bound: 'compute'
+  },
+  {
+    Region: 'gelu',
+    Duration: '173.7 µs',
+    RSD: '<0.01 %',
+    'GB/s': '2977',
+    'TFLOP/s': '15.28',
+    '% of roof': '62 %',
+    Bound: 'memory'
+  }
+];
+
+const COUNTERS: ICounterTable = {
+  columns: ['Region', 'Metric', 'Median', 'RSD', 'Runs'],
+  rows: [
+    {
+      cells: ['gelu', 'dram__bytes_read.sum', '268.5 MB', '0 %', '2'],
+      zero: false
+    },
+    {
+      cells: ['gelu', 'sm__ops_path_tensor_src_fp64.sum', '0 ops', '0 %', '2'],
+      zero: true
+    },
+    {
+      cells: ['mlp_up', 'sm__ops_path_tensor_src_fp8.sum', '0 ops', '0 %', '2'],
+      zero: true
+    }
+  ],
+  zero: 2
+};
+
+function texts(table: HTMLTableElement): string[][] {
+  return Array.from(table.tBodies[0].rows).map(row =>
+    Array.from(row.cells).map(td => td.textContent ?? '')
+  );
+}
 
 describe('runTable', () => {
-  it('renders the served rows as they are, columns in first-seen order', () => {
-    const rows: ISummaryRow[] = [
-      {
-        Annotation: 'a',
-        Metric: 'gpu__time_duration.sum',
-        n: 1,
-        AvgValue: 1234.5678,
-        NumRuns: 200000,
-        StableMeasurement: true,
-        StdDev: null
-      },
-      { Annotation: 'b', Metric: 'gpu__time_duration.sum', n: 2, AvgValue: 10 }
-    ];
-
-    const table = runTable(rows);
+  it('renders the served rows as they are, the answer first', () => {
+    const table = runTable(ROWS);
 
     const head = Array.from(table.querySelectorAll('th')).map(
       th => th.textContent
     );
     expect(head).toEqual([
-      'Annotation',
-      'Metric',
-      'n',
-      'AvgValue',
-      'NumRuns',
-      'StableMeasurement',
-      'StdDev'
+      'Region',
+      'Duration',
+      'RSD',
+      'GB/s',
+      'TFLOP/s',
+      '% of roof',
+      'Bound'
     ]);
-    const cells = Array.from(table.tBodies[0].rows).map(row =>
-      Array.from(row.cells).map(td => td.textContent)
+    expect(texts(table)[1]).toEqual([
+      'gelu',
+      '173.7 µs',
+      '<0.01 %',
+      '2977',
+      '15.28',
+      '62 %',
+      'memory'
+    ]);
+    const [region, duration] = Array.from(table.tBodies[0].rows[0].cells);
+    expect(region.classList.contains('jp-nsightLab-RunTable-number')).toBe(
+      false
     );
-    expect(cells[0]).toEqual([
-      'a',
-      'gpu__time_duration.sum',
-      '1',
-      '1235',
-      '200000',
-      'true',
-      ''
-    ]);
-    expect(cells[1]).toEqual([
-      'b',
-      'gpu__time_duration.sum',
-      '2',
-      '10',
-      '',
-      '',
-      ''
-    ]);
-    expect(
-      table.tBodies[0].rows[0].cells[3].classList.contains(
-        'jp-nsightLab-RunTable-number'
-      )
-    ).toBe(true);
-  });
-
-  it('shows values with their unit, durations in the one duration format', () => {
-    const rows: ISummaryRow[] = [
-      {
-        Annotation: 'a',
-        Metric: 'gpu__time_duration.sum',
-        AvgValue: 21560000,
-        MinValue: 999960,
-        NumRuns: 3,
-        Unit: 'ns'
-      },
-      { Annotation: 'a', Metric: 'gbps', AvgValue: 812.25, Unit: 'GB/s' }
-    ];
-
-    const table = runTable(rows);
-
-    const head = Array.from(table.querySelectorAll('th')).map(
-      th => th.textContent
+    expect(duration.classList.contains('jp-nsightLab-RunTable-number')).toBe(
+      true
     );
-    expect(head).toEqual([
-      'Annotation',
-      'Metric',
-      'AvgValue',
-      'MinValue',
-      'NumRuns'
-    ]);
-    const cells = Array.from(table.tBodies[0].rows).map(row =>
-      Array.from(row.cells).map(td => td.textContent)
-    );
-    expect(cells[0]).toEqual([
-      'a',
-      'gpu__time_duration.sum',
-      '21.56 ms',
-      '1.000 ms',
-      '3'
-    ]);
-    expect(cells[1][2]).toBe('812.3 GB/s');
   });
 
   it('is an empty table without rows', () => {
     const table = runTable([]);
     expect(table.querySelectorAll('td')).toHaveLength(0);
+  });
+});
+
+describe('counterSection', () => {
+  it('folds the counters, and those that read 0 in every run again', () => {
+    const section = counterSection(COUNTERS)!;
+
+    expect(section.open).toBe(false);
+    expect(section.querySelector('summary')?.textContent).toBe(
+      'Counters: 1 row (2 more read 0 in every run)'
+    );
+    const [read, zero] = Array.from(
+      section.querySelectorAll<HTMLTableElement>('table')
+    );
+    expect(texts(read)).toEqual([
+      ['gelu', 'dram__bytes_read.sum', '268.5 MB', '0 %', '2']
+    ]);
+    const folded = section.querySelector<HTMLDetailsElement>(
+      '.jp-nsightLab-RunTable-zero'
+    );
+    expect(folded?.open).toBe(false);
+    expect(folded?.querySelector('summary')?.textContent).toBe(
+      '2 counter rows that read 0 in every run'
+    );
+    expect(texts(zero).map(row => row[1])).toEqual([
+      'sm__ops_path_tensor_src_fp64.sum',
+      'sm__ops_path_tensor_src_fp8.sum'
+    ]);
+  });
+
+  it('is nothing without counters', () => {
+    expect(counterSection(null)).toBeNull();
+    expect(counterSection({ ...COUNTERS, rows: [], zero: 0 })).toBeNull();
+    expect(summarySection(ROWS, null)).toHaveLength(1);
+    expect(summarySection(ROWS, COUNTERS)).toHaveLength(2);
   });
 });

@@ -7,7 +7,8 @@ import { Signal } from '@lumino/signaling';
 import {
   OVERSCAN,
   ROW_HEIGHT,
-  SessionList
+  SessionList,
+  renderSessionRow
 } from '../../components/SessionList';
 import { nullTranslator } from '@jupyterlab/translation';
 import { IRunsModel } from '../../tokens';
@@ -74,16 +75,15 @@ describe('SessionList', () => {
   it('renders the visible rows of 10,000 sessions and asks for their pages', () => {
     const model = fakeModel(10000);
     const list = new SessionList(model, nullTranslator.load('nsight-lab'));
-    Object.defineProperty(list.scroller, 'clientHeight', { value: 440 });
+    Object.defineProperty(list.scroller, 'clientHeight', {
+      value: 11 * ROW_HEIGHT
+    });
 
     list.render();
 
     const rows = list.node.querySelectorAll('.jp-nsightLab-SessionList-row');
-    expect(rows.length).toBe(440 / ROW_HEIGHT + OVERSCAN);
-    expect(model.ensureRange).toHaveBeenLastCalledWith(
-      0,
-      440 / ROW_HEIGHT + OVERSCAN
-    );
+    expect(rows.length).toBe(11 + OVERSCAN);
+    expect(model.ensureRange).toHaveBeenLastCalledWith(0, 11 + OVERSCAN);
     const spacer = list.node.querySelector<HTMLElement>(
       '.jp-nsightLab-SessionList-spacer'
     );
@@ -94,7 +94,9 @@ describe('SessionList', () => {
   it('after a scroll, renders the rows there and shows unread ones as loading', () => {
     const model = fakeModel(10000);
     const list = new SessionList(model, nullTranslator.load('nsight-lab'));
-    Object.defineProperty(list.scroller, 'clientHeight', { value: 440 });
+    Object.defineProperty(list.scroller, 'clientHeight', {
+      value: 11 * ROW_HEIGHT
+    });
     list.scroller.scrollTop = 5000 * ROW_HEIGHT;
 
     list.render();
@@ -104,11 +106,11 @@ describe('SessionList', () => {
     );
     const indices = rows.map(r => Number(r.dataset.index));
     expect(Math.min(...indices)).toBe(5000 - OVERSCAN);
-    expect(Math.max(...indices)).toBe(5000 + 440 / ROW_HEIGHT + OVERSCAN - 1);
+    expect(Math.max(...indices)).toBe(5000 + 11 + OVERSCAN - 1);
     expect(rows[0].textContent).toBe('loading…');
     expect(model.ensureRange).toHaveBeenLastCalledWith(
       5000 - OVERSCAN,
-      5000 + 440 / ROW_HEIGHT + OVERSCAN
+      5000 + 11 + OVERSCAN
     );
   });
 
@@ -117,7 +119,9 @@ describe('SessionList', () => {
     const list = new SessionList(model, nullTranslator.load('nsight-lab'));
     const opened: (readonly number[])[] = [];
     list.openRequested.connect((_, ids) => opened.push([...ids]));
-    Object.defineProperty(list.scroller, 'clientHeight', { value: 440 });
+    Object.defineProperty(list.scroller, 'clientHeight', {
+      value: 11 * ROW_HEIGHT
+    });
     list.render();
 
     const selected = list.node.querySelector<HTMLElement>('.jp-mod-selected');
@@ -154,5 +158,46 @@ describe('SessionList', () => {
     list.render();
 
     expect(list.node.textContent).toContain('No profiles stored yet');
+  });
+});
+
+describe('renderSessionRow', () => {
+  it('says what a session is: name, regions, backend and runs', () => {
+    const row = document.createElement('div');
+    const s = session(3, {
+      name: null,
+      notebook: null,
+      backend: 'events',
+      device: 'NVIDIA H200',
+      configs: [{ n: 1 }, { n: 2 }, { n: 3 }],
+      runs_per_config: 10,
+      runs_planned_total: 30,
+      run_count: 60,
+      runs_done: 30,
+      regions: ['matmul', 'relu']
+    });
+
+    renderSessionRow(row, s, 0);
+
+    const lines = Array.from(row.children).map(line => line.textContent);
+    // No name, no notebook: the regions name it, not "session 3".
+    expect(lines[0]).toContain('matmul, relu');
+    expect(lines[1]).toBe('2 regions: matmul, relu');
+    // Backend and runs first (they show at the default width); one meaning of
+    // "runs": 3 configs x 10, not the 60 records of 2 regions.
+    expect(lines[2]?.startsWith('events · 30 of 30 runs · NVIDIA H200')).toBe(
+      true
+    );
+    expect(lines[2]).not.toContain('60');
+  });
+
+  it('names many regions by the first few and a count', () => {
+    const row = document.createElement('div');
+    const regions = Array.from({ length: 12 }, (_, i) => `r${i}`);
+
+    renderSessionRow(row, session(4, { name: 'block', regions }), 0);
+
+    expect(row.children[1].textContent).toBe('12 regions: r0, r1, r2 +9');
+    expect((row.children[1] as HTMLElement).title).toBe(regions.join(', '));
   });
 });

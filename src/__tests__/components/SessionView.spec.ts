@@ -166,27 +166,88 @@ describe('SessionView', () => {
 
   it('shows the summary rows the server computed, and the runs planned', () => {
     const view = new SessionView(modelWith('duration'), trans);
+    const s = session(4, {
+      configs: [{ n: 1 }, { n: 2 }, { n: 3 }],
+      runs_per_config: 10,
+      runs_planned_total: 30,
+      run_count: 60,
+      progress: {
+        status: 'completed',
+        configs_total: 3,
+        config_index: 2,
+        runs_per_config: 10,
+        runs_planned_total: 30,
+        runs_done_in_config: 10,
+        runs_done_total: 30,
+        elapsed_s: null,
+        eta_s: null,
+        fraction: 1,
+        text: '30 / 30 runs'
+      }
+    });
+    const detail: ISessionDetail = {
+      ...detailOf(s),
+      summary: [
+        {
+          Region: 'a',
+          n: '1',
+          Duration: '1.049 ms',
+          RSD: '0.54 %',
+          Bound: 'compute'
+        }
+      ],
+      counters: {
+        columns: ['Region', 'n', 'Metric', 'Median', 'RSD', 'Runs'],
+        rows: [
+          {
+            cells: [
+              'a',
+              '1',
+              'dram__bytes_read.sum',
+              '68.00 MB',
+              '0.06 %',
+              '10'
+            ],
+            zero: false
+          },
+          {
+            cells: ['a', '1', 'smsp__sass_op_dadd.sum', '0 inst', '0 %', '10'],
+            zero: true
+          }
+        ],
+        zero: 1
+      }
+    };
 
-    view.setDetail(
-      detailOf(
-        session(4, {
-          configs: [{ n: 1 }, { n: 2 }, { n: 3 }],
-          runs_per_config: 30,
-          runs_planned_total: 90,
-          run_count: 45
-        })
-      )
-    );
+    view.setDetail(detail);
 
     const table = view.node.querySelector(
       '.jp-nsightLab-SessionView-table table'
     ) as HTMLTableElement;
     expect(
       Array.from(table.tHead?.rows[0].cells ?? []).map(c => c.textContent)
-    ).toEqual(['Annotation', 'Metric', 'AvgValue', 'NumRuns']);
-    expect(table.tBodies[0].rows.length).toBe(1);
+    ).toEqual(['Region', 'n', 'Duration', 'RSD', 'Bound']);
+    // Shown as served: nothing formatted here.
+    expect(
+      Array.from(table.tBodies[0].rows[0].cells).map(c => c.textContent)
+    ).toEqual(['a', '1', '1.049 ms', '0.54 %', 'compute']);
+    // Counters under a toggle, the all-zero ones under a second one.
+    const counters = view.node.querySelector<HTMLDetailsElement>(
+      '.jp-nsightLab-RunTable-counters'
+    );
+    expect(counters?.open).toBe(false);
+    expect(counters?.querySelector('summary')?.textContent).toBe(
+      'Counters: 1 row (1 more read 0 in every run)'
+    );
+    const zero = counters?.querySelector<HTMLDetailsElement>(
+      '.jp-nsightLab-RunTable-zero'
+    );
+    expect(zero?.open).toBe(false);
+    expect(zero?.textContent).toContain('smsp__sass_op_dadd.sum');
+    // One meaning of "runs": executions of the cell (3 configs x 10), not the
+    // 60 records of its 2 regions.
     expect(text(view, '.jp-nsightLab-SessionView-facts')).toContain(
-      '45 stored; 90 planned (3 configs × 30 runs)'
+      '30 of 30 runs (3 configs × 10); 60 region measurements stored'
     );
     view.dispose();
   });

@@ -110,10 +110,11 @@ describe('connectionText', () => {
 
 describe('fitSections', () => {
   it('gives the history its filter bar, summary and rows; the live view the rest', () => {
-    const [live, history] = fitSections(560, 30, 32);
+    const [live, history, store] = fitSections(800, 30, 32);
 
     expect(history).toBe(Math.round(30 + 32 + HISTORY_ROWS * ROW_HEIGHT));
-    expect(live + history).toBe(560);
+    expect(live + history).toBe(800);
+    expect(store).toBe(0);
     // Five whole rows fit in the list below the filter bar and the summary.
     expect(Math.floor((history - 30 - 32) / ROW_HEIGHT)).toBeGreaterThanOrEqual(
       5
@@ -121,7 +122,7 @@ describe('fitSections', () => {
   });
 
   it('counts a two-line summary even while it reads one line', () => {
-    expect(fitSections(560, 30, 16)).toEqual(fitSections(560, 30, 32));
+    expect(fitSections(800, 30, 16)).toEqual(fitSections(800, 30, 32));
   });
 
   it('leaves the live view 40 % of a short sidebar', () => {
@@ -129,5 +130,17 @@ describe('fitSections', () => {
 
     expect(history).toBe(180);
     expect(live).toBe(120);
+  });
+
+  it('folds the live view away while nothing runs: the history takes the room', () => {
+    expect(fitSections(800, 30, 32, false)).toEqual([0, 800, 0]);
+  });
+
+  it('gives an expanded store its lines', () => {
+    const [live, history, store] = fitSections(800, 30, 32, false, 96);
+
+    expect([live, history, store]).toEqual([0, 704, 96]);
+    // Never more than 40 % of the room.
+    expect(fitSections(200, 30, 32, false, 500)[2]).toBe(80);
   });
 });

@@ -660,9 +660,18 @@ def plain_ncu(entry: dict[str, Any], setup: str, runs: int = 3) -> dict[str, Any
             sys.executable, str(script),
         ]  # fmt: skip
         entry["command"] = " ".join([*command[:-2], "python", "plain.py"])
+        # The child needs no CUPTI of ours: ncu brings its own libraries, and the
+        # cupti wheel's (on LD_LIBRARY_PATH for the pm backend) stays out of its way.
+        env = dict(os.environ)
+        env["LD_LIBRARY_PATH"] = ":".join(
+            p
+            for p in env.get("LD_LIBRARY_PATH", "").split(":")
+            if p and not (Path(p) / "libcupti.so.13").exists()
+        )
+        entry["child_ld_library_path"] = env["LD_LIBRARY_PATH"]
         t0 = time.perf_counter()
         done = subprocess.run(  # noqa: S603  (our own command line)
-            command, capture_output=True, text=True, check=False, timeout=180
+            command, capture_output=True, text=True, check=False, timeout=180, env=env
         )
         entry["wall_s"] = round(time.perf_counter() - t0, 2)
         if done.returncode != 0:

@@ -57,8 +57,8 @@ step() {
   return 0
 }
 
-log "start: $(date -u +%FT%TZ), $(git rev-parse --short HEAD 2>/dev/null || echo '?')" \
-  "$(git status --short 2>/dev/null | wc -l) changed files, OUT=$OUT"
+log "start: $(date -u +%FT%TZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?' \
+  ) (the device's copy of the tree may have no .git), OUT=$OUT"
 
 # ---------------------------------------------------------------- 1. install, environment
 if compgen -G ".whl/*.whl" >/dev/null; then
@@ -157,6 +157,7 @@ if [[ ${RUN_COMPAT_TESTS:-0} == 1 || ${RUN_COMPAT_EXAMPLES:-0} == 1 ]]; then
   mkdir -p "$work/compat"
   if [[ ${RUN_COMPAT_TESTS:-0} == 1 ]]; then
     s=$(($(left) - 15))
+    [[ ${RUN_COMPAT_EXAMPLES:-0} == 1 ]] && s=$((s / 2))  # half for the examples
     step compat_tests $s "$work/compat/tests_stdout.log" \
       python3 benchmarks/nsight_python_compat.py --nsight-python-src "$NSPY_SRC" --device gpu \
       --tests --budget $((s - 20)) --out "$work/compat/tests" \

@@ -174,3 +174,27 @@ def test_the_magic_refuses_them_in_one_line(
     assert isinstance(result.error_in_exec, UsageError)
     assert fragment in str(result.error_in_exec)
     assert "\n" not in str(result.error_in_exec)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    size=st.integers(10_001, 10**30),
+    step=st.integers(1, 1_000),
+    lazy=st.booleans(),
+)
+def test_huge_ranges_and_their_iterators_are_refused_without_laying_them_out(
+    size: int,
+    step: int,
+    lazy: bool,  # noqa: FBT001  (hypothesis passes it by name)
+) -> None:
+    """A sized range by its length; its iterator (no length) at the 10,001st item."""
+    value: Iterable[int] = range(0, size * step, step)
+    if lazy:
+        value = (i for i in value)
+    with pytest.raises(OptionError) as caught:
+        magic.read_configs_from("cfg", {"cfg": value}, 10_000)
+    text = str(caught.value)
+    assert "above the limit of 10,000" in text
+    assert "\n" not in text
+    if not lazy:
+        assert (f"{size:,} configs" in text) or ("more than 2^63" in text)

@@ -88,7 +88,7 @@ def test_sidebar_and_widget_show_the_same_summary_order_and_names(wire):
     final = rebuilt["widget_final"]
     # One summary (results.summary_rows), over every run, in both views ...
     assert detail["summary"] == final["summary"]
-    assert sum(r["NumRuns"] for r in detail["summary"]) == 12
+    assert sum(int(r["Runs"]) for r in detail["summary"]) == 12
     assert len(detail["runs"]) == 4  # ... whatever the page holds
     # ... one chart order ...
     assert detail["chart_order"] == final["chart_order"] == list(CHART_ORDER)

@@ -205,7 +205,11 @@ describe('the session renderer', () => {
     const renderer = await rendered(bundle);
     const head = renderer.node.querySelector('table')!.tHead!.rows[0].cells;
     expect(Array.from(head).map(c => c.textContent)).toEqual(served);
-    expect(served.slice(0, 3)).toEqual(['Annotation', 'Metric', 'n']);
+    expect(served.slice(0, 3)).toEqual([
+      'Region',
+      'n',
+      'Duration (host timer)'
+    ]);
   });
 
   it('sets text from the profile as text only', async () => {

@@ -460,14 +460,14 @@ def _user_frames(tb: types.TracebackType | None) -> types.TracebackType | None:
 
 
 def _interrupted(exc: KeyboardInterrupt) -> KeyboardInterrupt:
-    """``exc`` shown as two lines: Ctrl-C landed in nsight-lab's code, between runs.
+    """``exc`` shown in two lines: Ctrl-C landed in nsight-lab's code (between runs).
 
     No frame is the user's, and the ~90 of nsight-lab's (runner, writer, session) say
     nothing worth reading; IPython renders an exception by its
     ``_render_traceback_`` when it has one, and the note says what the store kept.
     """
     notes = [str(note) for note in getattr(exc, "__notes__", ())]
-    lines = ["KeyboardInterrupt (nsight-lab stopped between runs)", *notes]
+    lines = ["KeyboardInterrupt (in nsight-lab's code; its frames not shown)", *notes]
     exc.__dict__["_render_traceback_"] = lambda: lines
     return exc.with_traceback(None)
 

@@ -175,7 +175,7 @@ def test_a_ctrl_c_between_runs_is_two_lines(
     assert status == "interrupted"
     printed = ANSI.sub("", capsys.readouterr().out).strip().splitlines()
     assert printed == [
-        "KeyboardInterrupt (nsight-lab stopped between runs)",
+        "KeyboardInterrupt (in nsight-lab's code; its frames not shown)",
         (
             f"nsight-lab: session {sid} kept with its {stored} runs: "
             f"%nsight show {sid} (interrupted)"

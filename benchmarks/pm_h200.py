@@ -797,6 +797,13 @@ def summary(bench: Bench) -> dict[str, Any]:
         "failed_cells": failed,
         "skipped_cells": sum("skipped" in c for c in cells),
         "pm_notes": notes,
+        "sampler_intervals_us": {
+            f"{c['set']}-{c['runs']}-{c.get('repeat', 'first')}": [
+                x["interval_ns"] / 1e3 for x in c["samplers"] if "interval_ns" in x
+            ]
+            for c in cells
+            if c.get("samplers")
+        },
         "setup_s": {
             s: parts.get("first_cells", {}).get(s, {}).get("setup_s") for s in PM_SETS
         },

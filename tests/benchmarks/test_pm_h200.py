@@ -274,7 +274,16 @@ def test_summary_names_failed_cells_and_the_largest_pm_run(
 ) -> None:
     b = bench.Bench(tmp_path, budget_s=60.0)
     b.results["cells"] = [
-        _cell("pm_dram", 50, 1.0, runs_stored=600, status="completed", notes=["a"]),
+        _cell(
+            "pm_dram",
+            50,
+            1.0,
+            runs_stored=600,
+            status="completed",
+            notes=["a"],
+            repeat=0,
+            samplers=[{"interval_ns": 40_000, "cut": 0}, {"cut": 0}],
+        ),
         _cell(
             "pm_dram",
             200,
@@ -301,3 +310,4 @@ def test_summary_names_failed_cells_and_the_largest_pm_run(
     ]
     assert got["skipped_cells"] == 1
     assert got["pm_notes"] == ["a", "b"]
+    assert got["sampler_intervals_us"] == {"pm_dram-50-0": [40.0]}

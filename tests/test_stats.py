@@ -249,15 +249,13 @@ def test_median_ratio_ci_edge_cases_and_cost():
     with pytest.raises(ValueError, match="no values"):
         median_ratio_ci([], [1.0])
     assert math.isnan(median_log_variance([1.0]))
-    # Order statistics only: one partial sort per side (1,000 runs: well under 20 ms)
+    # Order statistics only, no resampling: the same interval on every call (its
+    # pace, 1,000 runs well under 20 ms, is benchmarks/unit_paces.py's)
     rng = np.random.default_rng(3)
     a, b = rng.lognormal(0, 0.1, 1000).tolist(), rng.lognormal(0, 0.1, 1000).tolist()
-    import time
-
-    start = time.perf_counter()
-    for _ in range(10):
-        median_ratio_ci(a, b)
-    assert (time.perf_counter() - start) / 10 < 0.02
+    first = median_ratio_ci(a, b)
+    assert first[1] is not None
+    assert all(median_ratio_ci(a, b) == first for _ in range(3))
 
 
 def test_median_log_variance_matches_price_bonett_by_hand():

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import time
 
 import pytest
 
@@ -21,11 +20,9 @@ from nsight_lab.store.run_store import RunStore
 pytest.importorskip("torch")
 
 
-def test_measure_peaks_on_the_cpu_is_real_and_fast():
-    t0 = time.perf_counter()
+def test_measure_peaks_on_the_cpu_is_real():
+    # (its pace, under 5 s at 0.1 s per test, is benchmarks/unit_paces.py's)
     peaks = measure_peaks("cpu", dtypes=("fp32", "fp64", "bf16"), seconds_per_test=0.1)
-    elapsed = time.perf_counter() - t0
-    assert elapsed < 5.0
     assert peaks.device == device_name("cpu")
     assert peaks.device.startswith("CPU")
     assert peaks.dram_bytes_per_s > 1e8  # any machine copies > 100 MB/s

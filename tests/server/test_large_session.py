@@ -31,8 +31,22 @@ if TYPE_CHECKING:
 
 N_RUNS = 200_000
 N_CONFIGS = 4
-STATUS_BUDGET_S = 0.100
-"""The most one ``GET status`` may take while a large session is being served."""
+
+
+@pytest.fixture
+def built(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The functions the handlers hand to their worker processes, in order."""
+    from nsight_lab.server import handlers
+
+    names: list[str] = []
+    real = handlers.in_worker
+
+    async def recorded(function, *args):
+        names.append(function.__name__)
+        return await real(function, *args)
+
+    monkeypatch.setattr(handlers, "in_worker", recorded)
+    return names
 
 
 @pytest.fixture
@@ -98,30 +112,18 @@ async def served_without_blocking(jp_fetch, *parts, **params):
     return response, time.perf_counter() - start, latencies
 
 
-async def within_budget(jp_fetch, latencies: list[float]) -> None:
-    """Assert no status answer took over the budget while the big request ran.
+def answered_meanwhile(latencies: list[float], built: list[str], name: str) -> None:
+    """Assert the big request was built by a child while the loop kept answering.
 
-    On a machine so loaded that ``GET status`` alone (nothing else running) breaks
-    the budget too, the figure says nothing about blocking: the test is skipped,
-    saying so.
+    What the server guarantees, whatever the host's load: the heavy part runs in a
+    worker process (``built``: the functions handed to ``in_worker``), so ``GET
+    status`` requests sent after the big request are answered before it; a blocked
+    event loop answers none of them first. How fast they are answered is a pace
+    (the 100 ms target under load is benchmarks/websocket_fanout.py's).
     """
-    if max(latencies) <= STATUS_BUDGET_S:
-        return
-    alone = []
-    for _ in range(len(latencies)):
-        asked = time.perf_counter()
-        await jp_fetch("nsight-lab", "api", "status")
-        alone.append(time.perf_counter() - asked)
-        await asyncio.sleep(0.01)
-    if max(alone) > STATUS_BUDGET_S:
-        pytest.skip(
-            f"this machine is too loaded to tell: GET status alone took up to "
-            f"{max(alone) * 1000:.0f} ms (with the big request: "
-            f"{max(latencies) * 1000:.0f} ms)"
-        )
-    assert max(latencies) <= STATUS_BUDGET_S, (
-        f"GET status took {max(latencies) * 1000:.0f} ms during the big request, "
-        f"{max(alone) * 1000:.0f} ms alone"
+    assert name in built, built
+    assert len(latencies) >= 2, (
+        f"only {len(latencies)} status answers came while the big request ran"
     )
 
 
@@ -134,7 +136,7 @@ def _report(what, response, took, latencies):
     )
 
 
-async def test_large_session_page_does_not_block_status(jp_fetch, big_session):
+async def test_large_session_page_does_not_block_status(jp_fetch, big_session, built):
     # When: the first page is asked for while status requests keep coming
     response, took, latencies = await served_without_blocking(
         jp_fetch, "sessions", str(big_session)
@@ -148,12 +150,11 @@ async def test_large_session_page_does_not_block_status(jp_fetch, big_session):
     assert payload["has_more"] is True
     assert payload["next_after_id"] == payload["runs"][-1]["id"]
     assert payload["session"]["run_count"] == N_RUNS
-    assert latencies
-    await within_budget(jp_fetch, latencies)
+    answered_meanwhile(latencies, built, "page_json_of")
 
 
 async def test_large_session_figures_are_bounded_and_do_not_block(
-    jp_fetch, big_session
+    jp_fetch, big_session, built
 ):
     # When
     response, took, latencies = await served_without_blocking(
@@ -177,7 +178,7 @@ async def test_large_session_figures_are_bounded_and_do_not_block(
     assert len(clocks["x"]) == MAX_FIGURE_POINTS
     assert clocks["x"][-1] == N_RUNS - 1
     assert len(response.body) < 5e6
-    await within_budget(jp_fetch, latencies)
+    answered_meanwhile(latencies, built, "session_view_json")
 
 
 async def test_large_session_paging_returns_every_run_once(jp_fetch, big_session):
@@ -208,10 +209,12 @@ async def test_large_session_paging_returns_every_run_once(jp_fetch, big_session
     assert pages == N_RUNS // MAX_RUN_LIMIT
 
 
-async def test_large_session_list_and_compare_do_not_block(jp_fetch, big_session):
+async def test_large_session_list_and_compare_do_not_block(
+    jp_fetch, big_session, built
+):
     response, took, latencies = await served_without_blocking(
         jp_fetch, "compare", a=big_session, b=big_session
     )
     _report("GET compare (200,000 runs each)", response, took, latencies)
     assert response.code == 200
-    await within_budget(jp_fetch, latencies)
+    answered_meanwhile(latencies, built, "compare_json")

@@ -6,10 +6,11 @@ with ``%load_ext nsight_lab`` and a ``%%nsight --backend cpu`` cell whose tiny b
 (tens of thousands of runs a second) appends ``(monotonic time, runs finished)`` to a
 log with one unbuffered ``os.write`` per run -- the page cache keeps it through a
 SIGKILL. The test kills the child at a random moment and checks that the store holds at
-least the runs that had finished 100 ms before the kill, and all but at most 1,000 of
-those finished at the kill, and that its session is ``interrupted``: on a SQLite file,
-and on a PostgreSQL store (the kernels then share one database, each finding its
-session by its pid).
+least the runs that had finished 100 ms before the kill (of the process's own running
+time, read from that log: see :data:`STALL_S`), and all but at most 1,000 of those
+finished at the kill, that they are the first runs (no hole), and that its session is
+``interrupted``: on a SQLite file, and on a PostgreSQL store (the kernels then share
+one database, each finding its session by its pid). No pace of the host is judged.
 """
 
 from __future__ import annotations
@@ -39,11 +40,13 @@ RUNS = 1_000_000
 EARLY_S = 0.5
 """Kills this soon after the cell started are held to the 1,000-run bound only: on 2
 loaded cores a session's first commit waited up to 0.45 s."""
-MIN_RATE = 10_000
-"""Runs per second the cell must reach (median) for the test to say anything; the
-README's "a cell of 10,000+ runs/s"."""
-MIN_RATE_PG = 5_000
-"""The same on a PostgreSQL store, whose commit round trips pace the loop."""
+STALL_S = 0.010
+"""A gap of more than this between two finished runs of the cell is time its process
+was not running (the OS ran other jobs, or everything in it was paused): the time
+bound is in the process's own running time, read from the cell's own log, so only
+the first 10 ms of such a gap count. On a quiet machine the cell finishes a run
+every ~0.1 ms and no gap comes near it; on cores saturated by other jobs it is what
+the README states for the bound under load. The 1,000-run bound holds regardless."""
 ENTRY = struct.Struct("dq")
 """One log entry: ``time.monotonic()`` at the end of a run, and the runs finished."""
 
@@ -148,7 +151,7 @@ class Kill:
     finished: int
     """Runs the body had finished when the kill was sent."""
     finished_before: int
-    """Runs the body had finished 100 ms before the kill."""
+    """Runs the body had finished 100 ms (of its running time) before the kill."""
     finished_before_pg: int
     """Runs the body had finished 250 ms before the kill (the PostgreSQL bound)."""
     rate: float
@@ -157,6 +160,8 @@ class Kill:
     stored: int
     status: str
     integrity: str
+    first_runs: bool
+    """The stored runs are runs 0 .. stored - 1: none lost before the last."""
 
 
 def _finished(log: Path) -> list[tuple[float, int]]:
@@ -182,12 +187,8 @@ def _kill_one(zygote: Zygote, home: Path, delay_s: float, store: str) -> Kill:
     while _alive(pid):  # reaped by the OS (the zygote ignores SIGCHLD)
         time.sleep(0.01)
     entries = _finished(log)
-    finished_before = max(
-        (n for t, n in entries if t <= killed_at - LAG_BOUND_S), default=0
-    )
-    finished_before_pg = max(
-        (n for t, n in entries if t <= killed_at - PG_LAG_BOUND_S), default=0
-    )
+    finished_before = _finished_before(entries, killed_at, LAG_BOUND_S)
+    finished_before_pg = _finished_before(entries, killed_at, PG_LAG_BOUND_S)
     first_at = entries[0][0]
     finished = max((n for t, n in entries if t <= killed_at), default=0)
     integrity = "ok"  # PostgreSQL's own business
@@ -204,7 +205,8 @@ def _kill_one(zygote: Zygote, home: Path, delay_s: float, store: str) -> Kill:
             (session,) = _session_of(opened, pid)
             time.sleep(0.02)
         stored = opened.run_counts([session.id])[session.id]
-        assert stored == len(opened.runs(session.id))  # the count is the rows
+        indices = sorted(r.run_index for r in opened.runs(session.id))
+        assert stored == len(indices)  # the count is the rows
         status = session.status
     return Kill(
         delay_s=delay_s,
@@ -216,7 +218,26 @@ def _kill_one(zygote: Zygote, home: Path, delay_s: float, store: str) -> Kill:
         stored=stored,
         status=status,
         integrity=integrity,
+        first_runs=indices == list(range(len(indices))),
     )
+
+
+def _finished_before(
+    entries: list[tuple[float, int]], killed_at: float, bound_s: float
+) -> int:
+    """Runs finished ``bound_s`` of the process's running time before the kill.
+
+    Walking back from the kill through the cell's own log, each gap between two
+    runs counts at most :data:`STALL_S` (the rest is time the process did not run).
+    """
+    running = 0.0
+    later = killed_at
+    for at, finished in reversed([e for e in entries if e[0] <= killed_at]):
+        running += min(later - at, STALL_S)
+        if running >= bound_s:
+            return finished
+        later = at
+    return 0
 
 
 def _session_of(store: RunStore, pid: int) -> list[SessionInfo]:
@@ -251,6 +272,7 @@ def test_kill_9_loses_at_most_the_stated_bound(
     print(f"worst loss against runs finished 100 ms before the kill: {worst}")  # noqa: T201
     for k, line in zip(kills, lines, strict=True):
         assert k.integrity == "ok", line
+        assert k.first_runs, line
         assert k.stored <= k.finished or k.status == "completed", line
         if k.finished < RUNS:
             assert k.status == "interrupted", line
@@ -265,9 +287,6 @@ def test_kill_9_loses_at_most_the_stated_bound(
             before = k.finished_before_pg if shared else k.finished_before
             assert k.stored >= before, line
         assert k.stored >= k.finished - LAG_BOUND_ROWS, line
-    # The cell ran as fast as the promise is about in the moments before the kill: the
-    # median over the kills past the start-up, as 2 busy CI cores slow some kernels. On
-    # PostgreSQL, where each commit's round trip paces the loop (it waits once 1,000
-    # runs are pending), CI read 9,796 runs/s over whole lives, start-up counted in.
-    rates = sorted(k.rate for k in kills if k.delay_s >= EARLY_S)
-    assert rates[len(rates) // 2] >= (MIN_RATE_PG if shared else MIN_RATE), lines
+    # How fast the cell ran (10,000+ runs/s on a quiet machine, 5,000+ on PostgreSQL)
+    # is a pace of the host, printed above and benchmarked by benchmarks/store_lag.py:
+    # the bounds are judged whatever it was.

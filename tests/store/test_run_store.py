@@ -567,7 +567,12 @@ def test_list_rejects_malformed_filters(
 
 
 @SQLITE_ONLY
-def test_list_query_never_reads_runs_and_is_fast(db: Path, store: RunStore) -> None:
+def test_list_query_never_reads_runs_nor_sorts(db: Path, store: RunStore) -> None:
+    """The list's pace is an index walk: no scan of runs, no sort of every session.
+
+    What makes it fast is judged (the query plans); how fast it is on this host is
+    benchmarks/ui_scale.py's (10,000 sessions, 1,000,000 runs).
+    """
     sessions = [
         store.create_session(
             backend="cpu", notebook=f"nb{i % 7}", device=f"d{i % 2}"
@@ -594,10 +599,7 @@ def test_list_query_never_reads_runs_and_is_fast(db: Path, store: RunStore) -> N
         {"text": "nb"},
     ]
     for filters in filter_sets:
-        start = time.perf_counter()
         page = store.list_sessions(**filters, limit=50, offset=100)
-        elapsed = time.perf_counter() - start
-        assert elapsed < 0.1, (filters, elapsed)
         assert page
         store.count_sessions(**filters)
     reader.set_trace_callback(None)

@@ -138,6 +138,7 @@ def format_checks(checks: Sequence[Check]) -> str:
     Returns:
         The table, lines joined by newlines, without a trailing newline.
     """
+    checks = fold_backend_topics(checks)
     if not checks:
         return ""
     status_width = max(len(_STATUS_LABELS[c.status]) for c in checks)
@@ -157,6 +158,42 @@ def format_checks(checks: Sequence[Check]) -> str:
         if check.hint:
             lines.append(f"{indent}-> {check.hint}")
     return "\n".join(lines)
+
+
+BACKEND_TOPICS = {"ncu": "ncu", "CUPTI": "cupti", "PM sampling": "pm"}
+"""Topics that say what a backend's own check says (topic -> backend id)."""
+
+
+def fold_backend_topics(checks: Sequence[Check]) -> list[Check]:
+    """The checks with each backend listed once, for a person to read.
+
+    A topic of :data:`BACKEND_TOPICS` whose status is its backend's is folded into
+    the backend's line: its detail added where it says more, its hint used where
+    the backend has none. A topic that says otherwise than its backend stays.
+
+    Raises:
+        Nothing.
+    """
+    by_name = {check.name: check for check in checks}
+    folded: dict[str, Check] = {}
+    dropped: set[str] = set()
+    for topic, backend_id in BACKEND_TOPICS.items():
+        found = by_name.get(topic)
+        backend = folded.get(f"{BACKEND_PREFIX}{backend_id}") or by_name.get(
+            f"{BACKEND_PREFIX}{backend_id}"
+        )
+        if found is None or backend is None or found.status != backend.status:
+            continue
+        detail = backend.detail
+        if found.detail and found.detail not in detail:
+            detail = f"{detail}; {topic}: {found.detail}"
+        folded[backend.name] = dataclasses.replace(
+            backend, detail=detail, hint=backend.hint or found.hint
+        )
+        dropped.add(topic)
+    return [
+        folded.get(check.name, check) for check in checks if check.name not in dropped
+    ]
 
 
 def checks_to_json(checks: Sequence[Check]) -> list[dict[str, str]]:

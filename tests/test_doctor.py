@@ -273,7 +273,9 @@ def test_format_checks_of_real_checks():
         [doctor.WORKS_HEADING, doctor.MISSING_HEADING],  # a machine without a GPU
         [],  # every check ok (or none)
     )
-    assert len(lines) == len(checks) + sum(1 for c in checks if c.hint) + len(headings)
+    # Each backend once: a topic saying what its backend says is folded into it.
+    shown = doctor.fold_backend_topics(checks)
+    assert len(lines) == len(shown) + sum(1 for c in shown if c.hint) + len(headings)
 
 
 def test_format_checks_without_headings_when_all_alike():
@@ -297,3 +299,29 @@ def test_checks_to_json_round_trips():
         "hint": "install Nsight Compute",
     }
     assert payload[0]["hint"] == ""
+
+
+def test_the_text_lists_each_backend_once() -> None:
+    """``%nsight doctor`` read ``backend pm`` and ``PM sampling`` with one message."""
+    from nsight_lab.doctor import fold_backend_topics
+
+    hint = "pip install 'nsight-lab[pm]'"
+    checks = [
+        Check("backend pm", "missing", "cupti-python is not installed", hint),
+        Check("backend ncu", "ok", "the isolated path works"),
+        Check("ncu", "ok", "ncu 2025.3.1.0 at /usr/local/cuda/bin/ncu"),
+        Check("backend cupti", "ok", "cupti-python 13.4.0"),
+        Check("CUPTI", "missing", "libcupti not found", "install it"),
+        Check("PM sampling", "missing", "cupti-python is not installed", hint),
+    ]
+    text = format_checks(checks)
+    assert "PM sampling" not in text  # the same words as backend pm: once
+    assert text.count(hint) == 1
+    (ncu,) = [line for line in text.splitlines() if "backend ncu" in line]
+    assert ncu.endswith(
+        "the isolated path works; ncu: ncu 2025.3.1.0 at /usr/local/cuda/bin/ncu"
+    )
+    assert not any(line.split()[1:2] == ["ncu"] for line in text.splitlines())
+    assert "CUPTI" in text  # it says otherwise than backend cupti: it stays
+    names = [c.name for c in fold_backend_topics(checks)]
+    assert names == ["backend pm", "backend ncu", "backend cupti", "CUPTI"]

@@ -47,8 +47,10 @@ class NsightLabConfig(Configurable):
         0.1,
         min=0.01,
         help=(
-            "Seconds between two polls of the run store by each events websocket; "
-            "a new run is pushed at most this long (plus the poll) after its write."
+            "Seconds between two polls of a SQLite run store by the server's one "
+            "events watcher (shared by every websocket); a new run is pushed at most "
+            "this long (plus the poll) after its write. On PostgreSQL, the shortest "
+            "gap between two pushes (notices meanwhile are merged)."
         ),
     ).tag(config=True)
 

@@ -161,3 +161,19 @@ def test_unsubscribed_hub_delivers_nothing(db_path):
     hub.close()  # no thread to stop
     hub.close()
     assert not hub.watching
+
+
+@pytest.mark.usefixtures("filled")
+async def test_a_refused_socket_gets_nothing(jp_ws_fetch, jp_serverapp, db_path):
+    """Auth is checked before the hub: a socket without the token never subscribes."""
+    import tornado.httpclient
+
+    with pytest.raises(tornado.httpclient.HTTPClientError) as excinfo:
+        await jp_ws_fetch(
+            "nsight-lab", "api", "events", headers={"Authorization": "token wrong"}
+        )
+    assert excinfo.value.code in {401, 403}
+    hub = jp_serverapp.web_app.settings.get(events.HUB_KEY)
+    assert hub is None or hub.subscribers == 0
+    await write(db_path, "session")  # a change: still nobody to send it to
+    assert hub is None or hub.subscribers == 0

@@ -334,7 +334,9 @@ class NsightMagics(Magics):
             print(f"nsight-lab: wrote {path}", file=sys.stderr)  # noqa: T201
         if options.out:
             shell.user_ns[options.out] = done.frame
-        return None if options.quiet else done.frame
+        # The cell's output is the formatted summary (the widget's final bundle);
+        # the raw DataFrame goes only where --out names it.
+        return None
 
     def _profile(
         self,

@@ -127,7 +127,8 @@ def test_configs_reach_every_rank_and_the_widget_shows_the_run(
     assert list(zip(rows["n"], rows["Rank"], strict=True)) == [
         (250, -1), (250, 0), (250, 1), (500, -1), (500, 0), (500, 1),
     ]  # fmt: skip
-    assert result.result is frame  # shown, not --quiet: the live view ran too
+    # The cell shows its formatted summary; the DataFrame is only under --out.
+    assert result.result is None
 
 
 def test_runs_reach_the_store_as_each_finishes(ip: InteractiveShell, tmp_path: Path):

@@ -11,6 +11,8 @@ marked, their traceback starting at the user's frames (nsight-lab's are cut off)
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import re
 import sys
@@ -449,16 +451,41 @@ def _assigned_names(code: types.CodeType) -> set[str]:
 
 
 def _user_frames(tb: types.TracebackType | None) -> types.TracebackType | None:
-    """``tb`` from its first frame outside nsight-lab (the user's cell) on.
+    """``tb`` from its first frame of the user's code (the cell) on.
+
+    Frames of nsight-lab, of the standard library and installed packages, and of
+    generated code (a dataclass's ``__init__`` is ``<string>``) before it are not
+    the user's: a Ctrl-C landing in them while nsight-lab runs (its writer waiting on
+    a ``threading.Condition``, a record being built) is no frame of the user's.
 
     Returns:
-        That part of ``tb``, or ``None`` when every frame is nsight-lab's.
+        That part of ``tb``, or ``None`` when no frame is the user's.
     """
     while tb is not None:
-        if not tb.tb_frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        if not _not_users(tb.tb_frame.f_code.co_filename):
             return tb
         tb = tb.tb_next
     return None
+
+
+def _not_users(filename: str) -> bool:
+    """Whether code from ``filename`` is nsight-lab's, a library's or generated."""
+    if filename.startswith("<"):  # IPython's cells are <ipython-input-N-...>
+        return not filename.startswith("<ipython-input-")
+    return filename.startswith((_PACKAGE_DIR, *_library_dirs()))
+
+
+@functools.cache
+def _library_dirs() -> tuple[str, ...]:
+    """The standard library's and the installed packages' directories."""
+    import site
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    dirs = {paths[key] for key in ("stdlib", "purelib", "platlib") if key in paths}
+    with contextlib.suppress(AttributeError):  # some virtualenvs lack it
+        dirs.update(site.getsitepackages())
+    return tuple(f"{d.rstrip(os.sep)}{os.sep}" for d in sorted(dirs))
 
 
 def _interrupted(exc: KeyboardInterrupt) -> KeyboardInterrupt:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import textwrap
+import time
 import warnings
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,8 @@ from nsight_lab.errors import StoreError
 from nsight_lab.store.run_store import RunStore
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import pytest
     from IPython.core.interactiveshell import InteractiveShell
 
@@ -229,3 +232,53 @@ def test_the_frames_text_form_escapes_control_characters(
     capsys.readouterr()
     ip.run_cell("ctl")  # IPython shows the returned frame: no raw escape printed
     assert "\x1b[2J" not in capsys.readouterr().out
+
+
+def test_a_real_ctrl_c_in_a_real_kernel_is_short(tmp_path: Path) -> None:
+    """SIGINT to a real kernel (jupyter_client) while a cell of many runs goes."""
+    import os
+
+    from jupyter_client.manager import start_new_kernel
+
+    env = {**os.environ, "NSIGHT_LAB_HOME": str(tmp_path / "home")}
+    env.pop("NSIGHT_LAB_STORE", None)
+    km, kc = start_new_kernel(kernel_name="python3", env=env, cwd=str(tmp_path))
+    try:
+        reply = kc.execute_interactive("%load_ext nsight_lab", timeout=120)
+        assert reply["content"]["status"] == "ok"
+        msg_id = kc.execute(
+            "%%nsight --backend cpu --runs 1000000 --warmup 0 --quiet\npass\n"
+        )
+        with RunStore(tmp_path / "home" / "store.sqlite") as store:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:  # a bound on waiting, not a pace
+                sessions = store.list_sessions(limit=1)
+                if sessions and store.runs_done(sessions[0].id)[0] > 0:
+                    break
+                time.sleep(0.1)
+        km.interrupt_kernel()
+        error = None
+        while error is None:
+            msg = kc.get_iopub_msg(timeout=120)
+            if (
+                msg["parent_header"].get("msg_id") == msg_id
+                and msg["msg_type"] == "error"
+            ):
+                error = msg["content"]
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    assert error["ename"] == "KeyboardInterrupt"
+    shown = ANSI.sub("", "\n".join(error["traceback"]))
+    assert len(shown.splitlines()) <= 12, shown
+    # A Ctrl-C while the writer's queue is full drops the batch waiting to go in:
+    # the message then says so ("the N runs the store holds ... 1 later run not
+    # stored"), and N is the store's count either way.
+    kept = re.search(r"kept with (?:its|the) (\d+) runs?", shown)
+    assert kept is not None, shown
+    with RunStore(tmp_path / "home" / "store.sqlite") as store:
+        (session,) = store.list_sessions(limit=1)
+        assert session.status == "interrupted"
+        assert int(kept.group(1)) == store.runs_done(session.id)[0]
+    for module in ("runner.py", "session.py", "writer.py", "inprocess.py"):
+        assert f"nsight_lab/{module}" not in shown, shown

@@ -43,19 +43,20 @@ step jest jlpm test
 # Galata ui-tests against a real JupyterLab in Debian's chromium (scripts/setup.sh
 # installs both); skipped with a reason where chromium or Galata is missing.
 if [[ -x /usr/bin/chromium && -d ui-tests/node_modules/@jupyterlab/galata ]]; then
-    if [[ -z "${NSIGHT_LAB_UI_PORT:-}" || -z "${NSIGHT_LAB_UI_COLAB_PORT:-}" || -z "${NSIGHT_LAB_UI_PG_PORT:-}" ]]; then
-        # Three ports the OS says are free now (held together, so they differ): the
-        # lab, the Colab-like lab and the lab on a PostgreSQL store.
-        read -r NSIGHT_LAB_UI_PORT NSIGHT_LAB_UI_COLAB_PORT NSIGHT_LAB_UI_PG_PORT < <(python -c '
+    if [[ -z "${NSIGHT_LAB_UI_PORT:-}" || -z "${NSIGHT_LAB_UI_COLAB_PORT:-}" || -z "${NSIGHT_LAB_UI_PG_PORT:-}" || -z "${NSIGHT_LAB_UI_FIXTURE_PORT:-}" ]]; then
+        # Four ports the OS says are free now (held together, so they differ): the
+        # lab, the Colab-like lab, the lab on a PostgreSQL store and the lab on a
+        # copy of the H200 fixture store.
+        read -r NSIGHT_LAB_UI_PORT NSIGHT_LAB_UI_COLAB_PORT NSIGHT_LAB_UI_PG_PORT NSIGHT_LAB_UI_FIXTURE_PORT < <(python -c '
 import socket
-held = [socket.socket() for _ in range(3)]
+held = [socket.socket() for _ in range(4)]
 for s in held:
     s.bind(("127.0.0.1", 0))
 print(*(s.getsockname()[1] for s in held))
 ')
     fi
-    export NSIGHT_LAB_UI_PORT NSIGHT_LAB_UI_COLAB_PORT NSIGHT_LAB_UI_PG_PORT
-    echo "=== ui-tests: JupyterLab on ports ${NSIGHT_LAB_UI_PORT}, ${NSIGHT_LAB_UI_COLAB_PORT} and ${NSIGHT_LAB_UI_PG_PORT}"
+    export NSIGHT_LAB_UI_PORT NSIGHT_LAB_UI_COLAB_PORT NSIGHT_LAB_UI_PG_PORT NSIGHT_LAB_UI_FIXTURE_PORT
+    echo "=== ui-tests: JupyterLab on ports ${NSIGHT_LAB_UI_PORT}, ${NSIGHT_LAB_UI_COLAB_PORT}, ${NSIGHT_LAB_UI_PG_PORT} and ${NSIGHT_LAB_UI_FIXTURE_PORT}"
     step ui-tests bash -c 'cd ui-tests && CI=1 jlpm playwright test --reporter=line'
 else
     echo "=== ui-tests: skipped (needs /usr/bin/chromium and ui-tests/node_modules; run scripts/setup.sh)"

@@ -6,7 +6,9 @@ JavaScript objects through the global window variable.
 """
 
 import os
+import shutil
 import tempfile
+from pathlib import Path
 
 from jupyterlab.galata import configure_jupyter_server
 
@@ -19,6 +21,13 @@ c.ServerApp.allow_root = True  # noqa: F821
 # (benchmarks/ui_scale.py points it at a large prepared store).
 if not os.environ.get("NSIGHT_LAB_HOME"):
     os.environ["NSIGHT_LAB_HOME"] = tempfile.mkdtemp(prefix="nsight-lab-ui-tests-")
+    # `jlpm start:fixture`: the store is a copy of a real GPU store (the fixture
+    # itself is never written to).
+    if os.environ.get("NSIGHT_LAB_UI_FIXTURE_STORE"):
+        shutil.copyfile(
+            os.environ["NSIGHT_LAB_UI_FIXTURE_STORE"],
+            Path(os.environ["NSIGHT_LAB_HOME"]) / "store.sqlite",
+        )
 
 # Uncomment to set server log level to debug level
 # c.ServerApp.log_level = "DEBUG"

@@ -10,6 +10,9 @@
  * - `widget-colab` (tests/magic-widget.spec.ts): the nsight-lab lab extension
  *   disabled, as on Colab (JUPYTER_CONFIG_DIR=colab-config, whose
  *   labconfig/page_config.json disables it); the inline anywidget only.
+ * - `readability` (tests/readability.spec.ts): a JupyterLab of its own whose store
+ *   is a copy of the H200 fixture (tests/fixtures/h200_block.sqlite, `jlpm
+ *   start:fixture`); every chart of its six sessions read in light and dark.
  * - `postgres` (tests/postgres.spec.ts): a JupyterLab of its own whose store is a
  *   throwaway PostgreSQL cluster (`jlpm start:postgres`: tests/_postgres.py starts
  *   it, runs the server with NSIGHT_LAB_STORE set, stops it on exit); runs written
@@ -19,8 +22,9 @@
  * The scale benchmark (tests/scale.spec.ts) has its own config,
  * playwright.scale.config.js, and does not run here.
  *
- * NSIGHT_LAB_UI_PORT, NSIGHT_LAB_UI_COLAB_PORT and NSIGHT_LAB_UI_PG_PORT move them
- * (default 8888 and the next ports); scripts/test.sh sets all three to free ports.
+ * NSIGHT_LAB_UI_PORT, NSIGHT_LAB_UI_COLAB_PORT, NSIGHT_LAB_UI_PG_PORT and
+ * NSIGHT_LAB_UI_FIXTURE_PORT move them (default 8888 and the next ports);
+ * scripts/test.sh sets all four to free ports.
  */
 const { execFileSync } = require('child_process');
 const fs = require('fs');
@@ -32,6 +36,9 @@ const baseConfig = require('@jupyterlab/galata/lib/playwright-config');
 const LAB_PORT = Number(process.env.NSIGHT_LAB_UI_PORT || 8888);
 const COLAB_PORT = Number(process.env.NSIGHT_LAB_UI_COLAB_PORT || LAB_PORT + 1);
 const PG_PORT = Number(process.env.NSIGHT_LAB_UI_PG_PORT || COLAB_PORT + 1);
+const FIXTURE_PORT = Number(
+  process.env.NSIGHT_LAB_UI_FIXTURE_PORT || PG_PORT + 1
+);
 
 const ROOT = path.resolve(__dirname, '..');
 const VENV_PYTHON = path.join(ROOT, '.venv', 'bin', 'python');
@@ -125,11 +132,17 @@ module.exports = {
       name: 'postgres',
       testMatch: 'postgres.spec.ts',
       use: { baseURL: `http://localhost:${PG_PORT}` }
+    },
+    {
+      name: 'readability',
+      testMatch: 'readability.spec.ts',
+      use: { baseURL: `http://localhost:${FIXTURE_PORT}` }
     }
   ],
   webServer: [
     server('start', LAB_PORT),
     server('start:colab', COLAB_PORT),
+    server('start:fixture', FIXTURE_PORT),
     ...(process.env.NSIGHT_LAB_UI_PG_MISSING ? [] : [postgresServer()])
   ]
 };

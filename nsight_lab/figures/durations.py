@@ -53,6 +53,7 @@ def _duration_layout(yrange: tuple[float, float] | None = None) -> go.Layout:
         "Duration per run",
         xaxis={"title": {"text": "run"}},
         yaxis=yaxis,
+        hovermode="x unified",
     )
 
 
@@ -120,9 +121,10 @@ def _duration_traces(  # noqa: PLR0913  (one group's data, keyword-only)
                 "symbol": [symbol for _, symbol, _ in styles],
             },
             customdata=[custom for _, _, custom in styles],
+            # One label per run naming every region (x unified): a region
+            # whose runs sit on another's (50 µs each) is still read by name.
             hovertemplate=(
-                "%{customdata[0]}<br>run %{x}: %{y:.3f} µs"
-                "<br>%{customdata[1]}<extra></extra>"
+                "%{customdata[0]}: %{y:.4g} µs %{customdata[1]}<extra></extra>"
             ),
             legendgroup=f"g{i}",
             meta=meta,

@@ -31,12 +31,16 @@ def clock_figure(title: str) -> go.Figure:
         layout=_layout(
             title,
             xaxis={"title": {"text": "run (order over all configs)"}},
-            yaxis={"title": {"text": "SM clock (MHz)"}},
+            # automargin: a clock that never moved (1,980 MHz in every run) gets
+            # ticks like "1,979.5" wider than the margin; the title moves out of
+            # their way instead of under them.
+            yaxis={"title": {"text": "SM clock (MHz)"}, "automargin": True},
             yaxis2={
                 "title": {"text": "temperature (°C)"},
                 "overlaying": "y",
                 "side": "right",
                 "showgrid": False,
+                "automargin": True,
             },
         ),
         _validate=False,

@@ -79,7 +79,7 @@ def _layout(title: str, **extra: Any) -> go.Layout:  # noqa: ANN401
         paper_bgcolor=TRANSPARENT,
         plot_bgcolor=TRANSPARENT,
         colorway=list(PALETTE),
-        hovermode="closest",
+        hovermode=extra.pop("hovermode", "closest"),
         # Legend under the plot: clear of the title and of a right-hand axis.
         legend={
             "orientation": "h",

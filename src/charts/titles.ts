@@ -26,7 +26,7 @@ export const CHART_MISSING: Record<ChartKind, string> = {
   traffic:
     'byte traffic needs DRAM byte counts: run with --backend ncu --metrics dram__bytes_read.sum,dram__bytes_write.sum, or profile torch ops whose bytes can be modelled',
   counters:
-    'counter timelines need PM sampling: run on an NVIDIA GPU with --backend pm (pip install nsight-lab[pm]); the cpu, events and cupti backends sample no counters'
+    'counter timelines need PM sampling, which the cpu, events, cupti and ncu backends do not do: profile with --backend pm (pip install nsight-lab[pm])'
 };
 
 /**

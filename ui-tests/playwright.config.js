@@ -12,7 +12,8 @@
  *   labconfig/page_config.json disables it); the inline anywidget only.
  * - `readability` (tests/readability.spec.ts): a JupyterLab of its own whose store
  *   is a copy of the H200 fixture (tests/fixtures/h200_block.sqlite, `jlpm
- *   start:fixture`); every chart of its six sessions read in light and dark.
+ *   start:fixture`); every chart of its six sessions read in light and dark, and
+ *   (tests/compare-fixture.spec.ts) the same-code comparison and the history.
  * - `postgres` (tests/postgres.spec.ts): a JupyterLab of its own whose store is a
  *   throwaway PostgreSQL cluster (`jlpm start:postgres`: tests/_postgres.py starts
  *   it, runs the server with NSIGHT_LAB_STORE set, stops it on exit); runs written
@@ -135,7 +136,7 @@ module.exports = {
     },
     {
       name: 'readability',
-      testMatch: 'readability.spec.ts',
+      testMatch: ['readability.spec.ts', 'compare-fixture.spec.ts'],
       use: { baseURL: `http://localhost:${FIXTURE_PORT}` }
     }
   ],

@@ -18,10 +18,10 @@ import { formatTime, regionsText, runsText, sessionTitle } from './format';
 import { contentHeight, rowOffset, visibleRange } from './virtualList';
 
 /**
- * The fixed height of one row, in pixels (style/base.css uses the same): three
- * lines (name and status; regions; backend, runs, device and time).
+ * The fixed height of one row, in pixels (style/base.css uses the same): two
+ * lines (name and status; backend, runs, regions, device and time).
  */
-export const ROW_HEIGHT = 58;
+export const ROW_HEIGHT = 40;
 
 /** Rows rendered beyond each edge of the viewport. */
 export const OVERSCAN = 8;
@@ -45,7 +45,7 @@ export function renderSessionRow(
   const first = h('div', 'jp-nsightLab-SessionList-title');
   first.append(
     h('span', 'jp-nsightLab-SessionList-id', `#${session.id}`),
-    h('span', 'jp-nsightLab-SessionList-name', sessionTitle(session)),
+    nameOf(session),
     h(
       'span',
       `jp-nsightLab-SessionList-status jp-nsightLab-status-${session.status}`,
@@ -63,33 +63,48 @@ export function renderSessionRow(
     } beyond noise`;
     first.appendChild(badge);
   }
-  // What the session is: its regions, then backend and runs first (they must
-  // show at the default width), device and time after them.
+  // What the session is: backend, runs and regions first (they must show at the
+  // default width), device and time after them; the regions' names in the
+  // tooltip (and in the name line of a session with no name or notebook).
   const regions = session.regions ?? [];
-  const what = h(
-    'div',
-    'jp-nsightLab-SessionList-regions',
-    regions.length > 0
-      ? `${regions.length} region${regions.length === 1 ? '' : 's'}: ${regionsText(regions)}`
-      : ''
-  );
-  what.title = regions.join(', ');
   const details = [
     session.backend,
     runsText(session.runs_done ?? 0, session.runs_planned_total),
+    regions.length > 0
+      ? `${regions.length} region${regions.length === 1 ? '' : 's'}`
+      : '',
     session.device ?? '',
     formatTime(session.created_at)
   ].filter(part => part !== '');
-  const third = h(
+  const second = h(
     'div',
     'jp-nsightLab-SessionList-details',
     details.join(' · ')
   );
-  third.title = details.join(' · ');
-  row.title = [session.notebook ?? '', regions.join(', ')]
+  second.title = details.join(' · ');
+  row.title = [
+    session.notebook ?? '',
+    regions.length > 0 ? `regions: ${regionsText(regions, regions.length)}` : ''
+  ]
     .filter(part => part !== '')
     .join('\n');
-  row.append(first, what, third);
+  row.append(first, second);
+}
+
+/**
+ * The name line's name: the session's title, then (in the same ellipsis) the
+ * regions it timed when the title is not already them.
+ */
+function nameOf(session: ISessionSummary): HTMLSpanElement {
+  const title = sessionTitle(session);
+  const name = h('span', 'jp-nsightLab-SessionList-name', title);
+  const regions = regionsText(session.regions ?? []);
+  if (regions && regions !== title) {
+    name.appendChild(
+      h('span', 'jp-nsightLab-SessionList-what', ` · ${regions}`)
+    );
+  }
+  return name;
 }
 
 /**

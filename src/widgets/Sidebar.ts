@@ -53,14 +53,14 @@ const SUMMARY_HEIGHT = 32;
 
 /**
  * The heights of the live, history and store sections: the store its content when
- * expanded; while a profile runs, the history its filter bar, its summary and
+ * expanded; with a live profile, the history its filter bar, its summary and
  * {@link HISTORY_ROWS} rows (at most 60 % of the room) and the live view the rest;
- * while nothing runs, the live section folds away and the history takes the room.
+ * with none, the live section folds away and the history takes the room.
  *
  * @param room - The sections' height, less their title bars, in px.
  * @param filterBar - The filter bar's height, in px.
  * @param summary - The list summary's height, in px.
- * @param live - Whether a profile is running (the live section is open).
+ * @param live - Whether there is a live profile (the live section is open).
  * @param store - The store section's content height when expanded, else 0.
  */
 export function fitSections(
@@ -81,9 +81,13 @@ export function fitSections(
   return [Math.max(0, rest - history), history, storeHeight];
 }
 
-/** Whether the live section has something to show: a profile that is running. */
-export function liveRunning(model: IRunsModel): boolean {
-  return model.live.session?.status === 'running';
+/**
+ * Whether the live section has something to show: a profile of this notebook,
+ * running or just ended (its final charts). With none, the section folds away
+ * rather than fill the sidebar with an empty area.
+ */
+export function liveShown(model: IRunsModel): boolean {
+  return model.live.session !== null;
 }
 
 /**
@@ -125,9 +129,9 @@ export class Sidebar extends SidePanel {
       this.content.setRelativeSizes([...SECTION_SIZES]);
       // The store's few lines fold away: its title says where it is, and the list
       // says when the store or the server extension is missing. The live view
-      // shows only while a profile runs.
+      // shows only with a live profile (none: it would be an empty area).
       this.content.collapse(2);
-      if (!liveRunning(this._model)) {
+      if (!liveShown(this._model)) {
         this.content.collapse(0);
       }
       this.content.handleMoved.connect(() => (this._userSized = true));
@@ -240,15 +244,15 @@ export class Sidebar extends SidePanel {
   }
 
   /**
-   * Open the live section when a profile starts running and fold it when none
-   * runs, then fit the sections again.
+   * Open the live section when a profile starts and fold it when there is none,
+   * then fit the sections again.
    */
   private _followLive(): void {
     const content = this.content;
     if (!(content instanceof AccordionPanel)) {
       return;
     }
-    const running = liveRunning(this._model);
+    const running = liveShown(this._model);
     if (running === this._liveOpen) {
       return;
     }
@@ -279,7 +283,7 @@ export class Sidebar extends SidePanel {
   private _fittedHeight = 0;
   /** Whether the user sized the sections (dragged an edge). */
   private _userSized = false;
-  /** Whether the live section was last opened for a running profile. */
+  /** Whether the live section was last opened for a live profile. */
   private _liveOpen = false;
   private _resize: ResizeObserver | null = null;
   private _status: StatusView;

@@ -179,25 +179,29 @@ describe('renderSessionRow', () => {
 
     renderSessionRow(row, s, 0);
 
-    const lines = Array.from(row.children).map(line => line.textContent);
-    // No name, no notebook: the regions name it, not "session 3".
-    expect(lines[0]).toContain('matmul, relu');
-    expect(lines[1]).toBe('2 regions: matmul, relu');
-    // Backend and runs first (they show at the default width); one meaning of
-    // "runs": 3 configs x 10, not the 60 records of 2 regions.
-    expect(lines[2]?.startsWith('events · 30 of 30 runs · NVIDIA H200')).toBe(
-      true
+    const [name, details] = Array.from(row.children).map(
+      line => line.textContent ?? ''
     );
-    expect(lines[2]).not.toContain('60');
+    // No name, no notebook: the regions name it, not "session 3".
+    expect(name).toBe('#3matmul, relucompleted');
+    // Backend, runs and regions first (they show at the default width); one
+    // meaning of "runs": 3 configs x 10, not the 60 records of 2 regions.
+    expect(
+      details.startsWith('events · 30 of 30 runs · 2 regions · NVIDIA H200')
+    ).toBe(true);
+    expect(details).not.toContain('60');
+    expect(row.title).toBe('regions: matmul, relu');
   });
 
-  it('names many regions by the first few and a count', () => {
+  it('names a named session and, after it, its first regions', () => {
     const row = document.createElement('div');
     const regions = Array.from({ length: 12 }, (_, i) => `r${i}`);
 
     renderSessionRow(row, session(4, { name: 'block', regions }), 0);
 
-    expect(row.children[1].textContent).toBe('12 regions: r0, r1, r2 +9');
-    expect((row.children[1] as HTMLElement).title).toBe(regions.join(', '));
+    expect(
+      row.querySelector('.jp-nsightLab-SessionList-name')?.textContent
+    ).toBe('block · r0, r1, r2 +9');
+    expect(row.children[1].textContent).toContain('12 regions');
   });
 });

@@ -453,9 +453,10 @@ class PmMeasurement(CuptiMeasurement):
         """
         if self._pending and not wait:
             wait = self._sizing is not None or self._backlog_full()
-        if wait:
+        timings = super().completed(wait=wait)
+        if not self._pending:  # collected (synchronized): every run's event is done
             self._done_events = []
-        return super().completed(wait=wait)
+        return timings
 
     def _backlog_full(self) -> bool:
         """Whether the next run could take the samples waiting past half an image."""

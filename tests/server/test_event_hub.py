@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
 
 import pytest
 
@@ -177,3 +178,42 @@ async def test_a_refused_socket_gets_nothing(jp_ws_fetch, jp_serverapp, db_path)
     assert hub is None or hub.subscribers == 0
     await write(db_path, "session")  # a change: still nobody to send it to
     assert hub is None or hub.subscribers == 0
+
+
+def test_merged_events_say_what_each_client_refetches():
+    got = events.merge_events(
+        [
+            {"type": "runs-changed", "session_id": 2, "last_run_id": 10},
+            {"type": "sessions-changed", "latest_session_id": 2},
+            {"type": "runs-changed", "session_id": 1, "last_run_id": 4},
+            {"type": "runs-changed", "session_id": 2, "last_run_id": 12},
+            {"type": "sessions-changed", "latest_session_id": 3},
+        ]
+    )
+    assert [e["type"] for e in got] == ["sessions-changed", *["runs-changed"] * 2]
+    assert got[0]["latest_session_id"] == 3
+    assert [(e["session_id"], e["last_run_id"]) for e in got[1:]] == [(1, 4), (2, 12)]
+
+
+def test_costly_fan_outs_are_spaced_and_merged_within_the_bound(db_path, monkeypatch):
+    """A fan-out that cost the loop c seconds is followed by none for c / 20 %."""
+    from nsight_lab.server.store_handle import StoreHandle
+
+    hub = events.EventHub(StoreHandle(db_path), 0.1)
+    posted: list[list[str]] = []
+    monkeypatch.setattr(hub, "_post", posted.append)
+    monkeypatch.setattr(hub, "_cost_s", 1.0)  # as if 1,000 sockets took 1 s
+
+    def run(last):
+        return [{"type": "runs-changed", "session_id": 1, "last_run_id": last}]
+
+    hub._hold(run(1))  # noqa: SLF001  (the watcher thread's step, driven by hand)
+    hub._hold(run(2))  # noqa: SLF001
+    hub._hold(run(3))  # noqa: SLF001
+    assert [json.loads(m)["last_run_id"] for batch in posted for m in batch] == [1]
+    # never held past MAX_HOLD_S, whatever the cost: then one push, the latest run
+    wait = hub.MAX_HOLD_S + 0.05
+    now = time.monotonic
+    monkeypatch.setattr(events.time, "monotonic", lambda: now() + wait)
+    hub._hold([])  # noqa: SLF001
+    assert [json.loads(m)["last_run_id"] for batch in posted for m in batch] == [1, 3]

@@ -112,6 +112,7 @@ def test_a_derive_calling_sys_exit_keeps_the_session_completed(
     assert any("raised SystemExit: 3" in note for note in notes), notes
     frame = ip.user_ns["f"]
     assert frame[frame["Metric"] == "leaves"]["AvgValue"].isna().all()
+    ip.user_ns.pop("leaves")  # the shell is every test's: no callable left behind
 
 
 def test_a_failing_final_display_names_the_session_and_binds_out(
@@ -203,6 +204,7 @@ def test_a_derive_returning_infinities_prints_no_warning(
     assert [str(w.message) for w in caught] == []
     assert "Warning" not in capsys.readouterr().err
     frame = ip.user_ns["inf_out"]
+    ip.user_ns.pop("endless")
     rows = frame[frame["Metric"] == "endless"]
     assert rows["AvgValue"].tolist() == [float("inf"), float("-inf")]
     assert rows["StdDev"].isna().all()

@@ -82,8 +82,9 @@ def test_reading_an_earlier_cells_config_name_is_one_line(
 def test_a_function_reading_it_gets_a_note(ip: InteractiveShell) -> None:
     ip.user_ns.pop("n", None)
     assert ip.run_cell(f"{HEAD} --configs 10\nsum(range(n))\n").error_in_exec is None
-    ip.run_cell("def work():\n    return sum(range(n))\n")
-    result = ip.run_cell(f"{HEAD} --param size=3\nwork()\n")
+    ip.run_cell("def reads_n_later():\n    return sum(range(n))\n")
+    result = ip.run_cell(f"{HEAD} --param size=3\nreads_n_later()\n")
+    ip.user_ns.pop("reads_n_later")  # the shell is every test's
     error = result.error_in_exec
     assert isinstance(error, NameError), error
     assert error.__notes__[-1] == (

@@ -146,7 +146,7 @@ def test_the_verdict_table_in_the_final_bundle_static_page_and_text() -> None:
     heading = f"verdict: slower (session {slow} against baseline main session {base}"
     assert f"{heading}, threshold ±2.2 %)" in text
     # seeded: 5 % at RSD 0.5 %, widened by the events backend's 0.9 % drift
-    assert "1.048\u00d7 [1.038, 1.058]  slower" in text
+    assert "slower   +4.8 %  1.048\u00d7 [1.038, 1.058]" in text
     page = bundle["text/html"]
     assert '<tr data-verdict="slower">' in page
     assert "mul &lt;b&gt;" in page  # region names are text, not markup

@@ -42,11 +42,12 @@ __all__ = [
     "verdict_text",
 ]
 
-COLUMNS = ("region", "metric", "config", "median a", "median b", "change",
-           "b/a [95% CI]", "verdict", "note")  # fmt: skip
-"""The columns every view shows, in order (the note last: it is long)."""
-CELL_KEYS = ("region", "metric", "config", "median_a", "median_b", "change",
-             "ratio", "verdict", "note")  # fmt: skip
+COLUMNS = ("region", "metric", "config", "verdict", "change", "b/a [95% CI]",
+           "median a", "median b", "note")  # fmt: skip
+"""The columns every view shows, in order: the answer first, the note last (it is
+long)."""
+CELL_KEYS = ("region", "metric", "config", "verdict", "change", "ratio",
+             "median_a", "median_b", "note")  # fmt: skip
 """The keys of a row's ``cells`` (:func:`verdict_cells`), one per column."""
 DEFAULT_WIDTH = 100
 """Text width when none is given."""

@@ -127,17 +127,31 @@ export function renderComparison(
 
 /** The columns of the verdict table: header label and cell key. */
 function columns(level: string): [string, keyof ICompareCells][] {
+  // The answer first: a narrow panel shows the verdict and the change.
   return [
     ['Region', 'region'],
     ['Metric', 'metric'],
     ['Config', 'config'],
-    ['Median a', 'median_a'],
-    ['Median b', 'median_b'],
+    ['Verdict', 'verdict'],
     ['Change', 'change'],
     [`b/a [${level} CI]`, 'ratio'],
-    ['Verdict', 'verdict'],
+    ['Median a', 'median_a'],
+    ['Median b', 'median_b'],
     ['Note', 'note']
   ];
+}
+
+/**
+ * The note every row shares, said once above the table instead of in each row;
+ * `null` when the rows' notes differ (or there is one row or none).
+ */
+export function sharedNote(rows: readonly ICompareRow[]): string | null {
+  const notes = new Set(rows.map(row => rowCells(row).note));
+  if (rows.length < 2 || notes.size !== 1) {
+    return null;
+  }
+  const [note] = notes;
+  return note ? note : null;
 }
 
 /** A table of `rows` (their served cells), with the verdict's tooltip and marks. */
@@ -149,9 +163,14 @@ function rowsTable(
 ): HTMLTableElement {
   const level = `${Math.round(comparison.confidence * 100)}%`;
   const cols = columns(level);
-  // One config for every row (or none): the column says nothing.
-  const configs = new Set(rows.map(row => rowCells(row).config));
-  const shown = cols.filter(([, key]) => key !== 'config' || configs.size > 1);
+  // A column with one value for every row (the config, the metric, a note they
+  // share) says nothing per row: it is left out (the shared note is said once).
+  const same = (key: keyof ICompareCells): boolean =>
+    rows.length > 1 && new Set(rows.map(row => rowCells(row)[key])).size === 1;
+  const shown = cols.filter(
+    ([, key]) =>
+      !(key === 'config' || key === 'metric' || key === 'note') || !same(key)
+  );
   const table = h('table', `jp-nsightLab-Table ${className}`);
   const head = table.createTHead().insertRow();
   for (const [label, key] of shown) {
@@ -209,6 +228,12 @@ export function renderVerdicts(
   }
   const shown = comparison.rows.filter(row => !row.folded);
   const folded = comparison.rows.filter(row => row.folded);
+  const shared = sharedNote(shown);
+  if (shared) {
+    node.appendChild(
+      h('p', 'jp-nsightLab-CompareView-note', trans.__('Every row: %1', shared))
+    );
+  }
   const wrap = h('div', 'jp-nsightLab-CompareView-scroll');
   wrap.appendChild(
     rowsTable(shown, comparison, trans, 'jp-nsightLab-CompareView-table')

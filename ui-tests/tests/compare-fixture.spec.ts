@@ -27,7 +27,7 @@ test.describe.configure({ mode: 'serial' });
 test.use({ autoGoto: true, sessions: null });
 
 const MAIN = '#jp-main-dock-panel';
-const COMPARE = `${MAIN} .jp-nsightLab-SelectionPanel:not(.lm-mod-hidden) .jp-nsightLab-CompareView`;
+const COMPARE = `${MAIN} .jp-nsightLab-SelectionPanel:not(.lm-mod-hidden) .jp-nsightLab-CompareView[data-a='1'][data-b='2']`;
 const ROW = '.jp-nsightLab-SessionList-row';
 const NAMES: Record<number, string> = {
   1: 'block-events-a',

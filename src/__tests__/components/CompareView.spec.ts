@@ -13,7 +13,8 @@ import {
   formatRatio,
   formatVerdict,
   renderVerdicts,
-  rowCells
+  rowCells,
+  sharedNote
 } from '../../components/CompareView';
 import { ICompareCells, ICompareResponse, ICompareRow } from '../../types';
 import { XSS, compareResponse } from '../fixtures';
@@ -92,29 +93,27 @@ describe('CompareView', () => {
     const table = view.node.querySelector(
       '.jp-nsightLab-CompareView-table'
     ) as HTMLTableElement;
-    // One config for every row: no config column.
+    // The answer first; one config, one metric and one (empty) note for every
+    // row: those columns are left out.
     expect(texts(table.tHead!.rows[0])).toEqual([
       'Region',
-      'Metric',
-      'Median a',
-      'Median b',
+      'Verdict',
       'Change',
       'b/a [95% CI]',
-      'Verdict',
-      'Note'
+      'Median a',
+      'Median b'
     ]);
     const rows = Array.from(table.tBodies[0].rows);
     expect(rows).toHaveLength(2); // the deterministic row is folded away
-    expect(texts(rows[0]).slice(1, 7)).toEqual([
-      'duration',
-      '100 ns',
-      '150 ns',
+    expect(texts(rows[0]).slice(1)).toEqual([
+      'slower',
       '+50 %',
       '1.500× [1.400, 1.600]',
-      'slower'
+      '100 ns',
+      '150 ns'
     ]);
     expect(rows[1].dataset.verdict).toBe('no change');
-    expect(rows[1].cells[6].title).toContain('holds 1');
+    expect(rows[1].cells[1].title).toContain('holds 1');
     expect(rows[0].classList.contains('jp-mod-significant')).toBe(true);
     view.dispose();
   });
@@ -237,6 +236,27 @@ describe('CompareView', () => {
       view.node.querySelector('.jp-nsightLab-CompareView-scope')
     ).toBeNull();
     view.dispose();
+  });
+});
+
+describe('sharedNote', () => {
+  it('says a note every row shares once, above the table', () => {
+    const base = response();
+    const note =
+      'a at 1980 MHz; b at 1950 MHz; profile both with --clock-control base';
+    const rows = base.rows
+      .slice(0, 2)
+      .map(row => served({ ...row, note }, { note }));
+    const node = document.createElement('div');
+
+    renderVerdicts(node, { ...base, rows }, trans);
+
+    expect(sharedNote(rows)).toBe(note);
+    expect(
+      node.querySelector('.jp-nsightLab-CompareView-note')?.textContent
+    ).toBe(`Every row: ${note}`);
+    expect(node.querySelector('td[data-column="note"]')).toBeNull();
+    expect(sharedNote(base.rows.slice(0, 1))).toBeNull();
   });
 });
 

@@ -41,7 +41,7 @@ PACES_S = {"flat-out": 0.0, "4000-per-s": 0.00025}
 def measure(store: str, pace_s: float) -> dict[str, Any]:
     """One fresh-process measurement: its figures and how many polls broke the bound."""
     done = subprocess.run(  # noqa: S603  (our own script, with this Python)
-        [sys.executable, str(MEASURE), store, str(pace_s)],
+        [sys.executable, str(MEASURE), store, str(pace_s), "1.0"],
         capture_output=True, text=True, timeout=120, check=True,
     )  # fmt: skip
     result = json.loads(done.stdout.strip().splitlines()[-1])

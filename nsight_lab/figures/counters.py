@@ -234,6 +234,7 @@ def counters_figure(  # noqa: C901, PLR0915  (one figure's grid)
             **axes,
         )
     )
-    fig.update_layout(margin={"t": top_px, "b": bottom_px})
+    # No axis on the right: its margin goes to the panels.
+    fig.update_layout(margin={"t": top_px, "b": bottom_px, "r": 20})
     fig.add_traces(traces)
     return fig

@@ -30,11 +30,14 @@ if TYPE_CHECKING:
     from nsight_lab.records import RunRecord
 
 
-def _duration_layout(yrange: tuple[float, float] | None = None) -> go.Layout:
+def _duration_layout(
+    yrange: tuple[float, float] | None = None, runs: int | None = None
+) -> go.Layout:
     """Runs along x, durations on a log axis (regions of 50 µs and of 1 ms alike).
 
     With ``yrange`` (µs) the axis gets that range and 1-2-5 ticks labelled whole;
     without (the live chart, whose range grows), plotly's log ticks, labelled whole.
+    With ``runs`` up to 10, x is ticked at every run.
     """
     yaxis: dict[str, Any] = {
         "title": {"text": "duration (µs, log); open: throttled"},
@@ -49,9 +52,12 @@ def _duration_layout(yrange: tuple[float, float] | None = None) -> go.Layout:
             tickvals=values,
             ticktext=labels,
         )
+    xaxis: dict[str, Any] = {"title": {"text": "run"}}
+    if runs is not None and runs <= 10:  # noqa: PLR2004
+        xaxis["dtick"] = 1  # whole runs (two runs: not 0, 0.2, ... 1)
     return _layout(
         "Duration per run",
-        xaxis={"title": {"text": "run"}},
+        xaxis=xaxis,
         yaxis=yaxis,
         hovermode="x unified",
     )
@@ -168,7 +174,10 @@ def duration_figure(
     order = region_order(records)
     positive = [r.duration_ns / 1e3 for r in records if r.duration_ns > 0]
     fig = go.Figure(
-        layout=_duration_layout((min(positive), max(positive)) if positive else None),
+        layout=_duration_layout(
+            (min(positive), max(positive)) if positive else None,
+            max((r.run_index for r in records), default=0) + 1,
+        ),
         _validate=False,
     )
     for (annotation, ci), group in groups.items():

@@ -35,7 +35,7 @@ MIN_PLOT_PX = 140
 """The smallest plot height the roof labels are stacked for (taller plots only
 spread them further apart)."""
 MARKER_PX = 11
-RING_PX = 7
+RING_PX = 5
 """A marker's size, and what each further point at the same place adds to it."""
 
 

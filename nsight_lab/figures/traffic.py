@@ -110,6 +110,8 @@ def traffic_figure(
             bargap=0.25,
         )
     )
+    # No axis on the right (the GB/s figures have room inside the x range).
+    fig.update_layout(margin={"r": 20})
     # The legend says where the bytes came from when one source gave every region's
     # (ncu, PM sampling or the model); the hover says it per bar.
     kinds = {p.bytes_source for p in placements}

@@ -11,6 +11,7 @@ ui-tests/tests/readability.spec.ts.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import re
@@ -21,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from nsight_lab.figures import PALETTE
+from nsight_lab.figures import PALETTE, figures_to_json
 from nsight_lab.figures.common import _log_ticks
 from nsight_lab.figures.roofline import (
     MIN_PLOT_PX,
@@ -214,6 +215,8 @@ def test_durations_are_on_a_log_axis_so_short_regions_are_not_squashed(
     lo, hi = yaxis["range"]
     assert hi - lo < 2.0  # decades
     assert 10**lo < 50.0
+    # The ncu session's two runs: ticked 0 and 1, not 0, 0.2, ... 1.
+    assert views[5]["figures"]["duration"]["layout"]["xaxis"]["dtick"] == 1
 
 
 def _whole_labels(axis: dict[str, Any]) -> None:
@@ -297,3 +300,40 @@ def test_counters_are_one_panel_per_region_with_the_dram_roof(
     assert len(roofs) == 12
     assert roofs[0]["y"] == [4800.0, 4800.0]  # GB/s
     assert layout["height"] >= 4 * 84  # four rows of three panels
+
+
+def _twenty_regions(store: RunStore) -> list[Any]:
+    """The fixture's pm session's runs, made 20 regions (its 12, 8 of them again)."""
+    runs = store.runs(4)
+    extra = [
+        dataclasses.replace(r, annotation=f"{r.annotation}_again")
+        for r in runs
+        if r.annotation in BLOCK[:8]
+    ]
+    return runs + extra
+
+
+def test_twenty_regions_each_get_a_row_a_panel_and_a_marker_of_their_own(
+    store: RunStore,
+) -> None:
+    records = _twenty_regions(store)
+    peaks = peaks_for("NVIDIA H200")
+    figures = figures_to_json(records, peaks)
+    names = BLOCK + [f"{name}_again" for name in BLOCK[:8]]
+    duration = _duration_styles(figures["duration"])
+    assert list(duration) == names
+    assert len(set(duration.values())) == 20
+    # Traffic: 20 rows, each its name and sign, the figure tall enough for them.
+    rows = figures["traffic"]["data"][0]["y"]
+    assert _glyph_styles(rows) == duration
+    assert figures["traffic"]["layout"]["height"] >= 20 * 24
+    # Roofline: 20 legend entries, 20 distinct markers.
+    roofline = _roofline_styles(figures["roofline"])
+    assert len(roofline) == 20
+    assert len(set(roofline.values())) == 20
+    # Counters: 20 panels in rows of three, names cut to fit them.
+    layout = figures["counters"]["layout"]
+    titles = _glyph_styles([a["text"] for a in layout["annotations"]])
+    assert len(titles) == 20
+    assert all(len(name) <= 22 for name in titles)
+    assert layout["height"] >= 7 * 84

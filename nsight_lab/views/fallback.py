@@ -25,6 +25,8 @@ import math
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any, TypeGuard
 
+from nsight_lab.units import format_duration
+
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
@@ -91,36 +93,6 @@ def failure_bundle(session_id: int, status: str, exc: BaseException) -> dict[str
             f"<i>{_escape(note)}</i></p></div>"
         ),
     }
-
-
-def format_duration(ns: float) -> str:
-    """A duration in nanoseconds in the unit that reads best, 4 significant digits.
-
-    As the front end's ``formatDuration`` (``src/components/format.ts``): ``6.473
-    µs``, ``21.56 ms``, ``1.200 s``, whole nanoseconds as they are (``512 ns``); the
-    unit is picked after rounding (999,960 ns reads ``1.000 ms``);
-    :data:`UNDEFINED` if not finite.
-
-    Raises:
-        Nothing.
-    """
-    if not math.isfinite(ns):
-        return UNDEFINED
-    for scale, unit in ((1e9, "s"), (1e6, "ms"), (1e3, "µs")):
-        if abs(float(f"{ns / scale:.4g}")) >= 1:
-            return f"{_precision4(ns / scale)} {unit}"
-    if ns == int(ns):
-        return f"{int(ns)} ns"
-    return f"{_precision4(ns)} ns"
-
-
-def _precision4(value: float) -> str:
-    """``value`` with 4 significant digits, as JavaScript's ``toPrecision(4)``."""
-    if value == 0:
-        return "0.000"
-    rounded = float(f"{value:.4g}")  # 9.9996 -> 10.0: decimals after rounding
-    decimals = max(3 - math.floor(math.log10(abs(rounded))), 0)
-    return f"{value:.{decimals}f}"
 
 
 UNIT_COLUMNS = ("AvgValue", "StdDev", "MinValue", "MaxValue")

@@ -120,7 +120,7 @@ def region_rows(frame: pd.DataFrame | None) -> list[dict[str, str]]:
     rows: list[dict[str, str]] = []
     for record in timed.to_dict("records"):
         row = {str(k): v for k, v in record.items()}
-        out = {"Region": str(row.get("Annotation", ""))}
+        out = {"Region": _text(row.get("Annotation", ""))}
         out.update({p: _text(_cell(row, p)) for p in params})
         if "Rank" in row:  # a multi-rank session: the span row, then each rank's
             rank = _cell(row, "Rank")
@@ -183,9 +183,9 @@ def counter_table(frame: pd.DataFrame | None) -> dict[str, Any]:
         median = _cell(row, "MedianValue")
         zero = median == 0 and not _cell(row, "MaxValue")
         cells = [
-            str(row.get("Annotation", "")),
+            _text(row.get("Annotation", "")),
             *(_text(_cell(row, p)) for p in params),
-            metric,
+            _text(metric),
             format_quantity(median, unit),
             format_percent(_cell(row, "RelativeStdDevPct")),
             format_count(_cell(row, "NumRuns")),

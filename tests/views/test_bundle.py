@@ -128,13 +128,13 @@ def test_the_final_bundle_is_our_type_a_static_page_and_text(profiled):
     assert data["message"] == "nsight-lab session 11: backend cpu"
     # The same summary and figures the widget's traits hold (one builder).
     assert data["summary"] == view.widget.summary
-    assert {(r["Annotation"], r["n"]) for r in data["summary"]} == {
-        (region, n) for region in REGIONS for n in (64, 256, 1024)
+    assert {(r["Region"], r["n"]) for r in data["summary"]} == {
+        (region, str(n)) for region in REGIONS for n in (64, 256, 1024)
     }
     assert data["figures"].keys() == view.widget.figures.keys()
     # The columns in the served order (a saved notebook sorts the rows' keys).
     assert data["summary_columns"] == list(data["summary"][0])
-    assert data["summary_columns"][:3] == ["Annotation", "Metric", "n"]
+    assert data["summary_columns"][:3] == ["Region", "n", "Duration (host timer)"]
     assert len(records) == 3 * 30 * 4
     json.dumps(bundle, allow_nan=False)  # strict JSON: what a notebook can hold
 
@@ -205,7 +205,7 @@ def test_profile_text_is_escaped_in_the_page_and_kept_as_data_in_our_type():
     # Our type carries the name as data (the renderer sets it as text only); the
     # figures' trace names are plotly text, escaped by figures.py.
     rows = bundle[MIME_TYPE]["summary"]
-    assert rows[0]["Annotation"] == "a\\x00b<script>alert(1)</script>\\u202e"
+    assert rows[0]["Region"] == "a\\x00b<script>alert(1)</script>\\u202e"
     names = [t["name"] for t in bundle[MIME_TYPE]["figures"]["duration"]["data"]]
     assert all("<script>" not in name for name in names)
 

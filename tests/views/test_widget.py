@@ -250,8 +250,8 @@ def test_the_saved_output_is_the_final_bundle_without_the_widget(executed: Path)
         t for t in state["figures"]["duration"]["data"] if t["mode"] == "lines+markers"
     ]
     assert sorted(len(t["x"]) for t in duration) == [4, 4, 4, 4]
-    assert {r["Annotation"] for r in state["summary"]} == {"scale <x2>", "sum"}
-    assert {r["n"] for r in state["summary"]} == {128, 512}
+    assert {r["Region"] for r in state["summary"]} == {"scale <x2>", "sum"}
+    assert {r["n"] for r in state["summary"]} == {"128", "512"}
     assert "nsight-lab session 42: completed" in data["text/html"]
     assert data["text/plain"].startswith("nsight-lab session 42: completed")
 

@@ -139,7 +139,9 @@ const SESSION_SUMMARY: Shape<ISessionSummary> = {
   run_count: N,
   baseline_verdict: ['object', 'null'],
   has_report: B,
-  progress: O
+  progress: O,
+  runs_done: N,
+  regions: A
 };
 const BASELINE_VERDICT: Shape<IBaselineVerdict> = {
   baseline: S,
@@ -153,6 +155,8 @@ const SESSION_VERDICT: Shape<ISessionVerdict> = {
   slower: N,
   faster: N,
   unchanged: N,
+  inconclusive: N,
+  folded: N,
   flagged: N,
   threshold: N,
   note: S
@@ -166,7 +170,9 @@ const VERDICT_TABLE: Shape<IVerdictTable> = {
   confidence: N,
   verdict: O,
   rows: A,
-  scope: O
+  scope: O,
+  tolerances: O,
+  legend: S
 };
 const PROGRESS: Shape<IProgress> = {
   status: S,
@@ -215,6 +221,7 @@ const SESSION_RESPONSE: Shape<ISessionResponse> = {
   figures: O,
   chart_order: A,
   summary: A,
+  counters: O,
   verdicts: ['object', 'null']
 };
 const SESSIONS_RESPONSE: Shape<ISessionsResponse> = {
@@ -232,7 +239,9 @@ const COMPARE_RESPONSE: Shape<ICompareResponse> = {
   confidence: N,
   verdict: O,
   rows: A,
-  scope: O
+  scope: O,
+  tolerances: O,
+  legend: S
 };
 const COMPARE_SCOPE: Shape<ICompareScope> = {
   regions: A,
@@ -274,7 +283,13 @@ const COMPARE_ROW: Shape<ICompareRow> = {
   host_probe_ns_b: N_NULL,
   host_differs: B,
   flagged: B,
-  note: S
+  note: S,
+  label: S,
+  timed: B,
+  cycle_ratio: N_NULL,
+  measured: S_NULL,
+  folded: B,
+  cells: O
 };
 const WIDGET: Shape<IWidgetTraits> = {
   session_id: N,
@@ -318,6 +333,8 @@ describe('wire.json matches the TypeScript interfaces', () => {
     for (const item of list.sessions) {
       // List items carry no progress: it is per session (GET sessions/{id}).
       expect(mismatches(item, SESSION_SUMMARY, ['progress'])).toEqual([]);
+      // One meaning of "runs": executions of the cell, not region records.
+      expect(item.runs_done).toBeLessThanOrEqual(item.runs_planned_total);
       expect(item.progress).toBeUndefined();
     }
   });
@@ -325,7 +342,10 @@ describe('wire.json matches the TypeScript interfaces', () => {
   it('a session with its runs, progress, figures, chart order and summary', () => {
     for (const response of [detail, live]) {
       expect(mismatches(response, SESSION_RESPONSE)).toEqual([]);
-      expect(mismatches(response.session, SESSION_SUMMARY)).toEqual([]);
+      // runs_done and regions are the list's; a session has its progress.
+      expect(
+        mismatches(response.session, SESSION_SUMMARY, ['runs_done', 'regions'])
+      ).toEqual([]);
       expect(mismatches(response.session.progress, PROGRESS)).toEqual([]);
       for (const run of response.runs) {
         expect(mismatches(run, RUN)).toEqual([]);
@@ -418,17 +438,20 @@ describe('the renderers show what Python computed', () => {
   it('the run table renders the served summary rows over every run', () => {
     const table = runTable(detail.summary!);
     const head = Array.from(table.tHead!.rows[0].cells).map(c => c.textContent);
-    // Every served column but Unit, which the value cells carry (`1.001 µs`).
-    expect(head).toEqual(
-      Object.keys(detail.summary![0]).filter(key => key !== 'Unit')
-    );
+    // Every served column, in the served order: the answer first.
+    expect(head).toEqual(Object.keys(detail.summary![0]));
+    expect(head[0]).toBe('Region');
     expect(table.tBodies[0].rows).toHaveLength(detail.summary!.length);
-    const avg = head.indexOf('AvgValue');
-    expect(table.tBodies[0].rows[0].cells[avg].textContent).toMatch(
+    const duration = head.findIndex(name => name?.startsWith('Duration'));
+    // The server's text, shown as sent.
+    expect(table.tBodies[0].rows[0].cells[duration].textContent).toBe(
+      detail.summary![0][head[duration]!]
+    );
+    expect(table.tBodies[0].rows[0].cells[duration].textContent).toMatch(
       / (ns|µs|ms|s)$/
     );
     const runs = detail.summary!.reduce(
-      (sum, row) => sum + Number(row.NumRuns),
+      (sum, row) => sum + Number(row.Runs),
       0
     );
     expect(runs).toBeGreaterThan(detail.runs.length); // not the page's runs
@@ -499,15 +522,20 @@ describe('the renderers show what Python computed', () => {
     )!;
     expect(overall.dataset.verdict).toBe('slower');
     expect(overall.textContent).toBe(`slower: ${table.verdict.note}`);
+    // The rows the server did not fold, each with its served cells.
+    const shown = table.rows.filter(row => !row.folded);
     const rows = Array.from(
-      node.querySelectorAll<HTMLTableRowElement>('tbody tr')
+      node.querySelectorAll<HTMLTableRowElement>(
+        '.jp-nsightLab-CompareView-table tbody tr'
+      )
     );
-    expect(rows).toHaveLength(table.rows.length);
+    expect(rows).toHaveLength(shown.length);
     rows.forEach((tr, i) => {
-      const served = table.rows[i];
+      const served = shown[i];
       expect(tr.dataset.verdict).toBe(served.verdict ?? '');
       expect(tr.cells[0].textContent).toBe(served.annotation); // markup as text
-      expect(tr.cells[8].textContent).toBe(served.note);
+      const verdict = tr.querySelector('[data-column="verdict"]');
+      expect(verdict?.textContent).toBe(served.cells!.verdict);
       expect(tr.classList.contains('jp-mod-flagged')).toBe(served.flagged);
     });
     expect(node.querySelector('b')).toBeNull();
@@ -519,17 +547,24 @@ describe('the renderers show what Python computed', () => {
     ).toBe(`Against baseline main (session ${bundle.verdicts!.a})`);
     expect(output.querySelectorAll('tbody tr')).toHaveLength(
       bundle.verdicts!.rows.length
-    );
+    ); // shown and folded
   });
 
   it('the comparison renders every row the core computed', () => {
     const node = document.createElement('div');
     renderComparison(node, compare);
+    // Every row: those shown, and those folded behind the toggle.
     expect(node.querySelectorAll('tbody tr')).toHaveLength(compare.rows.length);
     // Each row's verdict and medians with their unit, as served.
     const first = node.querySelector('tbody tr') as HTMLTableRowElement;
     expect(first.dataset.verdict).toBe(compare.rows[0].verdict ?? '');
     expect(compare.rows[0].unit).toBe('ns');
-    expect(first.cells[3].textContent).toMatch(/ (ns|µs|ms|s)$/);
+    const median = first.querySelector('[data-column="median_a"]');
+    expect(median?.textContent).toBe(compare.rows[0].cells!.median_a);
+    expect(median?.textContent).toMatch(/ (ns|µs|ms|s)$/);
+    // The legend as served, not written here.
+    expect(
+      node.querySelector('.jp-nsightLab-CompareView-legend')?.textContent
+    ).toBe(compare.legend);
   });
 });

@@ -250,5 +250,57 @@ test('the same-code comparison and the session list read right in light and dark
     await page
       .locator(`${MAIN} .jp-nsightLab-SelectionPanel:not(.lm-mod-hidden)`)
       .screenshot({ path: shot(`compare-fixture-compare-${tag}.png`) });
+
+    // The ncu session's summary: the answer columns within the panel, the
+    // counters folded (144 of them read 0 in every run).
+    await page.locator(`${LIST} ${ROW}[data-session-id="5"]`).click();
+    const session = page.locator(
+      `${MAIN} .jp-nsightLab-SelectionPanel:not(.lm-mod-hidden) .jp-nsightLab-SessionView[data-session-id="5"]`
+    );
+    const summary = session.locator('.jp-nsightLab-SessionView-table');
+    await expect(summary.locator('table').first()).toBeVisible({
+      timeout: 30000
+    });
+    const head = await summary
+      .locator('table')
+      .first()
+      .locator('th')
+      .allTextContents();
+    expect(head.slice(0, 7)).toEqual([
+      'Region',
+      'Duration',
+      'RSD',
+      'GB/s',
+      'TFLOP/s',
+      '% of roof',
+      'Bound'
+    ]);
+    await expect(
+      summary.locator('table').first().locator('tbody tr')
+    ).toHaveCount(12);
+    const counters = summary.locator('.jp-nsightLab-RunTable-counters');
+    await expect(counters.locator('summary').first()).toHaveText(
+      'Counters: 48 rows (144 more read 0 in every run)'
+    );
+    expect(await counters.getAttribute('open')).toBeNull();
+    const sessionBox = await session.boundingBox();
+    const bound = summary.locator('table').first().locator('th').nth(6);
+    const boundBox = await bound.boundingBox();
+    expect
+      .soft(
+        (boundBox?.x ?? 0) + (boundBox?.width ?? 0),
+        'Bound column inside the panel'
+      )
+      .toBeLessThanOrEqual((sessionBox?.x ?? 0) + (sessionBox?.width ?? 0) + 1);
+    const cutCells = await summary.evaluate(root =>
+      Array.from(root.querySelectorAll<HTMLElement>('th, td'))
+        .filter(cell => cell.offsetParent !== null)
+        .filter(cell => cell.scrollWidth > cell.clientWidth + 1)
+        .map(cell => cell.textContent ?? '')
+    );
+    expect.soft(cutCells, 'summary cells whose text is cut').toEqual([]);
+    await summary.screenshot({
+      path: shot(`compare-fixture-summary-${tag}.png`)
+    });
   }
 });

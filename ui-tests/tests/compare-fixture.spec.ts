@@ -4,7 +4,8 @@
  * copied for the `fixture` server, `jlpm start:fixture`). Sessions 1 and 2 ran the
  * same 12-region transformer block; session 2 ran power-capped in all 30 runs.
  *
- * In the light and the dark theme:
+ * With nothing running the live section is folded; STORE, expanded, shows where the
+ * store is. In the light and the dark theme:
  * - the history: each row says what the session is (name, backend, runs, regions)
  *   and its details line is not cut before the run count; names are not clipped;
  * - the comparison 1 vs 2: the overall verdict reads "inconclusive: clocks" (or
@@ -157,6 +158,22 @@ test('the same-code comparison and the session list read right in light and dark
   await expect(list.locator(`${ROW}[data-session-id="1"]`)).toBeVisible({
     timeout: 30000
   });
+
+  // Nothing runs here: the live section is folded, not an empty area.
+  const sidebar = page.locator('#nsight-lab-sidebar');
+  await expect(sidebar.locator('.jp-nsightLab-LiveView')).toBeHidden();
+  // STORE, expanded, says where the store is (it expanded to nothing before).
+  await sidebar
+    .locator('.lm-AccordionPanel-title', { hasText: /store/i })
+    .click();
+  const where = sidebar.locator('.jp-nsightLab-Status-list dd').nth(1);
+  await expect(where).toBeVisible();
+  await expect(where).toContainText('store.sqlite');
+  const whereBox = await where.boundingBox();
+  expect(whereBox?.height ?? 0).toBeGreaterThan(10);
+  await sidebar
+    .locator('.lm-AccordionPanel-title', { hasText: /store/i })
+    .click();
 
   for (const theme of ['JupyterLab Light', 'JupyterLab Dark']) {
     await setTheme(page, theme);

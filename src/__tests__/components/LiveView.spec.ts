@@ -124,6 +124,30 @@ describe('LiveView', () => {
     expect(view.grid.names).toEqual([]);
   });
 
+  it('mounts the charts afresh for a new session, at the width of now', () => {
+    const live: ILiveState = {
+      ...LIVE,
+      figures: { duration: { data: [{ type: 'scatter' }], layout: {} } }
+    };
+    const model = liveModel(live);
+    (mountChart as jest.Mock).mockClear();
+    const view = new LiveView(model, trans);
+    expect(mountChart).toHaveBeenCalledTimes(1);
+    const signal = model.liveChanged as Signal<IRunsModel, void>;
+
+    signal.emit(); // a run of the same session: drawn in place
+    expect(mountChart).toHaveBeenCalledTimes(1);
+    // The next cell (a 1-config one after a 3-config one): a new session id.
+    (model as unknown as { live: ILiveState }).live = {
+      ...live,
+      session: session(10, { status: 'running', progress: PROGRESS })
+    };
+    signal.emit();
+    expect(mountChart).toHaveBeenCalledTimes(2);
+    expect(view.grid.names).toEqual(['duration', 'clocks']);
+    view.dispose();
+  });
+
   it('shows no progress line before the session is read', () => {
     const live = {
       ...LIVE,

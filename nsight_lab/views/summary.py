@@ -108,7 +108,9 @@ def region_rows(frame: pd.DataFrame | None) -> list[dict[str, str]]:
     """The region table: one row of text cells per region and config.
 
     Keys: ``Region``, the config's parameters, then :data:`REGION_COLUMNS` but
-    ``Region``. Values are display strings (an en dash where nothing was measured).
+    ``Region``, less those with nothing in any row (a cpu session's roofline, an
+    ncu session's NVML clock). Values are display strings (an en dash where nothing
+    was measured).
 
     Raises:
         Nothing.
@@ -148,7 +150,27 @@ def region_rows(frame: pd.DataFrame | None) -> list[dict[str, str]]:
             }
         )
         rows.append(out)
-    return rows
+    return _without_empty_columns(rows, keep={"Region", *params})
+
+
+def _without_empty_columns(
+    rows: list[dict[str, str]], keep: set[str]
+) -> list[dict[str, str]]:
+    """``rows`` less the columns that read :data:`UNDEFINED` in every row.
+
+    A cpu session without the host's roofs has no GB/s, TFLOP/s, roof or clock: its
+    table is the region, the duration, the RSD and the runs, not a row of dashes.
+    """
+    if not rows:
+        return rows
+    empty = {
+        column
+        for column in rows[0]
+        if column not in keep
+        and not column.startswith("Duration")
+        and all(row.get(column) == UNDEFINED for row in rows)
+    }
+    return [{k: v for k, v in row.items() if k not in empty} for row in rows]
 
 
 def _text(value: object) -> str:

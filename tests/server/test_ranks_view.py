@@ -52,4 +52,5 @@ async def test_the_session_view_serves_the_per_rank_charts(jp_fetch, db_path):
     assert names == ["step span", "step rank 0", "step rank 1", "step straggler"]
     assert ranks["data"][3]["customdata"] == [["step", 1]] * 3  # rank 1, every run
     rows = [(r["Rank"], r["Device"]) for r in payload["summary"]]
-    assert rows == [(-1, "cuda:0,cuda:1"), (0, "cuda:0"), (1, "cuda:1")]
+    # The served summary is text: "span" for the whole group (rank -1 in the frame).
+    assert rows == [("span", "cuda:0,cuda:1"), ("0", "cuda:0"), ("1", "cuda:1")]

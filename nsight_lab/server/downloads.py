@@ -149,12 +149,17 @@ def write_export(
 
 
 def _open_export(path: str) -> tuple[BinaryIO, int]:
-    """Open the export file made by the worker; return it and its size."""
+    """Open the export file made by the worker; return it and its size.
+
+    The file is removed at once (what is open stays readable on POSIX): nothing is
+    left behind whatever happens next, and none is there once the client has its
+    last byte (where removing an open file fails, :func:`_discard_export` does).
+    """
     try:
         file = Path(path).open("rb")  # noqa: SIM115  (closed by _discard_export)
-    except OSError:
-        Path(path).unlink(missing_ok=True)
-        raise
+    finally:
+        with contextlib.suppress(OSError):
+            Path(path).unlink()
     return file, os.fstat(file.fileno()).st_size
 
 

@@ -19,14 +19,17 @@ per-region totals exact (see :mod:`.attribution` for the bound without it). The 
 is GPU time per region and run; the region's own time does not include it.
 
 **The write-back window.** A region's writes reach DRAM when L2 evicts the lines it
-dirtied, often after its last kernel (a reduction's partial sums, a bmm's 12.6 MB
-output that fits the L2). Nsight Compute counts them against the kernel (it flushes
-after each one). So after each region, past a quiet gap, the collector sweeps the L2
-with a read (the same flush that precedes a region) tagged with the region's
-*write-back* id, then another quiet gap: the DRAM writes of the samples overlapping
-that sweep are the region's dirty lines (the sweep itself only reads), and they are
-added to the region's write counters; its reads, and every other counter, go to
-outside (:mod:`.counters`).
+dirtied, often after its last kernel (a reduction's partial sums, a bmm's 12.6 MB output
+that fits the L2), and then belong to no kernel: left there, they were written back
+during whatever came next. So after each region, past a quiet gap, the collector sweeps
+the L2 with a read (the same flush that precedes a region) tagged with the region's
+*write-back* id, then another quiet gap: the DRAM writes of the samples overlapping that
+sweep are the region's dirty lines (the sweep itself only reads). They are kept beside
+the region's writes as ``dram__bytes_write.sum.writeback``: the write metric itself
+stays what Nsight Compute counts (the writes while the kernels ran; on the H200 ncu's
+per-kernel count does not include the dirty tail: x * 2 over 256 MiB wrote 241 MB under
+ncu), and the write-back says how much that leaves out. The sweep's reads, and every
+other counter in it, go to outside (:mod:`.counters`).
 
 **Bounded by design.** Samples are read at run boundaries (:mod:`.sampler`): a
 collection comes before the samples pending by the end of the next run could pass

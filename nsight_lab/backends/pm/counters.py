@@ -63,10 +63,23 @@ class RegionCounters:
     """The region's kernel time (the union of its kernels)."""
     t_us: list[float] = field(default_factory=list)
     points: list[NDArray[np.float64]] = field(default_factory=list)
+    writeback: NDArray[np.float64] | None = None
+    """DRAM writes in the region's write-back window (its dirty lines written back
+    after its last kernel), per metric column; zero for all but DRAM writes."""
 
     def values(self, names: Sequence[str]) -> dict[str, float]:
-        """The region's value of each metric (only finite ones)."""
+        """The region's value of each metric (only finite ones).
+
+        A DRAM write metric's value is what the region's kernels wrote while they
+        ran, as Nsight Compute counts it; the lines they left dirty, written back in
+        the region's write-back window, are ``<metric>.writeback``
+        (:func:`.metrics.writeback_metric`).
+        """
         out: dict[str, float] = {}
+        if self.writeback is not None:
+            for j, name in enumerate(names):
+                if metrics.counts_writeback(name):
+                    out[metrics.writeback_metric(name)] = float(self.writeback[j])
         for j, name in enumerate(names):
             kind = metrics.kind_of(name)
             if kind == "count":
@@ -138,12 +151,15 @@ def region_counters(
         lengths = (chunk.ends[needed] - chunk.starts[needed]).astype(np.float64)
         additive = np.where(rate, rows * lengths[:, None], rows)
         sums = attribution.region_sums(weights, _rows_for(weights, needed, additive))
+        back: dict[K, NDArray[np.float64]] = {}
         if swept is not None:
             # The region's dirty lines, written back during its sweep.
-            for key, extra in attribution.region_sums(
-                swept, _rows_for(swept, needed, additive)
-            ).items():
-                sums[key] = sums[key] + np.where(written, extra, 0.0)
+            back = {
+                key: np.where(written, extra, 0.0)
+                for key, extra in attribution.region_sums(
+                    swept, _rows_for(swept, needed, additive)
+                ).items()
+            }
         keep = np.isin(needed, weights.needed())
         rows, additive = rows[keep], additive[keep]
         lengths = lengths[keep]
@@ -175,6 +191,10 @@ def region_counters(
                 ),
             )
             found.sums += sums[key]
+            if key in back:
+                if found.writeback is None:
+                    found.writeback = np.zeros(len(names))
+                found.writeback += back[key]
             found.ratio_sums += np.nan_to_num(means[key]) * overlap[i]
             found.ratio_ns += float(overlap[i])
             mine = weights.region == i

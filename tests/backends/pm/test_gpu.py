@@ -65,9 +65,11 @@ def test_a_copy_region_reads_and_writes_what_it_moves() -> None:
     for timing in timings:
         copy = timing.counters["copy"]
         assert copy[DRAM[0]] == pytest.approx(256 * MiB, rel=0.03)
-        # The lines left dirty in the L2 are written back in the region's write-back
-        # window: its writes are whole.
-        assert copy[DRAM[1]] == pytest.approx(256 * MiB, rel=0.03)
+        # Written while the kernel ran (ncu's count: 241 MB on the H200) plus the
+        # lines it left dirty in the L2, written back in its write-back window.
+        back = copy[f"{DRAM[1]}.writeback"]
+        assert back > 0
+        assert copy[DRAM[1]] + back == pytest.approx(256 * MiB, rel=0.03)
         assert timing.counters["tiny"][DRAM[0]] == pytest.approx(MiB, rel=0.25)
         assert timing.series["copy"]  # a timeline of the copy
     assert m._sampler.stats.largest_share <= 0.5  # noqa: SLF001

@@ -18,7 +18,7 @@ import pytest
 from nsight_lab.backends.base import Availability
 from nsight_lab.backends.pm import collector as pm
 from nsight_lab.backends.pm import pacing
-from nsight_lab.backends.pm.metrics import DEFAULT_METRICS
+from nsight_lab.backends.pm.metrics import DEFAULT_METRICS, writeback_metric
 from nsight_lab.backends.pm.sampler import PmSampler
 from nsight_lab.options import parse_options
 from nsight_lab.plan import make_plan
@@ -38,6 +38,8 @@ from .replay import (
     VirtualClock,
     transformer_cell,
 )
+
+WRITEBACK = writeback_metric(WRITE)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -111,7 +113,10 @@ class Truth:
             read, written = self.bytes[
                 (record.config_index, record.run_index, record.annotation)
             ]
-            got = record.metrics
+            got = dict(record.metrics)
+            # What the region wrote: while its kernels ran, and its dirty lines
+            # written back in its write-back window, beside it.
+            got[WRITE] = got.get(WRITE, 0.0) + got.get(WRITEBACK, 0.0)
             for name, want in ((READ, read), (WRITE, written)):
                 if name in metrics:
                     assert got.get(name) == pytest.approx(want, rel=1e-9, abs=1.0), (
@@ -253,6 +258,9 @@ def test_a_dozen_regions_many_runs_never_fail_drop_or_miscount(
     assert sampler.stats.largest_share <= 0.5
     assert sampler.stats.drains > 6  # collected as the backlog asked, not once a config
     assert api.cut_bytes == 0  # the samples a stop cut carried nothing (quiet spins)
+    # The bmm's output stays dirty in the L2: its write-back is said beside it.
+    bmm = [r for r in records if r.annotation == "bmm_fp16"]
+    assert all(r.metrics[WRITEBACK] > 0 for r in bmm)
     assert "PM sampling every" in m.notes[-1]
 
 

@@ -211,9 +211,15 @@ def region_stats(records: Iterable[Any]) -> dict[str, dict[str, Any]]:
     """
     per: dict[str, dict[str, list[float]]] = {}
     for record in records:
-        got = per.setdefault(record.annotation, {"ns": [], "read": [], "written": []})
+        got = per.setdefault(
+            record.annotation, {"ns": [], "read": [], "written": [], "writeback": []}
+        )
         got["ns"].append(float(record.duration_ns))
-        for key, metric in (("read", DRAM[0]), ("written", DRAM[1])):
+        for key, metric in (
+            ("read", DRAM[0]),
+            ("written", DRAM[1]),
+            ("writeback", f"{DRAM[1]}.writeback"),
+        ):
             value = record.metrics.get(metric)
             if value is not None:
                 got[key].append(float(value))
@@ -224,6 +230,7 @@ def region_stats(records: Iterable[Any]) -> dict[str, dict[str, Any]]:
             "duration_us": None if ns is None else ns / 1e3,
             "read": _median(got["read"]),
             "written": _median(got["written"]),
+            "writeback": _median(got["writeback"]),
             "runs": len(got["ns"]),
             "read_range": [min(got["read"]), max(got["read"])] if got["read"] else None,
             "written_range": (
@@ -267,6 +274,7 @@ def compare_regions(
             "pm_written": got.get("written"),
             "ncu_written": ref.get("written"),
             "written_ratio": written_ratio,
+            "pm_writeback": got.get("writeback"),
             "long": length is not None and length >= LONG_US,
             "read_ok": None
             if read_ratio is None
@@ -313,9 +321,9 @@ def markdown_table(comparison: Mapping[str, Any], title: str) -> str:
         "",
         (
             "| region | µs (pm) | read pm | read ncu | read x | written pm "
-            "| written ncu | written x |"
+            "| written ncu | written x | write-back pm |"
         ),
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name, row in comparison["rows"].items():
         us = "-" if row["pm_us"] is None else f"{row['pm_us']:,.1f}"
@@ -323,7 +331,7 @@ def markdown_table(comparison: Mapping[str, Any], title: str) -> str:
             f"| {name}{' *' if row['long'] else ''} | {us} | {_mb(row['pm_read'])} "
             f"| {_mb(row['ncu_read'])} | {_x(row['read_ratio'])} "
             f"| {_mb(row['pm_written'])} | {_mb(row['ncu_written'])} "
-            f"| {_x(row['written_ratio'])} |"
+            f"| {_x(row['written_ratio'])} | {_mb(row.get('pm_writeback'))} |"
         )
     return "\n".join(lines) + "\n"
 

@@ -191,7 +191,7 @@ def test_subplot_grid_bars_and_variants(tmp_path: Path, drawn: list[Figure]) -> 
         key=lambda ax: ax.get_position().x0,
     )
     assert top_right.get_ylim() == top_left.get_ylim()  # plotly's shared y axes
-    legend = figure.axes[0].get_legend()
+    (legend,) = figure.legends  # below the panels, covering none of them
     assert [t.get_text() for t in legend.get_texts()] == [
         "sort reverse=False", "sort reverse=True"
     ]  # fmt: skip

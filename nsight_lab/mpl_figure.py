@@ -4,10 +4,14 @@ plotly's static export needs kaleido and a headless Chrome, which many GPU serve
 lack; matplotlib needs neither and is on every machine that ran nsight-python (it
 draws nsight-python's plots). :func:`draw` reads only the figure's data and layout --
 it builds no figure of its own -- so the PNG shows what the interactive plotly
-figure shows: the subplot grid (from the axes' domains), subplot titles, the title,
-axis titles, log and category axes, tick angles, shared y axes, line/marker/text
-scatter traces, grouped bars, error bars, vertical and horizontal reference lines,
-and the legend. A trace type it cannot draw raises :class:`UnsupportedFigureError`
+figure shows: the subplot grid (from the axes' domains), subplot titles and other
+paper annotations placed at their panel (plotly's paper fractions are the plotting
+area's, so they are taken relative to the nearest panel), the title, axis titles,
+ranges and ticks, log and category axes (x or y), tick angles, shared and overlaid
+y axes, line/marker/text scatter traces with plotly's marker symbols, CI bands,
+grouped, stacked and horizontal bars, error bars, vertical and horizontal reference
+lines, and the legend (below the panels where plotly puts it below or the figure
+has several panels). A trace type it cannot draw raises :class:`UnsupportedFigureError`
 rather than leaving it out of the picture.
 """
 

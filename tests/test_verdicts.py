@@ -266,3 +266,23 @@ def test_labels_say_what_was_timed() -> None:
     assert metric_label(TIME_METRIC, "cpu") == "duration (host timer)"
     assert metric_label(TIME_METRIC, "events") == "duration"
     assert metric_label("dram__bytes_read.sum", "pm") == "dram__bytes_read.sum"
+
+
+def test_a_time_that_moved_less_than_a_microsecond_is_no_change() -> None:
+    """The H200's same-code events sessions: a ~5 µs add moved 19 %, under 1 µs."""
+    from nsight_lab.compare import MIN_TIME_CHANGE_NS, NO_CHANGE, compare_runs
+    from tests.server.test_compare import record
+
+    def runs(sid: int, ns: float) -> list:
+        return [
+            record(sid, "add", ns * v, {"n": 1}, 0)
+            for v in (1.0, 1.001, 0.999, 1.002, 0.998, 1.0, 1.001, 0.999)
+        ]
+
+    (small,) = compare_runs(runs(1, 4_000.0), runs(2, 4_800.0))
+    assert small.ratio > 1.15
+    assert small.verdict == NO_CHANGE
+    assert "within the 1 µs" in small.note
+    (large,) = compare_runs(runs(1, 40_000.0), runs(2, 48_000.0))
+    assert large.verdict == "slower"  # the same 20 %, 8 µs: a change
+    assert MIN_TIME_CHANGE_NS == 1_000.0

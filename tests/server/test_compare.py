@@ -167,7 +167,7 @@ def test_verdicts_units_and_model_metrics():
             record(
                 sid,
                 "r",
-                scale * v,
+                scale * v * 1e5,  # ~100 µs: a change of a time past the 1 µs floor
                 {"n": 1},
                 0,
                 metrics={

@@ -474,7 +474,8 @@ test('a session and a comparison open as panels in the main area, and come back 
   expect(duration?.entries).toBe(6);
 
   // The summary table: durations with their unit, the untrusted annotation as text.
-  const table = panel.locator('.jp-nsightLab-RunTable');
+  // The first table is the regions' summary (a second, folded, holds other counters).
+  const table = panel.locator('.jp-nsightLab-RunTable').first();
   const cell = table.locator('td', { hasText: XSS });
   await expect(cell.first()).toHaveText(XSS);
   const avg = await table.evaluate(t => {

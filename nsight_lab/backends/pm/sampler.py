@@ -408,12 +408,7 @@ class PmSampler:
         Raises:
             BackendUnavailableError: CUPTI refused the new configuration.
         """
-        self._release()
-        if self._running:
-            with contextlib.suppress(Exception):
-                self.api.stop()
-            self._running = False
-        self.api.disable()
+        self._shut()
         self.interval_ns = int(interval_ns)
         self._configure()
         self._start()
@@ -426,6 +421,10 @@ class PmSampler:
 
     def close(self) -> None:
         """Stop and disable PM sampling (what was not drained is dropped)."""
+        self._shut()
+
+    def _shut(self) -> None:
+        """Release the image, stop if sampling, disable: nothing waiting is kept."""
         self._release()
         if self._running:
             with contextlib.suppress(Exception):

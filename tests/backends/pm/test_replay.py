@@ -126,6 +126,13 @@ class Truth:
         return checked
 
 
+def replayed(monkeypatch: pytest.MonkeyPatch) -> tuple[Replay, Truth]:
+    """A replayed device installed for the measurement, and an empty truth."""
+    replay = Replay()
+    replay.install(monkeypatch)
+    return replay, Truth()
+
+
 def cell(  # noqa: PLR0913  (the cell and its perturbations)
     replay: Replay,
     regions: list[RegionSpec],
@@ -246,9 +253,7 @@ def configs(n: int) -> str:
 def test_a_dozen_regions_many_runs_never_fail_drop_or_miscount(
     monkeypatch: pytest.MonkeyPatch, metrics: tuple[str, ...]
 ) -> None:
-    replay = Replay()
-    replay.install(monkeypatch)
-    truth = Truth()
+    replay, truth = replayed(monkeypatch)
     line = f"--metrics {','.join(metrics)} --runs 50 --warmup 1 {configs(6)}"
     m, records = profile(line, cell(replay, transformer_cell(), truth))
     assert truth.check(records, metrics) == 6 * 50 * 12
@@ -268,9 +273,7 @@ def test_hundred_configs_by_hundred_runs_of_a_dozen_regions(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The issue's scale: 100 configs x 100 runs x 12 regions (120,000 regions)."""
-    replay = Replay()
-    replay.install(monkeypatch)
-    truth = Truth()
+    replay, truth = replayed(monkeypatch)
     line = f"--metrics {','.join(DRAM_PAIR)} --runs 100 --warmup 1 {configs(100)}"
     m, records = profile(line, cell(replay, transformer_cell(), truth))
     assert truth.check(records, DRAM_PAIR) == 100 * 100 * 12
@@ -284,9 +287,7 @@ def test_a_busy_main_thread_holding_the_gil_changes_nothing(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # 250 µs of Python per region that keeps the GIL: 4,000 regions a second.
-    replay = Replay()
-    replay.install(monkeypatch)
-    truth = Truth()
+    replay, truth = replayed(monkeypatch)
     body = cell(replay, transformer_cell(), truth, hold_gil_s=250e-6)
     m, records = profile(f"--metrics {','.join(DRAM_PAIR)} --runs 20", body)
     assert truth.check(records, DRAM_PAIR) == 20 * 12
@@ -298,9 +299,7 @@ def test_stalls_of_a_run_are_absorbed_by_the_other_half_of_the_image(
 ) -> None:
     # Every 7th call stalls for 40 ms (a GC pause, a slow line): a run three times
     # longer than the warm-up measured, still within the image's spare half.
-    replay = Replay()
-    replay.install(monkeypatch)
-    truth = Truth()
+    replay, truth = replayed(monkeypatch)
     body = cell(
         replay, transformer_cell(), truth, stall=lambda i: 40e6 if i % 7 == 0 else 0.0
     )
@@ -316,9 +315,7 @@ def test_a_warm_up_too_long_for_the_interval_gets_a_longer_one_said_in_the_notes
 ) -> None:
     # A 1.2 s run: 60,000 samples at 20 µs, six images. The warm-up's samples are
     # dropped on a fresh session; the timed runs are sampled at a longer interval.
-    replay = Replay()
-    replay.install(monkeypatch)
-    truth = Truth()
+    replay, truth = replayed(monkeypatch)
     long = [RegionSpec("long", ((1.2e9, 4e9, 2e9),))]
     line = f"--metrics {','.join(DRAM_PAIR)} --sample-interval 20 --runs 3"
     m, records = profile(line, cell(replay, long, truth))
@@ -335,9 +332,7 @@ def test_a_run_far_longer_than_its_warm_up_loses_its_counters_not_the_cell(
     # The 5th call (a timed run) stalls for 2 s: more samples wait than any image
     # holds. Its counters are dropped and said so; the cell completes, and the
     # runs after it are counted right.
-    replay = Replay()
-    replay.install(monkeypatch)
-    truth = Truth()
+    replay, truth = replayed(monkeypatch)
     body = cell(
         replay, transformer_cell(), truth, stall=lambda i: 2e9 if i == 5 else 0.0
     )
@@ -355,9 +350,7 @@ def test_the_cells_own_kernels_between_regions_stay_out_of_them(
 ) -> None:
     # A 48 MB fill before every region: its writes, dirty in the L2 too, are no
     # region's; each region keeps its flush and quiet gap.
-    replay = Replay()
-    replay.install(monkeypatch)
-    truth = Truth()
+    replay, truth = replayed(monkeypatch)
     body = cell(replay, transformer_cell(), truth, between=48 * 2**20)
     m, records = profile(f"--metrics {','.join(DRAM_PAIR)} --runs 20", body)
     assert truth.check(records, DRAM_PAIR) == 20 * 12
@@ -367,9 +360,7 @@ def test_the_cells_own_kernels_between_regions_stay_out_of_them(
 def test_without_kernels_between_regions_each_costs_two_quiet_gaps(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    replay = Replay()
-    replay.install(monkeypatch)
-    truth = Truth()
+    replay, truth = replayed(monkeypatch)
     m, records = profile(
         f"--metrics {','.join(DRAM_PAIR)} --runs 20",
         cell(replay, transformer_cell(), truth),

@@ -213,42 +213,16 @@ def _show(store: RunStore, args: argparse.Namespace) -> int:
     ``--json`` the results DataFrame.
     """
     from nsight_lab.history import runs_frame, session_results
-    from nsight_lab.results import summary_counters, summary_rows
-    from nsight_lab.views.summary import summary_text
+    from nsight_lab.views.summary import session_text
 
     session_id = args.session_id
     if args.runs:
         _print_frame(runs_frame(store, [session_id]), as_json=args.json)
         return 0
-    frame = session_results(store, session_id)
     if args.json:
-        _print_frame(frame, as_json=True)
+        _print_frame(session_results(store, session_id), as_json=True)
         return 0
-    session = store.get_session(session_id)
-    runs = store.runs_done(session_id)[0]
-    regions = len(set(frame["Annotation"])) if not frame.empty else 0
-    title = f"session {session.id}" + (f" {session.name}" if session.name else "")
-    facts = [
-        session.status,
-        session.backend,
-        session.device or "",
-        f"{runs} of {session.runs_planned} runs",
-        f"{regions} region{'s' if regions != 1 else ''}",
-    ]
-    lines = [f"{title}: {', '.join(f for f in facts if f)}"]
-    if session.error:
-        lines.append(f"error: {session.error}")
-    width = _width()
-    text = summary_text(
-        summary_rows(frame), summary_counters(frame), width=width, wide=args.wide
-    )
-    lines.append(text or "no runs stored")
-    import textwrap
-
-    for line in "\n".join(lines).splitlines():
-        wrapped = [line] if args.wide else textwrap.wrap(line, width) or [""]
-        for part in wrapped:
-            print(for_terminal(part))  # noqa: T201
+    print(session_text(store, session_id, width=_width(), wide=args.wide))  # noqa: T201
     return 0
 
 

@@ -267,20 +267,35 @@ class NsightMagics(Magics):
         msg = f"%nsight baseline: {usage}, got {_shown(' '.join(args)) or 'nothing'}"
         raise OptionError(msg)
 
-    def _show(self, args: list[str]) -> pd.DataFrame:
+    def _show(self, args: list[str]) -> pd.DataFrame | None:
+        """``%nsight show ID``: the session's summary, as ``nsight-lab show`` prints it.
+
+        ``--wide`` shows every column; ``--frame`` returns the results DataFrame
+        instead (nsight-python's columns).
+        """
+        import shutil
+
         from nsight_lab.frametext import shown_frame
         from nsight_lab.history import session_results
         from nsight_lab.store.run_store import RunStore
+        from nsight_lab.views.summary import session_text
 
-        session_id = _whole(args[0]) if len(args) == 1 else None
-        if session_id is None or session_id < 1:
+        flags = {a for a in args if a.startswith("--")}
+        ids = [a for a in args if not a.startswith("--")]
+        session_id = _whole(ids[0]) if len(ids) == 1 else None
+        if session_id is None or session_id < 1 or flags - {"--wide", "--frame"}:
             msg = (
-                "%nsight show: expected one session id (see %nsight history), "
-                f"got {_shown(' '.join(args))}"
+                "%nsight show: expected one session id (see %nsight history) and "
+                f"optionally --wide or --frame, got {_shown(' '.join(args))}"
             )
             raise OptionError(msg)
         with RunStore() as store:
-            return shown_frame(session_results(store, session_id))
+            if "--frame" in flags:
+                return shown_frame(session_results(store, session_id))
+            width = shutil.get_terminal_size((120, 24)).columns
+            text = session_text(store, session_id, width=width, wide="--wide" in flags)
+        print(text)  # noqa: T201  (the magic's own output)
+        return None
 
     # -- cell magic -------------------------------------------------------------------
     def _cell(self, line: str, cell: str) -> pd.DataFrame | None:

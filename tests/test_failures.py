@@ -113,7 +113,7 @@ def test_empty_annotation_on_run_5_keeps_the_finished_runs(
     assert "region name must be a non-empty string" in message
     assert f"session {sid} kept with its 5 runs: %nsight show {sid}" in message
     assert "\n" not in message
-    shown = ip.run_line_magic("nsight", f"show {sid}")
+    shown = ip.run_line_magic("nsight", f"show {sid} --frame")
     assert int(shown["NumRuns"].iloc[0]) == 5
 
 

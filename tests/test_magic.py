@@ -321,7 +321,7 @@ def test_history_and_show(ip: InteractiveShell) -> None:
     history = ip.run_line_magic("nsight", "history 3")
     assert history["name"].iloc[0] == "labelled"
     session_id = int(history["id"].iloc[0])
-    shown = ip.run_line_magic("nsight", f"show {session_id}")
+    shown = ip.run_line_magic("nsight", f"show {session_id} --frame")
     assert shown["AvgValue"].iloc[0] == pytest.approx(
         ip.user_ns["shown"]["AvgValue"].iloc[0]
     )
@@ -574,3 +574,19 @@ def test_a_region_left_open_earlier_does_not_break_a_later_profile(
     )
     assert later.error_in_exec is None, later.error_in_exec
     assert list(ip.user_ns["later"]["Annotation"]) == ["fresh"]
+
+
+def test_show_prints_the_formatted_summary_not_the_raw_frame(
+    ip: InteractiveShell, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = run(ip, "%%nsight --backend cpu --runs 3 --name told --quiet\nx = 1\n")
+    assert result.error_in_exec is None
+    session_id = int(ip.run_line_magic("nsight", "history 1")["id"].iloc[0])
+    capsys.readouterr()
+    assert ip.run_line_magic("nsight", f"show {session_id}") is None
+    text = capsys.readouterr().out
+    assert text.startswith(f"session {session_id} told: completed, cpu")
+    assert "3 of 3 runs" in text
+    assert "AvgValue" not in text  # the people's table, not nsight-python's columns
+    with pytest.raises(Exception, match="--wide or --frame"):
+        ip.run_line_magic("nsight", f"show {session_id} --bogus")

@@ -39,11 +39,14 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
+    from nsight_lab.store.run_store import RunStore
+
 __all__ = [
     "COUNTER_COLUMNS",
     "REGION_COLUMNS",
     "counter_table",
     "region_rows",
+    "session_text",
     "summary_text",
 ]
 
@@ -323,3 +326,48 @@ def summary_text(
             )
         )
     return "\n".join(lines)
+
+
+def session_text(
+    store: RunStore, session_id: int, *, width: int, wide: bool = False
+) -> str:
+    """What a session is, its status and error, and its tables, as text.
+
+    ``nsight-lab show`` and ``%nsight show`` print it: a line that says the session
+    (name, status, backend, device, runs, regions), its error if it failed, then
+    :func:`summary_text` fitted to ``width`` unless ``wide``; control characters of
+    names escaped.
+
+    Raises:
+        StoreError: No session ``session_id`` in the store.
+    """
+    import textwrap
+
+    from nsight_lab.history import session_results
+    from nsight_lab.results import summary_counters, summary_rows
+    from nsight_lab.safetext import for_terminal
+
+    frame = session_results(store, session_id)
+    session = store.get_session(session_id)
+    runs = store.runs_done(session_id)[0]
+    regions = len(set(frame["Annotation"])) if not frame.empty else 0
+    title = f"session {session.id}" + (f" {session.name}" if session.name else "")
+    facts = [
+        session.status,
+        session.backend,
+        session.device or "",
+        f"{runs} of {session.runs_planned} runs",
+        f"{regions} region{'s' if regions != 1 else ''}",
+    ]
+    lines = [f"{title}: {', '.join(f for f in facts if f)}"]
+    if session.error:
+        lines.append(f"error: {session.error}")
+    text = summary_text(
+        summary_rows(frame), summary_counters(frame), width=width, wide=wide
+    )
+    lines.append(text or "no runs stored")
+    out = []
+    for line in "\n".join(lines).splitlines():
+        wrapped = [line] if wide else textwrap.wrap(line, width) or [""]
+        out += [for_terminal(part) for part in wrapped]
+    return "\n".join(out)

@@ -627,7 +627,8 @@ test('the same code run twice compares as "no change", its interval holding 1, u
   const named = rows.map(cells =>
     Object.fromEntries(heads.map((h, i) => [h, cells[i]]))
   );
-  const duration = named.find(row => row.Metric === 'gpu__time_duration.sum');
+  // A cpu session's time reads as what it is (the host's timer), not ncu's name.
+  const duration = named.find(row => row.Metric === 'duration (host timer)');
   writeResult('compare_same_code.json', {
     what: 'two sessions of the same %%nsight --backend cpu cell (200 runs of a pure-Python loop of 20,000 multiply-adds), after a first session of it, compared in the comparison panel',
     rows: named

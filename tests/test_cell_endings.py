@@ -222,7 +222,12 @@ def test_the_frames_text_form_escapes_control_characters(
     frame = ip.user_ns["ctl"]
     assert frame["Annotation"].iloc[0] == name  # the data as measured
     sid = int(frame["SessionId"].iloc[0])
-    shown = ip.run_line_magic("nsight", f"show {sid}")
+    capsys.readouterr()
+    ip.run_line_magic("nsight", f"show {sid}")  # the summary, printed
+    printed = capsys.readouterr().out
+    assert "\x1b" not in printed
+    assert "\u202e" not in printed
+    shown = ip.run_line_magic("nsight", f"show {sid} --frame")
     history = ip.run_line_magic("nsight", "history")
     for table in (frame, shown):
         for text in (repr(table), str(table), table._repr_html_()):

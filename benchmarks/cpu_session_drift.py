@@ -2,7 +2,7 @@
 
 The comparison's interval knows only the noise within each session; what changes
 between sessions (which CPU the kernel runs on, its frequency, other processes) is
-added as :data:`nsight_lab.compare.SESSION_DRIFT`. This measures that drift where the
+added as :data:`nsight_lab.analysis.compare.SESSION_DRIFT`. This measures that drift where the
 cpu backend is used: in a real IPython kernel (started with jupyter_client, as
 JupyterLab starts one), the same ``%%nsight --backend cpu`` cell (``np.sort`` of 64k
 floats) profiled ``--sessions`` times in a row, for each mode:
@@ -53,9 +53,9 @@ def _read(names: list[str]) -> tuple[list[tuple[float, float]], list[dict[str, A
 
     Also the comparison of each session with the one before, as the sidebar shows it.
     """
-    from nsight_lab.compare import compare_runs
+    from nsight_lab.analysis.compare import compare_runs
+    from nsight_lab.contract.records import TIME_METRIC
     from nsight_lab.host_speed import PROBE_METRIC
-    from nsight_lab.records import TIME_METRIC
     from nsight_lab.store.run_store import RunStore
 
     with RunStore() as store:
@@ -137,7 +137,7 @@ def main() -> None:
     args = parser.parse_args()
     use_throwaway_store("nsight-lab-drift-")  # the kernels inherit it: one store
 
-    from nsight_lab.compare import SESSION_DRIFT
+    from nsight_lab.analysis.compare import SESSION_DRIFT
 
     result = {
         "what": (

@@ -35,9 +35,9 @@ def _profile() -> tuple[Any, list[Any], Any]:
     import torch
 
     from nsight_lab.backends.cpu import CpuTimerBackend
+    from nsight_lab.contract.records import SessionInfo
     from nsight_lab.options import parse_options
     from nsight_lab.plan import make_plan
-    from nsight_lab.records import SessionInfo
     from nsight_lab.regions import annotate
     from nsight_lab.results import to_dataframe
     from nsight_lab.roofline.workmodel import count_work

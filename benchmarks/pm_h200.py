@@ -768,7 +768,7 @@ def timeline(entry: dict[str, Any], bench: Bench) -> None:
         write_png(fig, png, width=1400, height=int(fig.layout.height or 900), scale=1.5)
         entry["png"] = "kaleido"
     except Exception as exc:  # noqa: BLE001  (no kaleido/Chrome: matplotlib draws it)
-        from nsight_lab import mpl_figure
+        from nsight_lab.figures import mpl_figure
 
         entry["kaleido"] = f"{type(exc).__name__}: {str(exc)[:300]}"
         mpl_figure.write_png(fig, png, scale=1.5)

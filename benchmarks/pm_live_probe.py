@@ -69,7 +69,6 @@ def case(  # noqa: PLR0913, PLR0917
 ) -> dict[str, Any]:
     """One order's samples, zeros and bytes."""
     from cupti import cupti
-
     from nsight_lab.backends.pm.live import CuptiImage, LiveDecoder
 
     out: dict[str, Any] = {"order": order, "metrics": len(metrics)}

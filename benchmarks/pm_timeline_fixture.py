@@ -27,8 +27,8 @@ import numpy as np
 from nsight_lab.backends.pm.attribution import Layout
 from nsight_lab.backends.pm.counters import region_counters
 from nsight_lab.backends.pm.sampler import Chunk
+from nsight_lab.contract.records import RunRecord
 from nsight_lab.figures import counters_figure, write_png
-from nsight_lab.records import RunRecord
 
 FIXTURE = Path(__file__).resolve().parents[1] / "tests/fixtures/pm_samples_h200.json"
 

@@ -79,7 +79,7 @@ def template_records(home: Path, runs: int) -> list:
 
 def build_store(home: Path, sessions: int, runs_per_session: int, batch: int) -> dict:
     """Fill ``home``'s store; returns how long each part took."""
-    from nsight_lab.records import Telemetry
+    from nsight_lab.contract.records import Telemetry
     from nsight_lab.store.run_store import RunStore
 
     t0 = time.perf_counter()

@@ -46,7 +46,7 @@ def _median_ratio_ci_ms() -> float:
 
 
 def _list_sessions_ms() -> float:
-    from nsight_lab.records import RunRecord
+    from nsight_lab.contract.records import RunRecord
     from nsight_lab.store.run_store import RunStore
 
     with tempfile.TemporaryDirectory() as tmp, RunStore(Path(tmp) / "s.sqlite") as s:

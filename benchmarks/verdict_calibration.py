@@ -5,7 +5,7 @@ changed on real data". This profiles one 12-region cell (elementwise ops on 32-6
 floats, softmax, layernorm, bf16/fp32 matmuls, a transpose copy, a sum, a cumsum, an
 fp16 bmm, as in ``../shared/device/FACTS.md`` 2026-12-02) ``--sessions`` times in each
 of ``--processes`` fresh processes per backend, all into one throwaway store, then
-compares every pair of sessions of a backend with :func:`nsight_lab.compare.
+compares every pair of sessions of a backend with :func:`nsight_lab.analysis.compare.
 compare_runs` at the default threshold and writes, per backend: the |log ratio| of
 the regions' medians (p50, p95, max), how many timed rows read other than "no
 change" (and which), and the same at threshold 0 (noise and drift alone).
@@ -90,7 +90,7 @@ def _child(backend: str, names: list[str], runs: int, *, smoke: bool) -> None:
 
 
 def _compare(names: list[str]) -> dict[str, Any]:
-    from nsight_lab.compare import DEFAULT_THRESHOLD, compare_runs
+    from nsight_lab.analysis.compare import DEFAULT_THRESHOLD, compare_runs
     from nsight_lab.store.run_store import RunStore
 
     with RunStore() as store:

@@ -59,7 +59,7 @@ SETTLE_S = 10.0
 
 _WRITER = r"""
 import sys, time
-from nsight_lab.records import RunRecord, Telemetry
+from nsight_lab.contract.records import RunRecord, Telemetry
 from nsight_lab.store.run_store import RunStore
 from nsight_lab.store.writer import StoreWriter
 
@@ -142,7 +142,7 @@ def _summary(latencies_ms: list[float], failed: int = 0) -> dict[str, Any]:
 
 _FILL = r"""
 import sys
-from nsight_lab.records import RunRecord, Telemetry
+from nsight_lab.contract.records import RunRecord, Telemetry
 from nsight_lab.store.run_store import RunStore
 
 location, runs, batch_rows = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])

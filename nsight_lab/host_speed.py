@@ -11,7 +11,8 @@ either side of such a step differ by 20-40 %, beyond any interval.
 So the cpu backend times :func:`probe_ns` (a fixed loop of 500 multiply-adds, about
 12-22 µs) between runs, outside the regions, at most every :data:`PROBE_INTERVAL_NS`,
 and each run carries the latest value as the metric :data:`PROBE_METRIC`.
-:mod:`nsight_lab.compare` flags a timed row whose sides' median probes differ by more
+:mod:`nsight_lab.analysis.compare` flags a timed row whose sides' median probes differ
+by more
 than :data:`HOST_TOLERANCE`, as it flags SM clocks that differ. The probe is never a
 results row of its own (:data:`PREFIX`).
 
@@ -19,8 +20,10 @@ What it does not see: in a Jupyter kernel the same machine also moved ``np.sort`
 up to 15 % between sessions with the probe unmoved. A memory-copy probe did not follow
 those moves either (copies of 1 MB and 8 MB: correlation 0.03 and 0.11 with the sort's
 time at one host speed, in a plain process where the sort then held within 3 %), so
-what moved it in the kernel is not known. That is left to the comparison's
-between-session drift for the cpu backend (:data:`nsight_lab.compare.SESSION_DRIFT`),
+what moved it in the kernel is not known. That is left to the
+comparison's
+between-session drift for the cpu backend
+(:data:`nsight_lab.analysis.compare.SESSION_DRIFT`),
 measured by the same benchmark.
 """
 

@@ -27,8 +27,8 @@ from nsight_lab.errors import MeasurementError
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    from nsight_lab.contract.records import RunRecord
     from nsight_lab.options import ProfileOptions
-    from nsight_lab.records import RunRecord
 
 BUILTIN_FOLDS = ("sum", "max", "first", "single")
 

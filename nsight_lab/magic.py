@@ -142,7 +142,7 @@ class NsightMagics(Magics):
             print(usage())  # noqa: T201  (the magic's own output)
             return None
         if command == "doctor":
-            from nsight_lab.doctor import format_checks, run_checks
+            from nsight_lab.cli.doctor import format_checks, run_checks
 
             print(format_checks(run_checks()))  # noqa: T201
             return None
@@ -161,9 +161,9 @@ class NsightMagics(Magics):
         raise OptionError(msg)
 
     def _history(self, args: list[str]) -> pd.DataFrame:
-        from nsight_lab.frametext import shown_frame
-        from nsight_lab.history import sessions_frame
+        from nsight_lab.cli.history import sessions_frame
         from nsight_lab.store.run_store import RunStore
+        from nsight_lab.text.frame import shown_frame
 
         limit = 20
         if args:
@@ -240,7 +240,7 @@ class NsightMagics(Magics):
         usage = "expected baseline set NAME [ID], baseline list or baseline show NAME"
         with RunStore() as store:
             if verb == "set" and len(args) in {2, 3}:
-                from nsight_lab.baselines import set_baseline
+                from nsight_lab.analysis.baselines import set_baseline
 
                 ref = args[2] if len(args) > 2 else None  # noqa: PLR2004
                 found = set_baseline(store, args[1], ref)
@@ -249,12 +249,12 @@ class NsightMagics(Magics):
                 )
                 return None
             if verb == "list" and len(args) == 1:
-                from nsight_lab.history import baselines_frame
+                from nsight_lab.cli.history import baselines_frame
 
                 return baselines_frame(store)
             if verb == "show" and len(args) == 2:  # noqa: PLR2004
-                from nsight_lab.baselines import require_baseline
-                from nsight_lab.history import session_results
+                from nsight_lab.analysis.baselines import require_baseline
+                from nsight_lab.cli.history import session_results
 
                 found = require_baseline(store, args[1], "%nsight baseline show")
                 frame = session_results(store, found.session_id)
@@ -275,9 +275,9 @@ class NsightMagics(Magics):
         """
         import shutil
 
-        from nsight_lab.frametext import shown_frame
-        from nsight_lab.history import session_results
+        from nsight_lab.cli.history import session_results
         from nsight_lab.store.run_store import RunStore
+        from nsight_lab.text.frame import shown_frame
         from nsight_lab.views.summary import session_text
 
         flags = {a for a in args if a.startswith("--")}
@@ -319,7 +319,7 @@ class NsightMagics(Magics):
             options.configs_from, shell.user_ns, options.config_limit
         )
         if options.baseline is not None:  # refused before anything runs or is stored
-            from nsight_lab.baselines import require_baseline
+            from nsight_lab.analysis.baselines import require_baseline
 
             with RunStore() as store:
                 require_baseline(store, options.baseline)
@@ -364,8 +364,8 @@ class NsightMagics(Magics):
         notes: list[str],
     ) -> Profiled | None:
         """Profile ``code`` into the store; ``None`` on a rank that only follows."""
+        from nsight_lab.contract.records import TIME_METRIC
         from nsight_lab.distributed import follows
-        from nsight_lab.records import TIME_METRIC
         from nsight_lab.results import DeriveFailures, DeriveSpec
         from nsight_lab.session import ProfileRequest, profile
         from nsight_lab.store.run_store import RunStore

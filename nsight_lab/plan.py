@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from nsight_lab.backends import Availability
+    from nsight_lab.contract.records import JsonScalar
     from nsight_lab.options import ProfileOptions
-    from nsight_lab.records import JsonScalar
 
 
 @dataclass(frozen=True)

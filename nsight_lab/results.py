@@ -49,12 +49,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from nsight_lab.compare import metric_unit
+from nsight_lab.analysis.compare import metric_unit
+from nsight_lab.contract.records import TIME_METRIC, RunRecord
 from nsight_lab.distributed.frame import add_rank_rows
 from nsight_lab.distributed.metrics import PREFIX as RANK_PREFIX
 from nsight_lab.errors import OptionError
 from nsight_lab.host_speed import PREFIX as HOST_PREFIX
-from nsight_lab.records import TIME_METRIC, RunRecord
 from nsight_lab.roofline.placement import (
     ROOFLINE_COLUMNS,
     WORK_COLUMNS,
@@ -64,7 +64,7 @@ from nsight_lab.roofline.placement import (
 from nsight_lab.stats import STABLE_RSD_PCT, geomean, summarize
 
 if TYPE_CHECKING:
-    from nsight_lab.records import SessionInfo
+    from nsight_lab.contract.records import SessionInfo
     from nsight_lab.roofline.placement import Peaks
 
 MODEL_PREFIX = "model__"
@@ -613,7 +613,7 @@ def _run_values(
 
     Only ``metrics`` and the derived values where ``metrics`` is given (see
     :func:`to_dataframe`). A counter's unit is what its name says
-    (:func:`~nsight_lab.compare.metric_unit`; NaN where it says none, as
+    (:func:`~nsight_lab.analysis.compare.metric_unit`; NaN where it says none, as
     nsight-python leaves a derived value's).
     """
     values: dict[str, tuple[float, float | str]] = {
@@ -794,7 +794,7 @@ def summary_rows(frame: pd.DataFrame | None) -> list[dict[str, str]]:
     One row per region and config that leads with the answer (median duration,
     RSD, GB/s, TFLOP/s, % of roof, bound; :func:`nsight_lab.views.summary.
     region_rows`), every value a display string formatted by
-    :mod:`nsight_lab.units`. The inline widget (its ``summary`` trait), the
+    :mod:`nsight_lab.text.units`. The inline widget (its ``summary`` trait), the
     sidebar (``summary`` of ``GET sessions/<id>?figures=1``, over every stored
     run), a cell's static page and ``nsight-lab show`` show these rows; the front
     ends only render them. The other metrics are :func:`summary_counters`.

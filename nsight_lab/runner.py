@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from nsight_lab.backends.base import RunKey, RunTiming
+from nsight_lab.contract.records import RunRecord
 from nsight_lab.errors import OptionError
-from nsight_lab.records import RunRecord
 from nsight_lab.regions import CELL_REGION, RegionTracker, listening
 from nsight_lab.stats import rsd_pct
 
@@ -31,8 +31,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from nsight_lab.backends.base import Measurement
+    from nsight_lab.contract.records import JsonScalar
     from nsight_lab.plan import Plan
-    from nsight_lab.records import JsonScalar
 
 __all__ = [
     "CELL_REGION",

@@ -30,8 +30,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from nsight_lab.backends import CellCode, Collector, Output
+    from nsight_lab.contract.records import RunRecord, SessionStatus
     from nsight_lab.plan import Plan
-    from nsight_lab.records import RunRecord, SessionStatus
     from nsight_lab.results import DeriveSpec, InfoColumn
     from nsight_lab.roofline.placement import Peaks, Placement
     from nsight_lab.runner import Progress
@@ -139,10 +139,10 @@ def profile(  # noqa: PLR0913  (the profile's collaborators, keyword-only after 
         BaseException: Whatever the cell raised, unchanged (with a note), after the
             finished runs were stored.
     """
-    from nsight_lab.frametext import shown_frame
     from nsight_lab.results import to_dataframe
     from nsight_lab.roofline.placement import place_session
     from nsight_lab.store.writer import StoreWriter
+    from nsight_lab.text.frame import shown_frame
 
     options = plan.options
     writer = StoreWriter(store)
@@ -225,7 +225,7 @@ def _judge(
     """
     if baseline is None:
         return None
-    from nsight_lab.baselines import judge_profiled
+    from nsight_lab.analysis.baselines import judge_profiled
 
     try:
         return judge_profiled(store, session_id, records, baseline).to_json()
@@ -283,7 +283,7 @@ def _write_csv(
         return []
     import pandas as pd
 
-    from nsight_lab.safetext import frame_to_csv
+    from nsight_lab.text.safe import frame_to_csv
 
     tag = request.csv_tag(session_id) if request.csv_tag else f"cell-{session_id}"
     raw_path = Path(f"{prefix}profiled_data-{tag}.csv")
@@ -347,7 +347,7 @@ class TextView:
         said = f": {message}" if message else ""
         print(f"  {status}, {runs} runs{said}", file=sys.stderr)  # noqa: T201
         if verdicts:
-            from nsight_lab.safetext import for_terminal
+            from nsight_lab.text.safe import for_terminal
             from nsight_lab.views.verdicts import verdict_text
 
             text = "\n".join(

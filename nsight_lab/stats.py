@@ -46,7 +46,7 @@ widens as much as they do. Simulated (``tests/test_stats.py``, 200 runs a side, 
 host's log speed an AR(1) chain): same-code pairs read a change in 44-80 % of cases as
 if independent, 7 % and 13 % in time order for stretches of 5 and 10 runs, 31 % for
 stretches of 33, longer than a batch: that remainder is left to the comparison's
-between-session drift (:data:`nsight_lab.compare.SESSION_DRIFT`).
+between-session drift (:data:`nsight_lab.analysis.compare.SESSION_DRIFT`).
 
 *Coverage* (simulated in ``tests/test_stats.py``; 500 pairs per cell, lognormal
 sigma 0.02-0.3, 5 % of runs 3-50x slower on both sides, true ratio 1.2): 0.94-0.96 at

@@ -1,7 +1,7 @@
 /**
  * Wire types: keys exactly as the Python server sends them (snake_case).
  *
- * Records mirror `nsight_lab/records.py`; responses mirror the REST handlers of
+ * Records mirror `nsight_lab/contract/records.py`; responses mirror the REST handlers of
  * `nsight_lab/server/` below `/nsight-lab/api/`.
  */
 
@@ -42,7 +42,7 @@ export interface IStatusResponse {
   store_path: string;
   /** Whether the store file exists yet (it is created by the first profile). */
   store_exists: boolean;
-  /** The record schema version of nsight_lab.records. */
+  /** The record schema version of nsight_lab.contract.records. */
   schema_version: number;
   /** Every backend of the registry (nsight_lab.backends.BACKENDS), in its order. */
   backends?: IBackendInfo[];
@@ -264,7 +264,7 @@ export interface ISessionResponse {
 }
 
 /**
- * The verdict of a compare row (nsight_lab/compare.py): `faster`/`slower` for
+ * The verdict of a compare row (nsight_lab/analysis/compare.py): `faster`/`slower` for
  * durations and rates, `higher`/`lower` for other quantities when the interval
  * excludes 1, `no change` when it holds 1, `deterministic` for rows without noise
  * (work-model `model__*` metrics, or one value in every run of both sessions).
@@ -407,7 +407,7 @@ export interface ICompareScope {
   reason: string | null;
 }
 
-/** `GET compare?a=ID&b=ID[&threshold=PCT]` (nsight_lab/compare.py, baselines.py). */
+/** `GET compare?a=ID&b=ID[&threshold=PCT]` (nsight_lab/analysis/compare.py, baselines.py). */
 export interface ICompareResponse {
   schema_version: number;
   a: ISessionSummary;

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pytest
 
-from nsight_lab.baselines import VerdictTable, set_baseline, verdict_table
+from nsight_lab.analysis.baselines import VerdictTable, set_baseline, verdict_table
 from nsight_lab.cli import EXIT_REGRESSION, EXIT_USAGE
+from nsight_lab.contract.records import TIME_METRIC, RunRecord, Telemetry
 from nsight_lab.errors import NotFoundError, OptionError
-from nsight_lab.records import TIME_METRIC, RunRecord, Telemetry
 from nsight_lab.store.run_store import RunStore
 from nsight_lab.views.bundle import MIME_TYPE, final_bundle
 

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from nsight_lab.cli import main
-from nsight_lab.records import RunRecord, Telemetry
+from nsight_lab.contract.records import RunRecord, Telemetry
 from nsight_lab.store.run_store import RunStore
 
 if TYPE_CHECKING:
@@ -271,7 +271,7 @@ def test_csv_export_neutralises_formulas(tmp_path: Path) -> None:
 
 
 def test_csv_cell_keeps_numbers() -> None:
-    from nsight_lab.safetext import csv_cell, frame_for_csv
+    from nsight_lab.text.safe import csv_cell, frame_for_csv
 
     assert csv_cell(-1.5) == -1.5
     assert csv_cell(-3) == -3

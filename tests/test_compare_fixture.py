@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from nsight_lab.baselines import verdict_table
+from nsight_lab.analysis.baselines import verdict_table
+from nsight_lab.analysis.compare import DEFAULT_THRESHOLD, compare_runs, session_verdict
 from nsight_lab.cli import EXIT_REGRESSION
-from nsight_lab.compare import DEFAULT_THRESHOLD, compare_runs, session_verdict
 from nsight_lab.store.run_store import RunStore
 
 FIXTURE = Path(__file__).parent / "fixtures" / "h200_block.sqlite"

@@ -23,9 +23,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nsight_lab.cli import main
-from nsight_lab.records import RunRecord, Telemetry
-from nsight_lab.safetext import csv_cell, frame_to_csv
+from nsight_lab.contract.records import RunRecord, Telemetry
 from nsight_lab.store.run_store import RunStore
+from nsight_lab.text.safe import csv_cell, frame_to_csv
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -1,4 +1,4 @@
-"""Tests of nsight_lab.doctor on the machine they run on (usually without a GPU)."""
+"""Tests of nsight_lab.cli.doctor on the machine they run on (usually without a GPU)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from typing import get_args
 
 import pytest
 
-from nsight_lab import doctor
 from nsight_lab.backends import backend_ids, probe_all
 from nsight_lab.backends.ncu import tools as _ncu_tools
-from nsight_lab.doctor import Check, checks_to_json, format_checks, run_checks
+from nsight_lab.cli import doctor
+from nsight_lab.cli.doctor import Check, checks_to_json, format_checks, run_checks
 from nsight_lab.errors import BackendUnavailableError
 from nsight_lab.gpu import stack as gpu_stack
 
@@ -303,7 +303,7 @@ def test_checks_to_json_round_trips():
 
 def test_the_text_lists_each_backend_once() -> None:
     """``%nsight doctor`` read ``backend pm`` and ``PM sampling`` with one message."""
-    from nsight_lab.doctor import fold_backend_topics
+    from nsight_lab.cli.doctor import fold_backend_topics
 
     hint = "pip install 'nsight-lab[pm]'"
     checks = [

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import nsight_lab
-from nsight_lab.records import TIME_METRIC
+from nsight_lab.contract.records import TIME_METRIC
 from nsight_lab.store.run_store import RunStore
 
 if TYPE_CHECKING:

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pytest
 
-from nsight_lab.compare import Comparison, compare_runs, session_verdict
+from nsight_lab.analysis.compare import Comparison, compare_runs, session_verdict
+from nsight_lab.contract.records import TIME_METRIC, RunRecord
 from nsight_lab.host_speed import (
     HOST_TOLERANCE,
     PREFIX,
@@ -22,7 +23,6 @@ from nsight_lab.host_speed import (
     HostProbe,
     probe_ns,
 )
-from nsight_lab.records import TIME_METRIC, RunRecord
 from nsight_lab.results import to_dataframe
 from nsight_lab.store.run_store import RunStore
 

@@ -12,6 +12,7 @@ import operator
 
 import pytest
 
+from nsight_lab.contract.records import RunRecord
 from nsight_lab.errors import MeasurementError
 from nsight_lab.kernels import (
     BUILTIN_FOLDS,
@@ -20,7 +21,6 @@ from nsight_lab.kernels import (
     check_kernel_counts,
 )
 from nsight_lab.options import ProfileOptions
-from nsight_lab.records import RunRecord
 
 VALUES = (3.0, 1.0, 2.0)  # kernel values in launch order
 

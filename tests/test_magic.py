@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from nsight_lab.records import TIME_METRIC
+from nsight_lab.contract.records import TIME_METRIC
 from nsight_lab.store.run_store import RunStore
 
 if TYPE_CHECKING:

@@ -1,11 +1,12 @@
-"""nsight_lab.records: the wire shape survives JSON text, and says what it counts."""
+"""nsight_lab.contract.records: the wire shape survives JSON text, and says what it
+counts."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 
-from nsight_lab.records import (
+from nsight_lab.contract.records import (
     SCHEMA_VERSION,
     RunRecord,
     SessionInfo,

@@ -7,7 +7,7 @@ import statistics
 
 import pytest
 
-from nsight_lab.records import TIME_METRIC, RunRecord, SessionInfo
+from nsight_lab.contract.records import TIME_METRIC, RunRecord, SessionInfo
 from nsight_lab.results import (
     ROOFLINE_COLUMNS,
     WORK_COLUMNS,
@@ -15,7 +15,7 @@ from nsight_lab.results import (
     to_dataframe,
 )
 from nsight_lab.roofline.placement import Peaks, peaks_for
-from nsight_lab.units import format_number
+from nsight_lab.text.units import format_number
 
 H200 = peaks_for("NVIDIA H200")
 SESSION = SessionInfo(id=1, status="done", backend="cpu", created_at="2026-01-01")

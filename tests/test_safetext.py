@@ -1,4 +1,4 @@
-"""nsight_lab.safetext: text made safe for terminals and spreadsheets.
+"""nsight_lab.text.safe: text made safe for terminals and spreadsheets.
 
 The CLI's escaping end to end and ``csv_cell``'s number cases are in tests/test_cli.py;
 here: which characters count as unsafe, what :func:`for_terminal` keeps, the frame
@@ -12,7 +12,7 @@ import io
 import pandas as pd
 import pytest
 
-from nsight_lab.safetext import (
+from nsight_lab.text.safe import (
     BIDI_CONTROLS,
     csv_cell,
     for_terminal,

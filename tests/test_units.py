@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from nsight_lab.units import (
+from nsight_lab.text.units import (
     UNDEFINED,
     format_change,
     format_count,

@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from nsight_lab.compare import (
+from nsight_lab.analysis.compare import (
     CLOCK_TOLERANCE,
     DEFAULT_THRESHOLD,
     Comparison,
@@ -22,7 +22,7 @@ from nsight_lab.compare import (
     session_verdict,
     verdict,
 )
-from nsight_lab.records import TIME_METRIC, RunRecord, Telemetry
+from nsight_lab.contract.records import TIME_METRIC, RunRecord, Telemetry
 
 PAIRS = 1_000
 RUNS = 20
@@ -270,7 +270,7 @@ def test_labels_say_what_was_timed() -> None:
 
 def test_a_time_that_moved_less_than_a_microsecond_is_no_change() -> None:
     """The H200's same-code events sessions: a ~5 µs add moved 19 %, under 1 µs."""
-    from nsight_lab.compare import MIN_TIME_CHANGE_NS, NO_CHANGE, compare_runs
+    from nsight_lab.analysis.compare import MIN_TIME_CHANGE_NS, NO_CHANGE, compare_runs
     from tests.server.test_compare import record
 
     def runs(sid: int, ns: float) -> list:

@@ -57,13 +57,13 @@ from nsight_lab.api.exceptions import ProfilerException
 from nsight_lab.api.results import ProfileResults
 from nsight_lab.api.tools import default_backend, ncu_tool_chooses
 from nsight_lab.backends.base import CellCode
+from nsight_lab.contract.records import TIME_METRIC
 from nsight_lab.options import (
     DEFAULT_WARMUP,
     ProfileOptions,
     ThermalSettings,
     read_option,
 )
-from nsight_lab.records import TIME_METRIC
 from nsight_lab.results import warn_at_user
 from nsight_lab.runner import current_run
 

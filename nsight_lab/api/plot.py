@@ -8,7 +8,7 @@ points when ``annotate_points``, and regions split into one trace per value of
 ``variant_fields`` for ``variant_annotations`` -- nsight-python's layout. The figure is
 written to ``filename`` as a PNG (through :func:`nsight_lab.figures.write_png`, which
 needs kaleido and Chrome; without them, drawn from the same figure with matplotlib by
-:mod:`nsight_lab.mpl_figure`, with a note; with neither, one line saying what to
+:mod:`nsight_lab.figures.mpl_figure`, with a note; with neither, one line saying what to
 install), kept in
 :attr:`ProfileResults.figure`, and shown in a notebook. ``plot_callback`` receives
 the plotly figure; one written for nsight-python's matplotlib figure (it fails on the
@@ -151,7 +151,7 @@ def plot(  # noqa: PLR0913  (nsight-python's signature)
                 print(shown.to_string(index=False))  # noqa: T201
             _show(fig)
             if filename and styled is not None:  # as the callback styled it
-                from nsight_lab.mpl_figure import save_png
+                from nsight_lab.figures.mpl_figure import save_png
 
                 save_png(styled, filename, scale=PNG_SCALE)
             elif filename:
@@ -168,7 +168,8 @@ def _call_back(callback: Callable[[Any], None], fig: go.Figure) -> Any:  # noqa:
 
     nsight-python hands the callback a matplotlib figure: a callback that fails on
     the plotly figure with an ``AttributeError`` (``fig.suptitle``, ``get_axes``)
-    gets the same figure drawn with matplotlib (:mod:`nsight_lab.mpl_figure`), and
+    gets the same figure drawn with matplotlib (:mod:`nsight_lab.figures.mpl_figure`),
+    and
     the PNG is that drawing as it styled it.
 
     Returns:
@@ -176,7 +177,7 @@ def _call_back(callback: Callable[[Any], None], fig: go.Figure) -> Any:  # noqa:
         figure, or no matplotlib drawing could be made: then skipped, with a
         warning).
     """
-    from nsight_lab import mpl_figure
+    from nsight_lab.figures import mpl_figure
 
     try:
         callback(fig)
@@ -222,8 +223,7 @@ def _write(fig: go.Figure, filename: str) -> None:
         StaticExportError: Neither kaleido with a browser nor matplotlib can write
             it (one line saying what to install), or the export failed.
     """
-    from nsight_lab import mpl_figure
-    from nsight_lab.figures import StaticExportError, write_png
+    from nsight_lab.figures import StaticExportError, mpl_figure, write_png
 
     width = int(fig.layout.width or 800)
     height = int(fig.layout.height or 600)

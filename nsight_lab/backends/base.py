@@ -20,14 +20,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from nsight_lab.records import Telemetry
+from nsight_lab.contract.records import Telemetry
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from types import CodeType
 
+    from nsight_lab.contract.records import JsonScalar, RunRecord
     from nsight_lab.plan import Plan
-    from nsight_lab.records import JsonScalar, RunRecord
     from nsight_lab.runner import Progress
 
 

@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any
 from nsight_lab.backends.base import Availability, RunKey, RunTiming
 from nsight_lab.backends.gpu import GpuContext
 from nsight_lab.backends.inprocess import InProcessCollector
+from nsight_lab.contract.records import Telemetry
 from nsight_lab.errors import BackendUnavailableError
-from nsight_lab.records import Telemetry
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from nsight_lab.contract.records import Telemetry
 from nsight_lab.errors import BackendUnavailableError
 from nsight_lab.gpu.telemetry import (
     THERMAL_RESUME_HEADROOM_C,
@@ -18,7 +19,6 @@ from nsight_lab.gpu.telemetry import (
     ThermalGuard,
 )
 from nsight_lab.options import ThermalSettings
-from nsight_lab.records import Telemetry
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -22,9 +22,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from nsight_lab.backends.base import Availability, CellCode, Measurement, Output
+    from nsight_lab.contract.records import RunRecord
     from nsight_lab.options import ProfileOptions
     from nsight_lab.plan import Plan
-    from nsight_lab.records import RunRecord
     from nsight_lab.runner import WorkModel
 
 

@@ -1,4 +1,4 @@
-"""One run of every rank -> one :class:`~nsight_lab.records.RunRecord` per region.
+"""One run of every rank -> one ``RunRecord`` per region.
 
 Each rank reports a :class:`RankRun` per run (its regions' start and end on the
 host's common clock, its telemetry, its collectives' modelled bytes); rank 0 gathers
@@ -20,13 +20,13 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from nsight_lab.contract.records import RunRecord, Telemetry
 from nsight_lab.distributed import metrics as m
-from nsight_lab.records import RunRecord, Telemetry
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from nsight_lab.records import JsonScalar
+    from nsight_lab.contract.records import JsonScalar
 
 
 @dataclass(frozen=True)

@@ -32,8 +32,8 @@ from nsight_lab.distributed.assemble import RankRun
 from nsight_lab.distributed.metrics import HOST_DEVICE
 
 if TYPE_CHECKING:
+    from nsight_lab.contract.records import Telemetry
     from nsight_lab.options import ProfileOptions
-    from nsight_lab.records import Telemetry
 
 
 class RankClock(Protocol):

@@ -35,11 +35,11 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from nsight_lab.backends.base import Availability, CellCode, Collector, Output
+    from nsight_lab.contract.records import RunRecord
     from nsight_lab.distributed.assemble import RankRun
     from nsight_lab.distributed.group import GroupInfo
     from nsight_lab.distributed.worker import RankJob
     from nsight_lab.plan import Plan
-    from nsight_lab.records import RunRecord
     from nsight_lab.runner import Progress
 
 POLL_S = 0.05

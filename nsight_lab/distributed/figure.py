@@ -33,7 +33,7 @@ from nsight_lab.figures.theme import NEUTRAL, PALETTE, _layout
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from nsight_lab.records import RunRecord
+    from nsight_lab.contract.records import RunRecord
 
 RANKS_CHART = "ranks"
 RANK_CLOCKS_CHART = "rank_clocks"

@@ -30,15 +30,15 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from nsight_lab.contract.records import TIME_METRIC
 from nsight_lab.distributed import metrics as m
-from nsight_lab.records import TIME_METRIC
 from nsight_lab.roofline.placement import ROOFLINE_COLUMNS
 from nsight_lab.stats import STABLE_RSD_PCT, geomean, summarize
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from nsight_lab.records import RunRecord
+    from nsight_lab.contract.records import RunRecord
 
 SPAN_RANK = -1
 """``Rank`` of a span row (the region over every rank) and of rows not per rank."""

@@ -1,6 +1,7 @@
 """The names under which a multi-rank run's per-rank values travel in a record.
 
-A multi-rank region is still one :class:`~nsight_lab.records.RunRecord` per run (the
+A multi-rank region is still one :class:`~nsight_lab.contract.records.RunRecord` per
+run (the
 store, the wire and every view take it unchanged): its ``duration_ns`` is the
 region's *span* over the ranks (first start to last end, on the host's common
 clock), and the per-rank values ride in ``RunRecord.metrics`` under the names here:
@@ -31,7 +32,7 @@ import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from nsight_lab.records import RunRecord
+    from nsight_lab.contract.records import RunRecord
 
 PREFIX = "rank__"
 """Every per-rank name starts with this."""

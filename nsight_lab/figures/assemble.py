@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     import plotly.graph_objects as go
 
-    from nsight_lab.records import RunRecord
+    from nsight_lab.contract.records import RunRecord
     from nsight_lab.roofline.placement import Peaks, Placement
 
 CHART_ORDER: tuple[str, ...] = (

@@ -18,7 +18,7 @@ import plotly.graph_objects as go
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from nsight_lab.records import RunRecord
+    from nsight_lab.contract.records import RunRecord
 
 
 def _groups(records: Sequence[RunRecord]) -> dict[tuple[str, int], list[RunRecord]]:

@@ -20,8 +20,8 @@ from nsight_lab.figures.theme import NEUTRAL, PALETTE, _layout, region_style
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from nsight_lab.contract.records import RunRecord
     from nsight_lab.figures.common import RegionKey
-    from nsight_lab.records import RunRecord
     from nsight_lab.roofline.placement import Peaks
 
 COUNTER_UNIT_ORDER = ("GB/s", "%", "/s", "")

@@ -27,7 +27,7 @@ from nsight_lab.stats import running_mean_ci
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from nsight_lab.records import RunRecord
+    from nsight_lab.contract.records import RunRecord
 
 
 def _duration_layout(

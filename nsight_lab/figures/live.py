@@ -35,8 +35,8 @@ from nsight_lab.stats import RunningMean
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from nsight_lab.contract.records import RunRecord
     from nsight_lab.distributed.figure import LiveRanks
-    from nsight_lab.records import RunRecord
 
 
 class _Group:

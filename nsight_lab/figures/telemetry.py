@@ -19,7 +19,7 @@ from nsight_lab.figures.theme import PALETTE, _layout
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from nsight_lab.records import RunRecord
+    from nsight_lab.contract.records import RunRecord
 
 
 def clock_figure(title: str) -> go.Figure:

@@ -14,8 +14,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from nsight_lab.contract.records import Telemetry
 from nsight_lab.errors import BackendUnavailableError
-from nsight_lab.records import Telemetry
 
 if TYPE_CHECKING:
     from collections.abc import Callable

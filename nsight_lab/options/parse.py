@@ -18,7 +18,7 @@ from nsight_lab.options.table import _BY_FLAG, KNOWN_OPTIONS
 from nsight_lab.options.values import MAX_LINE_CHARS, _check_text, shown
 
 if TYPE_CHECKING:
-    from nsight_lab.records import JsonScalar
+    from nsight_lab.contract.records import JsonScalar
 
 
 def _words(line: str) -> list[str]:

@@ -13,8 +13,8 @@ import math
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import TYPE_CHECKING, Literal
 
+from nsight_lab.contract.records import TIME_METRIC, JsonScalar
 from nsight_lab.errors import OptionError
-from nsight_lab.records import TIME_METRIC, JsonScalar
 
 if TYPE_CHECKING:
     from collections.abc import Callable

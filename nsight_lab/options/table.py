@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, get_args
 
+from nsight_lab.contract.records import TIME_METRIC
 from nsight_lab.options.profile import (
     DEFAULT_MAX_CONFIGS,
     DEFAULT_MAX_TIME_S,
@@ -41,7 +42,6 @@ from nsight_lab.options.values import (
     _read_param,
     _read_thermal_settings,
 )
-from nsight_lab.records import TIME_METRIC
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -15,11 +15,11 @@ import math
 import re
 from typing import TYPE_CHECKING, get_args
 
+from nsight_lab.contract.records import TIME_METRIC, JsonScalar
 from nsight_lab.errors import OptionError
 from nsight_lab.options.names import reserved_name
 from nsight_lab.options.profile import CombineMode, ThermalSettings
-from nsight_lab.records import TIME_METRIC, JsonScalar
-from nsight_lab.safetext import unsafe_character
+from nsight_lab.text.safe import unsafe_character
 
 if TYPE_CHECKING:
     from collections.abc import Callable

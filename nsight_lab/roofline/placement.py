@@ -24,7 +24,7 @@ from nsight_lab.roofline.counters import measured_bytes, measured_flops
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from nsight_lab.records import JsonScalar, RunRecord
+    from nsight_lab.contract.records import JsonScalar, RunRecord
 
 __all__ = [
     "DTYPE_CLASSES",

@@ -186,15 +186,16 @@ def compare_json(
 ) -> str:
     """Return the ``GET compare`` body of sessions ``a`` and ``b`` as JSON text.
 
-    The verdict table of :mod:`nsight_lab.baselines` with ``a`` and ``b`` as the
+    The verdict table of :mod:`nsight_lab.analysis.baselines` with ``a`` and ``b`` as
+    the
     sessions' JSON (each with its kept ``baseline_verdict``).
 
     Raises:
         NotFoundError: Either session is unknown.
         StoreError: The store cannot be read.
     """
-    from nsight_lab.baselines import verdict_table
-    from nsight_lab.records import SCHEMA_VERSION
+    from nsight_lab.analysis.baselines import verdict_table
+    from nsight_lab.contract.records import SCHEMA_VERSION
     from nsight_lab.server.base import dumps
     from nsight_lab.server.handlers import _session_json
     from nsight_lab.store.run_store import RunStore

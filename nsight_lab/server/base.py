@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from jupyter_server.base.handlers import APIHandler
 from tornado.ioloop import IOLoop
 
+from nsight_lab.contract.records import SCHEMA_VERSION
 from nsight_lab.errors import NotFoundError, OptionError, StoreError
-from nsight_lab.records import SCHEMA_VERSION
 from nsight_lab.store.sessions import SessionRunningError
 
 if TYPE_CHECKING:

@@ -49,8 +49,9 @@ class ExportHandler(NsightLabHandler):
         """Send the session as a file (``Content-Disposition: attachment``).
 
         ``what=runs`` (default) is one flat row per stored run
-        (:func:`nsight_lab.history.runs_frame`); ``what=results`` the results table
-        (:func:`nsight_lab.history.session_results`). ``format`` is ``csv`` (default)
+        (:func:`nsight_lab.cli.history.runs_frame`); ``what=results`` the results table
+        (:func:`nsight_lab.cli.history.session_results`). ``format`` is ``csv``
+        (default)
         or ``parquet``.
 
         Raises:
@@ -130,8 +131,8 @@ def write_export(
         NotFoundError: No such session.
         StoreError: The store cannot be read.
     """
-    from nsight_lab import history  # pandas: loaded on the first export only
-    from nsight_lab.safetext import frame_to_csv
+    from nsight_lab.cli import history  # pandas: loaded on the first export only
+    from nsight_lab.text.safe import frame_to_csv
 
     frame: pd.DataFrame = (
         history.runs_frame(store, [session_id])

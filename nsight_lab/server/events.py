@@ -51,8 +51,8 @@ from jupyter_server.base.websocket import WebSocketMixin
 from tornado.ioloop import IOLoop
 from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
+from nsight_lab.contract.records import SCHEMA_VERSION
 from nsight_lab.errors import StoreError
-from nsight_lab.records import SCHEMA_VERSION
 from nsight_lab.server.base import CONFIG_KEY, STORE_KEY
 
 if TYPE_CHECKING:

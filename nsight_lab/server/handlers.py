@@ -10,8 +10,8 @@ Routes (below ``<base_url>/nsight-lab/api/``; ids match ``\d+`` in the route):
   its writer is still running it).
 
 - ``GET compare?a=<id>&b=<id>[&threshold=PCT]``: ratios b/a with 95% intervals and
-  verdicts (:mod:`nsight_lab.compare`, the core's comparison;
-  :mod:`nsight_lab.baselines`' verdict table).
+  verdicts (:mod:`nsight_lab.analysis.compare`, the core's comparison;
+  :mod:`nsight_lab.analysis.baselines`' verdict table).
 
 A session in every payload carries ``baseline_verdict``: its overall verdict against
 the baseline it was profiled with (``--baseline``), kept at profile time, or null.
@@ -35,13 +35,13 @@ from typing import TYPE_CHECKING, Any
 import tornado.web
 
 import nsight_lab
-from nsight_lab.errors import OptionError
-from nsight_lab.records import (
+from nsight_lab.contract.records import (
     SCHEMA_VERSION,
     SessionInfo,
     record_to_json,
     session_to_json,
 )
+from nsight_lab.errors import OptionError
 from nsight_lab.server._worker import (
     compare_json,
     in_worker,
@@ -161,7 +161,8 @@ class SessionHandler(NsightLabHandler):
         The body is ``{"schema_version", "session", "runs", "last_run_id",
         "next_after_id", "has_more"}``. ``session`` is the list's session object
         plus ``progress`` (:func:`nsight_lab.views.progress.session_progress`, over
-        every stored run). Each run is :func:`~nsight_lab.records.record_to_json`
+        every stored run). Each run is
+        :func:`~nsight_lab.contract.records.record_to_json`
         plus its store ``id``, in id order.
 
         Query arguments:
@@ -263,12 +264,14 @@ class CompareHandler(NsightLabHandler):
         config_index_b, n_a, n_b, median_a, median_b, mean_a, mean_b, std_a, std_b,
         ratio`` (``median_b / median_a``), ``ci_low, ci_high, significant, verdict``
         and what qualifies it: ``threshold, sm_clock_mhz_a, sm_clock_mhz_b,
-        clock_differs, throttled_a, throttled_b, flagged, note``. ``verdict`` is b's
-        overall verdict (:func:`nsight_lab.compare.session_verdict`); ``threshold``
+        clock_differs, throttled_a, throttled_b, flagged, note``. ``verdict`` is
+        b's
+        overall verdict (:func:`nsight_lab.analysis.compare.session_verdict`);
+        ``threshold``
         (query, a percentage, default 0) widens "no change".
         ``scope`` says which regions and configs were compared, which only one
         session has, and ``reason`` when nothing could be. See
-        :mod:`nsight_lab.compare` for the ratio, its interval and the verdicts.
+        :mod:`nsight_lab.analysis.compare` for the ratio, its interval and the verdicts.
         Computed in a worker thread.
 
         Raises:
@@ -305,7 +308,7 @@ def sessions_page(
 ) -> dict[str, Any]:
     """Return the ``GET sessions`` body but ``schema_version``: one page of the list.
 
-    Each session is :func:`~nsight_lab.records.session_to_json` plus its stored
+    Each session is :func:`~nsight_lab.contract.records.session_to_json` plus its stored
     ``run_count`` (records: one per region per run), ``runs_done`` (runs: one
     per config and repetition, what ``runs_planned_total`` counts) and its
     ``regions`` (names, sorted); no progress (per session, in ``GET
@@ -403,16 +406,16 @@ def _threshold(raw: str | None) -> float:
     """The ``threshold`` query argument (a percentage) as a fraction.
 
     Absent: the comparison's practical threshold
-    (:data:`nsight_lab.compare.DEFAULT_THRESHOLD`).
+    (:data:`nsight_lab.analysis.compare.DEFAULT_THRESHOLD`).
 
     Raises:
         OptionError: Not a number from 0 to 99 (400).
     """
     if raw is None or raw == "":
-        from nsight_lab.compare import DEFAULT_THRESHOLD
+        from nsight_lab.analysis.compare import DEFAULT_THRESHOLD
 
         return DEFAULT_THRESHOLD
-    from nsight_lab.baselines import check_threshold_pct
+    from nsight_lab.analysis.baselines import check_threshold_pct
     from nsight_lab.options import shown
 
     try:
@@ -436,7 +439,7 @@ def session_view(
     (:func:`nsight_lab.results.summary_rows` of the stored results, the rows the
     widget shows), the other metrics (:func:`nsight_lab.results.summary_counters`,
     all-zero ones flagged), and the verdict table against the baseline the session was
-    profiled with (:func:`nsight_lab.baselines.verdict_table` with its kept
+    profiled with (:func:`nsight_lab.analysis.baselines.verdict_table` with its kept
     threshold; null without one, or once that baseline's session is deleted).
     Every statistic uses all runs; each per-run trace is thinned to at most
     ``max_points`` points. Heavy for large sessions: the server runs it in
@@ -458,7 +461,7 @@ def session_view(
     kept = store.session_verdicts([session_id]).get(session_id)
     verdicts = None
     if kept is not None and kept.baseline_session_id is not None:
-        from nsight_lab.baselines import table_of
+        from nsight_lab.analysis.baselines import table_of
 
         verdicts = table_of(
             store.runs(kept.baseline_session_id),

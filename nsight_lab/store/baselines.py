@@ -4,7 +4,7 @@ A baseline is a name that points at one session (``%nsight baseline set NAME [ID
 setting it again moves it. A session profiled with ``--baseline NAME`` keeps its
 overall verdict against that baseline (``session_verdicts``), so the history can
 badge regressions without comparing anything. Names are checked by the caller
-(:func:`nsight_lab.baselines.check_name`); this only reads and writes rows.
+(:func:`nsight_lab.analysis.baselines.check_name`); this only reads and writes rows.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from nsight_lab.records import utc_now
+from nsight_lab.contract.records import utc_now
 from nsight_lab.store.rows import in_list
 
 if TYPE_CHECKING:

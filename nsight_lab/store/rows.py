@@ -1,7 +1,8 @@
 """Row conversion and session-filter SQL of the run store (:mod:`.run_store`).
 
-The column lists, ``sqlite3`` rows to and from :class:`~nsight_lab.records.RunRecord`
-and :class:`~nsight_lab.records.SessionInfo`, the ``WHERE`` clause of
+The column lists, ``sqlite3`` rows to and from
+:class:`~nsight_lab.contract.records.RunRecord`
+and :class:`~nsight_lab.contract.records.SessionInfo`, the ``WHERE`` clause of
 ``RunStore.list_sessions`` / ``count_sessions``, and the ``IN (?, ...)`` list of the
 per-session lookups (:func:`in_list`).
 """
@@ -12,8 +13,13 @@ import datetime as dt
 import json
 from typing import TYPE_CHECKING, Any
 
+from nsight_lab.contract.records import (
+    SESSION_STATUSES,
+    RunRecord,
+    SessionInfo,
+    Telemetry,
+)
 from nsight_lab.errors import OptionError
-from nsight_lab.records import SESSION_STATUSES, RunRecord, SessionInfo, Telemetry
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

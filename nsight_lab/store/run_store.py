@@ -28,9 +28,9 @@ import urllib.parse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from nsight_lab.contract.records import utc_now
 from nsight_lab.errors import NotFoundError, StoreError
 from nsight_lab.paths import store_location
-from nsight_lab.records import utc_now
 from nsight_lab.store import migrations as _migrations
 from nsight_lab.store import postgres as _pg
 from nsight_lab.store.baselines import _BaselineQueries

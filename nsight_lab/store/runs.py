@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     import contextlib
     from collections.abc import Iterable, Sequence
 
-    from nsight_lab.records import RunRecord
+    from nsight_lab.contract.records import RunRecord
     from nsight_lab.store.dialect import Connection, Dialect
 
 

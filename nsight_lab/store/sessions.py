@@ -11,8 +11,8 @@ import json
 import os
 from typing import TYPE_CHECKING, Any
 
+from nsight_lab.contract.records import SCHEMA_VERSION, SESSION_STATUSES, utc_now
 from nsight_lab.errors import OptionError, StoreError
-from nsight_lab.records import SCHEMA_VERSION, SESSION_STATUSES, utc_now
 from nsight_lab.store.liveness import _pid_token
 from nsight_lab.store.migrations import new_session_uuid
 from nsight_lab.store.rows import (
@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     import contextlib
     from collections.abc import Mapping, Sequence
 
+    from nsight_lab.contract.records import SessionInfo, SessionStatus
     from nsight_lab.errors import NotFoundError
-    from nsight_lab.records import SessionInfo, SessionStatus
     from nsight_lab.store.dialect import Connection, Dialect
 
 _FINAL_STATUSES = tuple(s for s in SESSION_STATUSES if s != "running")

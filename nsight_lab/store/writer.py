@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from types import TracebackType
 
-    from nsight_lab.records import RunRecord
+    from nsight_lab.contract.records import RunRecord
     from nsight_lab.store.run_store import RunStore
 
 LAG_BOUND_S = 0.1

@@ -45,7 +45,7 @@ from nsight_lab.views.fallback import failure_bundle, static_bundle
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from nsight_lab.records import RunRecord
+    from nsight_lab.contract.records import RunRecord
 
 __all__ = [
     "BUNDLE_VERSION",
@@ -121,7 +121,8 @@ def session_json(  # noqa: PLR0913  (the session's final state, keyword-only)
         summary: Rows of the summary table (``results.summary_rows``).
         sidebar_link: The session's link in the lab extension's sidebar.
         verdicts: The verdict table against ``--baseline``
-            (:meth:`nsight_lab.baselines.VerdictTable.to_json`), drawn under the
+            (:meth:`nsight_lab.analysis.baselines.VerdictTable.to_json`), drawn under
+            the
             summary; ``None`` (sent as null) without one.
 
     Raises:

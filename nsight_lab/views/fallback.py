@@ -25,12 +25,12 @@ import math
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any, TypeGuard
 
-from nsight_lab.units import format_duration
+from nsight_lab.text.units import format_duration
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from nsight_lab.records import JsonScalar, RunRecord
+    from nsight_lab.contract.records import JsonScalar, RunRecord
 
 __all__ = [
     "failure_bundle",
@@ -268,7 +268,8 @@ def static_bundle(  # noqa: PLR0913  (the session's state, keyword-only)
             median duration, and a note on where the interactive charts are
             (none while running: the live view's fallback is the progress line).
         verdicts: The verdict table against a baseline
-            (:meth:`nsight_lab.baselines.VerdictTable.to_json`), shown under the
+            (:meth:`nsight_lab.analysis.baselines.VerdictTable.to_json`), shown under
+            the
             summary; ``None`` without ``--baseline``.
 
     Returns:

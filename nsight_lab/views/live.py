@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from IPython.display import DisplayHandle
 
-    from nsight_lab.records import RunRecord, SessionStatus
+    from nsight_lab.contract.records import RunRecord, SessionStatus
     from nsight_lab.roofline.placement import Peaks, Placement
     from nsight_lab.runner import Progress
 
@@ -194,7 +194,7 @@ class WidgetView:
             status: How the session ended.
             message: Why it ended so, for a failed or interrupted session.
             verdicts: The verdict table against ``--baseline``, drawn under the
-                summary (:meth:`nsight_lab.baselines.VerdictTable.to_json`).
+                summary (:meth:`nsight_lab.analysis.baselines.VerdictTable.to_json`).
         """
         self.records = []
         self._keys = set()

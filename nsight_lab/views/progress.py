@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from nsight_lab.records import SessionInfo
+    from nsight_lab.contract.records import SessionInfo
 
 __all__ = [
     "ProgressInfo",

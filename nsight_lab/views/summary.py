@@ -2,7 +2,7 @@
 
 Input is the results DataFrame (:mod:`nsight_lab.results`); output is text cells, so
 the sidebar, the inline widget, a cell's static page and ``nsight-lab show`` print
-the same strings (formatted once, by :mod:`nsight_lab.units`; the front end only
+the same strings (formatted once, by :mod:`nsight_lab.text.units`; the front end only
 shows them).
 
 - **Regions** (:func:`region_rows`): per region and config, the median duration,
@@ -23,9 +23,9 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from nsight_lab.compare import metric_label, metric_unit
-from nsight_lab.records import TIME_METRIC
-from nsight_lab.units import (
+from nsight_lab.analysis.compare import metric_label, metric_unit
+from nsight_lab.contract.records import TIME_METRIC
+from nsight_lab.text.units import (
     UNDEFINED,
     format_count,
     format_duration,
@@ -343,9 +343,9 @@ def session_text(
     """
     import textwrap
 
-    from nsight_lab.history import session_results
+    from nsight_lab.cli.history import session_results
     from nsight_lab.results import summary_counters, summary_rows
-    from nsight_lab.safetext import for_terminal
+    from nsight_lab.text.safe import for_terminal
 
     frame = session_results(store, session_id)
     session = store.get_session(session_id)

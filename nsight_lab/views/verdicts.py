@@ -1,14 +1,17 @@
 """The verdict table as cells, text and HTML (the sidebar, the CLI, the static page).
 
-Input is :meth:`nsight_lab.baselines.VerdictTable.to_json` (the same JSON the widget
+Input is :meth:`nsight_lab.analysis.baselines.VerdictTable.to_json` (the same JSON the
+widget
 and the sidebar render), so every view shows the same cells: region, metric, config,
-both medians in their unit, the change, the ratio with its interval, the verdict and
-its note. :func:`verdict_cells` formats a row once, through :mod:`nsight_lab.units`;
+both medians in their unit, the change, the ratio with its interval, the verdict
+and
+its note. :func:`verdict_cells` formats a row once, through
+:mod:`nsight_lab.text.units`;
 the served rows carry those cells (``cells``) so that the front end only shows them.
 Deterministic rows (the work model's counts, the same value in every run) have
 nothing to judge: the text and HTML leave them out with a count, the sidebar folds
 them behind a toggle. Text is returned raw (callers escape it for their medium:
-:func:`nsight_lab.safetext.for_terminal`, HTML escaping).
+:func:`nsight_lab.text.safe.for_terminal`, HTML escaping).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import html
 import textwrap
 from typing import TYPE_CHECKING, Any
 
-from nsight_lab.compare import (
+from nsight_lab.analysis.compare import (
     CLOCK_TOLERANCE,
     DEFAULT_THRESHOLD,
     GPU_SESSION_DRIFT,
@@ -26,7 +29,12 @@ from nsight_lab.compare import (
     config_text,
 )
 from nsight_lab.host_speed import HOST_TOLERANCE
-from nsight_lab.units import UNDEFINED, format_change, format_quantity, format_ratio
+from nsight_lab.text.units import (
+    UNDEFINED,
+    format_change,
+    format_quantity,
+    format_ratio,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -22,8 +22,8 @@ from typing import Any
 import anywidget
 import traitlets
 
+from nsight_lab.contract.records import SESSION_STATUSES
 from nsight_lab.figures import CHART_ORDER
-from nsight_lab.records import SESSION_STATUSES
 
 __all__ = ["STATIC_DIR", "NsightWidget"]
 

@@ -5,7 +5,7 @@
  * was compared and why nothing could be are said in words; a row whose SM clocks
  * differ or that has throttled runs is flagged with its note; deterministic rows
  * (work-model counts) fold behind a toggle. Everything shown is computed and
- * formatted in Python (nsight_lab/compare.py, baselines.py, views/verdicts.py:
+ * formatted in Python (nsight_lab/analysis/compare.py, baselines.py, views/verdicts.py:
  * each row's `cells`, the table's `legend`); this only renders it. The same table
  * is a session's verdicts against its baseline (the session view, a cell's final
  * output).

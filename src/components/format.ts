@@ -78,7 +78,7 @@ const PREFIXED_UNITS: Record<string, [number, string]> = {
 };
 
 /**
- * A value with its unit, as served (nsight_lab/compare.py's `metric_unit`):
+ * A value with its unit, as served (nsight_lab/analysis/compare.py's `metric_unit`):
  * durations (`ns`) through {@link formatDuration}, bytes and FLOP with an SI
  * prefix (`1.049 MB`, `2.5 GFLOP`, `812.3 GB/s`), anything else as a number
  * followed by its unit; a plain number when the unit is unknown (`''`).

@@ -16,8 +16,8 @@ import pytest
 
 import nsight_lab as nsight
 from nsight_lab.api import tools
+from nsight_lab.contract.records import TIME_METRIC
 from nsight_lab.options import ThermalSettings
-from nsight_lab.records import TIME_METRIC
 from nsight_lab.store.run_store import RunStore
 
 if TYPE_CHECKING:

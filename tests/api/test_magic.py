@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from nsight_lab.contract.records import TIME_METRIC
 from nsight_lab.options import ThermalSettings, parse_options, split_kernel_names
-from nsight_lab.records import TIME_METRIC
 from nsight_lab.store.run_store import RunStore
 
 if TYPE_CHECKING:

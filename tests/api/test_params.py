@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 import nsight_lab as nsight
+from nsight_lab.contract.records import RunRecord
 from nsight_lab.kernels import KernelCountError, check_kernel_counts
 from nsight_lab.options import ProfileOptions
-from nsight_lab.records import RunRecord
 
 SIZES = [(2**i,) for i in range(10, 13)]
 

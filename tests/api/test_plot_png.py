@@ -15,9 +15,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 import nsight_lab as nsight
-from nsight_lab import mpl_figure
 from nsight_lab.api import tools
-from nsight_lab.figures import StaticExportError
+from nsight_lab.figures import StaticExportError, mpl_figure
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -29,9 +29,9 @@ from nsight_lab.backends import (
     probe_all,
     times_the_host,
 )
+from nsight_lab.contract.records import RunRecord
 from nsight_lab.options import parse_options
 from nsight_lab.plan import make_plan
-from nsight_lab.records import RunRecord
 from nsight_lab.roofline.placement import region_work
 from nsight_lab.store.run_store import RunStore
 

@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from nsight_lab.contract.records import RunRecord, SessionInfo, Telemetry
 from nsight_lab.distributed.assemble import RankRun, assemble
-from nsight_lab.records import RunRecord, SessionInfo, Telemetry
 
 if TYPE_CHECKING:
     from collections.abc import Callable

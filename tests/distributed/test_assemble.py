@@ -6,9 +6,9 @@ import math
 
 import pytest
 
+from nsight_lab.contract.records import Telemetry
 from nsight_lab.distributed import metrics as m
 from nsight_lab.distributed.assemble import RankRun, assemble, straggler
-from nsight_lab.records import Telemetry
 
 
 def _records(runs: list[RankRun]):

@@ -68,8 +68,8 @@ def test_live_appends_build_the_same_ranks_chart(ranked):
 
 
 def test_live_figures_of_single_rank_records_have_no_ranks_chart():
+    from nsight_lab.contract.records import RunRecord
     from nsight_lab.figures import LiveFigures
-    from nsight_lab.records import RunRecord
 
     live = LiveFigures(with_config=False)
     record = RunRecord(

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from nsight_lab.contract.records import TIME_METRIC
 from nsight_lab.distributed import metrics as m
-from nsight_lab.records import TIME_METRIC
 from nsight_lab.store.run_store import RunStore
 
 if TYPE_CHECKING:

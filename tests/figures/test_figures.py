@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from nsight_lab.contract.records import RunRecord, Telemetry
 from nsight_lab.figures import (
     CHART_ORDER,
     PALETTE,
@@ -22,7 +23,6 @@ from nsight_lab.figures import (
     write_html,
     write_png,
 )
-from nsight_lab.records import RunRecord, Telemetry
 from nsight_lab.roofline.counters import DRAM_READ, DRAM_WRITE
 from nsight_lab.roofline.placement import peaks_for, place, place_records
 from nsight_lab.stats import running_mean_ci

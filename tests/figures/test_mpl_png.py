@@ -1,7 +1,7 @@
 """The fixture sessions' charts drawn with matplotlib (no kaleido/Chrome): readable.
 
 Where plotly cannot export a PNG (the H200 GPU machine has no Chrome), the charts
-are redrawn by :mod:`nsight_lab.mpl_figure`. Every chart of every session of the
+are redrawn by :mod:`nsight_lab.figures.mpl_figure`. Every chart of every session of the
 H200 fixture store is drawn that way here, and what was drawn is measured: no two
 texts overlap (titles, panel names, axis titles, tick labels, legend entries, bar
 labels), the legend covers no panel, and each counters panel's region name sits
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from nsight_lab import mpl_figure
+from nsight_lab.figures import mpl_figure
 from nsight_lab.server.handlers import session_view
 from nsight_lab.store.run_store import RunStore
 

@@ -474,7 +474,7 @@ def test_stack_status_message_joins_detail_and_hint():
 
 def test_import_loads_no_gpu_package():
     code = (
-        "import sys, nsight_lab.gpu.stack, nsight_lab.doctor\n"
+        "import sys, nsight_lab.gpu.stack, nsight_lab.cli.doctor\n"
         "heavy = ('pynvml', 'torch', 'cupti', 'ncu_report', 'nsight')\n"
         "print(','.join(m for m in heavy if m in sys.modules))\n"
     )

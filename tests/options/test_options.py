@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nsight_lab.contract.records import TIME_METRIC
 from nsight_lab.errors import OptionError
 from nsight_lab.options import KNOWN_OPTIONS, ProfileOptions, parse_options, parse_value
-from nsight_lab.records import TIME_METRIC
 
 
 def test_defaults() -> None:

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from nsight_lab.records import RunRecord
+from nsight_lab.contract.records import RunRecord
 from nsight_lab.roofline.counters import DRAM_READ, DRAM_WRITE
 from nsight_lab.roofline.placement import (
     DTYPE_CLASSES,

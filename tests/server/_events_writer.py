@@ -15,7 +15,7 @@ import json
 import sys
 import time
 
-from nsight_lab.records import RunRecord
+from nsight_lab.contract.records import RunRecord
 from nsight_lab.store.run_store import RunStore
 
 

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from nsight_lab.records import RunRecord, Telemetry
+from nsight_lab.contract.records import RunRecord, Telemetry
 from nsight_lab.store.run_store import RunStore
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from nsight_lab.compare import (
+from nsight_lab.analysis.compare import (
     CLOCK_TOLERANCE,
     DEFAULT_THRESHOLD,
     GPU_SESSION_DRIFT,
@@ -17,8 +17,8 @@ from nsight_lab.compare import (
     metric_unit,
     widen,
 )
-from nsight_lab.compare import compare as compare_sessions
-from nsight_lab.records import TIME_METRIC, RunRecord
+from nsight_lab.analysis.compare import compare as compare_sessions
+from nsight_lab.contract.records import TIME_METRIC, RunRecord
 
 
 def by_hand(a, b):

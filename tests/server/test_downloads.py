@@ -270,10 +270,10 @@ async def test_export_is_built_in_the_worker_and_streamed_in_chunks(
     import threading
     from pathlib import Path
 
-    from nsight_lab.history import runs_frame
-    from nsight_lab.safetext import frame_to_csv
+    from nsight_lab.cli.history import runs_frame
     from nsight_lab.server import downloads
     from nsight_lab.store.run_store import RunStore
+    from nsight_lab.text.safe import frame_to_csv
 
     built, reads = [], []
     real_in_worker, real_open = downloads.in_worker, downloads.Path.open

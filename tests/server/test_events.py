@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from nsight_lab.records import SCHEMA_VERSION
+from nsight_lab.contract.records import SCHEMA_VERSION
 from nsight_lab.server import events
 from tests.conftest import POSTGRES_ONLY, SQLITE_ONLY
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
+from nsight_lab.contract.records import Telemetry
 from nsight_lab.distributed.assemble import RankRun, assemble
 from nsight_lab.figures import CHART_ORDER
-from nsight_lab.records import Telemetry
 from nsight_lab.store.run_store import RunStore
 
 

@@ -4,11 +4,11 @@ import json
 
 import pytest
 
+from nsight_lab.contract.records import SCHEMA_VERSION
 from nsight_lab.figures import CHART_ORDER
-from nsight_lab.records import SCHEMA_VERSION
 from nsight_lab.results import stored_results, summary_rows
 from nsight_lab.store.run_store import RunStore
-from nsight_lab.units import format_duration
+from nsight_lab.text.units import format_duration
 
 
 async def get_json(jp_fetch, *parts, **params):

@@ -6,7 +6,7 @@ import pytest
 import tornado.httpclient
 
 import nsight_lab
-from nsight_lab import records
+from nsight_lab.contract import records
 from tests.conftest import POSTGRES_ONLY
 
 

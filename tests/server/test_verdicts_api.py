@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from nsight_lab.records import TIME_METRIC
+from nsight_lab.contract.records import TIME_METRIC
 from nsight_lab.store.run_store import RunStore
 
 

@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from nsight_lab.records import RunRecord, Telemetry
+from nsight_lab.contract.records import RunRecord, Telemetry
 from nsight_lab.store.run_store import RunStore
 
 

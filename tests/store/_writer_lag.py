@@ -17,7 +17,7 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
-from nsight_lab.records import RunRecord, Telemetry
+from nsight_lab.contract.records import RunRecord, Telemetry
 from nsight_lab.store.postgres import is_postgres_url
 from nsight_lab.store.run_store import RunStore
 from nsight_lab.store.writer import (

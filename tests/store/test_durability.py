@@ -33,7 +33,7 @@ from nsight_lab.store.run_store import RunStore
 from nsight_lab.store.writer import LAG_BOUND_ROWS, LAG_BOUND_S, PG_LAG_BOUND_S
 
 if TYPE_CHECKING:
-    from nsight_lab.records import SessionInfo
+    from nsight_lab.contract.records import SessionInfo
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNS = 1_000_000

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
+from nsight_lab.contract.records import SCHEMA_VERSION, RunRecord, Telemetry, utc_now
 from nsight_lab.errors import NotFoundError, OptionError, StoreError
-from nsight_lab.records import SCHEMA_VERSION, RunRecord, Telemetry, utc_now
 from nsight_lab.store import migrations as _migrations
 from nsight_lab.store import run_store as store_module
 from nsight_lab.store.run_store import INTERRUPTED_ERROR, RunStore
@@ -26,7 +26,7 @@ from tests.conftest import POSTGRES_ONLY, SQLITE_ONLY
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from nsight_lab.records import SessionStatus
+    from nsight_lab.contract.records import SessionStatus
 
 ROOT = Path(__file__).resolve().parents[2]
 WRITER = Path(__file__).with_name("_store_writer.py")

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from nsight_lab.records import SCHEMA_VERSION, session_to_json
+from nsight_lab.contract.records import SCHEMA_VERSION, session_to_json
 from nsight_lab.store.run_store import RunStore
 from nsight_lab.views.bundle import session_link
 from tests.store.test_run_store import raw, record, set_user_version, user_version

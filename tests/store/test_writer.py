@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from nsight_lab.contract.records import RunRecord, Telemetry
 from nsight_lab.errors import StoreError
-from nsight_lab.records import RunRecord, Telemetry
 from nsight_lab.store import writer as writer_module
 from nsight_lab.store.run_store import RunStore
 from nsight_lab.store.writer import LAG_BOUND_ROWS, LAG_BOUND_S, StoreWriter

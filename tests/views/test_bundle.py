@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from nsight_lab.backends.cpu import CpuTimerBackend
+from nsight_lab.contract.records import RunRecord, SessionInfo
 from nsight_lab.figures import CHART_ORDER
 from nsight_lab.options import parse_options
 from nsight_lab.plan import make_plan
-from nsight_lab.records import RunRecord, SessionInfo
 from nsight_lab.results import to_dataframe
 from nsight_lab.roofline.placement import Peaks, place_records
 from nsight_lab.runner import Runner

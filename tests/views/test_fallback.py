@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from nsight_lab.records import RunRecord
+from nsight_lab.contract.records import RunRecord
 from nsight_lab.views.fallback import (
     UNDEFINED,
     failure_bundle,

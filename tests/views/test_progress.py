@@ -12,7 +12,7 @@ import math
 
 import pytest
 
-from nsight_lab.records import SessionInfo, SessionStatus
+from nsight_lab.contract.records import SessionInfo, SessionStatus
 from nsight_lab.views.progress import format_seconds, make_progress, session_progress
 
 

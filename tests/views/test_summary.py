@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from nsight_lab.history import session_results
+from nsight_lab.cli.history import session_results
 from nsight_lab.results import summary_counters, summary_rows
 from nsight_lab.store.run_store import RunStore
 from nsight_lab.views.summary import REGION_COLUMNS, summary_text
@@ -71,7 +71,7 @@ def test_the_region_table_leads_with_the_answer(store_copy: Path) -> None:
 
 
 def test_columns_empty_in_every_row_are_left_out() -> None:
-    from nsight_lab.units import UNDEFINED as NA
+    from nsight_lab.text.units import UNDEFINED as NA
     from nsight_lab.views.summary import _without_empty_columns
 
     rows = [

@@ -152,7 +152,7 @@ NOTEBOOK_CELLS = [
     from nsight_lab.views.live import WidgetView
     from nsight_lab.options import parse_options
     from nsight_lab.plan import make_plan
-    from nsight_lab.records import SessionInfo
+    from nsight_lab.contract.records import SessionInfo
     from nsight_lab.regions import annotate
     from nsight_lab.results import to_dataframe
     from nsight_lab.roofline.placement import Peaks, place_records

@@ -16,8 +16,8 @@ from nsight_lab.errors import NsightLabError
 
 if TYPE_CHECKING:
     from nsight_lab.backends.base import Availability, CellCode, Output
+    from nsight_lab.contract.records import RunRecord
     from nsight_lab.plan import Plan
-    from nsight_lab.records import RunRecord
 
 
 class NcuCollector:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from nsight_lab.backends.ncu.report import KernelRow
-    from nsight_lab.records import JsonScalar
+    from nsight_lab.contract.records import JsonScalar
     from nsight_lab.runner import Progress
 
 # Log as before the split, under the public module's name.

@@ -29,7 +29,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from nsight_lab.records import TIME_METRIC
+from nsight_lab.contract.records import TIME_METRIC
 from nsight_lab.roofline.counters import DRAM_READ, DRAM_WRITE
 
 if TYPE_CHECKING:

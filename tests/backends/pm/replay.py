@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from nsight_lab.backends.cupti import KernelActivity
-from nsight_lab.records import Telemetry
+from nsight_lab.contract.records import Telemetry
 
 READ = "dram__bytes_read.sum"
 WRITE = "dram__bytes_write.sum"

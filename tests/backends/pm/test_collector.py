@@ -62,7 +62,7 @@ class FakeGpu:
         self.calls.log.append("flush")
 
     def telemetry(self) -> Any:
-        from nsight_lab.records import Telemetry
+        from nsight_lab.contract.records import Telemetry
 
         return Telemetry()
 

@@ -8,7 +8,7 @@ import pytest
 
 from nsight_lab.backends.pm import availability, errors
 from nsight_lab.backends.pm.metrics import MetricCheck
-from nsight_lab.doctor import run_checks
+from nsight_lab.cli.doctor import run_checks
 from nsight_lab.errors import BackendUnavailableError
 from nsight_lab.gpu import stack
 

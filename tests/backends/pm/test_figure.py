@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from nsight_lab.backends.pm.series import CounterSeries, pack
+from nsight_lab.contract.records import RunRecord, SessionInfo
 from nsight_lab.figures import CHART_ORDER, PALETTE, counters_figure, figures_to_json
-from nsight_lab.records import RunRecord, SessionInfo
 from nsight_lab.results import to_dataframe
 from nsight_lab.roofline.placement import peaks_for, region_work
 from nsight_lab.store import migrations

@@ -256,7 +256,7 @@ def test_a_metric_pm_sampling_refuses_is_one_line(ip: InteractiveShell) -> None:
 @pytest.mark.gpu
 def test_doctor_says_pm_sampling_works() -> None:
     _pm_ready()
-    from nsight_lab.doctor import run_checks
+    from nsight_lab.cli.doctor import run_checks
 
     line = {c.name: c for c in run_checks()}["PM sampling"]
     assert line.status in {"ok", "warn"}

@@ -14,7 +14,7 @@ from nsight_lab.backends.pm.metrics import (
     timeline_scale,
     timeline_unit,
 )
-from nsight_lab.records import TIME_METRIC
+from nsight_lab.contract.records import TIME_METRIC
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

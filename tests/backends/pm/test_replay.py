@@ -44,7 +44,7 @@ WRITEBACK = writeback_metric(WRITE)
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from nsight_lab.records import RunRecord
+    from nsight_lab.contract.records import RunRecord
 
 
 class _Checks:

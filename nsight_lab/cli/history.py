@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from nsight_lab.records import TIME_METRIC, record_to_json
+from nsight_lab.contract.records import TIME_METRIC, record_to_json
 from nsight_lab.results import stored_results
 from nsight_lab.roofline.peaks import known_peaks
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from nsight_lab.records import SessionInfo
+    from nsight_lab.contract.records import SessionInfo
     from nsight_lab.store.run_store import RunStore
 
 HISTORY_COLUMNS = (

@@ -3,7 +3,7 @@
 The frames the magic hands back hold region names, labels and notebook paths as the
 user wrote them; IPython shows a returned frame by its ``repr`` (a terminal, ``print``,
 ``text/plain``) and its HTML. Those two forms go through
-:func:`~nsight_lab.safetext.frame_for_terminal`, so an ``ESC[2J`` or a bidi override
+:func:`~nsight_lab.text.safe.frame_for_terminal`, so an ``ESC[2J`` or a bidi override
 in a name is shown as its escape; the data itself is unchanged, and anything derived
 from the frame (a slice, a copy, a merge) is a plain :class:`pandas.DataFrame`.
 """
@@ -14,7 +14,7 @@ from typing import Any, cast
 
 import pandas as pd
 
-from nsight_lab.safetext import frame_for_terminal
+from nsight_lab.text.safe import frame_for_terminal
 
 __all__ = ["ShownFrame", "shown_frame"]
 

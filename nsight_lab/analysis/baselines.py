@@ -3,7 +3,8 @@
 ``%nsight baseline set NAME [ID]`` (and ``nsight-lab baseline set``) names a session;
 ``%%nsight --baseline NAME`` profiles a cell and judges it against that session;
 ``nsight-lab compare A B`` judges any two (ids or names). The statistics are the
-comparison's (:mod:`nsight_lab.compare`, intervals from :mod:`nsight_lab.stats`);
+comparison's (:mod:`nsight_lab.analysis.compare`, intervals from
+:mod:`nsight_lab.stats`);
 this module resolves names, builds the :class:`VerdictTable` (the one shape the
 widget, the static page, the server and the CLI show) and keeps a profiled session's
 overall verdict in the store for the history's regression badge.
@@ -15,7 +16,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from nsight_lab.compare import (
+from nsight_lab.analysis.compare import (
     CONFIDENCE,
     DEFAULT_THRESHOLD,
     METHOD,
@@ -31,7 +32,7 @@ from nsight_lab.options import read_option, shown, whole_number
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from nsight_lab.records import RunRecord
+    from nsight_lab.contract.records import RunRecord
     from nsight_lab.store.baselines import Baseline
     from nsight_lab.store.run_store import RunStore
 

@@ -78,9 +78,9 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from nsight_lab.contract.records import TIME_METRIC, JsonScalar, RunRecord
 from nsight_lab.host_speed import HOST_TOLERANCE, PROBE_METRIC
 from nsight_lab.host_speed import PREFIX as HOST_PREFIX
-from nsight_lab.records import TIME_METRIC, JsonScalar, RunRecord
 from nsight_lab.stats import CONFIDENCE, median_ratio_ci, summarize
 
 if TYPE_CHECKING:

@@ -124,7 +124,7 @@ def _with_prefix(value: float) -> tuple[str, str]:
 
 
 def format_quantity(value: object, unit: str) -> str:  # noqa: PLR0911  (one per unit)
-    """A value with its unit (the unit names of :func:`nsight_lab.compare.metric_unit`).
+    """A value with its unit (the unit names of ``compare.metric_unit``).
 
     ``ns`` as a duration, bytes and FLOP (and their rates) with an SI prefix,
     ``%`` through :func:`format_percent`, counted units with a spaced prefix

@@ -4,7 +4,7 @@ Errors the user can fix (a bad argument, an unreadable store, an unknown session
 print one line on stderr and exit with status 2. ``compare A B --fail-on-regression``
 exits with status 1 when B is slower than A beyond noise and the threshold (for CI).
 Text from the store is printed with its control characters escaped
-(:func:`nsight_lab.safetext.for_terminal`); CSV cells that a spreadsheet would run as
+(:func:`nsight_lab.text.safe.for_terminal`); CSV cells that a spreadsheet would run as
 formulas are neutralised. A reader that stops early (``nsight-lab show 3 | head -1``)
 ends the command quietly with status 141, as
 standard tools killed by ``SIGPIPE`` do.
@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, NoReturn
 
 from nsight_lab.errors import NsightLabError, OptionError
 from nsight_lab.options import shown, whole_number
-from nsight_lab.safetext import for_terminal, frame_for_terminal, frame_to_csv
 from nsight_lab.store.run_store import SESSION_FILTERS
+from nsight_lab.text.safe import for_terminal, frame_for_terminal, frame_to_csv
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -181,7 +181,7 @@ def _file_mode(path: Path) -> int:
 
 def _percent(text: str) -> float:
     """An argparse type: a percentage (``--threshold``), returned as given."""
-    from nsight_lab.baselines import MAX_THRESHOLD_PCT
+    from nsight_lab.analysis.baselines import MAX_THRESHOLD_PCT
 
     try:
         value = float(text)
@@ -212,7 +212,7 @@ def _show(store: RunStore, args: argparse.Namespace) -> int:
     fitted to the terminal's width unless ``--wide``; ``--runs`` prints every run,
     ``--json`` the results DataFrame.
     """
-    from nsight_lab.history import runs_frame, session_results
+    from nsight_lab.cli.history import runs_frame, session_results
     from nsight_lab.views.summary import session_text
 
     session_id = args.session_id
@@ -253,7 +253,7 @@ def run(argv: Sequence[str]) -> int:
     """
     args = _parser().parse_args(argv)
     if args.command == "doctor":
-        from nsight_lab.doctor import checks_to_json, format_checks, run_checks
+        from nsight_lab.cli.doctor import checks_to_json, format_checks, run_checks
 
         checks = run_checks()
         text = (
@@ -264,7 +264,7 @@ def run(argv: Sequence[str]) -> int:
         print(text)  # noqa: T201
         return 0
 
-    from nsight_lab.history import runs_frame, session_results, sessions_frame
+    from nsight_lab.cli.history import runs_frame, session_results, sessions_frame
     from nsight_lab.store.run_store import RunStore
 
     with RunStore() as store:
@@ -305,21 +305,21 @@ def run(argv: Sequence[str]) -> int:
 
 def _baselines(store: RunStore, args: argparse.Namespace) -> int:
     """``baseline set/list`` and ``compare``; the exit status."""
-    from nsight_lab.baselines import resolve, set_baseline, verdict_table
+    from nsight_lab.analysis.baselines import resolve, set_baseline, verdict_table
 
     if args.command == "baseline":
         if args.verb == "set":
             found = set_baseline(store, args.name, args.session)
             print(for_terminal(f"baseline {found.name} is session {found.session_id}"))  # noqa: T201
             return 0
-        from nsight_lab.history import baselines_frame
+        from nsight_lab.cli.history import baselines_frame
 
         _print_frame(baselines_frame(store), as_json=args.json)
         return 0
     a = resolve(store, args.a, "compare A")
     b = resolve(store, args.b, "compare B")
     named = None if args.a.strip().isdigit() else args.a.strip()
-    from nsight_lab.compare import DEFAULT_THRESHOLD
+    from nsight_lab.analysis.compare import DEFAULT_THRESHOLD
 
     threshold = DEFAULT_THRESHOLD if args.threshold is None else args.threshold / 100
     table = verdict_table(store, a, b, baseline=named, threshold=threshold)

@@ -1,0 +1,1 @@
+"""Two sessions against each other: ratios, intervals, verdicts and named baselines."""

@@ -1,0 +1,1 @@
+"""Text a person reads: safe to show (terminal, spreadsheet), units, DataFrame forms."""

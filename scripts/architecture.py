@@ -42,6 +42,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "nsight_lab.contract",
             "nsight_lab.text",
             "nsight_lab.stats",
+            "nsight_lab.nsight_modules",
         ),
     ),
     (
@@ -136,9 +137,9 @@ class Module:
     singletons: list[str] = field(default_factory=list)
 
 
-def module_name(path: Path) -> str:
+def module_name(path: Path, root: Path = ROOT) -> str:
     """``nsight_lab/a/b.py`` -> ``nsight_lab.a.b`` (a package is its ``__init__``)."""
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    parts = list(path.relative_to(root).with_suffix("").parts)
     return ".".join(parts)
 
 
@@ -331,13 +332,13 @@ def read_modules(root: Path = ROOT) -> dict[str, Module]:
     """Every module of the package, read by the AST pass."""
     files = sorted((root / PACKAGE).rglob("*.py"))
     files = [f for f in files if "labextension" not in f.parts]
-    known = {module_name(f) for f in files}
+    known = {module_name(f, root) for f in files}
     modules: dict[str, Module] = {}
     for path in files:
         text = path.read_text(encoding="utf-8")
         tree = ast.parse(text)
         module = Module(
-            name=module_name(path),
+            name=module_name(path, root),
             path=path,
             lines=len(text.splitlines()),
             docstring=ast.get_docstring(tree) or "",

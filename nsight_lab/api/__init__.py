@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING
 
 from nsight_lab.api import analyze, exceptions, experimental
 from nsight_lab.api.collect import CollectionScope, InfoCollector
-from nsight_lab.api.kernel import VerbosityLevel
 from nsight_lab.api.plot import col_panel, row_panel
 from nsight_lab.api.results import ProfileResults
+from nsight_lab.api.settings import VerbosityLevel
 from nsight_lab.api.tools import (
     Tool,
     activate,

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from nsight_lab.api.exceptions import ProfilerException
+from nsight_lab.api.kernel import in_notebook
+from nsight_lab.api.output import say
 from nsight_lab.results import warn_at_user
 
 if TYPE_CHECKING:
@@ -147,8 +149,8 @@ def plot(  # noqa: PLR0913  (nsight-python's signature)
             result.figure = fig
             if print_data:
                 shown = frame[frame["Metric"] == chosen]
-                print("Aggregated Data (Average value and Number of Runs):")  # noqa: T201
-                print(shown.to_string(index=False))  # noqa: T201
+                say("Aggregated Data (Average value and Number of Runs):")
+                say(shown.to_string(index=False))
             _show(fig)
             if filename and styled is not None:  # as the callback styled it
                 from nsight_lab.figures.mpl_figure import save_png
@@ -204,9 +206,7 @@ def _call_back(callback: Callable[[Any], None], fig: go.Figure) -> Any:  # noqa:
 
 def _show(fig: go.Figure) -> None:
     """Show ``fig`` in the notebook, if this runs in one."""
-    from nsight_lab.api.kernel import _in_notebook
-
-    if _in_notebook():
+    if in_notebook():
         from IPython.display import display
 
         display(fig)
@@ -237,10 +237,9 @@ def _write(fig: go.Figure, filename: str) -> None:
         except (ImportError, mpl_figure.UnsupportedFigureError) as why:
             msg = f"{exc}; matplotlib could not draw it either: {why}"
             raise StaticExportError(msg) from why
-        print(  # noqa: T201  (a note, as the CSV files' "Refer to")
+        say(  # a note, as the CSV files' "Refer to"
             f"[nsight-lab] drew {filename!r} with matplotlib: plotly's PNG export "
-            f"is unavailable here ({exc})",
-            flush=True,
+            f"is unavailable here ({exc})"
         )
 
 

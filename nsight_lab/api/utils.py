@@ -12,8 +12,8 @@ from __future__ import annotations
 import importlib.util
 
 from nsight_lab.api._unserved import no_attribute
-from nsight_lab.api.kernel import VerbosityLevel
 from nsight_lab.api.plot import col_panel, row_panel
+from nsight_lab.api.settings import VerbosityLevel
 
 _MODULE = "nsight.utils"
 

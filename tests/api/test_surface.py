@@ -7,6 +7,7 @@ finds every name and keyword where it expects them.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import subprocess
 import sys
@@ -99,3 +100,29 @@ def test_the_stand_in_module_serves_the_api_on_first_use() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.split()
     assert out == ["False", "nsight_lab.api.kernel", "nsight_lab.regions", "False"]
+
+
+def test_kernels_keywords_are_declared_once() -> None:
+    """``kernel``'s signature is derived from KernelSettings, its one declaration."""
+    from dataclasses import fields
+    from pathlib import Path
+
+    from nsight_lab.api.settings import KernelSettings
+
+    kernel_module = importlib.import_module("nsight_lab.api.kernel")
+
+    declared = [f for f in fields(KernelSettings) if f.init]
+    parameters = inspect.signature(nsight.analyze.kernel).parameters
+    assert list(parameters)[1:] == [f.name for f in declared]
+    for f in declared:
+        assert parameters[f.name].default == f.default, f.name
+        assert parameters[f.name].kind is inspect.Parameter.KEYWORD_ONLY
+    # The decorator's module names no keyword of its own: no second list to keep.
+    source = Path(kernel_module.__file__).read_text(encoding="utf-8")
+    assert "thermal_timeout" not in source
+    assert "replay_mode:" not in source
+    assert "replay_mode=" not in source
+    with pytest.raises(TypeError, match="unexpected keyword argument 'run'"):
+        nsight.analyze.kernel(run=3)
+    with pytest.raises(ValueError, match="Invalid replay_mode 'x'"):
+        nsight.analyze.kernel(replay_mode="x")

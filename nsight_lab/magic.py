@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from IPython.core.interactiveshell import InteractiveShell
 
-    from nsight_lab.backends import CellCode, Collector
+    from nsight_lab.contract.collector import CellCode, Collector
     from nsight_lab.options import ProfileOptions
     from nsight_lab.plan import ConfigList, Plan
     from nsight_lab.results import UserDerive
@@ -299,7 +299,7 @@ class NsightMagics(Magics):
 
     # -- cell magic -------------------------------------------------------------------
     def _cell(self, line: str, cell: str) -> pd.DataFrame | None:
-        from nsight_lab.backends import get_collector, probe_all
+        from nsight_lab.contract.registry import get_collector, probe_all
         from nsight_lab.distributed import rank_collector
         from nsight_lab.options import check_bindings, parse_options
         from nsight_lab.plan import make_plan
@@ -359,7 +359,7 @@ class NsightMagics(Magics):
         self,
         plan: Plan,
         code: CellCode,
-        collector: Collector,
+        collector: Collector[Plan],
         functions: dict[str, UserDerive],
         notes: list[str],
     ) -> Profiled | None:
@@ -432,7 +432,7 @@ class NsightMagics(Magics):
 
     def _cell_code(self, cell: str) -> CellCode:
         """The cell as typed, as plain Python and compiled, with the user namespace."""
-        from nsight_lab.backends import CellCode
+        from nsight_lab.contract.collector import CellCode
 
         shell = self.shell
         assert shell is not None  # noqa: S101
@@ -781,7 +781,7 @@ def _check_isolated_configs(plan: Plan) -> None:
         OptionError: An explicit config holds a value that is not a number, text,
             true/false or None, and the backend runs the cell in a child process.
     """
-    from nsight_lab.backends import backend_entry
+    from nsight_lab.contract.registry import backend_entry
 
     if plan.bindings is None or not backend_entry(plan.backend).isolated:
         return

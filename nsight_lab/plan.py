@@ -1,8 +1,8 @@
 """Turn options and the backend probe table into a :class:`Plan`: pure, no hardware.
 
 Which backends exist, which one ``--isolate`` means and the order ``--backend auto``
-tries them in come from the registry (:mod:`nsight_lab.backends`); whether each can run
-here comes from the probe table the caller passes.
+tries them in come from the registry (:mod:`nsight_lab.contract.registry`); whether
+each can run here comes from the probe table the caller passes.
 """
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ import math
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from nsight_lab import backends as registry
+from nsight_lab.contract import registry
 from nsight_lab.errors import BackendUnavailableError, OptionError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from nsight_lab.backends import Availability
+    from nsight_lab.contract.collector import Availability
     from nsight_lab.contract.records import JsonScalar
     from nsight_lab.options import ProfileOptions
 
@@ -143,7 +143,7 @@ def make_plan(
         # Asked for counters without naming metrics: collect the backend's defaults
         # (for ncu what the roofline and the traffic views need), so the run is worth
         # its passes. A backend takes what of its defaults it can and notes the rest.
-        options = replace(options, metrics=entry.default_metrics)
+        options = replace(options, metrics=registry.default_metrics(entry))
     found = probes.get(backend)
     why_not = found.cannot_measure if found is not None else None
     refused = why_not(extra) if why_not and extra and entry.counters else None
@@ -225,7 +225,7 @@ def _isolated_backend(requested: str) -> str:
     Raises:
         OptionError: ``--backend`` names another backend, or none runs isolated.
     """
-    isolated = [entry.id for entry in registry.BACKENDS if entry.isolated]
+    isolated = [entry.id for entry in registry.registered() if entry.isolated]
     if not isolated:  # pragma: no cover - the registry has one
         msg = "--isolate: no backend of this version runs the cell in a child process"
         raise OptionError(msg)
@@ -252,7 +252,9 @@ def _check_ranks(options: ProfileOptions, backend: str) -> None:
         return
     entry = registry.backend_entry(backend)
     if not entry.ranks:
-        able = " or ".join(f"--backend {e.id}" for e in registry.BACKENDS if e.ranks)
+        able = " or ".join(
+            f"--backend {e.id}" for e in registry.registered() if e.ranks
+        )
         msg = (
             f"--ranks {options.ranks}: the {entry.id} backend cannot time regions in "
             f"several ranks; use {able}, or drop --ranks"
@@ -268,7 +270,7 @@ def _check_ranks(options: ProfileOptions, backend: str) -> None:
 
 def _counter_backends() -> str:
     """The backends that measure hardware counters, for a message."""
-    ids = [entry.id for entry in registry.BACKENDS if entry.counters]
+    ids = [entry.id for entry in registry.registered() if entry.counters]
     return f"the {' or '.join(ids)} backend"
 
 

@@ -289,8 +289,12 @@ def _new_shim() -> _NsightShim:
     ``__version__`` is the nsight-python version whose API it serves;
     ``__nsight_lab_version__`` nsight-lab's own.
     """
-    from nsight_lab import __version__
     from nsight_lab.nsight_modules import NSIGHT_PYTHON_VERSION, install_finder
+
+    try:
+        from nsight_lab._version import __version__
+    except ImportError:  # a source checkout that was never built
+        __version__ = "0.0.0+unknown"
 
     install_finder()
     shim = _NsightShim(

@@ -18,10 +18,9 @@ import math
 import threading
 import time
 from collections import defaultdict
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from nsight_lab.backends.base import RunKey, RunTiming
+from nsight_lab.contract.collector import Progress, RunKey, RunTiming, WorkModel
 from nsight_lab.contract.records import RunRecord
 from nsight_lab.errors import OptionError
 from nsight_lab.regions import CELL_REGION, RegionTracker, listening
@@ -30,24 +29,14 @@ from nsight_lab.stats import rsd_pct
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-    from nsight_lab.backends.base import Measurement
+    from nsight_lab.contract.collector import Measurement
     from nsight_lab.contract.records import JsonScalar
     from nsight_lab.plan import Plan
 
-__all__ = [
-    "CELL_REGION",
-    "FREEZE_EVERY",
-    "Progress",
-    "Runner",
-    "WorkModel",
-    "current_run",
-]
+__all__ = ["FREEZE_EVERY", "Runner", "current_run", "running"]
 
 FREEZE_EVERY = 2_000
 """Move the records out of the cyclic GC's reach every this many (see ``run``)."""
-
-WorkModel = dict[str, dict[str, float]]
-"""Region -> modelled quantities (``model__flops``, ``model__bytes_read``, ...)."""
 
 _running = threading.local()
 
@@ -74,27 +63,6 @@ def running(key: RunKey) -> Iterator[None]:
         yield
     finally:
         _running.key = None
-
-
-@dataclass
-class Progress:
-    """Where a profile stands; handed to the progress display after each change."""
-
-    configs_total: int
-    runs_target: int
-    config_index: int = 0
-    runs_done: int = 0
-    """Measured runs finished in the current config."""
-    runs_done_total: int = 0
-    started_at: float = field(default_factory=time.monotonic)
-    status: str = "running"
-    message: str = ""
-    last_records: list[RunRecord] = field(default_factory=list)
-
-    @property
-    def elapsed_s(self) -> float:
-        """Seconds since the profile started."""
-        return time.monotonic() - self.started_at
 
 
 class Runner:

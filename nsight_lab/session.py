@@ -29,12 +29,11 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
-    from nsight_lab.backends import CellCode, Collector, Output
+    from nsight_lab.contract.collector import CellCode, Collector, Output, Progress
     from nsight_lab.contract.records import RunRecord, SessionStatus
     from nsight_lab.plan import Plan
     from nsight_lab.results import DeriveSpec, InfoColumn
     from nsight_lab.roofline.placement import Peaks, Placement
-    from nsight_lab.runner import Progress
     from nsight_lab.store.run_store import RunStore
     from nsight_lab.store.writer import StoreWriter
 
@@ -113,7 +112,7 @@ def profile(  # noqa: PLR0913  (the profile's collaborators, keyword-only after 
     plan: Plan,
     cell: CellCode,
     *,
-    collector: Collector,
+    collector: Collector[Plan],
     store: RunStore,
     request: ProfileRequest,
     on_session: Callable[[int], None] | None = None,
@@ -387,7 +386,7 @@ class SessionTarget:
 
     def output(self) -> Output:
         """The hooks handed to the collector."""
-        from nsight_lab.backends import Output
+        from nsight_lab.contract.collector import Output
 
         shown = self._request.display != "none"
         return Output(
@@ -396,7 +395,7 @@ class SessionTarget:
 
     def begin(self, device_name: str | None, notes: Sequence[str]) -> int:
         """Create the session, show the live view; return the session id."""
-        from nsight_lab.backends import backend_entry
+        from nsight_lab.contract.registry import backend_entry
         from nsight_lab.roofline.peaks import known_peaks
 
         plan, options = self._plan, self._plan.options

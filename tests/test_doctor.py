@@ -9,10 +9,10 @@ from typing import get_args
 
 import pytest
 
-from nsight_lab.backends import backend_ids, probe_all
 from nsight_lab.backends.ncu import tools as _ncu_tools
 from nsight_lab.cli import doctor
 from nsight_lab.cli.doctor import Check, checks_to_json, format_checks, run_checks
+from nsight_lab.contract.registry import backend_ids, probe_all
 from nsight_lab.errors import BackendUnavailableError
 from nsight_lab.gpu import stack as gpu_stack
 

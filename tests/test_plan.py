@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from nsight_lab.backends import probe_all
-from nsight_lab.backends.base import Availability
+from nsight_lab.contract.collector import Availability
+from nsight_lab.contract.registry import probe_all
 from nsight_lab.errors import BackendUnavailableError, OptionError
 from nsight_lab.options import parse_options
 from nsight_lab.plan import make_plan

@@ -116,7 +116,7 @@ def use_backend(backend: str | None) -> None:
     Raises:
         OptionError: ``backend`` is not ``auto`` or a registered backend.
     """
-    from nsight_lab.backends import backend_choices
+    from nsight_lab.contract.registry import backend_choices
 
     if backend is not None and backend not in backend_choices():
         expected = ", ".join(repr(b) for b in backend_choices())

@@ -14,8 +14,8 @@ import platform
 import time
 from typing import TYPE_CHECKING
 
-from nsight_lab.backends.base import Availability, RunKey, RunTiming
 from nsight_lab.backends.inprocess import InProcessCollector
+from nsight_lab.contract.collector import Availability, RunKey, RunTiming
 from nsight_lab.host_speed import PROBE_METRIC, HostProbe
 from nsight_lab.regions import CELL_REGION
 

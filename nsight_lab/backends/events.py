@@ -27,9 +27,9 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from nsight_lab.backends.base import Availability, RunKey, RunTiming
 from nsight_lab.backends.gpu import GpuContext
 from nsight_lab.backends.inprocess import InProcessCollector
+from nsight_lab.contract.collector import Availability, RunKey, RunTiming
 from nsight_lab.contract.records import Telemetry
 from nsight_lab.errors import BackendUnavailableError
 

@@ -1,8 +1,9 @@
 """The collector of every backend that measures in this process: cpu, events, cupti.
 
-Such a backend only says how to measure one run (:meth:`InProcessCollector.open` gives
-a :class:`~nsight_lab.backends.base.Measurement`); this base class turns that into a
-:class:`~nsight_lab.backends.base.Collector`: it opens the measurement, opens the
+Such a backend only says how to measure one run (:meth:`InProcessCollector.open`
+gives a :class:`~nsight_lab.contract.collector.Measurement`); this base class turns
+that into a :class:`~nsight_lab.contract.collector.Collector`: it opens the
+measurement, opens the
 session with the device and notes the measurement found, drives the cell through the
 :class:`~nsight_lab.runner.Runner` (region rules, warm-up, ``--target-rsd``, records to
 the sink as runs finish) and closes the measurement (unlocking clocks) however the
@@ -21,11 +22,16 @@ from nsight_lab.regions import nsight_python_routed
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from nsight_lab.backends.base import Availability, CellCode, Measurement, Output
+    from nsight_lab.contract.collector import (
+        Availability,
+        CellCode,
+        Measurement,
+        Output,
+        WorkModel,
+    )
     from nsight_lab.contract.records import RunRecord
     from nsight_lab.options import ProfileOptions
     from nsight_lab.plan import Plan
-    from nsight_lab.runner import WorkModel
 
 
 class InProcessCollector(ABC):
@@ -52,7 +58,7 @@ class InProcessCollector(ABC):
     def collect(self, plan: Plan, cell: CellCode, out: Output) -> list[RunRecord]:
         """Open a measurement, run the plan through the runner, close it.
 
-        See :meth:`nsight_lab.backends.base.Collector.collect`.
+        See :meth:`nsight_lab.contract.collector.Collector.collect`.
 
         Raises:
             BackendUnavailableError: :meth:`open` refused (no session was begun).

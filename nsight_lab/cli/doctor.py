@@ -102,7 +102,7 @@ def run_checks() -> list[Check]:
     except Exception as exc:  # noqa: BLE001
         ncu = exc
 
-    from nsight_lab.backends import backend_ids
+    from nsight_lab.contract.registry import backend_ids
 
     steps: list[tuple[str, Callable[[], Check]]] = [
         (f"{BACKEND_PREFIX}{backend_id}", functools.partial(_check_backend, backend_id))
@@ -225,7 +225,7 @@ def _run_step(name: str, step: Callable[[], Check]) -> Check:
 
 
 def _check_backend(backend_id: str) -> Check:
-    from nsight_lab.backends import probe_all
+    from nsight_lab.contract.registry import probe_all
 
     found = probe_all([backend_id])[backend_id]
     name = f"{BACKEND_PREFIX}{backend_id}"

@@ -65,7 +65,7 @@ def session_results(store: RunStore, session_id: int) -> pd.DataFrame:
     Raises:
         NotFoundError: No session ``session_id``.
     """
-    from nsight_lab.backends import times_the_host  # the registry table only
+    from nsight_lab.contract.registry import times_the_host  # the registry table only
 
     session = store.get_session(session_id)
     peaks = known_peaks(store, session.device, cpu=times_the_host(session.backend))

@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from nsight_lab.backends.base import CellCode, Collector
+    from nsight_lab.contract.collector import CellCode, Collector
     from nsight_lab.distributed.group import GroupInfo
     from nsight_lab.plan import Plan
 
@@ -39,7 +39,7 @@ __all__ = ["follows", "rank_collector"]
 
 def _group(plan: Plan) -> GroupInfo | None:
     """The kernel's process group, where this plan is timed over it."""
-    from nsight_lab.backends import backend_entry
+    from nsight_lab.contract.registry import backend_entry
     from nsight_lab.distributed.group import initialised_group
 
     if plan.options.ranks is not None or not backend_entry(plan.backend).ranks:
@@ -47,7 +47,7 @@ def _group(plan: Plan) -> GroupInfo | None:
     return initialised_group()
 
 
-def rank_collector(plan: Plan, collector: Collector) -> Collector:
+def rank_collector(plan: Plan, collector: Collector[Plan]) -> Collector[Plan]:
     """The collector that runs ``plan``: ``collector`` itself, or over ranks.
 
     ``--ranks N``: N spawned ranks. Else, where the kernel initialised a process

@@ -26,8 +26,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any, Protocol
 
-from nsight_lab.backends import times_the_host
 from nsight_lab.backends.events import LEAD_MAX_US, LEAD_MIN_US
+from nsight_lab.contract.registry import times_the_host
 from nsight_lab.distributed.assemble import RankRun
 from nsight_lab.distributed.metrics import HOST_DEVICE
 

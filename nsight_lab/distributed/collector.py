@@ -34,13 +34,18 @@ from nsight_lab.errors import BackendUnavailableError, MeasurementError, NsightL
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from nsight_lab.backends.base import Availability, CellCode, Collector, Output
+    from nsight_lab.contract.collector import (
+        Availability,
+        CellCode,
+        Collector,
+        Output,
+        Progress,
+    )
     from nsight_lab.contract.records import RunRecord
     from nsight_lab.distributed.assemble import RankRun
     from nsight_lab.distributed.group import GroupInfo
     from nsight_lab.distributed.worker import RankJob
     from nsight_lab.plan import Plan
-    from nsight_lab.runner import Progress
 
 POLL_S = 0.05
 """How often the parent looks at the ranks and their queue while they run."""
@@ -54,7 +59,7 @@ class _Stream:
     """Turns gathered runs into records for the sink, with the progress."""
 
     def __init__(self, plan: Plan, out: Output, session_id: int) -> None:
-        from nsight_lab.runner import Progress
+        from nsight_lab.contract.collector import Progress
 
         self.plan = plan
         self.out = out
@@ -117,7 +122,7 @@ def _bindings(plan: Plan) -> list[dict[str, Any]]:
 class SpawnedRanks:
     """``--ranks N``: N ranks started by ``torch.multiprocessing`` (see module)."""
 
-    def __init__(self, inner: Collector, ranks: int) -> None:
+    def __init__(self, inner: Collector[Plan], ranks: int) -> None:
         """Run ``inner``'s backend (``cpu`` or ``events``) in ``ranks`` processes."""
         self.id = inner.id
         self._inner = inner
@@ -130,7 +135,7 @@ class SpawnedRanks:
     def collect(self, plan: Plan, cell: CellCode, out: Output) -> list[RunRecord]:
         """Spawn the ranks; store each run as rank 0 sends it.
 
-        See :meth:`nsight_lab.backends.base.Collector.collect`.
+        See :meth:`nsight_lab.contract.collector.Collector.collect`.
 
         Raises:
             OptionError: More ranks than visible GPUs (events backend).
@@ -328,7 +333,7 @@ def _stop(context: Any) -> None:  # noqa: ANN401  (a torch.multiprocessing Proce
 class GroupRanks:
     """This kernel is rank 0 of an initialised process group (see module)."""
 
-    def __init__(self, inner: Collector, group: GroupInfo) -> None:
+    def __init__(self, inner: Collector[Plan], group: GroupInfo) -> None:
         """Time ``inner``'s backend on this rank of ``group``."""
         self.id = inner.id
         self._inner = inner

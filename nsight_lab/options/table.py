@@ -13,6 +13,7 @@ from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, get_args
 
 from nsight_lab.contract.records import TIME_METRIC
+from nsight_lab.contract.registry import backend_choices as registry_choices
 from nsight_lab.options.profile import (
     DEFAULT_MAX_CONFIGS,
     DEFAULT_MAX_TIME_S,
@@ -68,12 +69,10 @@ def read_option(flag: str, raw: str, name: str | None = None) -> object:
 def backend_choices() -> tuple[str, ...]:
     """The ``--backend`` values: ``auto``, then every id of the backend registry.
 
-    Read from :func:`nsight_lab.backends.backend_choices` when asked (not at import:
-    the registry may import more than the parser needs), so a backend added to the
+    Read from :func:`nsight_lab.contract.registry.backend_choices` when asked (not at
+    import: another package may register a backend), so a backend added to the
     registry is accepted, listed in the help and in the README with no change here.
     """
-    from nsight_lab.backends import backend_choices as registry_choices
-
     return registry_choices()
 
 

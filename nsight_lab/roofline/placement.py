@@ -18,7 +18,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from nsight_lab.backends import counters_source
+from nsight_lab.contract.registry import counters_source
 from nsight_lab.roofline.counters import measured_bytes, measured_flops
 
 if TYPE_CHECKING:

@@ -15,7 +15,8 @@ import sys
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
-from nsight_lab.runner import CELL_REGION, WorkModel
+from nsight_lab.contract.collector import WorkModel
+from nsight_lab.regions import CELL_REGION
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping

@@ -98,11 +98,12 @@ class StatusHandler(NsightLabHandler):
         ``store_engine`` is ``"sqlite"`` or ``"postgresql"``; ``store_path`` the
         SQLite file, or the PostgreSQL URL with its password replaced by ``***``.
 
-        ``backends`` lists the registry (:data:`nsight_lab.backends.BACKENDS`) in order,
-        each ``{"id", "description"}``: what the sidebar's backend filter offers. No
+        ``backends`` lists the registry
+        (:func:`~nsight_lab.contract.registry.registered`), in order, each
+        ``{"id", "description"}``: what the sidebar's backend filter offers. No
         backend is probed or imported here (probing may load PyTorch or run ncu).
         """
-        from nsight_lab.backends import BACKENDS  # the registry table only
+        from nsight_lab.contract.registry import registered  # the table only
 
         handle = self.store_handle
         self.reply(
@@ -113,7 +114,7 @@ class StatusHandler(NsightLabHandler):
                 "store_exists": handle.exists(),
                 "backends": [
                     {"id": entry.id, "description": entry.description}
-                    for entry in BACKENDS
+                    for entry in registered()
                 ],
             }
         )
@@ -392,7 +393,7 @@ def _session_json(
     ``GET sessions/<id>/report`` serves (the registry's ``keeps_report``), so the
     front end offers the download without knowing any backend by name.
     """
-    from nsight_lab.backends import keeps_report  # the registry table only
+    from nsight_lab.contract.registry import keeps_report  # the registry table only
 
     return {
         **session_to_json(session),
@@ -450,7 +451,7 @@ def session_view(
         NotFoundError: No such session.
         StoreError: The store cannot be read.
     """
-    from nsight_lab.backends import times_the_host  # the registry table only
+    from nsight_lab.contract.registry import times_the_host  # the registry table only
     from nsight_lab.figures import CHART_ORDER, figures_to_json
     from nsight_lab.results import stored_results, summary_counters, summary_rows
     from nsight_lab.roofline.peaks import known_peaks

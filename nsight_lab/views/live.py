@@ -40,9 +40,9 @@ if TYPE_CHECKING:
     import pandas as pd
     from IPython.display import DisplayHandle
 
+    from nsight_lab.contract.collector import Progress
     from nsight_lab.contract.records import RunRecord, SessionStatus
     from nsight_lab.roofline.placement import Peaks, Placement
-    from nsight_lab.runner import Progress
 
 __all__ = [
     "CLOSED_ESM",

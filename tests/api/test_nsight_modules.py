@@ -166,8 +166,8 @@ def test_info_collector_checks_are_nsight_pythons() -> None:
 def test_cupti_init_says_why_the_cupti_backend_cannot_run(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from nsight_lab.backends import get_collector
-    from nsight_lab.backends.base import Availability
+    from nsight_lab.contract.collector import Availability
+    from nsight_lab.contract.registry import get_collector
 
     collector = get_collector("cupti")
     monkeypatch.setattr(

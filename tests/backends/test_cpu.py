@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from nsight_lab.backends.base import RunKey
 from nsight_lab.backends.cpu import CpuTimerBackend, cpu_name
+from nsight_lab.contract.collector import RunKey
 from nsight_lab.options import ProfileOptions
 
 PAUSE_S = 0.002

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from nsight_lab.backends.base import RunKey
 from nsight_lab.backends.cupti import (
     IDS_PER_RUN,
     CuptiBackend,
@@ -18,6 +17,7 @@ from nsight_lab.backends.cupti import (
     attribute,
     combine_kernels,
 )
+from nsight_lab.contract.collector import RunKey
 from nsight_lab.options import parse_options
 from nsight_lab.store.run_store import RunStore
 

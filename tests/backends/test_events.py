@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from nsight_lab.backends.base import RunKey
+from nsight_lab.contract.collector import RunKey
 from nsight_lab.options import parse_options
 from nsight_lab.store.run_store import RunStore
 

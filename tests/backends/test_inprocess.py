@@ -12,9 +12,9 @@ import importlib.util
 
 import pytest
 
-from nsight_lab.backends.base import CellCode, Output
 from nsight_lab.backends.cpu import CpuMeasurement, CpuTimerBackend, cpu_name
 from nsight_lab.backends.inprocess import work_model
+from nsight_lab.contract.collector import CellCode, Output
 from nsight_lab.errors import BackendUnavailableError
 from nsight_lab.options import ProfileOptions, parse_options
 from nsight_lab.plan import make_plan

@@ -1,8 +1,8 @@
 """The backend registry: one table from which every list of backends comes.
 
 Also the promise of issue 9: a new backend is one new module plus one registry line,
-shown by adding one (a module written here, a line patched into ``BACKENDS``) and
-profiling a cell with it through the magic, end to end.
+shown by adding one (a module written here, a line patched into
+``BUILTIN_BACKENDS``) and profiling a cell with it through the magic, end to end.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from nsight_lab import backends
-from nsight_lab.backends import (
-    BACKENDS,
-    Availability,
+from nsight_lab.contract import registry
+from nsight_lab.contract.collector import Availability
+from nsight_lab.contract.records import RunRecord
+from nsight_lab.contract.registry import (
     BackendEntry,
     auto_candidates,
     backend_choices,
@@ -27,9 +27,9 @@ from nsight_lab.backends import (
     counters_source,
     get_collector,
     probe_all,
+    registered,
     times_the_host,
 )
-from nsight_lab.contract.records import RunRecord
 from nsight_lab.options import parse_options
 from nsight_lab.plan import make_plan
 from nsight_lab.roofline.placement import region_work
@@ -44,15 +44,15 @@ if TYPE_CHECKING:
 def test_the_table_names_each_backend_once_with_a_collector() -> None:
     assert backend_ids() == ("cpu", "events", "cupti", "ncu", "pm")
     assert backend_choices() == ("auto", "cpu", "events", "cupti", "ncu", "pm")
-    for entry in BACKENDS:
+    for entry in registered():
         module_name, _, class_name = entry.collector.partition(":")
         collector_class = getattr(importlib.import_module(module_name), class_name)
         assert collector_class.id == entry.id
         assert callable(collector_class.probe)
         assert callable(collector_class.collect)
         assert entry.description
-    assert [e.id for e in BACKENDS if e.isolated] == ["ncu"]
-    assert [e.id for e in BACKENDS if e.on_host] == ["cpu"]
+    assert [e.id for e in registered() if e.isolated] == ["ncu"]
+    assert [e.id for e in registered() if e.on_host] == ["cpu"]
 
 
 def test_auto_order_comes_from_the_table() -> None:
@@ -106,7 +106,7 @@ TINY_MODULE = '''
 
 import time
 
-from nsight_lab.backends.base import Availability, RunTiming
+from nsight_lab.contract.collector import Availability, RunTiming
 from nsight_lab.backends.inprocess import InProcessCollector
 
 
@@ -161,7 +161,7 @@ class ProcessTimeBackend(InProcessCollector):
 
 @pytest.fixture
 def tiny_backend(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> BackendEntry:
-    """Step 1, a module (``tiny_backend.py``); step 2, one line in ``BACKENDS``."""
+    """Step 1, a module (``tiny_backend.py``); step 2, one registry line."""
     (tmp_path / "tiny_backend.py").write_text(TINY_MODULE, encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "tiny_backend", raising=False)
@@ -170,7 +170,9 @@ def tiny_backend(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> BackendEntr
         "tiny_backend:ProcessTimeBackend",
         "this process's CPU time around each region",
     )
-    monkeypatch.setattr(backends, "BACKENDS", (*backends.BACKENDS, entry))
+    monkeypatch.setattr(
+        registry, "BUILTIN_BACKENDS", (*registry.BUILTIN_BACKENDS, entry)
+    )
     return entry
 
 
@@ -234,7 +236,9 @@ def test_whether_a_stored_session_timed_the_host_comes_from_the_table(
     host_timer = BackendEntry(
         "hosttimer", "tiny:HostTimer", "another host timer", on_host=True
     )
-    monkeypatch.setattr(backends, "BACKENDS", (*backends.BACKENDS, host_timer))
+    monkeypatch.setattr(
+        registry, "BUILTIN_BACKENDS", (*registry.BUILTIN_BACKENDS, host_timer)
+    )
     assert times_the_host("hosttimer")
 
 
@@ -260,7 +264,9 @@ def test_the_source_label_of_measured_bytes_comes_from_the_table(
         counters=True,
         measures="measured (PM sampling)",
     )
-    monkeypatch.setattr(backends, "BACKENDS", (*backends.BACKENDS, sampler))
+    monkeypatch.setattr(
+        registry, "BUILTIN_BACKENDS", (*registry.BUILTIN_BACKENDS, sampler)
+    )
     assert region_work(records)[0].bytes_source == "measured (PM sampling)"
 
 
@@ -275,7 +281,9 @@ def test_auto_takes_a_new_counters_backend_before_ncu(
         auto_reason="metrics {metrics} are sampled",
         counters=True,
     )
-    monkeypatch.setattr(backends, "BACKENDS", (*backends.BACKENDS, sampler))
+    monkeypatch.setattr(
+        registry, "BUILTIN_BACKENDS", (*registry.BUILTIN_BACKENDS, sampler)
+    )
     ok = Availability(ok=True, reason="here")
     probes = {"cpu": ok, "events": ok, "ncu": ok, "sampler": ok}
 
@@ -287,3 +295,71 @@ def test_auto_takes_a_new_counters_backend_before_ncu(
     plan = make_plan(parse_options("--metrics dram__bytes_read.sum"), probes)
     assert plan.backend == "ncu"
     assert make_plan(parse_options(""), probes).backend == "events"
+
+
+# ------------------------------------------- a backend registered by another package
+
+
+class _EntryPoint:
+    """What ``importlib.metadata.entry_points`` yields: a name and ``load()``."""
+
+    def __init__(self, name: str, value: object) -> None:
+        self.name = name
+        self._value = value
+
+    def load(self) -> object:
+        if isinstance(self._value, Exception):
+            raise self._value
+        return self._value
+
+
+@pytest.fixture
+def plugins(monkeypatch: pytest.MonkeyPatch):
+    """Entry points of the group ``nsight_lab.backends``, as an installed package
+    declares them; the registry's read of them is forgotten before and after."""
+    points: list[_EntryPoint] = []
+
+    def entry_points(*, group: str) -> list[_EntryPoint]:
+        return points if group == registry.ENTRY_POINT_GROUP else []
+
+    monkeypatch.setattr(registry.importlib.metadata, "entry_points", entry_points)
+    registry.plugin_entries.cache_clear()
+    yield points
+    registry.plugin_entries.cache_clear()
+
+
+def test_a_backend_registered_from_outside_is_a_backend_choice(plugins) -> None:
+    entry = BackendEntry("outside", "their_pkg:Collector", "another package's")
+    plugins.append(_EntryPoint("outside", entry))
+
+    assert backend_choices()[-1] == "outside"
+    assert backend_entry("outside") is entry
+    assert parse_options("--backend outside").backend == "outside"
+    from nsight_lab.options import help_text
+
+    assert "auto|cpu|events|cupti|ncu|pm|outside" in help_text()
+    # the server's list and the probe table read the same registry
+    assert [e.id for e in registered()][-1] == "outside"
+
+
+def test_a_broken_or_clashing_plugin_leaves_the_built_in_backends(
+    plugins, caplog: pytest.LogCaptureFixture
+) -> None:
+    plugins.append(_EntryPoint("broken", ImportError("no module named their_pkg")))
+    plugins.append(_EntryPoint("odd", "not an entry"))
+    plugins.append(_EntryPoint("cpu", BackendEntry("cpu", "x:Y", "a second cpu")))
+
+    assert backend_ids() == ("cpu", "events", "cupti", "ncu", "pm")
+    assert backend_entry("cpu").collector == "nsight_lab.backends.cpu:CpuTimerBackend"
+    said = caplog.text
+    assert "'broken' does not load (ImportError: no module named their_pkg)" in said
+    assert "'odd' is a str, not a BackendEntry" in said
+    assert "backend 'cpu' is registered twice" in said
+
+
+def test_a_counter_backends_defaults_are_read_when_asked() -> None:
+    from nsight_lab.backends.pm.metrics import DEFAULT_OPTION_METRICS
+    from nsight_lab.roofline.counters import ROOFLINE_METRICS
+
+    assert registry.default_metrics(backend_entry("pm")) == DEFAULT_OPTION_METRICS
+    assert registry.default_metrics(backend_entry("ncu")) == ROOFLINE_METRICS

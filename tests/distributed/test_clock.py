@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from nsight_lab import backends
-from nsight_lab.backends import BackendEntry
+from nsight_lab.contract import registry
+from nsight_lab.contract.registry import BackendEntry
 from nsight_lab.distributed.clock import HostClock, open_clock
 from nsight_lab.options import parse_options
 
@@ -23,7 +23,9 @@ def test_a_backend_that_times_the_host_gets_the_host_clock(
     host_timer = BackendEntry(
         "hosttimer", "tiny:HostTimer", "another host timer", on_host=True, ranks=True
     )
-    monkeypatch.setattr(backends, "BACKENDS", (*backends.BACKENDS, host_timer))
+    monkeypatch.setattr(
+        registry, "BUILTIN_BACKENDS", (*registry.BUILTIN_BACKENDS, host_timer)
+    )
     clock = open_clock("hosttimer", options)
     assert isinstance(clock, HostClock)
     clock.close()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nsight_lab.runner import Progress
+from nsight_lab.contract.collector import Progress
 from nsight_lab.views.live import WidgetView
 
 

@@ -319,7 +319,7 @@ def test_to_json_holds_every_field_but_given() -> None:
 
 
 def test_help_is_generated_from_the_declaration() -> None:
-    from nsight_lab.backends import backend_choices
+    from nsight_lab.contract.registry import backend_choices
     from nsight_lab.magic import usage
     from nsight_lab.options import OPTIONS, help_text
 
@@ -337,7 +337,7 @@ def test_help_is_generated_from_the_declaration() -> None:
 
 
 def test_backend_choices_are_the_registrys() -> None:
-    from nsight_lab.backends import backend_choices
+    from nsight_lab.contract.registry import backend_choices
 
     assert parse_options("--backend auto").backend == "auto"
     for backend in backend_choices():

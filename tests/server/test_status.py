@@ -50,11 +50,13 @@ async def test_status_says_it_reads_postgres_without_the_password(jp_fetch, db_p
 
 async def test_status_lists_the_registered_backends(jp_fetch, monkeypatch):
     # Given: one more backend in the registry
-    from nsight_lab import backends
+    from nsight_lab.contract import registry
 
-    registered = [entry.id for entry in backends.BACKENDS]
-    extra = backends.BackendEntry("tiny", "tiny:Tiny", "a backend of one module")
-    monkeypatch.setattr(backends, "BACKENDS", (*backends.BACKENDS, extra))
+    registered = [entry.id for entry in registry.registered()]
+    extra = registry.BackendEntry("tiny", "tiny:Tiny", "a backend of one module")
+    monkeypatch.setattr(
+        registry, "BUILTIN_BACKENDS", (*registry.BUILTIN_BACKENDS, extra)
+    )
 
     # When
     response = await jp_fetch("nsight-lab", "api", "status")

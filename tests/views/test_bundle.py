@@ -329,7 +329,7 @@ def test_finish_puts_the_bundle_in_the_widgets_place_then_closes_it(monkeypatch)
 
     monkeypatch.setattr(IPython.display, "display", display)
     view = WidgetView(session_id=5)
-    from nsight_lab.runner import Progress
+    from nsight_lab.contract.collector import Progress
 
     view.update(Progress(configs_total=1, runs_target=1), force=True)
     widget = view.widget

@@ -8,12 +8,13 @@ import math
 import pytest
 
 from nsight_lab.backends.cpu import CpuTimerBackend
+from nsight_lab.contract.collector import Progress
 from nsight_lab.contract.records import SessionInfo
 from nsight_lab.options import parse_options
 from nsight_lab.plan import make_plan
 from nsight_lab.results import summary_rows, to_dataframe
 from nsight_lab.roofline.placement import Peaks, place_records
-from nsight_lab.runner import Progress, Runner
+from nsight_lab.runner import Runner
 from nsight_lab.views.live import MIN_UPDATE_INTERVAL_S, WidgetView
 
 torch = pytest.importorskip("torch")

@@ -29,7 +29,7 @@ def init() -> None:
     Raises:
         ProfilerException: It cannot (nsight-python's message, then why and the fix).
     """
-    from nsight_lab.backends import get_collector
+    from nsight_lab.contract.registry import get_collector
 
     found = get_collector("cupti").probe()
     if found.ok:

@@ -157,7 +157,7 @@ def run_payload(payload: dict[str, Any]) -> None:
         ValueError: The payload is of another schema version.
         BaseException: Whatever the cell raised, or a region rule it broke.
     """
-    from nsight_lab.backends.base import RunKey
+    from nsight_lab.contract.collector import RunKey
     from nsight_lab.regions import RegionTracker, listening
     from nsight_lab.runner import running
 
@@ -247,7 +247,7 @@ def _marks_regions(
     Raises:
         BaseException: Whatever the cell raised, or a region rule it broke.
     """
-    from nsight_lab.backends.base import RunKey
+    from nsight_lab.contract.collector import RunKey
     from nsight_lab.regions import RegionTracker, listening
     from nsight_lab.runner import running
 

@@ -15,7 +15,7 @@ from nsight_lab.backends.ncu.probe import probe_ncu
 from nsight_lab.errors import NsightLabError
 
 if TYPE_CHECKING:
-    from nsight_lab.backends.base import Availability, CellCode, Output
+    from nsight_lab.contract.collector import Availability, CellCode, Output
     from nsight_lab.contract.records import RunRecord
     from nsight_lab.plan import Plan
 
@@ -32,7 +32,7 @@ class NcuCollector:
     def collect(self, plan: Plan, cell: CellCode, out: Output) -> list[RunRecord]:
         """Run every config under ncu in a child process; hand over each config's runs.
 
-        See :meth:`nsight_lab.backends.base.Collector.collect` and
+        See :meth:`nsight_lab.contract.collector.Collector.collect` and
         :func:`nsight_lab.backends.ncu.isolate.run_isolated` (which lists the errors:
         no ncu, counter permission, unknown metrics, the cell failing in the child, a
         variable that cannot be shipped, no kernels in the regions).

@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from nsight_lab.backends.ncu.report import KernelRow
+    from nsight_lab.contract.collector import Progress
     from nsight_lab.contract.records import JsonScalar
-    from nsight_lab.runner import Progress
 
 # Log as before the split, under the public module's name.
 logger = logging.getLogger("nsight_lab.backends.ncu.isolate")

@@ -53,13 +53,13 @@ from nsight_lab.backends.ncu.errors import (
 )
 from nsight_lab.backends.ncu.report import KernelRow, read_report
 from nsight_lab.backends.ncu.shipping import free_variables, ship
+from nsight_lab.contract.collector import Progress
 from nsight_lab.contract.records import TIME_METRIC, RunRecord
 from nsight_lab.errors import BackendUnavailableError, MeasurementError
 from nsight_lab.gpu.stack import NCU_INSTALL_HINT, find_ncu
 from nsight_lab.kernels import KernelFold
 from nsight_lab.paths import reports_dir
 from nsight_lab.regions import CELL_REGION
-from nsight_lab.runner import Progress
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping

@@ -11,7 +11,7 @@ import functools
 import importlib.util
 from typing import TYPE_CHECKING
 
-from nsight_lab.backends.base import Availability
+from nsight_lab.contract.collector import Availability
 from nsight_lab.gpu.stack import (
     NCU_INSTALL_HINT,
     NSIGHT_PYTHON_MIN_NCU,

@@ -47,7 +47,6 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from nsight_lab.backends.base import Availability
 from nsight_lab.backends.cupti import (
     IDS_PER_RUN,
     CuptiMeasurement,
@@ -66,13 +65,14 @@ from nsight_lab.backends.pm.sampler import (
     cupti_version,
     open_cupti_sampler,
 )
+from nsight_lab.contract.collector import Availability
 from nsight_lab.errors import BackendUnavailableError, MeasurementError, OptionError
 from nsight_lab.regions import CELL_REGION
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from nsight_lab.backends.base import RunKey, RunTiming
+    from nsight_lab.contract.collector import RunKey, RunTiming
     from nsight_lab.options import ProfileOptions
 
 logger = logging.getLogger(__name__)

@@ -19,8 +19,8 @@ import pytest
 from nsight_lab.backends.ncu import errors
 from nsight_lab.backends.ncu.child import CHILD_PREFIX, NVTX_MISSING
 from nsight_lab.backends.ncu.report import KernelRow
+from nsight_lab.contract.collector import Progress
 from nsight_lab.errors import MeasurementError
-from nsight_lab.runner import Progress
 
 
 @pytest.fixture(autouse=True)

@@ -13,7 +13,7 @@ import textwrap
 
 import pytest
 
-from nsight_lab.backends.base import Availability
+from nsight_lab.contract.collector import Availability
 from nsight_lab.gpu.stack import find_ncu, ncu_report_status
 from nsight_lab.options import parse_options
 from nsight_lab.plan import make_plan
@@ -103,8 +103,8 @@ def test_clock_control_base_matches_ncu(tmp_path):
     one ncu reports (``sm__cycles_elapsed.avg.per_second``) is printed beside it.
     """
     torch = pytest.importorskip("torch")
-    from nsight_lab.backends.base import RunKey
     from nsight_lab.backends.events import CudaEventsBackend
+    from nsight_lab.contract.collector import RunKey
 
     a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
     m = CudaEventsBackend().open(parse_options("--clock-control base"))

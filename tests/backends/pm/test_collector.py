@@ -16,8 +16,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from nsight_lab.backends import BACKENDS
-from nsight_lab.backends.base import Availability, RunKey
 from nsight_lab.backends.cupti import IDS_PER_RUN, KernelActivity, PendingRun
 from nsight_lab.backends.pm import availability, errors
 from nsight_lab.backends.pm import collector as pm
@@ -25,6 +23,8 @@ from nsight_lab.backends.pm.attribution import covered, merge_spans
 from nsight_lab.backends.pm.metrics import DEFAULT_OPTION_METRICS
 from nsight_lab.backends.pm.sampler import Chunk
 from nsight_lab.backends.pm.series import unpack
+from nsight_lab.contract.collector import Availability, RunKey
+from nsight_lab.contract.registry import registered
 from nsight_lab.errors import BackendUnavailableError, OptionError
 from nsight_lab.options import parse_options
 from nsight_lab.plan import make_plan
@@ -559,7 +559,7 @@ def test_pm_by_name_without_metrics_samples_the_defaults() -> None:
     plan = make_plan(parse_options("--backend pm"), {**PROBES, "pm": check})
     assert plan.options.metrics == DEFAULT_OPTION_METRICS
     assert asked == []  # the defaults are trimmed to what fits when opened
-    entry = next(e for e in BACKENDS if e.id == "pm")
+    entry = next(e for e in registered() if e.id == "pm")
     assert entry.counters
     assert not entry.isolated
     assert entry.auto_order is not None

@@ -204,8 +204,8 @@ def test_an_unreadable_series_is_left_out_of_the_chart() -> None:
 
 
 def test_the_live_widget_draws_each_regions_newest_sampled_run() -> None:
+    from nsight_lab.contract.collector import Progress
     from nsight_lab.figures import LiveFigures
-    from nsight_lab.runner import Progress
     from nsight_lab.views.live import WidgetView
 
     live = LiveFigures(with_config=False)

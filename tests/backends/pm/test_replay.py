@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from nsight_lab.backends.base import Availability
 from nsight_lab.backends.pm import collector as pm
 from nsight_lab.backends.pm import pacing
 from nsight_lab.backends.pm.metrics import DEFAULT_METRICS, writeback_metric
 from nsight_lab.backends.pm.sampler import PmSampler
+from nsight_lab.contract.collector import Availability
 from nsight_lab.options import parse_options
 from nsight_lab.plan import make_plan
 from nsight_lab.regions import annotate

@@ -1,13 +1,13 @@
-"""The one seam every backend implements: a :class:`Collector`.
+"""The one seam every backend implements: a :class:`Collector`, and what it hands over.
 
 A collector is probed (can it run here, and if not why) and then asked to
 :meth:`~Collector.collect` one plan: it runs the cell once per warm-up and measured run
 of every config, however it measures (a timer in this process, CUDA events, CUPTI, or a
 child process under Nsight Compute), opens the session through :class:`Output` once it
 knows the device, and hands each finished run's :class:`RunRecord` to ``Output.sink`` as
-soon as it has it. Collectors never store anything; the magic only builds the plan,
-picks a collector from the registry (:mod:`nsight_lab.backends`) and stores what it is
-given.
+soon as it has it. Collectors never store anything; the session only probes, builds
+the plan, picks a collector from the registry (:mod:`nsight_lab.contract.registry`)
+and stores what it is given.
 
 In-process backends (``cpu``, ``events``, ``cupti``) are written against the smaller
 :class:`Measurement` interface, run by run, and get ``collect`` from
@@ -17,18 +17,45 @@ In-process backends (``cpu``, ``events``, ``cupti``) are written against the sma
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from nsight_lab.contract.records import Telemetry
+from nsight_lab.contract.records import RunRecord, Telemetry
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from types import CodeType
 
-    from nsight_lab.contract.records import JsonScalar, RunRecord
-    from nsight_lab.plan import Plan
-    from nsight_lab.runner import Progress
+    from nsight_lab.contract.records import JsonScalar
+
+PlanT_contra = TypeVar("PlanT_contra", contravariant=True)
+"""The plan a collector takes (:class:`nsight_lab.plan.Plan`): the contract sits
+below the options and the plan, so a collector is typed ``Collector[Plan]`` above."""
+
+WorkModel = dict[str, dict[str, float]]
+"""Region -> modelled quantities (``model__flops``, ``model__bytes_read``, ...)."""
+
+
+@dataclass
+class Progress:
+    """Where a profile stands; handed to the progress display after each change."""
+
+    configs_total: int
+    runs_target: int
+    config_index: int = 0
+    runs_done: int = 0
+    """Measured runs finished in the current config."""
+    runs_done_total: int = 0
+    started_at: float = field(default_factory=time.monotonic)
+    status: str = "running"
+    message: str = ""
+    last_records: list[RunRecord] = field(default_factory=list)
+
+    @property
+    def elapsed_s(self) -> float:
+        """Seconds since the profile started."""
+        return time.monotonic() - self.started_at
 
 
 @dataclass(frozen=True)
@@ -115,7 +142,7 @@ class Output:
     """Adds a note the collector learned after ``begin`` (kept with the session)."""
 
 
-class Collector(Protocol):
+class Collector(Protocol[PlanT_contra]):
     """A way of measuring a cell's regions, chosen from the registry by its ``id``."""
 
     id: str
@@ -126,7 +153,9 @@ class Collector(Protocol):
         Never raises, and must be cheap: ``--backend auto`` probes every backend.
         """
 
-    def collect(self, plan: Plan, cell: CellCode, out: Output) -> list[RunRecord]:
+    def collect(
+        self, plan: PlanT_contra, cell: CellCode, out: Output
+    ) -> list[RunRecord]:
         """Run every config of ``plan`` and measure the cell.
 
         Calls ``out.begin`` once before the first run, ``out.sink`` with each batch of

@@ -1,0 +1,27 @@
+"""The view model: what every view of a session shows, built from runs as they arrive.
+
+One :class:`SessionViewModel` per session (DESIGN part 6.7): the inline widget, the
+sidebar's session and live views, the cell's final bundle and its static page read
+it. ``add(records)`` costs the new runs only; ``to_json()`` is the payload, built
+from state bounded by the regions and the window (:mod:`nsight_lab.viewmodel.session`).
+The server keeps one per live session (:class:`ViewModels`, a bounded LRU cache fed
+with the store's new runs), so a sidebar refresh costs the runs added since the last.
+"""
+
+from __future__ import annotations
+
+from nsight_lab.viewmodel.session import (
+    MAX_POINTS,
+    KeptBaseline,
+    SessionViewModel,
+    build,
+)
+from nsight_lab.viewmodel.streaming import StreamingSummary
+
+__all__ = [
+    "MAX_POINTS",
+    "KeptBaseline",
+    "SessionViewModel",
+    "StreamingSummary",
+    "build",
+]

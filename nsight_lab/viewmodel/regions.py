@@ -1,0 +1,94 @@
+"""Per region and config: the running statistics the summary tables show.
+
+:class:`RegionStats` takes a region's records one at a time (O(1) each, amortised)
+and keeps what :mod:`nsight_lab.viewmodel.summary` turns into rows: the duration's
+and every counter's :class:`~nsight_lab.viewmodel.streaming.StreamingSummary`, the
+SM clock's mean, the throttled runs, and the region's latest runs (a bounded window)
+from which the roofline columns and charts are drawn.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import TYPE_CHECKING
+
+from nsight_lab.viewmodel.streaming import StreamingSummary
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from nsight_lab.contract.records import JsonScalar, RunRecord
+
+__all__ = ["NOT_ROWS", "RegionStats"]
+
+NOT_ROWS = ("model__", "rank__", "host__")
+"""Metric prefixes that are no counter row (as the results frame): the work model
+(its own columns), the ranks and the host's speed."""
+
+
+class RegionStats:
+    """One (annotation, config) of a session: running statistics and its latest runs.
+
+    Attributes:
+        annotation: The region's name.
+        config_index: The config's index.
+        config: The config's parameters (its first record's).
+        runs: Records taken (NaN durations included).
+        duration: The duration's statistics (ns; NaN durations left out).
+        metrics: Each counter's statistics, in the order they first came.
+        throttled: Runs NVML saw throttled.
+        window: The latest records, at most the view model's window.
+    """
+
+    __slots__ = (
+        "_sm_n",
+        "_sm_sum",
+        "annotation",
+        "config",
+        "config_index",
+        "duration",
+        "metrics",
+        "runs",
+        "throttled",
+        "window",
+    )
+
+    def __init__(self, record: RunRecord, window: int) -> None:
+        """Start with no runs; ``record`` (the first) names the region and config."""
+        self.annotation = record.annotation
+        self.config_index = record.config_index
+        self.config: Mapping[str, JsonScalar] = dict(record.config)
+        self.runs = 0
+        self.duration = StreamingSummary()
+        self.metrics: dict[str, StreamingSummary] = {}
+        self.throttled = 0
+        self._sm_sum = 0.0
+        self._sm_n = 0
+        self.window: deque[RunRecord] = deque(maxlen=max(window, 1))
+
+    def add(self, record: RunRecord) -> None:
+        """Take one record of this region and config.
+
+        Raises:
+            Nothing.
+        """
+        self.runs += 1
+        self.duration.add(record.duration_ns)
+        for metric, value in record.metrics.items():
+            if metric.startswith(NOT_ROWS):
+                continue
+            stats = self.metrics.get(metric)
+            if stats is None:
+                stats = self.metrics[metric] = StreamingSummary()
+            stats.add(value)
+        telemetry = record.telemetry
+        if telemetry.sm_clock_mhz is not None:
+            self._sm_sum += telemetry.sm_clock_mhz
+            self._sm_n += 1
+        self.throttled += bool(telemetry.throttled)
+        self.window.append(record)
+
+    @property
+    def sm_clock_mhz(self) -> float | None:
+        """The mean SM clock NVML read during the runs, or None without telemetry."""
+        return self._sm_sum / self._sm_n if self._sm_n else None

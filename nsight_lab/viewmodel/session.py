@@ -1,0 +1,258 @@
+"""One session's view model, built incrementally from its runs as they arrive.
+
+:class:`SessionViewModel` is what every view of a session reads (DESIGN part 6.7):
+the inline widget while a cell runs (:mod:`nsight_lab.views.live`), the sidebar's
+session and live views (``GET sessions/<id>?figures=1``, :mod:`nsight_lab.server`),
+the cell's final bundle and its static page. :meth:`~SessionViewModel.add` costs the
+new runs only; :meth:`~SessionViewModel.to_json` builds the payload from state
+whose size is bounded by the regions and the window, never by the session's runs.
+
+What it keeps, per region and config (:class:`~nsight_lab.viewmodel.regions.
+RegionStats`): running statistics over every run (counts, mean and spread exact,
+medians exact up to :data:`~nsight_lab.viewmodel.streaming.EXACT_VALUES` runs then
+within 0.1 %), telemetry aggregates, and the latest ``window`` runs. The duration
+and clock charts are :class:`nsight_lab.figures.LiveFigures`' (each trace its
+latest ``max_points`` points; the CI band over every run); the roofline, traffic,
+counters-over-time and per-rank clock charts, the roofline columns and the verdicts
+against a baseline are drawn from the window (every run while a session fits in
+it). No pandas anywhere on this path.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import plotly.graph_objects as go
+
+from nsight_lab.analysis.baselines import table_of
+from nsight_lab.distributed.figure import RANKS_CHART, rank_figures
+from nsight_lab.figures import (
+    CHART_ORDER,
+    LiveFigures,
+    counters_figure,
+    figure_json,
+    ordered_charts,
+    roofline_figure,
+    traffic_figure,
+)
+from nsight_lab.figures.durations import duration_layout
+from nsight_lab.figures.telemetry import missing_telemetry
+from nsight_lab.roofline.placement import place_session, region_work
+from nsight_lab.viewmodel import summary
+from nsight_lab.viewmodel.regions import RegionStats
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    from nsight_lab.contract.records import RunRecord, SessionInfo
+    from nsight_lab.roofline.placement import Peaks
+
+__all__ = ["MAX_POINTS", "KeptBaseline", "SessionViewModel", "build"]
+
+MAX_POINTS = 2_000
+"""Points per trace of the live charts, and runs per region in the window."""
+
+
+@dataclass(frozen=True)
+class KeptBaseline:
+    """The baseline a session was profiled with (``--baseline``), its runs in hand."""
+
+    session_id: int
+    name: str | None
+    threshold: float
+    records: Sequence[RunRecord]
+
+
+class SessionViewModel:
+    """Everything the views show of one session, updated run by run.
+
+    Attributes:
+        session: The stored session (None for a widget's session before it is kept).
+        peaks: The device's peaks; no roofline without them.
+        runs: Records taken so far.
+        version: Bumped by every :meth:`add` that took records (a cache key).
+    """
+
+    def __init__(
+        self,
+        session: SessionInfo | None = None,
+        *,
+        peaks: Peaks | None = None,
+        max_points: int = MAX_POINTS,
+        with_config: bool | None = None,
+        baseline: KeptBaseline | None = None,
+    ) -> None:
+        """Start with no runs.
+
+        Args:
+            session: The session (its options name the parameters shown).
+            peaks: The device's peaks, for the roofline.
+            max_points: Points per live trace and runs per region in the window.
+            with_config: Label traces with their config; by default when the
+                session plans several configs.
+            baseline: The kept baseline to judge the runs against, if any.
+        """
+        if with_config is None:
+            with_config = session is not None and len(session.configs) > 1
+        self.session = session
+        self.peaks = peaks
+        self.max_points = max_points
+        self.baseline = baseline
+        self.live = LiveFigures(with_config=with_config, max_points=max_points)
+        self.runs = 0
+        self.version = 0
+        self._groups: dict[tuple[str, int], RegionStats] = {}
+        self._metrics: dict[str, int] = {}
+        self._view: tuple[int, dict[str, Any]] | None = None
+        self._layout: tuple[object, dict[str, Any]] | None = None
+
+    # -- taking runs ------------------------------------------------------------------
+    def add(self, records: Sequence[RunRecord]) -> dict[str, dict[str, Any]]:
+        """Take ``records`` (in the order they ran); return the live charts' appends.
+
+        The appends are :meth:`nsight_lab.figures.LiveFigures.add`'s (what the
+        widget sends its front end). Costs the new records only.
+
+        Raises:
+            Nothing.
+        """
+        if not records:
+            return {}
+        for record in records:
+            key = (record.annotation, record.config_index)
+            group = self._groups.get(key)
+            if group is None:
+                group = self._groups[key] = RegionStats(record, self.max_points)
+            group.add(record)
+            for metric in record.metrics:
+                self._metrics.setdefault(metric, len(self._metrics))
+        self.runs += len(records)
+        self.version += 1
+        return self.live.add(records)
+
+    @property
+    def regions(self) -> list[RegionStats]:
+        """Each region and config, in the order it first ran."""
+        return list(self._groups.values())
+
+    def window(self) -> list[RunRecord]:
+        """The latest runs of every region and config (at most ``max_points`` each)."""
+        return [r for g in self._groups.values() for r in g.window]
+
+    # -- what the views show ----------------------------------------------------------
+    def figures(self) -> dict[str, dict[str, Any]]:
+        """Every chart as plotly JSON, by name, in the charts' order.
+
+        Raises:
+            Nothing.
+        """
+        return dict(self._built()["figures"])
+
+    def summary(self) -> list[dict[str, str]]:
+        """The summary table's rows (:mod:`nsight_lab.viewmodel.summary`)."""
+        return list(self._built()["summary"])
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"figures", "chart_order", "summary", "counters", "verdicts"}``.
+
+        What ``GET sessions/<id>?figures=1`` adds to a page of runs, and what the
+        widget's and the bundle's traits hold: JSON-safe values (the figures'
+        lists are shared with the view model: encode, do not change them). Built
+        once per :attr:`version`.
+
+        Raises:
+            Nothing.
+        """
+        return dict(self._built())
+
+    def _built(self) -> dict[str, Any]:
+        if self._view is not None and self._view[0] == self.version:
+            return self._view[1]
+        window = [r for r in self.window() if not math.isnan(r.duration_ns)]
+        works = region_work(window)
+        placements = place_session(window, self.peaks) if self.peaks else []
+        groups = self.regions
+        view = {
+            "figures": self._figures(window, placements),
+            "chart_order": list(CHART_ORDER),
+            "summary": summary.region_rows(self.session, groups, works, placements),
+            "counters": summary.counter_table(self.session, groups, self._metrics),
+            "verdicts": self._verdicts(),
+        }
+        self._view = (self.version, view)
+        return view
+
+    def _figures(
+        self, window: Sequence[RunRecord], placements: Sequence[Any]
+    ) -> dict[str, dict[str, Any]]:
+        order = {key: i for i, key in enumerate(self._groups)}
+        out = dict(self.live.figures)
+        out["duration"] = {**out["duration"], "layout": self._duration_layout(window)}
+        if not out["clocks"]["data"] and window:
+            layout = {**out["clocks"]["layout"], "meta": {}}
+            layout["meta"] = {"missing": missing_telemetry(window)}
+            out["clocks"] = {**out["clocks"], "layout": layout}
+        if placements:
+            if self.peaks is not None:
+                out["roofline"] = figure_json(
+                    roofline_figure(placements, self.peaks, order=order)
+                )
+            out["traffic"] = figure_json(traffic_figure(placements, order=order))
+        counters = counters_figure(list(window), self.peaks, order=order)
+        if counters is not None:
+            out["counters"] = figure_json(counters)
+        for name, fig in rank_figures(list(window), self.max_points).items():
+            if name != RANKS_CHART or name not in out:
+                out[name] = figure_json(fig)
+        return {name: out[name] for name in ordered_charts(out)}
+
+    def _duration_layout(self, window: Sequence[RunRecord]) -> dict[str, Any]:
+        """The duration chart's axes over every run (as the final figure's)."""
+        stats = [g.duration for g in self._groups.values() if g.duration.n]
+        low = min((d.min for d in stats), default=math.nan)
+        high = max((d.max for d in stats), default=math.nan)
+        if not low > 0:  # a zero or negative duration: the window's positive ones
+            positive = [r.duration_ns for r in window if r.duration_ns > 0]
+            low, high = min(positive, default=math.nan), max(positive, default=math.nan)
+        runs = max((r.run_index for r in window), default=0) + 1
+        yrange = (low / 1e3, high / 1e3) if high > 0 else None
+        key = (yrange, min(runs, 11))
+        if self._layout is None or self._layout[0] != key:
+            layout = figure_json(go.Figure(layout=duration_layout(yrange, runs)))
+            self._layout = (key, layout["layout"])
+        return self._layout[1]
+
+    def _verdicts(self) -> dict[str, Any] | None:
+        kept = self.baseline
+        if kept is None or self.session is None:
+            return None
+        return table_of(
+            kept.records,
+            self.window(),
+            a=kept.session_id,
+            b=self.session.id,
+            baseline=kept.name,
+            threshold=kept.threshold,
+        ).to_json()
+
+
+def build(
+    records: Iterable[RunRecord],
+    session: SessionInfo | None = None,
+    *,
+    peaks: Peaks | None = None,
+    max_points: int = MAX_POINTS,
+    baseline: KeptBaseline | None = None,
+) -> SessionViewModel:
+    """A view model of ``records`` taken at once (what incremental adds must equal).
+
+    Raises:
+        Nothing.
+    """
+    model = SessionViewModel(
+        session, peaks=peaks, max_points=max_points, baseline=baseline
+    )
+    model.add(list(records))
+    return model

@@ -1,0 +1,250 @@
+"""The summary tables of a session from its running statistics, without a DataFrame.
+
+The same rows as :func:`nsight_lab.views.summary.region_rows` and
+:func:`~nsight_lab.views.summary.counter_table` of the results frame (the widget's
+and ``nsight-lab show``'s), from :class:`~nsight_lab.viewmodel.regions.RegionStats`:
+the view model's refresh builds them from numbers it already holds, in time that
+grows with the regions, not the runs. ``tests/viewmodel`` checks both give the same
+rows on the H200 fixture and on generated sessions.
+
+What is exact and what is not: counts, means, spreads, the SM clock and throttled
+runs are over every run; medians are exact while a region has at most
+:data:`~nsight_lab.viewmodel.streaming.EXACT_VALUES` runs, then within 0.1 %; the
+roofline columns (GB/s, TFLOP/s, % of roof, bound) are over the region's latest
+runs (the view model's window: every run of a session that fits in it). The
+per-rank rows of a multi-rank session are not in these rows (the ranks chart shows
+them); ``--derive`` values are left out (they need the notebook's functions).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from nsight_lab.analysis.compare import metric_label, metric_unit
+from nsight_lab.contract.records import TIME_METRIC
+from nsight_lab.text.units import (
+    UNDEFINED,
+    format_count,
+    format_duration,
+    format_number,
+    format_percent,
+    format_quantity,
+)
+from nsight_lab.text.visible import printable
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from nsight_lab.contract.records import SessionInfo
+    from nsight_lab.roofline.placement import Placement, RegionWork
+    from nsight_lab.viewmodel.regions import RegionStats
+    from nsight_lab.viewmodel.streaming import StreamingSummary
+
+__all__ = ["COUNTER_COLUMNS", "counter_table", "param_names", "region_rows"]
+
+COUNTER_COLUMNS = ("Region", "Metric", "Median", "RSD", "Runs")
+"""The counter table's columns (the config's parameters follow ``Region``)."""
+
+
+def param_names(session: SessionInfo | None) -> list[str]:
+    """The config's parameters the tables show (as the stored results' frame)."""
+    if session is None:
+        return []
+    params = [str(p) for p in (session.options.get("params") or {})]
+    if not params and session.configs:
+        params = [str(p) for p in session.configs[0]]
+    return params
+
+
+def _text(value: object) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return UNDEFINED
+    return printable(value)
+
+
+def _finite(value: float) -> float | None:
+    return None if math.isnan(value) else value
+
+
+def _normalize_target(
+    session: SessionInfo | None, groups: Sequence[RegionStats]
+) -> str | None:
+    target = session.options.get("normalize_against") if session else None
+    if not isinstance(target, str) or not any(g.annotation == target for g in groups):
+        return None
+    return target
+
+
+def _work_columns(
+    works: Sequence[RegionWork], placements: Sequence[Placement]
+) -> dict[tuple[str, int], dict[str, Any]]:
+    """The roofline columns per (region, config): the work, and the placement's."""
+    out: dict[tuple[str, int], dict[str, Any]] = {}
+    for w in works:
+        out[(w.annotation, w.config_index)] = {
+            "GB/s": w.achieved_bytes_per_s / 1e9,
+            "TFLOP/s": w.achieved_flops_per_s / 1e12,
+            "Bytes": w.bytes_source,
+            "FLOPs": w.flops_source,
+        }
+    for p in placements:
+        out[(p.annotation, p.config_index)] = {
+            "GB/s": p.achieved_bytes_per_s / 1e9,
+            "TFLOP/s": p.achieved_flops_per_s / 1e12,
+            "% of roof": p.pct_of_roof,
+            "Bound": p.bound,
+            "Bytes": p.bytes_source,
+            "FLOPs": p.flops_source,
+        }
+    return out
+
+
+def _ordered(groups: Sequence[RegionStats]) -> list[RegionStats]:
+    """Region by region in the order they first ran, config by config."""
+    first: dict[str, int] = {}
+    for g in groups:
+        first.setdefault(g.annotation, len(first))
+    return sorted(groups, key=lambda g: (first[g.annotation], g.config_index))
+
+
+def _target_of(
+    groups: Sequence[RegionStats], target: str | None
+) -> dict[int, RegionStats]:
+    return {g.config_index: g for g in groups if g.annotation == target}
+
+
+def _throttled(group: RegionStats) -> str:
+    if not group.throttled:
+        return "none"
+    runs = group.duration.n
+    return f"{group.throttled} of {runs}" if runs else str(group.throttled)
+
+
+def region_rows(
+    session: SessionInfo | None,
+    groups: Sequence[RegionStats],
+    works: Sequence[RegionWork],
+    placements: Sequence[Placement],
+) -> list[dict[str, str]]:
+    """The region table: one row of text cells per region and config.
+
+    As :func:`nsight_lab.views.summary.region_rows`: ``Region``, the parameters, the
+    median duration (``x target`` with ``--normalize-against``), RSD, GB/s,
+    TFLOP/s, % of roof, bound, runs, SM clock, throttled runs and the sources of
+    bytes and FLOPs, less the columns with nothing in any row. ``works`` and
+    ``placements`` (with the device's peaks) give the roofline columns.
+
+    Raises:
+        Nothing.
+    """
+    params = param_names(session)
+    backend = session.backend if session else ""
+    label = metric_label(TIME_METRIC, backend)
+    duration_column = "Duration (host timer)" if "host" in label else "Duration"
+    target = _normalize_target(session, groups)
+    targets = _target_of(groups, target)
+    work = _work_columns(works, placements)
+    rows: list[dict[str, str]] = []
+    for g in _ordered(groups):
+        median = g.duration.median
+        if target is not None:
+            base = targets.get(g.config_index)
+            if base is None:
+                continue
+            shown = f"{format_number(_finite(median / base.duration.median))}x {target}"
+        else:
+            shown = format_duration(_finite(median))
+        cells = work.get((g.annotation, g.config_index), {})
+        mhz = g.sm_clock_mhz
+        row = {"Region": _text(g.annotation)}
+        row.update({p: _text(g.config.get(p)) for p in params})
+        row.update(
+            {
+                duration_column: shown,
+                "RSD": format_percent(_finite(g.duration.rsd_pct)),
+                "GB/s": format_number(cells.get("GB/s")),
+                "TFLOP/s": format_number(cells.get("TFLOP/s")),
+                "% of roof": format_percent(cells.get("% of roof")),
+                "Bound": str(cells.get("Bound") or UNDEFINED),
+                "Runs": format_count(g.duration.n),
+                "SM clock": UNDEFINED if mhz is None else f"{mhz:.0f} MHz",
+                "Throttled": _throttled(g),
+                "Bytes": str(cells.get("Bytes") or UNDEFINED),
+                "FLOPs": str(cells.get("FLOPs") or UNDEFINED),
+            }
+        )
+        rows.append(row)
+    return _without_empty_columns(rows, keep={"Region", *params})
+
+
+def _without_empty_columns(
+    rows: list[dict[str, str]], keep: set[str]
+) -> list[dict[str, str]]:
+    """``rows`` less the columns that read :data:`UNDEFINED` in every row."""
+    if not rows:
+        return rows
+    empty = {
+        column
+        for column in rows[0]
+        if column not in keep
+        and not column.startswith("Duration")
+        and all(row.get(column) == UNDEFINED for row in rows)
+    }
+    return [{k: v for k, v in row.items() if k not in empty} for row in rows]
+
+
+def _counter_cells(
+    g: RegionStats,
+    metric: str,
+    stats: StreamingSummary,
+    params: Sequence[str],
+    divisor: float,
+) -> dict[str, Any]:
+    unit = metric_unit(metric)
+    median = stats.median / divisor if stats.n else math.nan
+    top = stats.max if stats.n else math.nan  # MaxValue is not normalized
+    zero = median == 0 and not (top and not math.isnan(top))
+    cells = [
+        _text(g.annotation),
+        *(_text(g.config.get(p)) for p in params),
+        _text(metric),
+        format_quantity(_finite(median), unit),
+        format_percent(_finite(stats.rsd_pct)),
+        format_count(stats.n),
+    ]
+    return {"cells": cells, "zero": bool(zero)}
+
+
+def counter_table(
+    session: SessionInfo | None,
+    groups: Sequence[RegionStats],
+    metric_order: Mapping[str, int],
+) -> dict[str, Any]:
+    """The counter table: every metric but the duration, per region and config.
+
+    As :func:`nsight_lab.views.summary.counter_table`: ``{"columns", "rows",
+    "zero"}``, each row ``{"cells", "zero"}`` (``zero``: the counter read zero in
+    every run). ``metric_order`` numbers the metrics in the order they first came.
+
+    Raises:
+        Nothing.
+    """
+    params = param_names(session)
+    columns = ["Region", *params, *COUNTER_COLUMNS[1:]]
+    target = _normalize_target(session, groups)
+    targets = _target_of(groups, target)
+    rows = []
+    for g in _ordered(groups):
+        base = targets.get(g.config_index)
+        if target is not None and base is None:
+            continue
+        for metric in sorted(g.metrics, key=lambda m: metric_order.get(m, 0)):
+            divisor = 1.0
+            if base is not None:
+                other = base.metrics.get(metric)
+                if other is None:
+                    continue
+                divisor = other.median
+            rows.append(_counter_cells(g, metric, g.metrics[metric], params, divisor))
+    return {"columns": columns, "rows": rows, "zero": sum(r["zero"] for r in rows)}

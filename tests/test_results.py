@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import math
+import shutil
 import statistics
+from pathlib import Path
 
 import pytest
 
+from nsight_lab.cli import history
 from nsight_lab.contract.records import TIME_METRIC, RunRecord, SessionInfo
-from nsight_lab.results import (
+from nsight_lab.results import session_results, summary_rows, to_dataframe
+from nsight_lab.roofline.placement import (
     ROOFLINE_COLUMNS,
     WORK_COLUMNS,
-    summary_rows,
-    to_dataframe,
+    Peaks,
+    peaks_for,
 )
-from nsight_lab.roofline.placement import Peaks, peaks_for
+from nsight_lab.store.run_store import RunStore
 from nsight_lab.text.units import format_number
 
 H200 = peaks_for("NVIDIA H200")
@@ -136,3 +140,35 @@ def test_normalization_is_nsight_pythons_with_a_robust_median_beside_it() -> Non
     # (a cpu session: its duration is the host's, and its column says so)
     ratio = format_number(noisy_r["MedianValue"])
     assert row["Duration (host timer)"] == f"{ratio}x ref"
+
+
+FIXTURE = Path(__file__).parent / "fixtures" / "h200_block.sqlite"
+
+
+def test_a_stored_sessions_frame_on_the_h200_fixture(nsight_home: Path) -> None:
+    """results.session_results (moved from cli/history) on real H200 sessions.
+
+    The shapes are those the pre-split results.py gave at b0053db; each time row's
+    median is the median of the session's stored durations of that region.
+    """
+    nsight_home.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(FIXTURE, nsight_home / "store.sqlite")
+    shapes = {1: (12, 44), 2: (12, 44), 3: (12, 44), 4: (36, 44), 5: (204, 44)}
+    shapes[6] = (16, 45)  # the sweep's parameter column
+    assert history.session_results is session_results  # the CLI reads the same
+    with RunStore() as store:
+        for sid, shape in shapes.items():
+            frame = session_results(store, sid)
+            assert frame.shape == shape, sid
+            runs = store.runs(sid)
+            for row in frame[frame["Metric"] == TIME_METRIC].to_dict("records"):
+                ci = int(row["n"]) if "n" in row else None
+                durations = [
+                    r.duration_ns
+                    for r in runs
+                    if r.annotation == row["Annotation"]
+                    and (ci is None or r.config.get("n") == ci)
+                ]
+                assert row["MedianValue"] == pytest.approx(
+                    statistics.median(durations)
+                ), (sid, row["Annotation"])

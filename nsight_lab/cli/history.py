@@ -1,6 +1,7 @@
 """Read past sessions back from the store as tables.
 
-For ``%nsight history/show`` and the CLI.
+For ``%nsight history/show`` and the CLI. A session's results frame is
+:func:`nsight_lab.results.session_results` (the views build it too).
 """
 
 from __future__ import annotations
@@ -10,14 +11,22 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from nsight_lab.contract.records import TIME_METRIC, record_to_json
-from nsight_lab.results import stored_results
-from nsight_lab.roofline.peaks import known_peaks
+from nsight_lab.results.stored import session_results
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from nsight_lab.contract.records import SessionInfo
     from nsight_lab.store.run_store import RunStore
+
+__all__ = [
+    "BASELINE_COLUMNS",
+    "HISTORY_COLUMNS",
+    "baselines_frame",
+    "runs_frame",
+    "session_results",
+    "sessions_frame",
+]
 
 HISTORY_COLUMNS = (
     "id",
@@ -53,23 +62,6 @@ def sessions_frame(store: RunStore, sessions: Sequence[SessionInfo]) -> pd.DataF
     ]
     frame: pd.DataFrame = pd.DataFrame(rows, columns=list(HISTORY_COLUMNS))
     return frame
-
-
-def session_results(store: RunStore, session_id: int) -> pd.DataFrame:
-    """The results DataFrame of a stored session, rebuilt from its runs.
-
-    Built-in derived metrics are recomputed; user ``--derive`` functions are not
-    (the notebook that defined them is not here), nor is normalization re-applied
-    when its target region is missing (:func:`nsight_lab.results.stored_results`).
-
-    Raises:
-        NotFoundError: No session ``session_id``.
-    """
-    from nsight_lab.contract.registry import times_the_host  # the registry table only
-
-    session = store.get_session(session_id)
-    peaks = known_peaks(store, session.device, cpu=times_the_host(session.backend))
-    return stored_results(store.runs(session_id), session, peaks)
 
 
 def runs_frame(store: RunStore, session_ids: Sequence[int]) -> pd.DataFrame:

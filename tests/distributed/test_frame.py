@@ -7,7 +7,7 @@ import statistics
 import pytest
 
 from nsight_lab.contract.records import TIME_METRIC, RunRecord
-from nsight_lab.distributed.frame import SPAN_RANK
+from nsight_lab.results.ranks import SPAN_RANK
 from nsight_lab.results import summary_rows, to_dataframe
 
 

@@ -32,6 +32,7 @@ import pandas as pd
 
 from nsight_lab.contract.records import TIME_METRIC
 from nsight_lab.distributed import metrics as m
+from nsight_lab.results.columns import NORMALIZED_COLUMNS
 from nsight_lab.roofline.placement import ROOFLINE_COLUMNS
 from nsight_lab.stats import STABLE_RSD_PCT, geomean, summarize
 
@@ -143,8 +144,6 @@ def _rank_row(
         "CI95_Upper": stats.ci95_high if stats else nan,
     }
     if span.get("Normalized") not in {False, None}:  # as the span row's were
-        from nsight_lab.results import NORMALIZED_COLUMNS
-
         for column, divisor in NORMALIZED_COLUMNS.items():
             figures[column] /= float(span[divisor])  # type: ignore[arg-type]
     row.update(figures)

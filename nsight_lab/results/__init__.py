@@ -1,0 +1,79 @@
+"""Records -> the nsight-python-compatible DataFrame.
+
+One row per region, metric and config.
+
+The columns are nsight-python 1.1.0's ``ProfileResults.to_dataframe()``, in its order
+and with its meanings and dtypes:
+
+``Annotation, Metric, <params>, AvgValue, StdDev, MinValue, MaxValue, NumRuns, Kernel,
+GPU, Host, ComputeClock, MemoryClock, Unit, <info collectors>, CI95_Lower, CI95_Upper,
+RelativeStdDevPct, StableMeasurement, Normalized, [NormalizationValue], Geomean``
+
+then nsight-lab's own: ``MedianValue, NormalizedColumns, Backend, SessionId,
+SMClockMHz, MemoryClockMHz, SMClockMHzMin, TemperatureC, TemperatureCMax, PowerW,
+ThrottledRuns, ClockEventReasons, ThermalWaitS`` and the roofline columns.
+
+Kept as nsight-python has them (``tests/api/test_frame.py`` pins them against a frame
+nsight-python 1.1.0 itself produced): ``ComputeClock``/``MemoryClock`` are the device's
+rated SM and memory clocks in kHz (ncu's ``device__attribute_clock_rate``; a nullable
+integer, ``<NA>`` where no GPU was measured); ``StableMeasurement`` is a nullable
+boolean, ``<NA>`` where the relative spread is undefined (one run, a zero mean);
+``NumRuns`` counts the runs with a value (a region that failed under
+``annotate(ignore_failures=True)`` has none in that run); a derived metric without a
+unit has ``NaN`` in ``Unit``; ``NormalizationValue`` is what ``AvgValue`` was divided
+by.
+
+Measurement choices nsight-lab keeps, in the same columns or in its own: the clocks
+*measured* through NVML during the runs are ``SMClockMHz``/``MemoryClockMHz`` (means,
+MHz); CI95 (the interval of the mean, from :func:`nsight_lab.stats.summarize`) uses
+Student's t, on the log scale for quantities that cannot be negative, so it never goes
+below zero; normalization divides every value column by the target region's *median*
+(``MedianValue``; nsight-python divides only ``AvgValue``, by the target's mean, which
+one slow run can move), names them in ``NormalizedColumns`` and writes the divisor in
+``NormalizationValue``; the roofline columns use the median duration too, while
+``AvgValue`` stays the mean.
+
+One module per step: :mod:`.derive` (derived metrics, user ``--derive`` functions),
+:mod:`.frame` (records -> rows, :func:`to_dataframe`), :mod:`.columns` (the roofline
+and normalization columns), :mod:`.ranks` (a multi-rank session's per-rank rows),
+:mod:`.stored` (a stored session's frame) and :mod:`.summary` (the frame as the text
+cells every view shows). This package re-exports their public names.
+"""
+
+from __future__ import annotations
+
+from nsight_lab.results.columns import NORMALIZED_COLUMNS
+from nsight_lab.results.derive import (
+    BUILTIN_DERIVES,
+    MISSING_UNIT_WARNING,
+    MODEL_PREFIX,
+    DeriveFailures,
+    DeriveSpec,
+    UserDerive,
+    derived_values,
+    warn_at_user,
+)
+from nsight_lab.results.frame import InfoColumn, to_dataframe
+from nsight_lab.results.ranks import SPAN_RANK, add_rank_rows
+from nsight_lab.results.stored import session_results, stored_results
+from nsight_lab.results.summary import summary_counters, summary_rows
+
+__all__ = [
+    "BUILTIN_DERIVES",
+    "MISSING_UNIT_WARNING",
+    "MODEL_PREFIX",
+    "NORMALIZED_COLUMNS",
+    "SPAN_RANK",
+    "DeriveFailures",
+    "DeriveSpec",
+    "InfoColumn",
+    "UserDerive",
+    "add_rank_rows",
+    "derived_values",
+    "session_results",
+    "stored_results",
+    "summary_counters",
+    "summary_rows",
+    "to_dataframe",
+    "warn_at_user",
+]

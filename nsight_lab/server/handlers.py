@@ -50,7 +50,7 @@ from nsight_lab.server._worker import (
 )
 from nsight_lab.server.base import NsightLabHandler, dumps, parse_count, session_store
 from nsight_lab.store.run_store import SESSION_FILTERS
-from nsight_lab.views.progress import session_progress
+from nsight_lab.viewmodel.progress import session_progress
 
 if TYPE_CHECKING:
     from nsight_lab.store.baselines import StoredVerdict
@@ -161,7 +161,7 @@ class SessionHandler(NsightLabHandler):
 
         The body is ``{"schema_version", "session", "runs", "last_run_id",
         "next_after_id", "has_more"}``. ``session`` is the list's session object
-        plus ``progress`` (:func:`nsight_lab.views.progress.session_progress`, over
+        plus ``progress`` (:func:`nsight_lab.viewmodel.progress.session_progress`, over
         every stored run). Each run is
         :func:`~nsight_lab.contract.records.record_to_json`
         plus its store ``id``, in id order.

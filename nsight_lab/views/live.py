@@ -10,7 +10,7 @@ stays within :data:`UPDATE_BUDGET` of the wall time since the view was created
 figure once from all records, with the summary table, the roofline and the
 byte-traffic chart. The figures come from :mod:`nsight_lab.figures`, the one chart
 implementation; the progress (the ``progress`` trait) from
-:mod:`nsight_lab.views.progress` and the summary rows from
+:mod:`nsight_lab.viewmodel.progress` and the summary rows from
 :func:`nsight_lab.results.summary_rows`, as the sidebar's: the widget's front end
 only renders them.
 
@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 from nsight_lab.figures import LiveFigures, figures_to_json, printable
 from nsight_lab.results import summary_rows
+from nsight_lab.viewmodel.progress import ProgressInfo, make_progress
 from nsight_lab.views.bundle import final_bundle
-from nsight_lab.views.progress import ProgressInfo, make_progress
 from nsight_lab.views.widget import NsightWidget
 
 if TYPE_CHECKING:

@@ -10,9 +10,9 @@ import nbformat
 import pytest
 
 from nsight_lab.figures import CHART_ORDER
+from nsight_lab.viewmodel.progress import make_progress
 from nsight_lab.views.bundle import MIME_TYPE
 from nsight_lab.views.live import CLOSED_ESM
-from nsight_lab.views.progress import make_progress
 from nsight_lab.views.widget import STATIC_DIR, NsightWidget
 
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"

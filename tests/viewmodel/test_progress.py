@@ -1,4 +1,4 @@
-"""nsight_lab.views.progress: the one progress line and fraction every view shows.
+"""nsight_lab.viewmodel.progress: the one progress line and fraction every view shows.
 
 The live widget's and the wire's progress lines are in tests/views/test_bundle.py and
 tests/test_wire.py; here: the seconds format, the ETA, clamping, the fraction, what
@@ -13,7 +13,11 @@ import math
 import pytest
 
 from nsight_lab.contract.records import SessionInfo, SessionStatus
-from nsight_lab.views.progress import format_seconds, make_progress, session_progress
+from nsight_lab.viewmodel.progress import (
+    format_seconds,
+    make_progress,
+    session_progress,
+)
 
 
 @pytest.mark.parametrize(

@@ -24,9 +24,11 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 
 from nsight_lab import wait_for_warm_up
+from nsight_lab.backends.probe import Prober
 from nsight_lab.errors import NsightLabError, OptionError
 from nsight_lab.regions import install_nsight_shim
-from nsight_lab.session import MAX_MESSAGE_CHARS
+from nsight_lab.session import MAX_MESSAGE_CHARS, plan_profile
+from nsight_lab.text.numbers import whole_number
 
 if TYPE_CHECKING:
     import types
@@ -70,6 +72,8 @@ class NsightMagics(Magics):
         self.last_session_id: int | None = None
         self.config_names: set[str] = set()
         """Names a cell's configs bound (and unbound after it), this kernel."""
+        self.prober = Prober()
+        """Probes once per cell; keeps what this kernel learned (PM sampling)."""
 
     @no_var_expand  # done in _expand: IPython's is quadratic in the line's length
     @line_cell_magic
@@ -299,10 +303,9 @@ class NsightMagics(Magics):
 
     # -- cell magic -------------------------------------------------------------------
     def _cell(self, line: str, cell: str) -> pd.DataFrame | None:
-        from nsight_lab.contract.registry import get_collector, probe_all
+        from nsight_lab.contract.registry import get_collector
         from nsight_lab.distributed import rank_collector
         from nsight_lab.options import check_bindings, parse_options
-        from nsight_lab.plan import make_plan
         from nsight_lab.store.run_store import RunStore
 
         if line.strip() in {"--help", "-h"}:
@@ -323,11 +326,9 @@ class NsightMagics(Magics):
 
             with RunStore() as store:
                 require_baseline(store, options.baseline)
-        plan = make_plan(options, probe_all(), config_list)
-        if any(name in functions for name in ("tflops", "gbps")):
-            # A notebook function replaces the model: no counting pass for it.
-            builtin = [d for d in options.derive if d in {"tflops", "gbps"}]
-            plan = replace(plan, model_work=any(d not in functions for d in builtin))
+        plan = plan_profile(
+            options, self.prober, config_list, notebook_derives=functions
+        )
         _check_isolated_configs(plan)
         collector = rank_collector(plan, get_collector(plan.backend))
         code = self._cell_code(cell)
@@ -531,14 +532,8 @@ def _one_line(message: str) -> str:
 
 
 def _whole(text: str) -> int | None:
-    """``text`` as a whole number an SQLite INTEGER holds, else ``None``.
-
-    ASCII digits only (``str.isdigit`` accepts ``'²'``, which ``int`` refuses), and
-    checked before ``int()`` (which refuses more than 4,300 digits).
-    """
-    if not re.fullmatch(r"[0-9]{1,18}", text, re.ASCII):
-        return None
-    return int(text)
+    """``text`` as a whole number an SQLite INTEGER holds, else ``None``."""
+    return whole_number(text, 0, 2**63 - 1)
 
 
 def _shown(text: str) -> str:

@@ -38,8 +38,8 @@ from nsight_lab.options.values import (
     parse_value,
     shown,
     split_kernel_names,
-    whole_number,
 )
+from nsight_lab.text.numbers import whole_number
 
 __all__ = [
     "BUILTIN_DERIVED",

@@ -19,6 +19,7 @@ from nsight_lab.contract.records import TIME_METRIC, JsonScalar
 from nsight_lab.errors import OptionError
 from nsight_lab.options.names import reserved_name
 from nsight_lab.options.profile import CombineMode, ThermalSettings
+from nsight_lab.text.numbers import whole_number
 from nsight_lab.text.safe import unsafe_character
 
 if TYPE_CHECKING:
@@ -52,20 +53,6 @@ _INT64 = 2**63
 _METRIC_RE = re.compile(
     r"^[A-Za-z_][A-Za-z0-9_]*(?:__[A-Za-z0-9_]+)*(?:\.[A-Za-z0-9_]+)*$"
 )
-
-
-def whole_number(raw: str, minimum: int, maximum: int) -> int | None:
-    """``raw`` (stripped) as an integer in ``[minimum, maximum]``, else ``None``.
-
-    ASCII digits with an optional sign, at most :data:`_INT_DIGITS` of them, counted
-    before ``int()``: Python refuses texts of over 4,300 digits, and converting long
-    ones is quadratic. ``'²'`` and other Unicode digits are refused.
-    """
-    text = raw.strip()
-    if not re.fullmatch(r"[+-]?[0-9]{1,%d}" % _INT_DIGITS, text, re.ASCII):  # noqa: UP031
-        return None
-    value = int(text, 10)
-    return value if minimum <= value <= maximum else None
 
 
 def shown(raw: str, limit: int = ECHO_CHARS) -> str:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import functools
 import json
 import math
-import re
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from jupyter_server.base.handlers import APIHandler
@@ -26,6 +25,7 @@ from tornado.ioloop import IOLoop
 from nsight_lab.contract.records import SCHEMA_VERSION
 from nsight_lab.errors import NotFoundError, OptionError, StoreError
 from nsight_lab.store.sessions import SessionRunningError
+from nsight_lab.text.numbers import whole_number
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -57,7 +57,6 @@ _STATUS_BY_ERROR: tuple[tuple[type[Exception], int], ...] = (
     (SessionRunningError, 409),
     (StoreError, 500),
 )
-_COUNT = re.compile(r"[0-9]+")
 _SQLITE_INT_MAX = 2**63 - 1
 _SHOWN_CHARS = 40
 """Longer request values are cut to this many characters in error messages."""
@@ -230,20 +229,14 @@ def parse_count(raw: str, name: str, *, maximum: int = _SQLITE_INT_MAX) -> int:
     Raises:
         OptionError: ``raw`` is not a whole number in range.
     """
-    text = raw.strip()
-    # The length is checked before int(): Python refuses to convert texts of over
-    # 4,300 digits (and converting them is quadratic).
-    if (
-        _COUNT.fullmatch(text) is None
-        or len(text.lstrip("0")) > len(str(maximum))
-        or int(text.lstrip("0") or "0") > maximum
-    ):
+    value = whole_number(raw, 0, maximum)
+    if value is None:
         msg = (
             f"invalid {name} {_shown(raw)!r}; "
             f"expected a whole number from 0 to {maximum}"
         )
         raise OptionError(msg)
-    return int(text.lstrip("0") or "0")
+    return value
 
 
 def session_store(

@@ -156,8 +156,8 @@ def _regions(records: list[Any]) -> dict[str, Any]:
 
 def _figures(records: list[Any], stem: Path) -> list[str]:
     """Write the session's per-rank charts; the files written."""
-    from nsight_lab.distributed.figure import rank_figures
     from nsight_lab.figures import StaticExportError, figure_json, write_png
+    from nsight_lab.figures.ranks import rank_figures
 
     written: list[str] = []
     for name, fig in rank_figures(records).items():

@@ -17,8 +17,8 @@ beside it (:mod:`.metrics`). One job per module:
 * :mod:`.assemble`: one run of every rank -> records (span, straggler);
 * :mod:`.collector`: the collectors the magic runs (spawned ranks, the kernel's
   group) and the other ranks' :func:`~.collector.follow`;
-* :mod:`.frame`, :mod:`.figure`: the per-rank rows of the results and the
-  per-rank charts.
+* the per-rank rows of the results and the per-rank charts are the analysis
+  layer's: :mod:`nsight_lab.results.ranks` and :mod:`nsight_lab.figures.ranks`.
 
 The magic asks :func:`rank_collector` for the collector to run and :func:`follows`
 whether this kernel is a rank that only follows rank 0. Importing this package

@@ -17,7 +17,7 @@ clock), and the per-rank values ride in ``RunRecord.metrics`` under the names he
   waited for, see :func:`nsight_lab.distributed.assemble.straggler`).
 
 These are not counters of the region: :mod:`nsight_lab.results` turns them into
-per-rank rows (``Rank``/``Device`` columns) and :mod:`nsight_lab.distributed.figure`
+per-rank rows (``Rank``/``Device`` columns) and :mod:`nsight_lab.figures.ranks`
 into the per-rank charts; they are never a ``Metric`` row of their own. The modelled
 collective traffic (:mod:`nsight_lab.distributed.traffic`) is a region metric like
 any other (``comm__bytes_modelled.sum``, ``comm__collectives.sum``).

@@ -17,8 +17,9 @@ One module per concept: :mod:`~nsight_lab.figures.theme` (palette, layout),
 :mod:`~nsight_lab.figures.text` (user text made safe), :mod:`~nsight_lab.figures.common`
 (per-run helpers), :mod:`~nsight_lab.figures.durations`,
 :mod:`~nsight_lab.figures.telemetry`, :mod:`~nsight_lab.figures.roofline`,
-:mod:`~nsight_lab.figures.traffic` and :mod:`~nsight_lab.figures.counters` (one chart
-each), :mod:`~nsight_lab.figures.live` (the charts appended to while a profile runs),
+:mod:`~nsight_lab.figures.traffic`, :mod:`~nsight_lab.figures.counters` (one chart
+each) and :mod:`~nsight_lab.figures.ranks` (a multi-rank session's two),
+:mod:`~nsight_lab.figures.live` (the charts appended to while a profile runs),
 :mod:`~nsight_lab.figures.assemble` (the figure set and its order) and
 :mod:`~nsight_lab.figures.export` (HTML and PNG files). This package re-exports their
 public names.
@@ -26,21 +27,17 @@ public names.
 
 from __future__ import annotations
 
-from nsight_lab.figures.assemble import (
-    CHART_ORDER,
-    figure_json,
-    figures_to_json,
-    ordered_charts,
-)
+from nsight_lab.figures.assemble import CHART_ORDER, figures_to_json, ordered_charts
+from nsight_lab.figures.common import figure_json
 from nsight_lab.figures.counters import counters_figure
 from nsight_lab.figures.durations import duration_figure
 from nsight_lab.figures.export import StaticExportError, write_html, write_png
 from nsight_lab.figures.live import LiveFigures
 from nsight_lab.figures.roofline import roofline_figure
 from nsight_lab.figures.telemetry import clocks_figure
-from nsight_lab.figures.text import printable
 from nsight_lab.figures.theme import PALETTE
 from nsight_lab.figures.traffic import traffic_figure
+from nsight_lab.text.visible import printable
 
 __all__ = [
     "CHART_ORDER",

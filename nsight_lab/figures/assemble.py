@@ -8,14 +8,12 @@ JSON every figure travels as.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
-import plotly.io as pio
-
-from nsight_lab.figures.common import region_order
+from nsight_lab.figures.common import figure_json, region_order
 from nsight_lab.figures.counters import counters_figure
 from nsight_lab.figures.durations import duration_figure
+from nsight_lab.figures.ranks import rank_figures
 from nsight_lab.figures.roofline import roofline_figure
 from nsight_lab.figures.telemetry import clocks_figure
 from nsight_lab.figures.traffic import traffic_figure
@@ -23,8 +21,6 @@ from nsight_lab.roofline.placement import place_records, place_session
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
-
-    import plotly.graph_objects as go
 
     from nsight_lab.contract.records import RunRecord
     from nsight_lab.roofline.placement import Peaks, Placement
@@ -43,19 +39,6 @@ CHART_ORDER: tuple[str, ...] = (
 Served with the figures (``chart_order`` of ``GET sessions/<id>?figures=1``, the
 widget's ``chart_order`` trait); the front ends draw in the order served.
 """
-
-
-def figure_json(fig: go.Figure) -> dict[str, Any]:
-    """Return ``fig`` as a JSON-safe dict (what REST and the widget trait carry).
-
-    Arrays become lists, NaN and infinities become ``null``, and ``<``, ``>``, ``/``
-    stay safe inside an HTML ``<script>``.
-
-    Raises:
-        Nothing.
-    """
-    result: dict[str, Any] = json.loads(pio.to_json(fig, validate=False))
-    return result
 
 
 def ordered_charts(names: Iterable[str]) -> list[str]:
@@ -84,7 +67,7 @@ def figures_to_json(
     ``duration`` and ``clocks`` always (empty without records); ``roofline`` (with
     ``peaks``) and ``traffic`` when some region has FLOP and byte figures; ``ranks``
     and ``rank_clocks`` (with telemetry) for records measured in several ranks
-    (:mod:`nsight_lab.distributed.figure`). Regions
+    (:mod:`nsight_lab.figures.ranks`). Regions
     are placed under the roof of their dtype (``roofline.place_session``) unless
     ``placements`` are given, or ``dtype_by_annotation`` says otherwise. Every
     statistic (the CI95 band, the placement) uses all ``records``; each per-run
@@ -115,8 +98,6 @@ def figures_to_json(
     counters = counters_figure(records, peaks, order=order)
     if counters is not None:
         out["counters"] = figure_json(counters)
-    from nsight_lab.distributed.figure import rank_figures  # multi-rank sessions
-
     out.update(
         (name, figure_json(fig))
         for name, fig in rank_figures(records, max_points).items()

@@ -3,17 +3,19 @@
 Runs grouped by (annotation, config) in run order, the evenly thinned indices of
 ``max_points``, scatter traces built without plotly's validation (the long per-run
 arrays) and NaN/infinity as None, as the duration, clock, counter and per-rank charts
-all need them.
+all need them; a figure as JSON (:func:`figure_json`).
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import plotly.graph_objects as go
+import plotly.io as pio
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -21,20 +23,22 @@ if TYPE_CHECKING:
     from nsight_lab.contract.records import RunRecord
 
 
-def _groups(records: Sequence[RunRecord]) -> dict[tuple[str, int], list[RunRecord]]:
+def run_groups(records: Sequence[RunRecord]) -> dict[tuple[str, int], list[RunRecord]]:
+    """The runs per (region, config index), in the order they came."""
     groups: dict[tuple[str, int], list[RunRecord]] = defaultdict(list)
     for record in records:
         groups[(record.annotation, record.config_index)].append(record)
     return {k: sorted(v, key=lambda r: r.run_index) for k, v in groups.items()}
 
 
-def _decimate(n: int, max_points: int | None) -> list[int]:
+def decimate(n: int, max_points: int | None) -> list[int]:
+    """At most ``max_points`` indices of ``n``, evenly spread, first and last kept."""
     if max_points is None or n <= max_points:
         return list(range(n))
     return sorted({round(i) for i in np.linspace(0, n - 1, max(max_points, 2))})
 
 
-def _scatter(**properties: Any) -> go.Scatter:  # noqa: ANN401
+def new_scatter(**properties: Any) -> go.Scatter:  # noqa: ANN401
     """A scatter trace, not validated by plotly (7x faster on long per-run arrays).
 
     For the per-run traces only, whose properties are built here with known names
@@ -43,7 +47,7 @@ def _scatter(**properties: Any) -> go.Scatter:  # noqa: ANN401
     return go.Scatter(**properties, _validate=False)
 
 
-def _finite(value: float | None) -> float | None:
+def finite_value(value: float | None) -> float | None:
     """JSON-safe number: NaN and infinities as None (as :func:`figure_json` does)."""
     if value is None or not math.isfinite(value):
         return None
@@ -69,7 +73,7 @@ def region_order(records: Sequence[RunRecord]) -> dict[RegionKey, int]:
     return order
 
 
-def _log_ticks(lo: float, hi: float) -> tuple[list[float], list[str]]:
+def log_ticks(lo: float, hi: float) -> tuple[list[float], list[str]]:
     """Tick values and labels of a log axis from ``lo`` to ``hi`` (both > 0).
 
     Powers of ten, then 1-2-5 steps, then every digit, as many as it takes to
@@ -97,3 +101,16 @@ def _tick_label(value: float) -> str:
         if abs(value) >= scale:
             return f"{value / scale:.3g}{suffix}"
     return f"{value:.3g}"
+
+
+def figure_json(fig: go.Figure) -> dict[str, Any]:
+    """Return ``fig`` as a JSON-safe dict (what REST and the widget trait carry).
+
+    Arrays become lists, NaN and infinities become ``null``, and ``<``, ``>``, ``/``
+    stay safe inside an HTML ``<script>``.
+
+    Raises:
+        Nothing.
+    """
+    result: dict[str, Any] = json.loads(pio.to_json(fig, validate=False))
+    return result

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 import plotly.graph_objects as go
 
-from nsight_lab.figures.common import _finite
-from nsight_lab.figures.text import _label, _meta_text, _text
-from nsight_lab.figures.theme import NEUTRAL, PALETTE, _layout, region_style
+from nsight_lab.figures.common import finite_value
+from nsight_lab.figures.text import meta_text, plotly_text, series_label
+from nsight_lab.figures.theme import NEUTRAL, PALETTE, base_layout, region_style
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -53,7 +53,7 @@ def _counter_spans(
         except ValueError:
             continue
         if series.t_us:
-            label = _label(chosen.annotation, chosen.config, with_config)
+            label = series_label(chosen.annotation, chosen.config, with_config)
             spans.append(((annotation, config_index), label, chosen, series))
     return spans
 
@@ -121,7 +121,7 @@ def counters_figure(  # noqa: C901, PLR0915  (one figure's grid)
     highest: dict[str, float] = dict.fromkeys(units, 0.0)
     for *_, series in spans:
         for metric, column in zip(series.metrics, series.values, strict=True):
-            finite = [v for v in (_finite(x) for x in column) if v is not None]
+            finite = [v for v in (finite_value(x) for x in column) if v is not None]
             if finite:
                 unit = unit_of[metric]
                 highest[unit] = max(highest[unit], *finite)
@@ -165,7 +165,7 @@ def counters_figure(  # noqa: C901, PLR0915  (one figure's grid)
             annotations.append(
                 {
                     "text": f"{style.glyph} "
-                    + _text(_short(label, NAME_CHARS[columns])),
+                    + plotly_text(_short(label, NAME_CHARS[columns])),
                     "x": x0,
                     "xref": "paper",
                     "xanchor": "left",
@@ -173,7 +173,7 @@ def counters_figure(  # noqa: C901, PLR0915  (one figure's grid)
                     "yref": "paper",
                     "yanchor": "bottom",
                     "showarrow": False,
-                    "hovertext": _text(label),
+                    "hovertext": plotly_text(label),
                 }
             )
             for metric, column in zip(series.metrics, series.values, strict=True):
@@ -183,26 +183,27 @@ def counters_figure(  # noqa: C901, PLR0915  (one figure's grid)
                 traces.append(
                     go.Scatter(
                         x=list(series.t_us),
-                        y=[_finite(v) for v in column],
+                        y=[finite_value(v) for v in column],
                         xaxis=f"x{suffix}",
                         yaxis=f"y{suffix}",
-                        name=_text(f"{metric} ({unit or 'value'})"),
+                        name=plotly_text(f"{metric} ({unit or 'value'})"),
                         legendgroup=metric,
                         showlegend=metric not in shown_in_legend,
                         mode="lines+markers",
                         line={"color": colour, "width": 1.5},
                         marker={"size": 3},
                         customdata=[
-                            [_text(label), str(record.run_index)] for _ in series.t_us
+                            [plotly_text(label), str(record.run_index)]
+                            for _ in series.t_us
                         ],
                         hovertemplate=(
                             "%{customdata[0]} (run %{customdata[1]})<br>%{x:.4g} µs "
-                            f"in: %{{y:.4g}} {_text(unit)}"
-                            f"<extra>{_text(metric)}</extra>"
+                            f"in: %{{y:.4g}} {plotly_text(unit)}"
+                            f"<extra>{plotly_text(metric)}</extra>"
                         ),
                         meta={
                             "metric": metric,
-                            "annotation": _meta_text(record.annotation),
+                            "annotation": meta_text(record.annotation),
                             "config_index": record.config_index,
                         },
                     )
@@ -226,7 +227,7 @@ def counters_figure(  # noqa: C901, PLR0915  (one figure's grid)
                 shown_in_legend.add("roof")
             panel += 1
     fig = go.Figure(
-        layout=_layout(
+        layout=base_layout(
             "Counters over time (PM sampling)<br><sup>the median run of each "
             "region, from its first kernel</sup>",
             height=top_px + plot_px + bottom_px,

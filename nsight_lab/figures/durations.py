@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any
 import plotly.graph_objects as go
 
 from nsight_lab.figures.common import (
-    _decimate,
-    _groups,
-    _log_ticks,
-    _scatter,
+    decimate,
+    log_ticks,
+    new_scatter,
     region_order,
+    run_groups,
 )
-from nsight_lab.figures.text import _label, _meta_text, _text, _throttle_text
-from nsight_lab.figures.theme import _layout, _rgba, region_style
+from nsight_lab.figures.text import meta_text, plotly_text, series_label, throttle_text
+from nsight_lab.figures.theme import base_layout, region_style, with_alpha
 from nsight_lab.stats import running_mean_ci
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from nsight_lab.contract.records import RunRecord
 
 
-def _duration_layout(
+def duration_layout(
     yrange: tuple[float, float] | None = None, runs: int | None = None
 ) -> go.Layout:
     """Runs along x, durations on a log axis (regions of 50 µs and of 1 ms alike).
@@ -46,7 +46,7 @@ def _duration_layout(
     }
     if yrange is not None:
         lo, hi = yrange[0] / 1.15, yrange[1] * 1.15
-        values, labels = _log_ticks(lo, hi)
+        values, labels = log_ticks(lo, hi)
         yaxis.update(
             range=[math.log10(lo), math.log10(hi)],
             tickvals=values,
@@ -55,7 +55,7 @@ def _duration_layout(
     xaxis: dict[str, Any] = {"title": {"text": "run"}}
     if runs is not None and runs <= 10:  # noqa: PLR2004
         xaxis["dtick"] = 1  # whole runs (two runs: not 0, 0.2, ... 1)
-    return _layout(
+    return base_layout(
         "Duration per run",
         xaxis=xaxis,
         yaxis=yaxis,
@@ -63,7 +63,7 @@ def _duration_layout(
     )
 
 
-def _point_style(
+def point_style(
     record: RunRecord, label: str, symbol: str = "circle"
 ) -> tuple[int, str, list[str]]:
     """Marker size, marker symbol and customdata of one run's point.
@@ -77,12 +77,12 @@ def _point_style(
         (f"{symbol}-open" if throttled else symbol),
         [
             label,
-            _throttle_text(record),
+            throttle_text(record),
         ],
     )
 
 
-def _duration_traces(  # noqa: PLR0913  (one group's data, keyword-only)
+def duration_traces(  # noqa: PLR0913  (one group's data, keyword-only)
     i: int,
     *,
     label: str,
@@ -106,16 +106,16 @@ def _duration_traces(  # noqa: PLR0913  (one group's data, keyword-only)
         "meta": meta,
     }
     return [
-        _scatter(x=band_x, y=low, name=f"{label} CI95 low", **edge),
-        _scatter(
+        new_scatter(x=band_x, y=low, name=f"{label} CI95 low", **edge),
+        new_scatter(
             x=band_x,
             y=high,
             name=f"{label} CI95",
             fill="tonexty",
-            fillcolor=_rgba(colour, 0.2),
+            fillcolor=with_alpha(colour, 0.2),
             **edge,
         ),
-        _scatter(
+        new_scatter(
             x=points[0],
             y=points[1],
             name=label,
@@ -168,13 +168,13 @@ def duration_figure(
     Raises:
         Nothing.
     """
-    groups = _groups(records)
+    groups = run_groups(records)
     if with_config is None:
         with_config = len({ci for _, ci in groups}) > 1
     order = region_order(records)
     positive = [r.duration_ns / 1e3 for r in records if r.duration_ns > 0]
     fig = go.Figure(
-        layout=_duration_layout(
+        layout=duration_layout(
             (min(positive), max(positive)) if positive else None,
             max((r.run_index for r in records), default=0) + 1,
         ),
@@ -182,16 +182,16 @@ def duration_figure(
     )
     for (annotation, ci), group in groups.items():
         i = order[(annotation, ci)]
-        label = _text(_label(annotation, group[0].config, with_config))
-        meta = {"annotation": _meta_text(annotation), "config_index": ci}
+        label = plotly_text(series_label(annotation, group[0].config, with_config))
+        meta = {"annotation": meta_text(annotation), "config_index": ci}
         x = [r.run_index for r in group]
         y = [r.duration_ns / 1e3 for r in group]
         low, high = running_mean_ci(y)
-        keep = _decimate(len(x), max_points)
+        keep = decimate(len(x), max_points)
         # The band only from MIN_BAND_RUNS runs on (NaN before: see running_mean_ci).
         band = [k for k in keep if math.isfinite(low[k]) and math.isfinite(high[k])]
         fig.add_traces(
-            _duration_traces(
+            duration_traces(
                 i,
                 label=label,
                 meta=meta,
@@ -202,7 +202,7 @@ def duration_figure(
                 ),
                 points=([x[k] for k in keep], [y[k] for k in keep]),
                 styles=[
-                    _point_style(group[k], label, region_style(i).symbol) for k in keep
+                    point_style(group[k], label, region_style(i).symbol) for k in keep
                 ],
             )
         )

@@ -15,20 +15,19 @@ from typing import TYPE_CHECKING, Any
 
 import plotly.graph_objects as go
 
-from nsight_lab.figures.assemble import figure_json
-from nsight_lab.figures.common import _finite
+from nsight_lab.figures.common import figure_json, finite_value
 from nsight_lab.figures.durations import (
-    _duration_layout,
-    _duration_traces,
-    _point_style,
+    duration_layout,
+    duration_traces,
+    point_style,
 )
 from nsight_lab.figures.telemetry import (
-    _clock_custom,
-    _clock_traces,
-    _clock_values,
+    clock_custom,
+    clock_traces,
+    clock_values,
     clocks_figure,
 )
-from nsight_lab.figures.text import _label, _meta_text, _text
+from nsight_lab.figures.text import meta_text, plotly_text, series_label
 from nsight_lab.figures.theme import region_style
 from nsight_lab.stats import RunningMean
 
@@ -36,7 +35,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from nsight_lab.contract.records import RunRecord
-    from nsight_lab.distributed.figure import LiveRanks
+    from nsight_lab.figures.ranks import LiveRanks
 
 
 class _Group:
@@ -78,7 +77,7 @@ class LiveFigures:
         self.with_config = with_config
         self.max_points = max_points
         self.figures: dict[str, dict[str, Any]] = {
-            "duration": figure_json(go.Figure(layout=_duration_layout())),
+            "duration": figure_json(go.Figure(layout=duration_layout())),
             "clocks": figure_json(clocks_figure([], with_config=with_config)),
         }
         self.figures["duration"]["data"] = []
@@ -141,8 +140,8 @@ class LiveFigures:
 
     def _add_ranks(self, records: Sequence[RunRecord]) -> dict[str, Any] | None:
         """The per-rank chart's appends (a multi-rank profile's; none otherwise)."""
-        from nsight_lab.distributed.figure import LiveRanks
         from nsight_lab.distributed.metrics import is_multi_rank
+        from nsight_lab.figures.ranks import LiveRanks
 
         if self._ranks is None:
             if not any(is_multi_rank(r) for r in records):
@@ -162,14 +161,14 @@ class LiveFigures:
             key = (record.annotation, record.config_index)
             group = self._groups.get(key)
             if group is None:
-                label = _text(
-                    _label(record.annotation, record.config, self.with_config)
+                label = plotly_text(
+                    series_label(record.annotation, record.config, self.with_config)
                 )
                 meta = {
-                    "annotation": _meta_text(record.annotation),
+                    "annotation": meta_text(record.annotation),
                     "config_index": record.config_index,
                 }
-                traces = _duration_traces(
+                traces = duration_traces(
                     len(self._groups),
                     label=label,
                     meta=meta,
@@ -188,7 +187,7 @@ class LiveFigures:
                     json.loads(json.dumps(t.to_plotly_json())) for t in traces
                 )
             value = record.duration_ns / 1e3
-            size, symbol, custom = _point_style(record, group.label, group.symbol)
+            size, symbol, custom = point_style(record, group.label, group.symbol)
             column = points.setdefault(
                 group.index + 2,
                 {
@@ -208,8 +207,8 @@ class LiveFigures:
             if edges is not None:
                 xs, lows, highs = band.setdefault(group.index, ([], [], []))
                 xs.append(record.run_index)
-                lows.append(_finite(edges[0]))
-                highs.append(_finite(edges[1]))
+                lows.append(finite_value(edges[0]))
+                highs.append(finite_value(edges[1]))
         extend = []
         if points:
             indices = list(points)
@@ -251,11 +250,11 @@ class LiveFigures:
                 continue
             xs.append(len(self._runs))
             self._runs.add(run)
-            clock, temperature = _clock_values(record)
-            sm.append(_finite(clock))
-            temp.append(_finite(temperature))
+            clock, temperature = clock_values(record)
+            sm.append(finite_value(clock))
+            temp.append(finite_value(temperature))
             symbols.append("x" if record.telemetry.throttled else "circle")
-            custom.append(_clock_custom(record, self.with_config))
+            custom.append(clock_custom(record, self.with_config))
         if not xs:
             return None
         traces: list[dict[str, Any]] = []
@@ -264,7 +263,7 @@ class LiveFigures:
                 return None  # no telemetry yet: the chart stays empty (views say why)
             traces = [
                 figure_json(go.Figure(data=[t], layout=go.Layout()))["data"][0]
-                for t in _clock_traces()
+                for t in clock_traces()
             ]
         op = _extend_op(
             [0, 1],

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 
 import plotly.graph_objects as go
 
-from nsight_lab.figures.common import _log_ticks
-from nsight_lab.figures.text import _label, _text
-from nsight_lab.figures.theme import NEUTRAL, _layout, region_style
+from nsight_lab.figures.common import log_ticks
+from nsight_lab.figures.text import plotly_text, series_label
+from nsight_lab.figures.theme import NEUTRAL, base_layout, region_style
 from nsight_lab.roofline.placement import DEFAULT_DTYPE
 
 if TYPE_CHECKING:
@@ -132,7 +132,7 @@ def _roofs(
 
 
 def _axis(title: str, lo: float, hi: float) -> dict[str, object]:
-    values, labels = _log_ticks(lo, hi)
+    values, labels = log_ticks(lo, hi)
     return {
         "type": "log",
         "title": {"text": title},
@@ -180,10 +180,10 @@ def roofline_figure(
     y_lo = 10 ** math.floor(math.log10(min(tflops)))
     y_hi = 10 ** math.ceil(math.log10(max(tflops) * 2.5))
     with_config = len({p.config_index for p in placements}) > 1
-    subtitle = _text(peaks.source)
+    subtitle = plotly_text(peaks.source)
     fig = go.Figure(
-        layout=_layout(
-            f"Roofline: {_text(peaks.device)}<br><sup>{subtitle}</sup>",
+        layout=base_layout(
+            f"Roofline: {plotly_text(peaks.device)}<br><sup>{subtitle}</sup>",
             xaxis=_axis("arithmetic intensity (FLOP/byte)", x_lo, x_hi),
             yaxis=_axis("performance (TFLOP/s)", y_lo, y_hi),
             # Legend symbols of one size, whatever the ring a point is drawn as.
@@ -241,7 +241,8 @@ def roofline_figure(
         )
     )
     labels = {
-        id(p): _text(_label(p.annotation, p.config, with_config)) for p in placements
+        id(p): plotly_text(series_label(p.annotation, p.config, with_config))
+        for p in placements
     }
     spans = (math.log10(x_hi / x_lo), span)
     logs = [

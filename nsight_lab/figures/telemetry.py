@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 
 import plotly.graph_objects as go
 
-from nsight_lab.figures.common import _decimate, _scatter
-from nsight_lab.figures.text import _config_label, _text, _throttle_text
-from nsight_lab.figures.theme import PALETTE, _layout
+from nsight_lab.figures.common import decimate, new_scatter
+from nsight_lab.figures.text import config_label, plotly_text, throttle_text
+from nsight_lab.figures.theme import PALETTE, base_layout
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -28,7 +28,7 @@ def clock_figure(title: str) -> go.Figure:
     The per-run chart and the per-GPU chart of multi-rank sessions share it.
     """
     return go.Figure(
-        layout=_layout(
+        layout=base_layout(
             title,
             xaxis={"title": {"text": "run (order over all configs)"}},
             # automargin: a clock that never moved (1,980 MHz in every run) gets
@@ -47,16 +47,18 @@ def clock_figure(title: str) -> go.Figure:
     )
 
 
-def _clock_custom(record: RunRecord, with_config: bool) -> list[str]:  # noqa: FBT001
+def clock_custom(record: RunRecord, with_config: bool) -> list[str]:  # noqa: FBT001
+    """Hover data of one run's clock point: where it ran (config, run), throttling."""
     place = (
-        f"{_config_label(record.config)}, run {record.run_index}"
+        f"{config_label(record.config)}, run {record.run_index}"
         if with_config and record.config
         else f"run {record.run_index}"
     )
-    return [_text(place), _throttle_text(record)]
+    return [plotly_text(place), throttle_text(record)]
 
 
-def _clock_values(record: RunRecord) -> tuple[float | None, float | None]:
+def clock_values(record: RunRecord) -> tuple[float | None, float | None]:
+    """One run's SM clock (MHz) and temperature (°C); ``None`` where not read."""
     return record.telemetry.sm_clock_mhz, record.telemetry.temperature_c
 
 
@@ -84,12 +86,12 @@ def clocks_figure(
     every = list(runs.values())
     if with_config is None:
         with_config = len({r.config_index for r in every}) > 1
-    x = _decimate(len(every), max_points)
+    x = decimate(len(every), max_points)
     ordered = [every[k] for k in x]
     symbols = ["x" if r.telemetry.throttled else "circle" for r in ordered]
-    custom = [_clock_custom(r, with_config) for r in ordered]
+    custom = [clock_custom(r, with_config) for r in ordered]
     fig = clock_figure("SM clock and temperature per run")
-    values = [_clock_values(r) for r in ordered]
+    values = [clock_values(r) for r in ordered]
     if not any(_has_telemetry(r) for r in every):
         # Nothing to draw (the cpu backend, or no NVML): no traces, so every view says
         # why in words instead of drawing empty axes around -1...4 MHz; the words
@@ -97,7 +99,7 @@ def clocks_figure(
         if every:
             fig.update_layout(meta={"missing": missing_telemetry(every)})
         return fig
-    for trace in _clock_traces():
+    for trace in clock_traces():
         fig.add_trace(trace)
     fig.data[0].update(x=x, y=[v[0] for v in values], customdata=custom)
     fig.data[1].update(x=x, y=[v[1] for v in values], customdata=custom)
@@ -139,14 +141,14 @@ def missing_telemetry(records: Sequence[RunRecord]) -> str:
 
 
 def _has_telemetry(record: RunRecord) -> bool:
-    return any(value is not None for value in _clock_values(record))
+    return any(value is not None for value in clock_values(record))
 
 
-def _clock_traces() -> list[go.Scatter]:
+def clock_traces() -> list[go.Scatter]:
     """The clock chart's two empty traces: SM clock (left axis), temperature (right)."""
     series = (("SM clock", "y", "MHz"), ("temperature", "y2", "°C"))
     return [
-        _scatter(
+        new_scatter(
             x=[],
             y=[],
             name=name,

@@ -2,8 +2,8 @@
 
 Figures are theme-neutral: transparent backgrounds, no text colours (the front end
 applies the theme's), series coloured from :data:`PALETTE`, the legend under the plot.
-Every chart of :mod:`nsight_lab.figures` (and :mod:`nsight_lab.distributed.figure`)
-starts from :func:`_layout`, so they look alike on every surface.
+Every chart of :mod:`nsight_lab.figures` (and :mod:`nsight_lab.figures.ranks`)
+starts from :func:`base_layout`, so they look alike on every surface.
 """
 
 from __future__ import annotations
@@ -72,7 +72,8 @@ NEUTRAL = "rgba(128, 128, 128, 0.9)"
 TRANSPARENT = "rgba(0, 0, 0, 0)"
 
 
-def _layout(title: str, **extra: Any) -> go.Layout:  # noqa: ANN401
+def base_layout(title: str, **extra: Any) -> go.Layout:  # noqa: ANN401
+    """The layout every chart starts from: theme-neutral, ``title`` at the left."""
     return go.Layout(
         title={"text": title, "x": 0.02, "xanchor": "left"},
         template="none",  # no template colours: the front end applies the theme
@@ -123,6 +124,7 @@ def region_style(index: int) -> RegionStyle:
     )
 
 
-def _rgba(hex_colour: str, alpha: float) -> str:
+def with_alpha(hex_colour: str, alpha: float) -> str:
+    """``#rrggbb`` as ``rgba(r, g, b, alpha)``."""
     r, g, b = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
     return f"rgba({r}, {g}, {b}, {alpha})"

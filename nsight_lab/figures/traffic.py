@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 import plotly.graph_objects as go
 
-from nsight_lab.figures.text import _label, _text
-from nsight_lab.figures.theme import PALETTE, _layout, region_style
+from nsight_lab.figures.text import plotly_text, series_label
+from nsight_lab.figures.theme import PALETTE, base_layout, region_style
 from nsight_lab.roofline.placement import traffic_comparison
 
 if TYPE_CHECKING:
@@ -66,8 +66,8 @@ def traffic_figure(
     if order is None:
         order = {(p.annotation, p.config_index): i for i, p in enumerate(placements)}
     with_config = len({p.config_index for p in placements}) > 1
-    names = [_label(p.annotation, p.config, with_config) for p in placements]
-    labels = [_text(name) for name in names]
+    names = [series_label(p.annotation, p.config, with_config) for p in placements]
+    labels = [plotly_text(name) for name in names]
     styles = [
         region_style(order.get((p.annotation, p.config_index), i))
         for i, p in enumerate(placements)
@@ -75,7 +75,7 @@ def traffic_figure(
     # Unique category names, in the region's sign and colour: two regions never
     # share a row, whatever their names.
     rows = [
-        f"{_text(_short(name))} {style.glyph}" + "\u200b" * names[:i].count(name)
+        f"{plotly_text(_short(name))} {style.glyph}" + "\u200b" * names[:i].count(name)
         for i, (name, style) in enumerate(zip(names, styles, strict=True))
     ]
     title = "DRAM traffic per region"
@@ -89,7 +89,7 @@ def traffic_figure(
     top = max(totals, default=0.0) or 1.0
     # Room right of the longest bar for its figure (~9 characters).
     fig = go.Figure(
-        layout=_layout(
+        layout=base_layout(
             title,
             barmode="stack",
             height=150 + BAR_PX * len(placements),

@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any
 import plotly.graph_objects as go
 
 from nsight_lab.analysis.baselines import table_of
-from nsight_lab.distributed.figure import RANKS_CHART, rank_figures
 from nsight_lab.figures import (
     CHART_ORDER,
     LiveFigures,
@@ -38,6 +37,7 @@ from nsight_lab.figures import (
     traffic_figure,
 )
 from nsight_lab.figures.durations import duration_layout
+from nsight_lab.figures.ranks import RANKS_CHART, rank_figures
 from nsight_lab.figures.telemetry import missing_telemetry
 from nsight_lab.roofline.placement import place_session, region_work
 from nsight_lab.viewmodel import summary

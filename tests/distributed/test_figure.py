@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from nsight_lab.distributed.figure import rank_clocks_figure, ranks_figure
 from nsight_lab.figures import CHART_ORDER, figures_to_json
+from nsight_lab.figures.ranks import rank_clocks_figure, ranks_figure
 
 
 def test_ranks_figure_has_span_each_rank_and_the_straggler(ranked, step):

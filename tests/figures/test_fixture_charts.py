@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from nsight_lab.figures import PALETTE, figures_to_json
-from nsight_lab.figures.common import _log_ticks
+from nsight_lab.figures.common import log_ticks
 from nsight_lab.figures.roofline import (
     MIN_PLOT_PX,
     ROOF_LABEL_PX,
@@ -246,7 +246,7 @@ def test_log_axes_have_whole_number_ticks_even_for_one_region() -> None:
     _whole_labels(layout["yaxis"])
     # A range inside one decade: 1-2-5 or every digit, labelled whole ("20",
     # "30", never plotly's lone "2 3 ... 8").
-    values, labels = _log_ticks(18.0, 95.0)
+    values, labels = log_ticks(18.0, 95.0)
     assert labels == ["20", "50"] or len(values) >= 3
     assert all(len(label) >= 2 for label in labels)
 

@@ -24,11 +24,10 @@ from typing import TYPE_CHECKING, Any
 import plotly.graph_objects as go
 
 from nsight_lab.distributed import metrics as m
-from nsight_lab.figures.assemble import figure_json
-from nsight_lab.figures.common import _decimate, _scatter
+from nsight_lab.figures.common import decimate, figure_json, new_scatter
 from nsight_lab.figures.telemetry import clock_figure
-from nsight_lab.figures.text import _label, _meta_text, _text
-from nsight_lab.figures.theme import NEUTRAL, PALETTE, _layout
+from nsight_lab.figures.text import meta_text, plotly_text, series_label
+from nsight_lab.figures.theme import NEUTRAL, PALETTE, base_layout
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -47,7 +46,8 @@ def _colour(rank: int) -> str:
     return PALETTE[rank % len(PALETTE)]
 
 
-def _finite(value: float | None) -> float | None:
+def finite_value(value: float | None) -> float | None:
+    """JSON-safe number: NaN and infinities as None."""
     return value if value is not None and math.isfinite(value) else None
 
 
@@ -69,7 +69,7 @@ def _ranks(group: Sequence[RunRecord]) -> list[int]:
 
 
 def _ranks_layout() -> go.Layout:
-    return _layout(
+    return base_layout(
         "Duration per rank per run",
         xaxis={"title": {"text": "run"}},
         yaxis={"title": {"text": "duration (µs)"}, "rangemode": "tozero"},
@@ -81,7 +81,7 @@ def _group_traces(
 ) -> list[go.Scatter]:
     """One region's traces, empty: its span, each rank, its stragglers."""
     traces = [
-        _scatter(
+        new_scatter(
             x=[],
             y=[],
             name=f"{label} span",
@@ -94,7 +94,7 @@ def _group_traces(
         )
     ]
     traces.extend(
-        _scatter(
+        new_scatter(
             x=[],
             y=[],
             name=f"{label} rank {rank}",
@@ -120,7 +120,7 @@ def _group_traces(
         for rank in ranks
     )
     traces.append(
-        _scatter(
+        new_scatter(
             x=[],
             y=[],
             name=f"{label} straggler",
@@ -154,7 +154,7 @@ def _points(
     points: dict[int, dict[str, Any]] = {
         0: {
             "x": record.run_index,
-            "y": _finite(record.duration_ns / 1e3),
+            "y": finite_value(record.duration_ns / 1e3),
             "customdata": label,
         }
     }
@@ -162,7 +162,7 @@ def _points(
         value = record.metrics.get(m.rank_metric(m.DURATION, rank), math.nan)
         points[i] = {
             "x": record.run_index,
-            "y": _finite(value / 1e3),
+            "y": finite_value(value / 1e3),
             "customdata": [label, rank],
         }
     who = record.metrics.get(m.STRAGGLER, math.nan)
@@ -171,7 +171,7 @@ def _points(
         value = record.metrics.get(m.rank_metric(m.DURATION, rank), math.nan)
         points[len(ranks) + 1] = {
             "x": record.run_index,
-            "y": _finite(value / 1e3),
+            "y": finite_value(value / 1e3),
             "customdata": [label, rank],
             "marker.color": _colour(rank),
         }
@@ -181,12 +181,12 @@ def _points(
 def _group_label(
     annotation: str, ci: int, record: RunRecord, *, with_config: bool
 ) -> tuple[str, dict[str, Any]]:
-    raw = _label(annotation, record.config, with_config)
+    raw = series_label(annotation, record.config, with_config)
     meta: dict[str, Any] = {
-        "annotation": _meta_text(annotation),
+        "annotation": meta_text(annotation),
         "config_index": ci,
     }
-    return _text(raw), meta
+    return plotly_text(raw), meta
 
 
 def ranks_figure(
@@ -308,8 +308,14 @@ def rank_clocks_figure(
     every = _thinned(list(runs.values()), max_points)
     series = {
         rank: (
-            [_finite(r.metrics.get(m.rank_metric(m.SM_CLOCK, rank))) for r in every],
-            [_finite(r.metrics.get(m.rank_metric(m.TEMPERATURE, rank))) for r in every],
+            [
+                finite_value(r.metrics.get(m.rank_metric(m.SM_CLOCK, rank)))
+                for r in every
+            ],
+            [
+                finite_value(r.metrics.get(m.rank_metric(m.TEMPERATURE, rank)))
+                for r in every
+            ],
         )
         for rank in _ranks(every)
     }
@@ -324,7 +330,7 @@ def rank_clocks_figure(
             (temp, "temperature", "y2", "°C", "dot"),
         ):
             fig.add_trace(
-                _scatter(
+                new_scatter(
                     x=x,
                     y=values,
                     name=f"rank {rank} ({device}) {what}",
@@ -343,7 +349,7 @@ def rank_clocks_figure(
 
 
 def _thinned(group: Sequence[RunRecord], max_points: int | None) -> list[RunRecord]:
-    return [group[k] for k in _decimate(len(group), max_points)]
+    return [group[k] for k in decimate(len(group), max_points)]
 
 
 def rank_figures(

@@ -12,7 +12,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 """Version of the record shape and of the store schema (see ``store/migrations.py``)."""
 
 TIME_METRIC = "gpu__time_duration.sum"

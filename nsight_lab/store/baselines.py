@@ -60,7 +60,7 @@ class StoredVerdict:
         }
 
 
-class _BaselineQueries:
+class BaselineQueries:
     """Baseline methods of :class:`~nsight_lab.store.run_store.RunStore`."""
 
     if TYPE_CHECKING:  # provided by RunStore

@@ -3,7 +3,7 @@
 A session records its writer's pid and, on Linux, a token ``"<boot id>:<start
 time>"`` from ``/proc`` so that a reused pid is not mistaken for the writer.
 ``RunStore.mark_interrupted`` (:mod:`nsight_lab.store.run_store`) asks
-:func:`_writer_alive`. This is the SQLite engine's test; a PostgreSQL store's writer
+:func:`writer_alive`. This is the SQLite engine's test; a PostgreSQL store's writer
 may run on another host, and its liveness is its connection's advisory lock instead
 (:mod:`nsight_lab.store.postgres` says why).
 """
@@ -38,7 +38,7 @@ def _has_proc() -> bool:
     return sys.platform.startswith("linux") and Path("/proc/self/stat").exists()
 
 
-def _pid_token(pid: int) -> str | None:
+def pid_token(pid: int) -> str | None:
     """Return ``"<boot id>:<start time>"`` of a local Linux process, else ``None``."""
     if not _has_proc():
         return None
@@ -46,14 +46,14 @@ def _pid_token(pid: int) -> str | None:
     return None if stat is None else f"{_boot_id()}:{stat[1]}"
 
 
-def _writer_alive(pid: int | None, token: str | None) -> bool:
+def writer_alive(pid: int | None, token: str | None) -> bool:
     """Tell whether a local writer process still runs; ``True`` when it cannot tell."""
     if pid is None or os.name != "posix":
         return True  # on Windows os.kill(pid, 0) would terminate the process
     if _has_proc():
         stat = _read_proc_stat(pid)
         alive = stat is not None and stat[0] not in {"Z", "X", "x"}
-        return alive and (token is None or token == _pid_token(pid))
+        return alive and (token is None or token == pid_token(pid))
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -85,7 +85,7 @@ def redact(url: str) -> str:
 
 def _driver() -> Any:  # noqa: ANN401  (the psycopg module)
     try:
-        import psycopg
+        import psycopg  # noqa: PLC0415  (optional driver, only for a PostgreSQL store)
     except ImportError as exc:
         msg = (
             "the run store is a PostgreSQL database but psycopg 3 is missing; "
@@ -98,7 +98,7 @@ def _driver() -> Any:  # noqa: ANN401  (the psycopg module)
 def errors() -> tuple[type[Exception], ...]:
     """The driver's error classes (empty when psycopg is not installed)."""
     try:
-        import psycopg
+        import psycopg  # noqa: PLC0415  (optional driver, only for a PostgreSQL store)
     except ImportError:
         return ()
     return (psycopg.Error,)

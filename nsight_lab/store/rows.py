@@ -31,12 +31,12 @@ def in_list(ids: Sequence[int]) -> tuple[list[int], str]:
     return unique, ", ".join("?" * len(unique))
 
 
-_SESSION_COLUMNS = (
+SESSION_COLUMNS = (
     "id, name, notebook, device, host, pid, backend, backend_reason, options_json,"
     " configs_json, runs_planned, cell_source, notes_json, status, error, created_at,"
     " finished_at, schema_version, user_name, uuid"
 )
-_RUN_COLUMNS = (
+RUN_COLUMNS = (
     "id, session_id, config_index, config_json, run_index, annotation, duration_ns,"
     " backend, kernels_json, metrics_json, sm_clock_mhz, mem_clock_mhz, temperature_c,"
     " power_w, clock_event_reasons_json, throttled, thermal_wait_s, finished_at,"
@@ -44,7 +44,8 @@ _RUN_COLUMNS = (
 )
 
 
-def _session_from_row(row: Sequence[Any]) -> SessionInfo:
+def session_from_row(row: Sequence[Any]) -> SessionInfo:
+    """The session a ``SELECT {SESSION_COLUMNS} FROM sessions`` row holds."""
     (sid, name, notebook, device, host, pid, backend, backend_reason, options_json,
      configs_json, runs_planned, cell_source, notes_json, status, error, created_at,
      finished_at, schema_version, user_name, session_uuid) = row  # fmt: skip
@@ -72,7 +73,8 @@ def _session_from_row(row: Sequence[Any]) -> SessionInfo:
     )
 
 
-def _run_to_row(r: RunRecord) -> tuple[Any, ...]:
+def run_to_row(r: RunRecord) -> tuple[Any, ...]:
+    """The values of a new ``runs`` row (every column of RUN_COLUMNS but the id)."""
     t = r.telemetry
     return (
         r.session_id, r.config_index, json.dumps(dict(r.config), default=str),
@@ -84,7 +86,8 @@ def _run_to_row(r: RunRecord) -> tuple[Any, ...]:
     )  # fmt: skip
 
 
-def _run_from_row(row: Sequence[Any]) -> RunRecord:
+def run_from_row(row: Sequence[Any]) -> RunRecord:
+    """The record a ``SELECT {RUN_COLUMNS} FROM runs`` row holds."""
     (_, sid, config_index, config_json, run_index, annotation, duration_ns, backend,
      kernels_json, metrics_json, sm_clock, mem_clock, temperature, power, reasons_json,
      throttled, thermal_wait_s, finished_at, series) = row  # fmt: skip
@@ -113,7 +116,7 @@ def _run_from_row(row: Sequence[Any]) -> RunRecord:
     )
 
 
-def _session_filter(  # noqa: PLR0913
+def session_filter(  # noqa: PLR0913
     *,
     notebook: str | None,
     annotation: str | None,

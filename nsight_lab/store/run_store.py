@@ -33,11 +33,12 @@ from nsight_lab.errors import NotFoundError, StoreError
 from nsight_lab.paths import store_location
 from nsight_lab.store import migrations as _migrations
 from nsight_lab.store import postgres as _pg
-from nsight_lab.store.baselines import _BaselineQueries
+from nsight_lab.store.baselines import BaselineQueries
 from nsight_lab.store.dialect import POSTGRES, SQLITE
-from nsight_lab.store.liveness import _writer_alive
-from nsight_lab.store.runs import _RunQueries
-from nsight_lab.store.sessions import SessionRunningError, _SessionQueries
+from nsight_lab.store.liveness import writer_alive
+from nsight_lab.store.run_writes import RunWrites
+from nsight_lab.store.runs import RunQueries
+from nsight_lab.store.sessions import SessionQueries, SessionRunningError
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -72,7 +73,7 @@ INTERRUPTED_ERROR = (
 _HISTORY_HINT = "list sessions with: nsight-lab history"
 
 
-class RunStore(_SessionQueries, _RunQueries, _BaselineQueries):
+class RunStore(SessionQueries, RunWrites, RunQueries, BaselineQueries):
     """Sessions and their per-run records in one SQLite file or PostgreSQL database.
 
     Writes go through one connection under a lock; reads use a connection per
@@ -374,7 +375,7 @@ class RunStore(_SessionQueries, _RunQueries, _BaselineQueries):
             alive: dict[tuple[int | None, str | None], bool] = {}
             for _, pid, token in rows:
                 if (pid, token) not in alive:
-                    alive[pid, token] = _writer_alive(pid, token)
+                    alive[pid, token] = writer_alive(pid, token)
             dead = [sid for sid, pid, token in rows if not alive[pid, token]]
         if not dead:
             return []
@@ -410,7 +411,7 @@ class RunStore(_SessionQueries, _RunQueries, _BaselineQueries):
                 _pg.ORPHANS_SQL.replace("ORDER BY id", "AND id = ?"), (session_id,)
             ).fetchone()
             return row is None
-        return host != self._host or _writer_alive(pid, token)
+        return host != self._host or writer_alive(pid, token)
 
     def _hold_session(self, conn: Connection, session_id: int) -> None:
         """On PostgreSQL, take the new session's writer lock (in its transaction)."""

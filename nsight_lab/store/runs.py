@@ -1,203 +1,36 @@
-"""The run methods of :class:`~nsight_lab.store.run_store.RunStore` (a mixin).
+"""Reading runs from the run store: :class:`RunQueries` (a mixin of ``RunStore``).
 
-Add runs, read them back, and the cheap change counters pollers use. ``RunStore``
-provides the connection (``_read``, ``_write``) and the error helpers.
+Runs read back by id, the counts a view needs (kept per session by the writer:
+:mod:`nsight_lab.store.run_writes`), and the cheap change counters pollers use.
+``RunStore`` provides the connection (``_read``) and the error helpers.
 """
 
 from __future__ import annotations
 
-import functools
-import sqlite3
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from nsight_lab.errors import NotFoundError
-from nsight_lab.store.postgres import PgConnection
-from nsight_lab.store.rows import _RUN_COLUMNS, _run_from_row, _run_to_row, in_list
+from nsight_lab.store.rows import RUN_COLUMNS, in_list, run_from_row
 
 if TYPE_CHECKING:
     import contextlib
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Sequence
 
     from nsight_lab.contract.records import RunRecord
+    from nsight_lab.errors import NotFoundError
     from nsight_lab.store.dialect import Connection, Dialect
 
 
-_RUN_FIELDS = _RUN_COLUMNS.partition(", ")[2]
-_ROW_MARKS = f"({', '.join('?' * (_RUN_FIELDS.count(',') + 1))})"
-_MAX_ROWS_PER_INSERT = 500
-
-
-@functools.cache
-def _insert_runs_sql(n: int) -> str:
-    """``INSERT INTO runs`` of ``n`` rows in one statement."""
-    return f"INSERT INTO runs ({_RUN_FIELDS}) VALUES {', '.join([_ROW_MARKS] * n)}"  # noqa: S608  (constant SQL)
-
-
-def _insert_runs(
-    conn: Connection, rows: Sequence[tuple[Any, ...]], dialect: Dialect
-) -> list[int]:
-    """Insert ``rows`` with as few statements as the engine's variable limit allows.
-
-    Python's sqlite3 releases the GIL around every statement step, and taking it back
-    from a busy profiling thread can take a whole switch interval (5 ms): per-row
-    INSERTs (or ``executemany``, which steps once per row) in the writer thread made
-    a 500-run batch take seconds while a fast cell ran. One multi-row statement per
-    chunk steps once.
-
-    SQLite hands out consecutive ``AUTOINCREMENT`` ids within the one write
-    transaction, in row order; PostgreSQL's identity may interleave with other
-    writers' rows, so there the ids are drawn first and every row goes in through
-    one statement of arrays (:meth:`PgConnection.insert_rows`).
-
-    Returns:
-        The new ids, in the order of ``rows``.
-    """
-    if isinstance(conn, PgConnection):
-        return conn.insert_rows("runs", _RUN_FIELDS, rows)
-    width = _ROW_MARKS.count("?")
-    per = max(1, min(_MAX_ROWS_PER_INSERT, _variable_limit(conn, dialect) // width))
-    ids: list[int] = []
-    for start in range(0, len(rows), per):
-        chunk = rows[start : start + per]
-        values = [v for r in chunk for v in r]
-        cur = conn.execute(_insert_runs_sql(len(chunk)), values)
-        last = int(getattr(cur, "lastrowid", 0) or 0)
-        ids.extend(range(last - len(chunk) + 1, last + 1))
-    return ids
-
-
-def _variable_limit(conn: Connection, dialect: Dialect) -> int:
-    if dialect.postgres:
-        return dialect.max_parameters
-    getlimit = getattr(conn, "getlimit", None)  # Python >= 3.11
-    if getlimit is None:
-        return 999  # SQLite's default before 3.32
-    return int(getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER))  # type: ignore[attr-defined, unused-ignore]
-
-
-class _RunQueries:
-    """Run methods of :class:`~nsight_lab.store.run_store.RunStore`."""
+class RunQueries:
+    """The run reads of :class:`~nsight_lab.store.run_store.RunStore`."""
 
     if TYPE_CHECKING:  # provided by RunStore
-        where: str
         _dialect: Dialect
-        _annotated: set[tuple[int, str]]
 
         def _read(
             self, action: str
         ) -> contextlib.AbstractContextManager[Connection]: ...
 
-        def _write(
-            self, action: str
-        ) -> contextlib.AbstractContextManager[Connection]: ...
-
         def _not_found(self, session_id: int) -> NotFoundError: ...
-
-    def add_runs(self, records: Sequence[RunRecord]) -> list[int]:
-        """Store runs in one short transaction, committed before this returns.
-
-        The rows go in through multi-row INSERT statements (see ``_insert_runs``):
-        per-row statements cost a fast profile loop dearly.
-
-        Also keeps each session's run count and region names up to date in the same
-        transaction.
-
-        Args:
-            records: The runs, in order; they may belong to several sessions.
-
-        Returns:
-            The new run ids, in the order of ``records``.
-
-        Raises:
-            NotFoundError: A record names a session that is not in the store; nothing
-                of the batch is stored.
-            StoreError: The store is closed or the write failed.
-        """
-        if not records:
-            return []
-        rows = [_run_to_row(r) for r in records]
-        per_session: dict[int, set[str]] = {}
-        counts: dict[int, int] = {}
-        for r in records:
-            per_session.setdefault(r.session_id, set()).add(r.annotation)
-            counts[r.session_id] = counts.get(r.session_id, 0) + 1
-        # Sorted: writers of several sessions take their row locks in one order.
-        # Only the pairs this store has not committed before: a profile's regions
-        # repeat every run, and the statement they would cost is a GIL hand-back.
-        pairs = sorted(
-            (sid, name)
-            for sid, names in per_session.items()
-            for name in names
-            if (sid, name) not in self._annotated
-        )
-        dialect = self._dialect
-        # Few statements: each one costs the writer thread a GIL hand-back (see
-        # _insert_runs), so on SQLite the session's existence is left to the foreign
-        # key. On PostgreSQL the sessions' rows are locked first: that orders the
-        # writers of one session (ids then grow in commit order, which the events
-        # socket relies on) and lets the annotation list below see every writer's.
-        with self._write("add runs") as conn:
-            if dialect.postgres:
-                wanted = sorted(counts)
-                locked = {
-                    int(r[0])
-                    for r in conn.execute(
-                        "SELECT id FROM sessions WHERE id IN"  # noqa: S608  (constant SQL)
-                        f" ({', '.join('?' * len(wanted))}) ORDER BY id FOR UPDATE",
-                        wanted,
-                    ).fetchall()
-                }
-                missing = [sid for sid in wanted if sid not in locked]
-                if missing:
-                    raise self._missing_session(conn, missing) or self._not_found(
-                        missing[0]
-                    )
-                ids = _insert_runs(conn, rows, dialect)
-            else:
-                try:
-                    ids = _insert_runs(conn, rows, dialect)
-                except sqlite3.IntegrityError as exc:
-                    raise self._missing_session(conn, per_session) or exc from None
-            per = max(1, min(_MAX_ROWS_PER_INSERT, _variable_limit(conn, dialect) // 2))
-            added = sum(
-                conn.execute(
-                    "INSERT INTO session_annotations (session_id, annotation) VALUES"  # noqa: S608  (constant SQL)
-                    f" {', '.join(['(?, ?)'] * len(chunk))} ON CONFLICT DO NOTHING",
-                    [v for pair in chunk for v in pair],
-                ).rowcount
-                for chunk in (pairs[i : i + per] for i in range(0, len(pairs), per))
-            )
-            for sid in sorted(counts):
-                count = counts[sid]
-                annotations_sql = (
-                    f", annotations = {dialect.annotations_sql}" if added else ""
-                )
-                conn.execute(
-                    "UPDATE sessions SET run_count = run_count + :added"  # noqa: S608  (constant SQL)
-                    f"{annotations_sql} WHERE id = :sid",
-                    {"sid": sid, "added": count},
-                )
-            if isinstance(conn, PgConnection):  # what this write's NOTIFY says
-                conn.runs_only = True
-                for record, run_id in zip(records, ids, strict=True):
-                    conn.runs[record.session_id] = run_id  # the last is the largest
-        self._annotated.update(pairs)  # committed: a rolled-back batch never gets here
-        return ids
-
-    def _missing_session(
-        self, conn: Connection, sessions: Iterable[int]
-    ) -> NotFoundError | None:
-        """The error for the first of ``sessions`` not in the store, if any is not."""
-        for sid in sessions:
-            if not conn.execute(
-                "SELECT 1 FROM sessions WHERE id = ?", (sid,)
-            ).fetchone():
-                msg = (
-                    f"cannot add runs to session {sid!r}: no such session in the run "
-                    f"store {self.where!r}; create it with create_session() first"
-                )
-                return NotFoundError(msg)
-        return None
 
     def runs_with_ids(
         self, session_id: int, *, after_id: int = 0, limit: int | None = None
@@ -299,7 +132,7 @@ class _RunQueries:
         order = "DESC" if newest else "ASC"
         with self._read("read runs") as conn:
             rows = conn.execute(
-                f"SELECT {_RUN_COLUMNS} FROM runs WHERE session_id = ? AND id > ?"  # noqa: S608  (constant SQL)
+                f"SELECT {RUN_COLUMNS} FROM runs WHERE session_id = ? AND id > ?"  # noqa: S608  (constant SQL)
                 f" ORDER BY id {order} LIMIT ?",
                 (
                     session_id,
@@ -316,23 +149,22 @@ class _RunQueries:
                 raise self._not_found(session_id)
         if newest:
             rows.reverse()
-        return [(int(row[0]), _run_from_row(row)) for row in rows]
+        return [(int(row[0]), run_from_row(row)) for row in rows]
 
     def runs_done(self, session_id: int) -> tuple[int, tuple[int, int] | None]:
         """Return a session's complete runs and its newest run's place.
 
         ``(distinct (config_index, run_index) pairs, (config_index, run_index) of the
         newest stored run or None)``: what :func:`nsight_lab.views.progress.
-        session_progress` needs. Counted in SQLite alone (no row reaches Python).
+        session_progress` needs. Two indexed lookups: the count is kept with the
+        session (:meth:`runs_done_counts`).
 
         Raises:
             StoreError: The store is closed or unreadable.
         """
         with self._read("count complete runs") as conn:
             row = conn.execute(
-                "SELECT count(*) FROM (SELECT DISTINCT config_index, run_index"
-                " FROM runs WHERE session_id = ?) AS d",
-                (session_id,),
+                "SELECT runs_done FROM sessions WHERE id = ?", (session_id,)
             ).fetchone()
             newest = conn.execute(
                 "SELECT config_index, run_index FROM runs WHERE session_id = ?"
@@ -340,14 +172,17 @@ class _RunQueries:
                 (session_id,),
             ).fetchone()
         place = (int(newest[0]), int(newest[1])) if newest is not None else None
-        return int(row[0]), place
+        return (int(row[0]) if row is not None else 0), place
 
     def runs_done_counts(self, session_ids: Sequence[int]) -> dict[int, int]:
         """Return each session's complete runs (distinct config and run index).
 
         What a "run" means everywhere (the progress line, the history, ``show``):
         one execution of the cell for one config, whatever its number of regions
-        (:meth:`runs_done` for one session). One query for a page of sessions.
+        (:meth:`runs_done` for one session). Sessions without runs are left out.
+        Read from ``sessions.runs_done``, which the writer keeps in the transaction
+        of the runs it counts (:mod:`nsight_lab.store.run_writes`): one indexed
+        read per session, however many runs it holds.
 
         Raises:
             StoreError: The store is closed or unreadable.
@@ -357,9 +192,8 @@ class _RunQueries:
             return {}
         with self._read("count complete runs") as conn:
             rows = conn.execute(
-                "SELECT session_id, count(*) FROM (SELECT DISTINCT session_id,"  # noqa: S608
-                f" config_index, run_index FROM runs WHERE session_id IN ({marks}))"
-                " AS d GROUP BY session_id",
+                "SELECT id, runs_done FROM sessions"  # noqa: S608  (constant SQL)
+                f" WHERE id IN ({marks}) AND runs_done > 0",
                 ids,
             ).fetchall()
         return {int(i): int(n) for i, n in rows}

@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 from nsight_lab.contract.records import SCHEMA_VERSION, SESSION_STATUSES, utc_now
 from nsight_lab.errors import OptionError, StoreError
-from nsight_lab.store.liveness import _pid_token
+from nsight_lab.store.liveness import pid_token
 from nsight_lab.store.migrations import new_session_uuid
 from nsight_lab.store.rows import (
-    _SESSION_COLUMNS,
-    _session_filter,
-    _session_from_row,
+    SESSION_COLUMNS,
     in_list,
+    session_filter,
+    session_from_row,
 )
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ class SessionRunningError(StoreError):
     """A session still being written (its writer process is alive) was to be deleted."""
 
 
-class _SessionQueries:
+class SessionQueries:
     """Session methods of :class:`~nsight_lab.store.run_store.RunStore`."""
 
     if TYPE_CHECKING:  # provided by RunStore
@@ -108,7 +108,7 @@ class _SessionQueries:
         """
         host = self._host if host is None else host
         pid = os.getpid() if pid is None else pid
-        token = _pid_token(pid) if host == self._host else None
+        token = pid_token(pid) if host == self._host else None
         user = _login() if user is None else user
         row = (
             name, notebook, device, host, pid, token, backend, backend_reason,
@@ -141,12 +141,12 @@ class _SessionQueries:
         """
         with self._read("read a session") as conn:
             row = conn.execute(
-                f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?",  # noqa: S608
+                f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?",  # noqa: S608
                 (session_id,),
             ).fetchone()
         if row is None:
             raise self._not_found(session_id)
-        return _session_from_row(row)
+        return session_from_row(row)
 
     def add_note(self, session_id: int, note: str) -> None:
         """Append a note to a session.
@@ -282,7 +282,7 @@ class _SessionQueries:
             OptionError: A filter value is malformed (time, status, limit or offset).
             StoreError: The store is closed or unreadable.
         """
-        where, params = _session_filter(
+        where, params = session_filter(
             notebook=notebook, annotation=annotation, device=device, backend=backend,
             status=status, since=since, until=until, text=text, host=host, user=user,
             like=self._dialect.like,
@@ -294,7 +294,7 @@ class _SessionQueries:
             msg = f"invalid offset {offset!r}; expected a count >= 0"
             raise OptionError(msg)
         sql = (
-            f"SELECT {_SESSION_COLUMNS} FROM sessions{where}"  # noqa: S608  (constant SQL)
+            f"SELECT {SESSION_COLUMNS} FROM sessions{where}"  # noqa: S608  (constant SQL)
             " ORDER BY id DESC LIMIT ? OFFSET ?"
         )
         with self._read("list sessions") as conn:
@@ -302,7 +302,7 @@ class _SessionQueries:
             rows = conn.execute(
                 sql, (*params, no_limit if limit is None else limit, offset)
             )
-            return [_session_from_row(r) for r in rows.fetchall()]
+            return [session_from_row(r) for r in rows.fetchall()]
 
     def count_sessions(  # noqa: PLR0913  (same filters as list_sessions)
         self,
@@ -324,7 +324,7 @@ class _SessionQueries:
             OptionError: A filter value is malformed.
             StoreError: The store is closed or unreadable.
         """
-        where, params = _session_filter(
+        where, params = session_filter(
             notebook=notebook, annotation=annotation, device=device, backend=backend,
             status=status, since=since, until=until, text=text, host=host, user=user,
             like=self._dialect.like,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from nsight_lab.server.handlers import MAX_FIGURE_POINTS, MAX_RUN_LIMIT
-from nsight_lab.store.rows import _RUN_COLUMNS, _run_to_row
+from nsight_lab.store.rows import RUN_COLUMNS, run_to_row
 from nsight_lab.store.run_store import RunStore
 from tests.conftest import SQLITE_ONLY
 
@@ -62,7 +62,7 @@ def big_session(db_path: Path) -> int:
         store.finish_session(sid, "completed")
     per = N_RUNS // N_CONFIGS
     rows = [
-        _run_to_row(
+        run_to_row(
             make_record(
                 sid,
                 "matmul",
@@ -75,7 +75,7 @@ def big_session(db_path: Path) -> int:
         for c in range(N_CONFIGS)
         for i in range(per)
     ]
-    columns = _RUN_COLUMNS.partition(", ")[2]
+    columns = RUN_COLUMNS.partition(", ")[2]
     conn = sqlite3.connect(db_path)
     with conn:
         conn.execute("DELETE FROM runs WHERE session_id = ?", (sid,))

@@ -664,6 +664,8 @@ def test_killed_writer_keeps_runs_and_is_marked_interrupted(db: Path) -> None:
         stored = [i for i, _ in after.runs_with_ids(sid)]
         assert set(seen) <= set(stored)
         assert after.run_counts([sid]) == {sid: len(stored)}
+        # runs_done is kept in the runs' own transactions: what was committed
+        assert after.runs_done_counts([sid]) == {sid: len(stored)}
         assert after.count_sessions(status="interrupted") == 1
 
 
@@ -707,6 +709,10 @@ def test_concurrent_writer_processes_lose_nothing(db: Path, tmp_path: Path) -> N
             assert mine == list(range(n))  # each writer's runs stay in its order
         counts = s.run_counts([*own, shared])
         assert counts == {**dict.fromkeys(own, n), shared: writers * n}
+        # Every writer reports runs (0, 0) .. (0, n - 1) of the shared session: its
+        # complete runs are n, however the writers' transactions interleaved.
+        done = s.runs_done_counts([*own, shared])
+        assert done == {**dict.fromkeys(own, n), shared: n}
         assert s.count_sessions(annotation=f"w{own[0]}") == 1
         assert [x.id for x in s.list_sessions(text=f"w{own[-1]}")] == [shared]
         ids = [i for i, _ in s.runs_with_ids(shared)]

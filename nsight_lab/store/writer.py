@@ -10,9 +10,10 @@ that the store never lags the measurement by more than :data:`LAG_BOUND_S` (100 
   rest of the 100 ms is headroom for the commit itself and a busy CPU);
 - it is committed as soon as it holds :data:`BATCH_ROWS` records, however fast they
   arrive (a fast producer does not keep a batch open);
-- ``put`` blocks while :data:`MAX_PENDING_ROWS` records are queued or being written:
-  when the disk cannot keep up the measuring loop waits, rather than a queue growing
-  without bound and a kill losing all of it;
+- ``put`` queues its records, then blocks while more than :data:`MAX_PENDING_ROWS`
+  records are queued or being written: when the disk cannot keep up the measuring
+  loop waits, rather than a queue growing without bound and a kill losing all of it
+  (queued first, so that a Ctrl-C during the wait loses nothing);
 - ``put`` hands the GIL to the writer thread while a batch is being written. Each of a
   commit's statements gives the GIL up and waits to take it back; a profiling thread
   that runs Python between runs keeps it for a whole switch interval (5 ms) each
@@ -55,8 +56,9 @@ Half of :data:`MAX_PENDING_ROWS`, so the producer fills the next batch while thi
 is written instead of waiting for it.
 """
 MAX_PENDING_ROWS = LAG_BOUND_ROWS - 1
-"""``put`` blocks while this many records are queued or being written: with the run
-the measuring loop holds while it waits, a kill loses at most LAG_BOUND_ROWS."""
+"""``put`` waits while more than this many records (its own included) are queued or
+being written: with the run the measuring loop holds once it returns, a kill loses at
+most LAG_BOUND_ROWS."""
 PG_LAG_BOUND_S = 0.25
 """The time bound on a PostgreSQL store: the commit is a round trip to the server
 (a first one at the start of a session took ~150 ms here), so 100 ms is not promised."""
@@ -87,10 +89,13 @@ class StoreWriter:
         return self._error
 
     def put(self, records: Sequence[RunRecord]) -> None:
-        """Queue ``records`` for writing; wait while the writer is too far behind.
+        """Queue ``records`` for writing; then wait while the writer is too far behind.
 
-        A batch larger than :data:`MAX_PENDING_ROWS` is accepted once nothing else is
-        pending (it is written in several transactions).
+        The records are queued before the wait: an interrupt (Ctrl-C) while waiting
+        loses none of them, ``close()`` still writes them. The wait ends once at most
+        :data:`MAX_PENDING_ROWS` records are queued or being written; a batch larger
+        than that waits only until nothing else is pending (it is written in several
+        transactions).
 
         Raises:
             StoreError: An earlier write failed (the profile should stop).
@@ -99,13 +104,6 @@ class StoreWriter:
         if not records:
             return
         with self._cond:
-            while (
-                self._error is None
-                and self._thread.is_alive()
-                and len(self._queue) + self._writing > 0
-                and len(self._queue) + self._writing + len(records) > MAX_PENDING_ROWS
-            ):
-                self._cond.wait()
             was_empty = not self._queue
             if was_empty:
                 self._first_at = time.monotonic()
@@ -114,6 +112,13 @@ class StoreWriter:
             # in between, appending costs no wake-up.
             if was_empty or len(self._queue) >= BATCH_ROWS:
                 self._cond.notify_all()
+            allowed = max(MAX_PENDING_ROWS, len(records))
+            while (
+                self._error is None
+                and self._thread.is_alive()
+                and len(self._queue) + self._writing > allowed
+            ):
+                self._cond.wait()
             writing = self._writing > 0
         if writing:
             # Hand the GIL over: the writer thread waits for it after every

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import pytest
 
 from nsight_lab.contract.records import RunRecord, Telemetry
 from nsight_lab.errors import StoreError
+from nsight_lab.session import kept_text, stored_runs
 from nsight_lab.store import writer as writer_module
 from nsight_lab.store.run_store import RunStore
 from nsight_lab.store.writer import LAG_BOUND_ROWS, LAG_BOUND_S, StoreWriter
@@ -192,3 +194,64 @@ def test_a_failed_write_stops_the_producer(store_location: Path | str) -> None:
         writer.put([_record(sid, 1)])
     with pytest.raises(StoreError):
         writer.close()
+
+
+def test_an_interrupt_while_put_waits_loses_no_run(
+    store_location: Path | str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C while put() waits on a full queue: the batch was queued first (issue 22).
+
+    The profile loop keeps what it handed over (``SessionTarget.sink``) and, once the
+    writer is closed, says how many runs the store kept; before, the batch whose put()
+    was interrupted was never queued, and the store held one run fewer than handed.
+    """
+    regions = ("load", "matmul", "store")
+    gate = threading.Event()
+    with RunStore(store_location) as store:
+        sid = store.create_session(backend="cpu").id
+        real_add = store.add_runs
+
+        def held_add(records: list[RunRecord]) -> list[int]:
+            gate.wait(10)  # a slow disk: the queue fills up behind this batch
+            return real_add(records)
+
+        monkeypatch.setattr(store, "add_runs", held_add)
+        handed: list[RunRecord] = []
+        interrupted: list[int] = []
+        producer = threading.get_ident()
+
+        def profile_loop() -> None:
+            with StoreWriter(store) as writer:
+                real_wait = writer._cond.wait  # noqa: SLF001  (the wait to interrupt)
+
+                def wait(timeout: float | None = None) -> bool:
+                    if threading.get_ident() == producer and not interrupted:
+                        interrupted.append(len(handed))
+                        gate.set()  # the store is fine; only the wait is cut short
+                        raise KeyboardInterrupt
+                    return real_wait(timeout)
+
+                monkeypatch.setattr(writer._cond, "wait", wait)  # noqa: SLF001
+                for i in range(2 * LAG_BOUND_ROWS):
+                    batch = [
+                        dataclasses.replace(_record(sid, i), annotation=name)
+                        for name in regions
+                    ]
+                    handed.extend(batch)  # as SessionTarget.sink does, then put()
+                    writer.put(batch)
+
+        with pytest.raises(KeyboardInterrupt):
+            profile_loop()
+        assert interrupted  # the queue was full: put() waited and was interrupted
+        assert interrupted[0] == len(handed) > writer_module.MAX_PENDING_ROWS
+
+        # Every run handed over is committed, the interrupted put's included ...
+        stored = store.runs(sid)
+        assert [(r.run_index, r.annotation) for r in stored] == [
+            (r.run_index, r.annotation) for r in handed
+        ]
+        runs = len(handed) // len(regions)
+        assert store.runs_done(sid)[0] == runs
+        # ... and the message the interrupted cell prints says so.
+        said = kept_text(sid, stored_runs(store, sid), handed)
+        assert said == f"session {sid} kept with its {runs} runs: %nsight show {sid}"

@@ -16,6 +16,13 @@ class OptionError(NsightLabError, ValueError):
     """A magic option or CLI argument is malformed; the message names it."""
 
 
+class CommandError(NsightLabError, ValueError):
+    """A ``nsight-lab`` or ``%nsight`` command line is malformed; the message says how.
+
+    Raised by the commands' parser (:mod:`nsight_lab.cli.parser`) and the commands.
+    """
+
+
 class BackendUnavailableError(NsightLabError, RuntimeError):
     """The requested backend cannot run here; the message says why and what to do."""
 

@@ -25,10 +25,10 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_exp
 
 from nsight_lab import wait_for_warm_up
 from nsight_lab.backends.probe import Prober
+from nsight_lab.cli.line import line_command, usage
 from nsight_lab.errors import NsightLabError, OptionError
 from nsight_lab.regions import install_nsight_shim
 from nsight_lab.session import MAX_MESSAGE_CHARS, plan_profile
-from nsight_lab.text.numbers import whole_number
 
 if TYPE_CHECKING:
     import types
@@ -41,25 +41,7 @@ if TYPE_CHECKING:
     from nsight_lab.options import ProfileOptions
     from nsight_lab.plan import ConfigList, Plan
     from nsight_lab.results import UserDerive
-    from nsight_lab.roofline.placement import Peaks
     from nsight_lab.session import Profiled
-
-LINE_COMMANDS = (
-    "%nsight doctor | history [N] | show ID | peaks [--cpu] [--refresh] | help\n"
-    "%nsight baseline set NAME [ID] | baseline list | baseline show NAME"
-)
-"""The line magic's commands, listed under the options by :func:`usage`."""
-
-
-def usage() -> str:
-    """The ``%nsight help`` / ``%%nsight --help`` text.
-
-    The option lines are generated from :data:`nsight_lab.options.OPTIONS`, the one
-    declaration of the options; then the line magic's commands.
-    """
-    from nsight_lab.options import help_text
-
-    return f"{help_text()}\n{LINE_COMMANDS}"
 
 
 @magics_class
@@ -140,166 +122,8 @@ class NsightMagics(Magics):
 
     # -- line magic -------------------------------------------------------------------
     def _line(self, line: str) -> Any:  # noqa: ANN401
-        words = line.split()
-        command = words[0] if words else "help"
-        if command in {"help", "--help", "-h"}:
-            print(usage())  # noqa: T201  (the magic's own output)
-            return None
-        if command == "doctor":
-            from nsight_lab.cli.doctor import format_checks, run_checks
-
-            print(format_checks(run_checks()))  # noqa: T201
-            return None
-        if command == "history":
-            return self._history(words[1:])
-        if command == "show":
-            return self._show(words[1:])
-        if command == "peaks":
-            return self._peaks(words[1:])
-        if command == "baseline":
-            return self._baseline(words[1:])
-        msg = (
-            f"unknown %nsight command {_shown(command)}; "
-            "expected doctor, history, show, peaks, baseline or help"
-        )
-        raise OptionError(msg)
-
-    def _history(self, args: list[str]) -> pd.DataFrame:
-        from nsight_lab.cli.history import sessions_frame
-        from nsight_lab.store.run_store import RunStore
-        from nsight_lab.text.frame import shown_frame
-
-        limit = 20
-        if args:
-            given = _whole(args[0]) if len(args) == 1 else None
-            if given is None or given < 1:
-                msg = (
-                    "%nsight history: expected a positive number of sessions, "
-                    f"got {_shown(' '.join(args))}"
-                )
-                raise OptionError(msg)
-            limit = given
-        with RunStore() as store:
-            store.mark_interrupted()
-            return shown_frame(sessions_frame(store, store.list_sessions(limit=limit)))
-
-    def _peaks(self, args: list[str]) -> pd.DataFrame:
-        """Measure (once per device; cached in the store) and show attainable peaks."""
-        import pandas as pd
-
-        from nsight_lab.roofline.peaks import cached_peaks, device_name
-        from nsight_lab.roofline.placement import peaks_for
-        from nsight_lab.store.run_store import RunStore
-
-        unknown = [a for a in args if a not in {"--cpu", "--refresh"}]
-        if unknown:
-            msg = (
-                f"%nsight peaks: unknown argument {unknown[0]!r}; "
-                "expected --cpu and/or --refresh"
-            )
-            raise OptionError(msg)
-        import torch
-
-        cuda = "--cpu" not in args and torch.cuda.is_available()
-        device = "cuda" if cuda else "cpu"
-        name = device_name(device)
-        with RunStore() as store:
-            measured = cached_peaks(
-                store, name, device=device, refresh="--refresh" in args
-            )
-        listed = peaks_for(name) if cuda else None
-        nan = float("nan")
-
-        def roof(peaks: Peaks | None, dtype: str) -> float:
-            return peaks.flops_per_s.get(dtype, nan) / 1e12 if peaks else nan
-
-        dtypes = sorted(
-            set(measured.flops_per_s) | set(listed.flops_per_s if listed else {})
-        )
-        rows = [
-            {
-                "roof": f"{dtype} TFLOP/s",
-                "measured": roof(measured, dtype),
-                "datasheet": roof(listed, dtype),
-            }
-            for dtype in dtypes
-        ]
-        rows.append(
-            {
-                "roof": "DRAM TB/s",
-                "measured": measured.dram_bytes_per_s / 1e12,
-                "datasheet": listed.dram_bytes_per_s / 1e12 if listed else nan,
-            }
-        )
-        frame: pd.DataFrame = pd.DataFrame(rows)
-        frame.attrs["device"] = name
-        frame.attrs["source"] = measured.source
-        return frame
-
-    def _baseline(self, args: list[str]) -> pd.DataFrame | None:
-        """``baseline set NAME [ID]``, ``baseline list``, ``baseline show NAME``."""
-        from nsight_lab.store.run_store import RunStore
-
-        verb = args[0] if args else ""
-        usage = "expected baseline set NAME [ID], baseline list or baseline show NAME"
-        with RunStore() as store:
-            if verb == "set" and len(args) in {2, 3}:
-                from nsight_lab.analysis.baselines import set_baseline
-
-                ref = args[2] if len(args) > 2 else None  # noqa: PLR2004
-                found = set_baseline(store, args[1], ref)
-                print(  # noqa: T201  (the magic's own output)
-                    f"baseline {found.name} is session {found.session_id}"
-                )
-                return None
-            if verb == "list" and len(args) == 1:
-                from nsight_lab.cli.history import baselines_frame
-
-                return baselines_frame(store)
-            if verb == "show" and len(args) == 2:  # noqa: PLR2004
-                from nsight_lab.analysis.baselines import require_baseline
-                from nsight_lab.cli.history import session_results
-
-                found = require_baseline(store, args[1], "%nsight baseline show")
-                frame = session_results(store, found.session_id)
-                frame.attrs["baseline"] = found.to_json()
-                print(  # noqa: T201
-                    f"baseline {found.name}: session {found.session_id} "
-                    f"(set {found.set_at})"
-                )
-                return frame
-        msg = f"%nsight baseline: {usage}, got {_shown(' '.join(args)) or 'nothing'}"
-        raise OptionError(msg)
-
-    def _show(self, args: list[str]) -> pd.DataFrame | None:
-        """``%nsight show ID``: the session's summary, as ``nsight-lab show`` prints it.
-
-        ``--wide`` shows every column; ``--frame`` returns the results DataFrame
-        instead (nsight-python's columns).
-        """
-        import shutil
-
-        from nsight_lab.cli.history import session_results
-        from nsight_lab.store.run_store import RunStore
-        from nsight_lab.text.frame import shown_frame
-        from nsight_lab.views.summary import session_text
-
-        flags = {a for a in args if a.startswith("--")}
-        ids = [a for a in args if not a.startswith("--")]
-        session_id = _whole(ids[0]) if len(ids) == 1 else None
-        if session_id is None or session_id < 1 or flags - {"--wide", "--frame"}:
-            msg = (
-                "%nsight show: expected one session id (see %nsight history) and "
-                f"optionally --wide or --frame, got {_shown(' '.join(args))}"
-            )
-            raise OptionError(msg)
-        with RunStore() as store:
-            if "--frame" in flags:
-                return shown_frame(session_results(store, session_id))
-            width = shutil.get_terminal_size((120, 24)).columns
-            text = session_text(store, session_id, width=width, wide="--wide" in flags)
-        print(text)  # noqa: T201  (the magic's own output)
-        return None
+        """``%nsight COMMAND``: the CLI's commands (:mod:`nsight_lab.cli.line`)."""
+        return line_command(line)
 
     # -- cell magic -------------------------------------------------------------------
     def _cell(self, line: str, cell: str) -> pd.DataFrame | None:
@@ -529,11 +353,6 @@ def _one_line(message: str) -> str:
     if len(text) > MAX_MESSAGE_CHARS:
         text = text[: MAX_MESSAGE_CHARS - 3] + "..."
     return text
-
-
-def _whole(text: str) -> int | None:
-    """``text`` as a whole number an SQLite INTEGER holds, else ``None``."""
-    return whole_number(text, 0, 2**63 - 1)
 
 
 def _shown(text: str) -> str:

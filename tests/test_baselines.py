@@ -226,7 +226,9 @@ def test_baseline_commands_and_a_profile_against_a_baseline(
 
     bad = ip.run_cell("%nsight baseline frobnicate")
     assert isinstance(bad.error_in_exec, UsageError)
-    assert str(bad.error_in_exec).startswith("%nsight baseline: expected baseline set")
+    assert str(bad.error_in_exec).startswith(
+        "baseline: argument VERB: invalid choice: 'frobnicate' (choose from 'set'"
+    )
 
 
 # -- the command line, as CI runs it -------------------------------------------------

@@ -10,12 +10,14 @@ from typing import TYPE_CHECKING
 import pandas as pd
 import pytest
 
-from nsight_lab.cli import main
+from nsight_lab.cli import EXIT_USAGE, main
 from nsight_lab.contract.records import RunRecord, Telemetry
 from nsight_lab.store.run_store import RunStore
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from IPython.core.interactiveshell import InteractiveShell
 
 
 @pytest.fixture
@@ -287,3 +289,50 @@ def test_csv_cell_keeps_numbers() -> None:
     assert safe["v"].tolist() == [-1.5, 2.0]
     assert safe["t"].tolist() == ["'-x", "y"]
     assert list(safe.columns) == ["v", "t", "'=h"]
+
+
+BAD_LINES = [
+    "show x",
+    "show",
+    "history 0",
+    "history --limit -1",
+    "bogus",
+    "peaks --gpu",
+    "baseline frobnicate",
+    "baseline set",
+    "compare 1",
+    "compare 1 2 --threshold 500",
+    "export 1 --format xml",
+    "show 1 --nope",
+]
+
+
+@pytest.mark.parametrize("line", BAD_LINES)
+def test_the_magic_and_the_cli_share_one_parser(
+    line: str, capsys: pytest.CaptureFixture[str], ip: InteractiveShell
+) -> None:
+    """``nsight-lab LINE`` and ``%nsight LINE``: the same one-line error."""
+    from IPython.core.error import UsageError
+
+    assert main(line.split()) == EXIT_USAGE
+    cli = capsys.readouterr().err.strip().removeprefix("nsight-lab: ")
+    with pytest.raises(UsageError) as magic:
+        ip.run_line_magic("nsight", line)
+    assert "\n" not in str(magic.value)
+    assert str(magic.value) == cli.replace("see nsight-lab", "see %nsight")
+    assert "(see %nsight " in str(magic.value)
+
+
+def test_the_magic_and_the_cli_print_the_same_help(
+    capsys: pytest.CaptureFixture[str], ip: InteractiveShell
+) -> None:
+    from nsight_lab.cli.parser import build_parser
+
+    assert main(["show", "--help"]) == 0
+    cli = capsys.readouterr().out
+    assert ip.run_line_magic("nsight", "show --help") is None
+    magic = capsys.readouterr().out
+    assert "--frame" in cli
+    assert magic == cli.replace("nsight-lab", "%nsight")
+    assert ip.run_line_magic("nsight", "help") is None
+    assert build_parser("%nsight").format_help() in capsys.readouterr().out

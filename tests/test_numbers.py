@@ -40,12 +40,13 @@ def test_bounds_and_signs() -> None:
 
 
 def test_every_reader_calls_it() -> None:
-    """The options, the magic and the server share this parser: no second copy."""
-    from nsight_lab import magic, options
+    """The options, the commands (CLI and line magic) and the server share it."""
+    from nsight_lab import options
+    from nsight_lab.cli import parser
     from nsight_lab.options import values
     from nsight_lab.server import base
 
     assert options.whole_number is whole_number
     assert values.whole_number is whole_number
     assert base.whole_number is whole_number
-    assert magic.whole_number is whole_number
+    assert parser.whole_number is whole_number

@@ -12,161 +12,36 @@ standard tools killed by ``SIGPIPE`` do.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import os
+import shutil
 import stat
 import sys
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
-from nsight_lab.errors import NsightLabError, OptionError
-from nsight_lab.options import shown, whole_number
-from nsight_lab.store.run_store import SESSION_FILTERS
+from nsight_lab.analysis.baselines import resolve, set_baseline, verdict_table
+from nsight_lab.analysis.compare import DEFAULT_THRESHOLD
+from nsight_lab.cli.doctor import checks_to_json, format_checks, run_checks
+from nsight_lab.cli.parser import EXIT_REGRESSION, HelpShown, parse_command
+from nsight_lab.errors import CommandError, NsightLabError
+from nsight_lab.store.run_store import RunStore
 from nsight_lab.text.safe import for_terminal, frame_for_terminal, frame_to_csv
+from nsight_lab.views.verdicts import verdict_text
 
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Callable, Sequence
 
     import pandas as pd
 
-    from nsight_lab.store.run_store import RunStore
 
 EXIT_USAGE = 2
-EXIT_REGRESSION = 1
-"""``compare --fail-on-regression``: some timed row is slower (see ``compare.py``)."""
 EXIT_BROKEN_PIPE = 128 + 13
 """Status when the reader closed the pipe (as a process killed by ``SIGPIPE``)."""
 MAX_ERROR_CHARS = 300
-_MAX_ID = 2**63 - 1
-"""Largest id or count the store can hold (SQLite's INTEGER)."""
-_ECHO_CHARS = 40
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse, with its errors raised as one-line :class:`OptionError` s."""
-
-    def error(self, message: str) -> NoReturn:
-        """Raise ``message`` (argparse would print usage and exit).
-
-        Raises:
-            OptionError: Always; :func:`main` prints it as one line.
-        """
-        command = self.prog.removeprefix("nsight-lab").strip()
-        where = f"{command}: " if command else ""
-        msg = f"{where}{message} (see {self.prog} --help)"
-        raise OptionError(msg)
-
-
-def _whole(minimum: int) -> Callable[[str], int]:
-    """An argparse type: a whole number in ``[minimum, 2**63 - 1]``."""
-
-    def parse(text: str) -> int:
-        value = whole_number(text, minimum, _MAX_ID)
-        if value is not None:
-            return value
-        got = shown(text, _ECHO_CHARS)
-        msg = f"expected a whole number from {minimum} to {_MAX_ID}, got {got}"
-        raise argparse.ArgumentTypeError(msg)
-
-    return parse
-
-
-FILTERS = SESSION_FILTERS
-"""``history`` filters, passed to ``RunStore.list_sessions`` as they are."""
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="nsight-lab",
-        description="GPU profiling in the notebook: check the stack, read the store.",
-    )
-    sub = parser.add_subparsers(dest="command", required=True)
-    doctor = sub.add_parser("doctor", help="check the GPU stack and say what to fix")
-    doctor.add_argument("--json", action="store_true", help="print JSON")
-
-    history = sub.add_parser("history", help="list profile sessions, newest first")
-    history.add_argument("--limit", type=_whole(0), default=20)
-    history.add_argument("--offset", type=_whole(0), default=0)
-    for name in FILTERS:
-        history.add_argument(f"--{name}")
-    history.add_argument("--json", action="store_true", help="print JSON")
-
-    show = sub.add_parser("show", help="the results table of one session")
-    show.add_argument("session_id", type=_whole(1))
-    show.add_argument(
-        "--runs", action="store_true", help="every run instead of the summary"
-    )
-    show.add_argument(
-        "--wide",
-        action="store_true",
-        help="every column and every counter, whatever the terminal's width",
-    )
-    show.add_argument(
-        "--json", action="store_true", help="print the results DataFrame as JSON"
-    )
-
-    export = sub.add_parser(
-        "export", help="write sessions' runs (or results) to a file"
-    )
-    export.add_argument("session_ids", type=_whole(1), nargs="+")
-    export.add_argument("--format", choices=("csv", "parquet"), default="csv")
-    export.add_argument("--what", choices=("runs", "results"), default="runs")
-    export.add_argument(
-        "-o", "--output", type=Path, help="file to write (default: stdout for csv)"
-    )
-
-    baseline = sub.add_parser("baseline", help="name sessions to compare against")
-    verbs = baseline.add_subparsers(dest="verb", required=True)
-    setter = verbs.add_parser(
-        "set", help="name a session (default: the latest completed one)"
-    )
-    setter.add_argument("name")
-    setter.add_argument("session", nargs="?", help="a session id or baseline name")
-    lister = verbs.add_parser("list", help="every baseline and its session")
-    lister.add_argument("--json", action="store_true", help="print JSON")
-
-    compare = sub.add_parser(
-        "compare", help="session B against A: ratios, intervals and verdicts"
-    )
-    compare.add_argument("a", help="the baseline: a session id or baseline name")
-    compare.add_argument("b", help="the candidate: a session id or baseline name")
-    compare.add_argument(
-        "--threshold",
-        type=_percent,
-        default=None,
-        metavar="PCT",
-        help=(
-            "changes within +-PCT %% are no change, whatever their interval "
-            "(default 2.2: the largest same-code move measured on an H200; "
-            "0: noise alone)"
-        ),
-    )
-    compare.add_argument(
-        "--fail-on-regression",
-        action="store_true",
-        help=(
-            f"exit with status {EXIT_REGRESSION} when a timed row of B is slower "
-            "beyond noise and the threshold (for CI)"
-        ),
-    )
-    compare.add_argument(
-        "--strict",
-        action="store_true",
-        help=(
-            "with --fail-on-regression, fail on rows inconclusive for the clocks "
-            "(one session throttled) too"
-        ),
-    )
-    compare.add_argument(
-        "--all",
-        action="store_true",
-        help="show the deterministic rows (work-model counts) too",
-    )
-    compare.add_argument("--json", action="store_true", help="print JSON")
-    return parser
 
 
 def _file_mode(path: Path) -> int:
@@ -177,21 +52,6 @@ def _file_mode(path: Path) -> int:
         umask = os.umask(0o022)  # read it: the only way; set back at once
         os.umask(umask)
         return 0o666 & ~umask
-
-
-def _percent(text: str) -> float:
-    """An argparse type: a percentage (``--threshold``), returned as given."""
-    from nsight_lab.analysis.baselines import MAX_THRESHOLD_PCT
-
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not (0 <= value <= MAX_THRESHOLD_PCT):
-        got = shown(text, _ECHO_CHARS)
-        msg = f"expected a percentage from 0 to {MAX_THRESHOLD_PCT:g}, got {got}"
-        raise argparse.ArgumentTypeError(msg)
-    return value
 
 
 def _print_frame(frame: pd.DataFrame, *, as_json: bool) -> None:
@@ -212,15 +72,15 @@ def _show(store: RunStore, args: argparse.Namespace) -> int:
     fitted to the terminal's width unless ``--wide``; ``--runs`` prints every run,
     ``--json`` the results DataFrame.
     """
-    from nsight_lab.cli.history import runs_frame, session_results
-    from nsight_lab.views.summary import session_text
+    from nsight_lab.cli.history import runs_frame, session_results  # noqa: PLC0415  (pandas)
+    from nsight_lab.views.summary import session_text  # noqa: PLC0415  (pandas)
 
     session_id = args.session_id
     if args.runs:
         _print_frame(runs_frame(store, [session_id]), as_json=args.json)
         return 0
-    if args.json:
-        _print_frame(session_results(store, session_id), as_json=True)
+    if args.json or args.frame:
+        _print_frame(session_results(store, session_id), as_json=args.json)
         return 0
     print(session_text(store, session_id, width=_width(), wide=args.wide))  # noqa: T201
     return 0
@@ -251,10 +111,20 @@ def run(argv: Sequence[str]) -> int:
     Raises:
         NsightLabError: A user-fixable problem (caught by :func:`main`).
     """
-    args = _parser().parse_args(argv)
-    if args.command == "doctor":
-        from nsight_lab.cli.doctor import checks_to_json, format_checks, run_checks
+    try:
+        args = parse_command(argv)
+    except HelpShown:
+        return 0
+    return run_parsed(args)
 
+
+def run_parsed(args: argparse.Namespace) -> int:
+    """Run a parsed command (:func:`~nsight_lab.cli.parser.parse_command`), printing.
+
+    Raises:
+        NsightLabError: A user-fixable problem.
+    """
+    if args.command == "doctor":
         checks = run_checks()
         text = (
             json.dumps(checks_to_json(checks), indent=1)
@@ -263,72 +133,85 @@ def run(argv: Sequence[str]) -> int:
         )
         print(text)  # noqa: T201
         return 0
+    from nsight_lab.cli import reports  # noqa: PLC0415  (pandas: the store's commands)
 
-    from nsight_lab.cli.history import runs_frame, session_results, sessions_frame
-    from nsight_lab.store.run_store import RunStore
-
+    if args.command == "peaks":
+        _print_frame(
+            reports.peaks_frame(cpu=args.cpu, refresh=args.refresh), as_json=False
+        )
+        return 0
     with RunStore() as store:
         if args.command in {"baseline", "compare"}:
             return _baselines(store, args)
         if args.command == "history":
-            store.mark_interrupted()
-            filters = {k: getattr(args, k) for k in FILTERS}
-            sessions = store.list_sessions(
-                limit=args.limit, offset=args.offset, **filters
-            )
-            _print_frame(sessions_frame(store, sessions), as_json=args.json)
+            _print_frame(reports.history_frame(store, args), as_json=args.json)
             return 0
         if args.command == "show":
             return _show(store, args)
-        # export
-        frames = (
-            [session_results(store, sid) for sid in args.session_ids]
-            if args.what == "results"
-            else [runs_frame(store, args.session_ids)]
-        )
-    import pandas as pd
+        frames = _export_frames(store, args)
+    _export(frames, args)
+    return 0
+
+
+def _export_frames(store: RunStore, args: argparse.Namespace) -> list[pd.DataFrame]:
+    """``export``: the frames to write (each session's results, or all runs)."""
+    from nsight_lab.cli.history import runs_frame, session_results  # noqa: PLC0415  (pandas)
+
+    if args.what == "results":
+        return [session_results(store, sid) for sid in args.session_ids]
+    return [runs_frame(store, args.session_ids)]
+
+
+def _export(frames: list[pd.DataFrame], args: argparse.Namespace) -> None:
+    """``export``: write ``frames`` as one table where ``-o`` says (CSV: stdout).
+
+    Raises:
+        CommandError: Parquet without ``-o``.
+    """
+    import pandas as pd  # noqa: PLC0415  (pandas: only the store's commands)
 
     frame = pd.concat(frames, ignore_index=True)
+    output = None if args.output is None else Path(args.output)
     if args.format == "parquet":
-        if args.output is None:
+        if output is None:
             msg = "export --format parquet needs -o FILE (parquet is binary)"
-            raise OptionError(msg)
-        _write_atomically(args.output, lambda tmp: frame.to_parquet(tmp, index=False))
-    elif args.output is None:
+            raise CommandError(msg)
+        _write_atomically(output, lambda tmp: frame.to_parquet(tmp, index=False))
+    elif output is None:
         if sys.stdout.isatty():  # shown, not saved: the terminal must not run it
             frame = frame_for_terminal(frame)
         frame_to_csv(frame, sys.stdout)
     else:
-        _write_atomically(args.output, lambda tmp: frame_to_csv(frame, tmp))
-    return 0
+        _write_atomically(output, lambda tmp: frame_to_csv(frame, tmp))
 
 
 def _baselines(store: RunStore, args: argparse.Namespace) -> int:
     """``baseline set/list`` and ``compare``; the exit status."""
-    from nsight_lab.analysis.baselines import resolve, set_baseline, verdict_table
-
     if args.command == "baseline":
         if args.verb == "set":
             found = set_baseline(store, args.name, args.session)
             print(for_terminal(f"baseline {found.name} is session {found.session_id}"))  # noqa: T201
             return 0
-        from nsight_lab.cli.history import baselines_frame
+        from nsight_lab.cli.history import baselines_frame  # noqa: PLC0415  (pandas)
 
+        if args.verb == "show":
+            from nsight_lab.cli.reports import baseline_results  # noqa: PLC0415  (pandas)
+
+            header, frame = baseline_results(store, args.name, "baseline show")
+            print(for_terminal(header))  # noqa: T201
+            _print_frame(frame, as_json=False)
+            return 0
         _print_frame(baselines_frame(store), as_json=args.json)
         return 0
     a = resolve(store, args.a, "compare A")
     b = resolve(store, args.b, "compare B")
     named = None if args.a.strip().isdigit() else args.a.strip()
-    from nsight_lab.analysis.compare import DEFAULT_THRESHOLD
-
     threshold = DEFAULT_THRESHOLD if args.threshold is None else args.threshold / 100
     table = verdict_table(store, a, b, baseline=named, threshold=threshold)
     if args.json:
         # ensure_ascii: every control, bidi and non-ASCII character is a \u escape.
         print(json.dumps(table.to_json(), indent=1, ensure_ascii=True))  # noqa: T201
     else:
-        from nsight_lab.views.verdicts import verdict_text
-
         text = verdict_text(table.to_json(), width=_width(), show_all=args.all)
         for line in text.splitlines():
             print(for_terminal(line))  # noqa: T201
@@ -341,8 +224,6 @@ def _baselines(store: RunStore, args: argparse.Namespace) -> int:
 
 def _width() -> int:
     """The terminal's width in columns (``COLUMNS``, else 80 when not a terminal)."""
-    import shutil
-
     return shutil.get_terminal_size().columns
 
 

@@ -333,7 +333,10 @@ def test_help_is_generated_from_the_declaration() -> None:
     assert "--runs N                 " in text
     assert "(default 10)" in text  # ProfileOptions.runs
     assert "(default all)" in text  # ProfileOptions.cache_control
-    assert usage().startswith(text + "\n%nsight doctor")
+    # Then the line magic's commands, from the commands' one parser (the CLI's).
+    assert usage().startswith(text + "\nusage: %nsight [-h] COMMAND ...")
+    for command in ("doctor", "history", "show", "baseline", "compare", "peaks"):
+        assert f"\n    {command} " in usage()
 
 
 def test_backend_choices_are_the_registrys() -> None:

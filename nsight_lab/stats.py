@@ -257,7 +257,7 @@ def t_quantile(df: float, confidence: float = CONFIDENCE) -> float:
     Raises:
         Nothing.
     """
-    return float(t_quantiles(df, confidence))
+    return _t_ppf(0.5 + confidence / 2.0, float(df))  # t_quantiles' one value
 
 
 def t_critical(n: int, confidence: float = CONFIDENCE) -> float:
@@ -363,8 +363,23 @@ class RunningMean:
         mean = self.first + self.s1 / n
         var = max(self.s2 - self.s1 * self.s1 / n, 0.0) / (n - 1)
         t = t_quantile(float(n - 1), self.confidence)
-        low, high = _mean_interval(mean, math.sqrt(var / n), t, self.non_negative)
-        return float(low), float(high)
+        return _scalar_interval(mean, math.sqrt(var / n), t, self.non_negative)
+
+
+def _scalar_interval(
+    mean: float,
+    sem: float,
+    t: float,
+    non_negative: bool,  # noqa: FBT001
+) -> tuple[float, float]:
+    """:func:`_mean_interval` of one mean, in floats (no arrays: once per run live)."""
+    if non_negative and mean > 0:
+        try:
+            rel = math.exp(t * sem / mean)
+        except OverflowError:
+            rel = math.inf
+        return mean / rel, mean * rel
+    return mean - t * sem, mean + t * sem
 
 
 def rsd_pct(values: Sequence[float]) -> float:

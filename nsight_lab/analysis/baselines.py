@@ -26,6 +26,7 @@ from nsight_lab.analysis.compare import (
     compare,
     session_verdict,
 )
+from nsight_lab.analysis.verdict_cells import legend_text, tolerances, verdict_cells
 from nsight_lab.errors import OptionError
 from nsight_lab.options import read_option, shown, whole_number
 
@@ -181,12 +182,10 @@ class VerdictTable:
 
         Plain JSON: a ratio that is not a number (a zero median) is ``null``. Each
         row carries its display strings (``cells``,
-        :func:`nsight_lab.views.verdicts.verdict_cells`); the table carries what it
-        was judged with (``tolerances``) and its ``legend``, so that views show
-        them rather than know them.
+        :func:`nsight_lab.analysis.verdict_cells.verdict_cells`); the table carries
+        what it was judged with (``tolerances``) and its ``legend``, so that views
+        show them rather than know them.
         """
-        from nsight_lab.views.verdicts import legend_text, tolerances, verdict_cells
-
         rows = []
         for row in self.rows:
             wire = _finite(row.to_json())

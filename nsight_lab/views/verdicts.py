@@ -1,13 +1,12 @@
-"""The verdict table as cells, text and HTML (the sidebar, the CLI, the static page).
+"""The verdict table as text and HTML (the CLI, the static page).
 
 Input is :meth:`nsight_lab.analysis.baselines.VerdictTable.to_json` (the same JSON the
-widget
-and the sidebar render), so every view shows the same cells: region, metric, config,
-both medians in their unit, the change, the ratio with its interval, the verdict
-and
-its note. :func:`verdict_cells` formats a row once, through
-:mod:`nsight_lab.text.units`;
-the served rows carry those cells (``cells``) so that the front end only shows them.
+widget and the sidebar render), so every view shows the same cells: region, metric,
+config, both medians in their unit, the change, the ratio with its interval, the
+verdict and its note, formatted once by
+:func:`nsight_lab.analysis.verdict_cells.verdict_cells` (re-exported here with
+:func:`tolerances` and :func:`legend_text`); the served rows carry those cells
+(``cells``) so that the front end only shows them.
 Deterministic rows (the work model's counts, the same value in every run) have
 nothing to judge: the text and HTML leave them out with a count, the sidebar folds
 them behind a toggle. Text is returned raw (callers escape it for their medium:
@@ -20,21 +19,16 @@ import html
 import textwrap
 from typing import TYPE_CHECKING, Any
 
-from nsight_lab.analysis.compare import (
-    CLOCK_TOLERANCE,
-    DEFAULT_THRESHOLD,
-    GPU_SESSION_DRIFT,
-    SESSION_DRIFT,
-    THROTTLE_APART,
-    config_text,
+from nsight_lab.analysis.rules import CLOCK_TOLERANCE, config_text
+from nsight_lab.analysis.verdict_cells import (
+    CELL_KEYS,
+    legend_text,
+    pct_text,
+    tolerances,
+    verdict_cells,
 )
 from nsight_lab.host_speed import HOST_TOLERANCE
-from nsight_lab.text.units import (
-    UNDEFINED,
-    format_change,
-    format_quantity,
-    format_ratio,
-)
+from nsight_lab.text.visible import printable
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -54,77 +48,8 @@ COLUMNS = ("region", "metric", "config", "verdict", "change", "b/a [95% CI]",
            "median a", "median b", "note")  # fmt: skip
 """The columns every view shows, in order: the answer first, the note last (it is
 long)."""
-CELL_KEYS = ("region", "metric", "config", "verdict", "change", "ratio",
-             "median_a", "median_b", "note")  # fmt: skip
-"""The keys of a row's ``cells`` (:func:`verdict_cells`), one per column."""
 DEFAULT_WIDTH = 100
 """Text width when none is given."""
-
-
-def tolerances() -> dict[str, Any]:
-    """What the verdicts were judged with, for the views to say (sent, not coded).
-
-    Raises:
-        Nothing.
-    """
-    return {
-        "clock": CLOCK_TOLERANCE,
-        "host": HOST_TOLERANCE,
-        "throttle_apart": THROTTLE_APART,
-        "drift": {**SESSION_DRIFT, "other GPU backends": GPU_SESSION_DRIFT},
-        "default_threshold": DEFAULT_THRESHOLD,
-    }
-
-
-def _pct(fraction: float) -> str:
-    return f"{fraction * 100:g} %"
-
-
-def legend_text(table: Mapping[str, Any]) -> str:
-    """The legend under a verdict table: what b/a, the marks and the words mean.
-
-    Raises:
-        Nothing.
-    """
-    level = f"{round(float(table.get('confidence') or 0.95) * 100)} %"
-    threshold = float(table.get("threshold") or 0.0)
-    drift = ", ".join(f"{name} {_pct(value)}" for name, value in SESSION_DRIFT.items())
-    return (
-        f"b/a is the ratio of medians with its {level} interval, widened by the "
-        f"drift between sessions of the same code ({drift}); a change is counted "
-        f"when the interval excludes 1 and the ratio is beyond \u00b1{_pct(threshold)} "
-        "(the threshold); deterministic rows (work-model counts, the same value in "
-        "every run) have nothing to judge; \u26a0 flagged: SM clocks apart by more "
-        f"than {_pct(CLOCK_TOLERANCE)}, host speeds apart by more than "
-        f"{_pct(HOST_TOLERANCE)} (cpu backend) or throttled runs; inconclusive: "
-        "clocks: one session's runs throttled and the other's not, or clocks apart "
-        "and the ratio per SM cycle reads otherwise"
-    )
-
-
-def _quantity(value: object, unit: str) -> str:
-    return format_quantity(value, unit)
-
-
-def verdict_cells(row: Mapping[str, Any]) -> dict[str, str]:
-    """One row of the table as display strings, by :data:`CELL_KEYS`.
-
-    Raises:
-        Nothing.
-    """
-    unit = str(row.get("unit") or "")
-    verdict = str(row.get("verdict") or UNDEFINED)
-    return {
-        "region": str(row.get("annotation", "")),
-        "metric": str(row.get("label") or row.get("metric", "")),
-        "config": config_text(dict(row.get("config") or {})),
-        "median_a": _quantity(row.get("median_a"), unit),
-        "median_b": _quantity(row.get("median_b"), unit),
-        "change": format_change(row.get("ratio")),
-        "ratio": format_ratio(row.get("ratio"), row.get("ci_low"), row.get("ci_high")),
-        "verdict": verdict + (" \u26a0" if row.get("flagged") else ""),
-        "note": str(row.get("note") or ""),
-    }
 
 
 def _cells(row: Mapping[str, Any]) -> dict[str, str]:
@@ -211,8 +136,8 @@ def verdict_text(
         lines.extend(
             wrap.wrap(
                 f"\u26a0 flagged: SM clocks apart by more than "
-                f"{_pct(CLOCK_TOLERANCE)}, host speeds apart by more than "
-                f"{_pct(HOST_TOLERANCE)} (cpu backend) or runs throttled; the "
+                f"{pct_text(CLOCK_TOLERANCE)}, host speeds apart by more than "
+                f"{pct_text(HOST_TOLERANCE)} (cpu backend) or runs throttled; the "
                 "row's note says which"
             )
         )
@@ -264,7 +189,6 @@ def verdict_html(table: Mapping[str, Any]) -> str:
     Raises:
         Nothing.
     """
-    from nsight_lab.figures import printable
 
     def esc(value: object) -> str:
         return html.escape(printable(value))

@@ -72,3 +72,25 @@ def test_ratios_changes_and_counts() -> None:
     assert format_change(1.078) == "+7.8 %"
     assert format_change(0.97) == "-3.0 %"
     assert format_count(12345) == "12,345"
+
+
+def test_the_typescript_duration_fixture_is_what_python_writes() -> None:
+    """tests/fixtures/units.json (jest checks formatDuration against it) is current.
+
+    Regenerate with ``python tests/fixtures/make_units.py`` after a change here.
+    """
+    import importlib.util
+    import json
+    import sys
+    from pathlib import Path
+
+    path = Path(__file__).parent / "fixtures" / "make_units.py"
+    spec = importlib.util.spec_from_file_location("make_units", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["make_units"] = module
+    spec.loader.exec_module(module)
+    committed = json.loads(module.UNITS_PATH.read_text(encoding="utf-8"))
+    assert committed == json.loads(json.dumps(module.build_units()))
+    assert ["999960", "1.000 ms"] in [[str(ns), t] for ns, t in committed["durations"]]

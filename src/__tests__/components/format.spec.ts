@@ -1,8 +1,26 @@
 /**
- * The one duration format (sidebar, main-area panels, comparison, inline widget).
+ * The one duration formatted in TypeScript (the live view's newest run): the same
+ * text as Python's one formatter (nsight_lab/text/units.py), read from
+ * tests/fixtures/units.json (tests/fixtures/make_units.py).
  */
 
-import { formatDuration, formatQuantity } from '../../components/format';
+import * as format from '../../components/format';
+
+const { formatDuration } = format;
+
+/** The directory of this spec (jest's CommonJS wrapper defines it). */
+declare const __dirname: string;
+
+/** Node's `fs`, as much of it as is used (no @types/node in this build). */
+interface IFs {
+  readFileSync(path: string, encoding: 'utf-8'): string;
+}
+
+const UNITS = JSON.parse(
+  jest
+    .requireActual<IFs>('fs')
+    .readFileSync(`${__dirname}/../../../tests/fixtures/units.json`, 'utf-8')
+) as { durations: [number, string][] };
 
 describe('formatDuration', () => {
   it('picks ns, µs, ms or s and always shows the unit', () => {
@@ -30,18 +48,18 @@ describe('formatDuration', () => {
     expect(formatDuration(Number.POSITIVE_INFINITY)).toBe('–');
   });
 
-  it('is what formatQuantity gives for a value in ns', () => {
-    for (const ns of [3, 4567, 8.9e6, 1.2e10]) {
-      expect(formatQuantity(ns, 'ns')).toBe(formatDuration(ns));
+  it('writes what Python writes, for every duration of the fixture', () => {
+    expect(UNITS.durations.length).toBeGreaterThan(10);
+    for (const [ns, text] of UNITS.durations) {
+      expect(`${ns}: ${formatDuration(ns)}`).toBe(`${ns}: ${text}`);
     }
   });
 });
 
-describe('formatQuantity', () => {
-  it('reads prefixed rates in the prefix that fits', () => {
-    expect(formatQuantity(2.082e-5, 'TFLOP/s')).toBe('20.82 MFLOP/s');
-    expect(formatQuantity(812.25, 'GB/s')).toBe('812.3 GB/s');
-    expect(formatQuantity(0.001952, 'GB/s')).toBe('1.952 MB/s');
-    expect(formatQuantity(3.2e12, 'bytes/s')).toBe('3.200 TB/s');
+describe('values with units', () => {
+  it('are formatted by the server only: no second formatter here', () => {
+    const names = Object.keys(format);
+    expect(names).not.toContain('formatQuantity');
+    expect(names).not.toContain('formatNumber');
   });
 });

@@ -4,7 +4,6 @@
  * get/on/off surface as anywidget's.
  */
 import { IChartHandle, IFigure, mountChart } from '../../charts/mount';
-import { formatDuration } from '../../components/format';
 import widget, { OPEN_SESSION_EVENT, renderTable } from '../../widget/index';
 import * as widgetModule from '../../widget/index';
 
@@ -140,54 +139,31 @@ beforeEach(() => {
 });
 
 describe('format', () => {
-  it('formats cells and lists columns in first-seen order', () => {
+  it('shows cells as served and lists columns in first-seen order', () => {
     expect(
       summaryColumns([
-        { a: 1, b: 2 },
-        { c: 3, a: 4 }
+        { a: '1', b: '2' },
+        { c: '3', a: '4' }
       ])
     ).toEqual(['a', 'b', 'c']);
-    expect(formatCell(1234.5678)).toBe('1235');
-    expect(formatCell(0.000123456)).toBe('0.0001235');
+    expect(formatCell('21.56 ms')).toBe('21.56 ms');
     expect(formatCell(12)).toBe('12');
     expect(formatCell(null)).toBe('');
     expect(formatCell(true)).toBe('true');
   });
 
-  it('shows durations through the one duration format, not as raw ns', () => {
-    const row = {
-      Annotation: 'matmul',
-      Metric: 'gpu__time_duration.sum',
-      AvgValue: 21560000,
-      StdDev: 1234.6,
-      MinValue: 512,
-      MaxValue: 2.5e9,
-      NumRuns: 200,
-      Unit: 'ns'
-    };
-    expect(formatSummaryCell(row, 'AvgValue')).toBe('21.56 ms');
-    expect(formatSummaryCell(row, 'AvgValue')).toBe(formatDuration(21560000));
-    expect(formatSummaryCell(row, 'StdDev')).toBe('1.235 µs');
-    expect(formatSummaryCell(row, 'MinValue')).toBe('512 ns');
-    expect(formatSummaryCell(row, 'MaxValue')).toBe('2.500 s');
-    // A count is not a duration, even in a row whose unit is ns.
-    expect(formatSummaryCell(row, 'NumRuns')).toBe('200');
-    expect(summaryColumns([row])).not.toContain('Unit');
+  it('shows the text Python formatted (the one formatter), never reformats', () => {
+    const row = { Region: 'matmul', Duration: '21.56 ms', Bytes: '1.049 MB' };
+    expect(formatSummaryCell(row, 'Duration')).toBe('21.56 ms');
+    expect(formatSummaryCell(row, 'Bytes')).toBe('1.049 MB');
+    expect(formatSummaryCell(row, 'Missing')).toBe('');
   });
 
-  it('renders the widget summary with units (no 21560000)', () => {
+  it('renders the widget summary as served', () => {
     const table = document.createElement('table');
-    renderTable(table, [
-      {
-        Annotation: 'matmul',
-        Metric: 'gpu__time_duration.sum',
-        AvgValue: 21560000,
-        Unit: 'ns'
-      }
-    ]);
+    renderTable(table, [{ Region: 'matmul', n: '1', Duration: '21.56 ms' }]);
     const text = table.tBodies[0].rows[0].cells[2].textContent;
     expect(text).toBe('21.56 ms');
-    expect(table.textContent).not.toContain('21560000');
   });
 });
 
@@ -319,14 +295,13 @@ describe('render', () => {
         {
           Annotation: '<img src=x onerror="alert(1)">',
           Metric: 'gpu__time_duration.sum',
-          AvgValue: 1234.5678,
+          AvgValue: '1.235 µs',
           StableMeasurement: true
         },
         {
           Annotation: 'fused',
           Metric: 'tflops',
-          AvgValue: 0.5,
-          Unit: 'TFLOP/s'
+          AvgValue: '500.0 GFLOP/s'
         }
       ]
     });
@@ -336,7 +311,6 @@ describe('render', () => {
     const headers = Array.from(table.querySelectorAll('th')).map(
       th => th.textContent
     );
-    // The unit is in the value cells, so there is no Unit column.
     expect(headers).toEqual([
       'Annotation',
       'Metric',
@@ -349,7 +323,7 @@ describe('render', () => {
     expect(cells[0]).toEqual([
       '<img src=x onerror="alert(1)">',
       'gpu__time_duration.sum',
-      '1235',
+      '1.235 µs',
       'true'
     ]);
     expect(cells[1]).toEqual(['fused', 'tflops', '500.0 GFLOP/s', '']);

@@ -13,14 +13,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nsight_lab.contract.records import utc_now
+from nsight_lab.store.connection import StoreBase
 from nsight_lab.store.rows import in_list
 
 if TYPE_CHECKING:
-    import contextlib
     from collections.abc import Sequence
-
-    from nsight_lab.errors import NotFoundError
-    from nsight_lab.store.dialect import Connection
 
 
 @dataclass(frozen=True)
@@ -60,20 +57,8 @@ class StoredVerdict:
         }
 
 
-class BaselineQueries:
+class BaselineQueries(StoreBase):
     """Baseline methods of :class:`~nsight_lab.store.run_store.RunStore`."""
-
-    if TYPE_CHECKING:  # provided by RunStore
-
-        def _read(
-            self, action: str
-        ) -> contextlib.AbstractContextManager[Connection]: ...
-
-        def _write(
-            self, action: str
-        ) -> contextlib.AbstractContextManager[Connection]: ...
-
-        def _not_found(self, session_id: int) -> NotFoundError: ...
 
     def set_baseline(self, name: str, session_id: int) -> Baseline:
         """Point baseline ``name`` at ``session_id`` (creating or moving it).

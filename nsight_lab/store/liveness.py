@@ -1,18 +1,35 @@
 """Writer liveness for the run store: is the process that writes a session alive?
 
 A session records its writer's pid and, on Linux, a token ``"<boot id>:<start
-time>"`` from ``/proc`` so that a reused pid is not mistaken for the writer.
-``RunStore.mark_interrupted`` (:mod:`nsight_lab.store.run_store`) asks
-:func:`writer_alive`. This is the SQLite engine's test; a PostgreSQL store's writer
+time>"`` from ``/proc`` so that a reused pid is not mistaken for the writer
+(:func:`writer_alive`). This is the SQLite engine's test; a PostgreSQL store's writer
 may run on another host, and its liveness is its connection's advisory lock instead
-(:mod:`nsight_lab.store.postgres` says why).
+(:mod:`nsight_lab.store.postgres` says why). :class:`Liveness` (a part of
+``RunStore``) marks the sessions of dead writers interrupted and holds the locks.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from nsight_lab.contract.records import utc_now
+from nsight_lab.store import postgres as pg
+from nsight_lab.store.connection import StoreBase
+
+if TYPE_CHECKING:
+    from nsight_lab.store.dialect import Connection
+
+logger = logging.getLogger(__name__)
+
+INTERRUPTED_ERROR = (
+    "kernel died or was killed while profiling; runs done so far are kept"
+)
+"""The error of a session whose writer died while it ran."""
 
 
 def _boot_id() -> str:
@@ -61,3 +78,92 @@ def writer_alive(pid: int | None, token: str | None) -> bool:
     except OSError:  # PermissionError: alive, owned by another user
         return True
     return True
+
+
+class Liveness(StoreBase):
+    """Sessions' writers: who holds a running session, and who has died."""
+
+    def mark_interrupted(self) -> list[int]:
+        """Mark running sessions whose writer is gone.
+
+        SQLite: a writer on this host is gone when its pid is not alive, is a
+        zombie, or belongs to a process that started later than the writer did (a
+        reused pid); sessions of other hosts, or whose liveness cannot be told, are
+        left alone. PostgreSQL: a writer is gone when its connection's advisory
+        lock on the session is (see :mod:`nsight_lab.store.postgres`), whatever its
+        host. Runs are kept. Called when the store opens.
+
+        Returns:
+            The ids of the sessions marked ``"interrupted"``.
+
+        Raises:
+            StoreError: The store is closed or the write failed.
+        """
+        if self.read_only:
+            return []
+        if self._dialect.postgres:
+            with self._read("find running sessions") as conn:
+                dead = [int(r[0]) for r in conn.execute(pg.ORPHANS_SQL).fetchall()]
+        else:
+            with self._read("find running sessions") as conn:
+                rows = conn.execute(
+                    "SELECT id, pid, pid_token FROM sessions"
+                    " WHERE status = 'running' AND host = ?",
+                    (self._host,),
+                ).fetchall()
+            alive: dict[tuple[int | None, str | None], bool] = {}
+            for _, pid, token in rows:
+                if (pid, token) not in alive:
+                    alive[pid, token] = writer_alive(pid, token)
+            dead = [sid for sid, pid, token in rows if not alive[pid, token]]
+        if not dead:
+            return []
+        marked: list[int] = []
+        with self._write("mark interrupted sessions") as conn:
+            for sid in dead:
+                cur = conn.execute(
+                    "UPDATE sessions SET status = 'interrupted', error = ?,"
+                    " finished_at = ? WHERE id = ? AND status = 'running'",
+                    (INTERRUPTED_ERROR, utc_now(), sid),
+                )
+                if cur.rowcount:
+                    marked.append(sid)
+        if marked:
+            logger.info("[nsight-lab] marked sessions %s as interrupted", marked)
+        return marked
+
+    def _writer_alive(
+        self,
+        conn: Connection,
+        session_id: int,
+        host: str | None,
+        pid: int | None,
+        token: str | None,
+    ) -> bool:
+        """Tell whether a running session's writer may still write it.
+
+        SQLite: its process on this host is alive, or it runs on another host (which
+        cannot be told). PostgreSQL: its connection holds the session's lock.
+        """  # fmt: skip
+        if self._dialect.postgres:
+            row = conn.execute(
+                pg.ORPHANS_SQL.replace("ORDER BY id", "AND id = ?"), (session_id,)
+            ).fetchone()
+            return row is None
+        return host != self._host or writer_alive(pid, token)
+
+    def _hold_session(self, conn: Connection, session_id: int) -> None:
+        """On PostgreSQL, take the new session's writer lock (in its transaction)."""
+        if self._dialect.postgres:
+            conn.execute(pg.LOCK_SESSION_SQL, (session_id,))
+            self._held.add(session_id)
+
+    def _release_session(self, session_id: int) -> None:
+        """On PostgreSQL, give back a finished session's writer lock, if held here."""
+        if session_id not in self._held:
+            return
+        with self._lock:
+            self._held.discard(session_id)
+            if self._conn is not None:
+                with contextlib.suppress(*self._errors):
+                    self._conn.execute(pg.UNLOCK_SESSION_SQL, (session_id,))

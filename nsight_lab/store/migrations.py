@@ -1,13 +1,14 @@
 """Ordered schema steps of the run store (see :mod:`nsight_lab.store.run_store`).
 
 ``STEPS[i]`` takes a store from schema version ``i`` to ``i + 1``; the version lives
-in ``PRAGMA user_version`` (PostgreSQL: the ``nsight_lab_schema`` table).
+in ``PRAGMA user_version`` (PostgreSQL: the ``nsight_lab_schema`` table);
+:func:`upgrade` runs the missing steps.
 The same steps build both engines' schemas: write them in SQLite's spelling with the
 vocabulary :mod:`nsight_lab.store.dialect` translates (types INTEGER, REAL, TEXT, BLOB;
 ``INTEGER PRIMARY KEY AUTOINCREMENT`` ids; no SQLite-only functions or defaults), and
 the store suite runs them on both (tests/store/test_run_store.py).
-:class:`~nsight_lab.store.run_store.RunStore` runs the missing steps of an older store
-in one transaction, so a failed upgrade leaves the store as it was.
+:func:`upgrade` runs the missing steps of an older store in one transaction, so a
+failed upgrade leaves the store as it was.
 Never edit a released step: append a new one and bump ``records.SCHEMA_VERSION``.
 A step may also hold a function, called with the open connection inside the same
 transaction, for what SQL cannot say alike on both engines (filling new columns with
@@ -16,11 +17,20 @@ values made in Python); it must use only ``?`` parameters and portable SQL.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import uuid
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
+
+from nsight_lab.errors import StoreError
+from nsight_lab.store import postgres as pg
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
+
+    from nsight_lab.store.dialect import Connection, Dialect
+
+logger = logging.getLogger(__name__)
 
 
 class _Connection(Protocol):
@@ -209,3 +219,71 @@ STEPS: list[Step] = [_STEP_1, _STEP_2, _STEP_3, _STEP_4, _STEP_5, _STEP_6]
 def latest_version() -> int:
     """Return the version the steps lead to (equals ``records.SCHEMA_VERSION``)."""
     return len(STEPS)
+
+
+def schema_version(conn: Connection, dialect: Dialect) -> int:
+    """Return the schema version the store records; 0 for an empty database."""
+    if dialect.postgres:
+        return pg.schema_version(cast("pg.PgConnection", conn))
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def upgrade(
+    conn: Connection, dialect: Dialect, where: str,
+    errors: tuple[type[Exception], ...],
+) -> None:  # fmt: skip
+    """Bring the store on ``conn`` to :func:`latest_version`, in one transaction.
+
+    On PostgreSQL one process creates or upgrades the tables while the others wait
+    for its lock; each checks the version again once it holds it.
+
+    Args:
+        conn: The store's write connection (autocommit).
+        dialect: Its engine's dialect.
+        where: The store, for messages.
+        errors: The engine's error classes (a failed step rolls back).
+
+    Raises:
+        StoreError: The store is newer than this nsight-lab, or a step failed
+            (nothing was changed).
+    """
+    target = latest_version()
+    version = schema_version(conn, dialect)
+    if version == target:
+        return
+    if version > target:
+        msg = (
+            f"the run store {where!r} has schema version {version}, newer "
+            f"than this nsight-lab understands ({target}); upgrade nsight-lab: "
+            "pip install -U nsight-lab"
+        )
+        raise StoreError(msg)
+    if dialect.postgres:
+        conn.execute("BEGIN")
+        conn.execute("SELECT pg_advisory_xact_lock(?, ?)", pg.MIGRATION_LOCK)
+    else:
+        conn.execute("BEGIN IMMEDIATE")
+    try:
+        # Another process may have upgraded it while we waited for the lock.
+        version = schema_version(conn, dialect)
+        for step in STEPS[version:target]:
+            for statement in step:
+                if callable(statement):  # values made in Python
+                    statement(conn)
+                else:
+                    conn.execute(dialect.ddl(statement))
+        if dialect.postgres:
+            pg.set_schema_version(cast("pg.PgConnection", conn), target)
+        else:
+            conn.execute(f"PRAGMA user_version = {target}")
+        conn.execute("COMMIT")
+    except errors as exc:
+        with contextlib.suppress(*errors):
+            conn.execute("ROLLBACK")
+        msg = (
+            f"cannot upgrade the run store {where!r} from schema version "
+            f"{version} to {target}: {exc}; nothing was changed; report this at "
+            "https://github.com/nsight-lab/nsight-lab/issues"
+        )
+        raise StoreError(msg) from exc
+    logger.info("[nsight-lab] upgraded %s to schema %d", where, target)

@@ -2,8 +2,8 @@
 
 One short transaction per batch: the rows, the session's region names, its run keys
 and its two counters (records and complete runs), so whatever a reader or a count
-sees is what was committed, a killed writer included. ``RunStore`` provides the
-connection (``_read``, ``_write``) and the error helpers.
+sees is what was committed, a killed writer included. Its transactions come from
+:class:`~nsight_lab.store.connection.StoreBase`.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from nsight_lab.errors import NotFoundError
+from nsight_lab.store.connection import StoreBase
 from nsight_lab.store.postgres import PgConnection
 from nsight_lab.store.rows import RUN_COLUMNS, run_to_row
 
 if TYPE_CHECKING:
-    import contextlib
     from collections.abc import Iterable, Sequence
 
     from nsight_lab.contract.records import RunRecord
@@ -129,19 +129,8 @@ class Batch:
         return batch
 
 
-class RunWrites:
+class RunWrites(StoreBase):
     """The write method of :class:`~nsight_lab.store.run_store.RunStore`'s runs."""
-
-    if TYPE_CHECKING:  # provided by RunStore
-        where: str
-        _dialect: Dialect
-        _annotated: set[tuple[int, str]]
-
-        def _write(
-            self, action: str
-        ) -> contextlib.AbstractContextManager[Connection]: ...
-
-        def _not_found(self, session_id: int) -> NotFoundError: ...
 
     def add_runs(self, records: Sequence[RunRecord]) -> list[int]:
         """Store runs in one short transaction, committed before this returns.

@@ -2,35 +2,25 @@
 
 Runs read back by id, the counts a view needs (kept per session by the writer:
 :mod:`nsight_lab.store.run_writes`), and the cheap change counters pollers use.
-``RunStore`` provides the connection (``_read``) and the error helpers.
+Its transactions and error helpers come from
+:class:`~nsight_lab.store.connection.StoreBase`.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from nsight_lab.store.connection import StoreBase
 from nsight_lab.store.rows import RUN_COLUMNS, in_list, run_from_row
 
 if TYPE_CHECKING:
-    import contextlib
     from collections.abc import Sequence
 
     from nsight_lab.contract.records import RunRecord
-    from nsight_lab.errors import NotFoundError
-    from nsight_lab.store.dialect import Connection, Dialect
 
 
-class RunQueries:
+class RunQueries(StoreBase):
     """The run reads of :class:`~nsight_lab.store.run_store.RunStore`."""
-
-    if TYPE_CHECKING:  # provided by RunStore
-        _dialect: Dialect
-
-        def _read(
-            self, action: str
-        ) -> contextlib.AbstractContextManager[Connection]: ...
-
-        def _not_found(self, session_id: int) -> NotFoundError: ...
 
     def runs_with_ids(
         self, session_id: int, *, after_id: int = 0, limit: int | None = None

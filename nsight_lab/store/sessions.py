@@ -1,7 +1,7 @@
 """The session methods of :class:`~nsight_lab.store.run_store.RunStore` (a mixin).
 
-Create, read, annotate, finish, delete, list and count sessions. ``RunStore``
-provides the connection (``_read``, ``_write``) and the error helpers.
+Create, read, annotate, finish, delete, list and count sessions. Its transactions
+and error helpers come from :class:`~nsight_lab.store.connection.StoreBase`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from nsight_lab.contract.records import SCHEMA_VERSION, SESSION_STATUSES, utc_now
 from nsight_lab.errors import OptionError, StoreError
-from nsight_lab.store.liveness import pid_token
+from nsight_lab.store.liveness import Liveness, pid_token
 from nsight_lab.store.migrations import new_session_uuid
 from nsight_lab.store.rows import (
     SESSION_COLUMNS,
@@ -23,46 +23,25 @@ from nsight_lab.store.rows import (
 )
 
 if TYPE_CHECKING:
-    import contextlib
     from collections.abc import Mapping, Sequence
 
     from nsight_lab.contract.records import SessionInfo, SessionStatus
-    from nsight_lab.errors import NotFoundError
-    from nsight_lab.store.dialect import Connection, Dialect
 
 _FINAL_STATUSES = tuple(s for s in SESSION_STATUSES if s != "running")
+_INSERT_SESSION_SQL = (
+    "INSERT INTO sessions (name, notebook, device, host, pid, pid_token,"
+    " backend, backend_reason, options_json, configs_json, runs_planned,"
+    " cell_source, notes_json, status, created_at, schema_version, user_name,"
+    " uuid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
 
 
 class SessionRunningError(StoreError):
     """A session still being written (its writer process is alive) was to be deleted."""
 
 
-class SessionQueries:
+class SessionQueries(Liveness):
     """Session methods of :class:`~nsight_lab.store.run_store.RunStore`."""
-
-    if TYPE_CHECKING:  # provided by RunStore
-        where: str
-        _host: str
-        _dialect: Dialect
-
-        def _read(
-            self, action: str
-        ) -> contextlib.AbstractContextManager[Connection]: ...
-
-        def _write(
-            self, action: str
-        ) -> contextlib.AbstractContextManager[Connection]: ...
-
-        def _not_found(self, session_id: int) -> NotFoundError: ...
-
-        def _writer_alive(
-            self, conn: Connection, session_id: int, host: str | None,
-            pid: int | None, token: str | None,
-        ) -> bool: ...  # fmt: skip
-
-        def _hold_session(self, conn: Connection, session_id: int) -> None: ...
-
-        def _release_session(self, session_id: int) -> None: ...
 
     def create_session(  # noqa: PLR0913  (one keyword per SessionInfo field)
         self,
@@ -117,12 +96,11 @@ class SessionQueries:
             runs_planned, cell_source, json.dumps(list(notes or ())), "running",
             utc_now(), SCHEMA_VERSION, user, new_session_uuid(),
         )  # fmt: skip
-        sql = (
-            "INSERT INTO sessions (name, notebook, device, host, pid, pid_token,"
-            " backend, backend_reason, options_json, configs_json, runs_planned,"
-            " cell_source, notes_json, status, created_at, schema_version, user_name,"
-            " uuid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-        )
+        return self.get_session(self._insert_session(row))
+
+    def _insert_session(self, row: Sequence[Any]) -> int:
+        """Commit a new session's row (taking its writer lock on PostgreSQL); its id."""
+        sql = _INSERT_SESSION_SQL
         with self._write("create a session") as conn:
             if self._dialect.postgres:
                 session_id = int(conn.execute(sql + " RETURNING id", row).fetchone()[0])
@@ -130,7 +108,7 @@ class SessionQueries:
                 cur = conn.execute(sql, row)
                 session_id = int(getattr(cur, "lastrowid", 0) or 0)
             self._hold_session(conn, session_id)
-        return self.get_session(session_id)
+        return session_id
 
     def get_session(self, session_id: int) -> SessionInfo:
         """Return one session.

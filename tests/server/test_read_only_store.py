@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from nsight_lab.store import run_store as store_module
+from nsight_lab.store import sqlite_files as store_module
 from tests.conftest import SQLITE_ONLY
 
 

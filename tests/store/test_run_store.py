@@ -19,7 +19,7 @@ import pytest
 from nsight_lab.contract.records import SCHEMA_VERSION, RunRecord, Telemetry, utc_now
 from nsight_lab.errors import NotFoundError, OptionError, StoreError
 from nsight_lab.store import migrations as _migrations
-from nsight_lab.store import run_store as store_module
+from nsight_lab.store import sqlite_files
 from nsight_lab.store.run_store import INTERRUPTED_ERROR, RunStore
 from tests.conftest import POSTGRES_ONLY, SQLITE_ONLY
 
@@ -185,7 +185,7 @@ def test_unwritable_directory_raises_store_error(tmp_path: Path) -> None:
 def test_write_lock_held_too_long_raises_store_error(
     db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(store_module, "BUSY_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(sqlite_files, "BUSY_TIMEOUT_S", 0.2)
     with RunStore(db) as s:
         sid = s.create_session(backend="cpu").id
         holder = raw(db)
@@ -854,7 +854,7 @@ def test_unwritable_store_is_opened_read_only(
     def access(path: Any, mode: int, **kw: Any) -> bool:
         return False if mode & os.W_OK else real(path, mode, **kw)
 
-    monkeypatch.setattr(store_module.os, "access", access)
+    monkeypatch.setattr(sqlite_files.os, "access", access)
 
     # When / Then
     with RunStore(db) as s:
@@ -867,17 +867,17 @@ def test_read_only_falls_back_to_immutable(
 ) -> None:
     # Given: mode=ro cannot be opened (its -shm cannot be created)
     sid = _filled_store(db)
-    real = RunStore._connect_uri  # noqa: SLF001
+    real = sqlite_files.connect_uri
     tried: list[str] = []
 
-    def connect(self: RunStore, uri: str) -> sqlite3.Connection:
+    def connect(uri: str) -> sqlite3.Connection:
         tried.append(uri)
         if "immutable=1" not in uri:
             msg = "unable to open database file"
             raise sqlite3.OperationalError(msg)
-        return real(self, uri)
+        return real(uri)
 
-    monkeypatch.setattr(RunStore, "_connect_uri", connect)
+    monkeypatch.setattr(sqlite_files, "connect_uri", connect)
 
     # When / Then
     with RunStore(db, read_only=True) as s:

@@ -12,11 +12,13 @@ marked, their traceback starting at the user's frames (nsight-lab's are cut off)
 from __future__ import annotations
 
 import contextlib
+import dis
 import functools
 import os
 import re
+import site
 import sys
-from dataclasses import replace
+import sysconfig
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,22 +26,35 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 
 from nsight_lab import wait_for_warm_up
+from nsight_lab.analysis.baselines import require_baseline
+from nsight_lab.backends.ncu.shipping import free_variables
 from nsight_lab.backends.probe import Prober
 from nsight_lab.cli.line import line_command, usage
+from nsight_lab.contract.collector import CellCode
+from nsight_lab.contract.records import TIME_METRIC
+from nsight_lab.contract.registry import backend_entry, get_collector
+from nsight_lab.distributed import follows, rank_collector
 from nsight_lab.errors import NsightLabError, OptionError
+from nsight_lab.options import check_bindings, parse_options
+from nsight_lab.options.namespace import (
+    check_isolated_configs,
+    configs_from,
+    derive_functions,
+    resolve_combine,
+)
+from nsight_lab.plan import ConfigList
 from nsight_lab.regions import install_nsight_shim
-from nsight_lab.session import MAX_MESSAGE_CHARS, plan_profile
+from nsight_lab.session import MAX_MESSAGE_CHARS, ProfileRequest, plan_profile, profile
+from nsight_lab.store.run_store import RunStore
 
 if TYPE_CHECKING:
     import types
-    from collections.abc import Iterator
 
     import pandas as pd
     from IPython.core.interactiveshell import InteractiveShell
 
-    from nsight_lab.contract.collector import CellCode, Collector
-    from nsight_lab.options import ProfileOptions
-    from nsight_lab.plan import ConfigList, Plan
+    from nsight_lab.contract.collector import Collector
+    from nsight_lab.plan import Plan
     from nsight_lab.results import UserDerive
     from nsight_lab.session import Profiled
 
@@ -127,11 +142,6 @@ class NsightMagics(Magics):
 
     # -- cell magic -------------------------------------------------------------------
     def _cell(self, line: str, cell: str) -> pd.DataFrame | None:
-        from nsight_lab.contract.registry import get_collector
-        from nsight_lab.distributed import rank_collector
-        from nsight_lab.options import check_bindings, parse_options
-        from nsight_lab.store.run_store import RunStore
-
         if line.strip() in {"--help", "-h"}:
             print(usage())  # noqa: T201
             return None
@@ -140,20 +150,20 @@ class NsightMagics(Magics):
         options = parse_options(line)
         check_bindings(options, shell.user_ns)
         _check_cell_text(cell)
-        functions, notes = _derive_functions(options.derive, shell.user_ns)
-        options = _resolve_combine(options, shell.user_ns)
+        functions, notes = derive_functions(options.derive, shell.user_ns)
+        options = resolve_combine(options, shell.user_ns)
         config_list = read_configs_from(
             options.configs_from, shell.user_ns, options.config_limit
         )
         if options.baseline is not None:  # refused before anything runs or is stored
-            from nsight_lab.analysis.baselines import require_baseline
-
             with RunStore() as store:
                 require_baseline(store, options.baseline)
         plan = plan_profile(
             options, self.prober, config_list, notebook_derives=functions
         )
-        _check_isolated_configs(plan)
+        check_isolated_configs(
+            plan.bindings, plan.backend, isolated=backend_entry(plan.backend).isolated
+        )
         collector = rank_collector(plan, get_collector(plan.backend))
         code = self._cell_code(cell)
         self._check_undeclared(code, plan.param_names)
@@ -189,11 +199,10 @@ class NsightMagics(Magics):
         notes: list[str],
     ) -> Profiled | None:
         """Profile ``code`` into the store; ``None`` on a rank that only follows."""
-        from nsight_lab.contract.records import TIME_METRIC
-        from nsight_lab.distributed import follows
-        from nsight_lab.results import DeriveFailures, DeriveSpec
-        from nsight_lab.session import ProfileRequest, profile
-        from nsight_lab.store.run_store import RunStore
+        from nsight_lab.results import (  # noqa: PLC0415  (pandas: on the first profile)
+            DeriveFailures,
+            DeriveSpec,
+        )
 
         shell = self.shell
         assert shell is not None  # noqa: S101
@@ -230,8 +239,6 @@ class NsightMagics(Magics):
         Raises:
             OptionError: The cell reads such a name before (or without) assigning it.
         """
-        from nsight_lab.backends.ncu.shipping import free_variables
-
         shell = self.shell
         assert shell is not None  # noqa: S101
         gone = {
@@ -257,8 +264,6 @@ class NsightMagics(Magics):
 
     def _cell_code(self, cell: str) -> CellCode:
         """The cell as typed, as plain Python and compiled, with the user namespace."""
-        from nsight_lab.contract.collector import CellCode
-
         shell = self.shell
         assert shell is not None  # noqa: S101
         python = shell.transform_cell(cell)
@@ -281,8 +286,6 @@ _UNBOUND = object()
 
 def _assigned_names(code: types.CodeType) -> set[str]:
     """The names a cell's top level assigns or imports anywhere in it."""
-    import dis
-
     return {
         str(instr.argval)
         for instr in dis.get_instructions(code)
@@ -318,9 +321,6 @@ def _not_users(filename: str) -> bool:
 @functools.cache
 def _library_dirs() -> tuple[str, ...]:
     """The standard library's and the installed packages' directories."""
-    import site
-    import sysconfig
-
     paths = sysconfig.get_paths()
     dirs = {paths[key] for key in ("stdlib", "purelib", "platlib") if key in paths}
     with contextlib.suppress(AttributeError):  # some virtualenvs lack it
@@ -355,13 +355,6 @@ def _one_line(message: str) -> str:
     return text
 
 
-def _shown(text: str) -> str:
-    """``text`` quoted for a one-line message: ``repr``, cut to 80 characters."""
-    from nsight_lab.options import shown
-
-    return shown(text)
-
-
 def _check_cell_text(cell: str) -> None:
     """Refuse a cell the store cannot keep (its source is stored as UTF-8 text).
 
@@ -378,237 +371,16 @@ def _check_cell_text(cell: str) -> None:
             raise OptionError(msg)
 
 
-def _derive_functions(
-    names: tuple[str, ...], user_ns: dict[str, Any]
-) -> tuple[dict[str, UserDerive], list[str]]:
-    """The notebook's functions named by ``--derive``, and the notes to show.
-
-    A notebook function named ``tflops`` or ``gbps`` is used in place of the built-in
-    model, and a note says so.
-
-    Raises:
-        OptionError: A named function is not defined in the notebook.
-    """
-    from nsight_lab.options import BUILTIN_DERIVED
-
-    functions: dict[str, UserDerive] = {}
-    notes: list[str] = []
-    for name in names:
-        func = user_ns.get(name)
-        if name in BUILTIN_DERIVED:
-            if callable(func) and not isinstance(func, type):
-                functions[name] = func
-                notes.append(
-                    f"--derive {name}: the notebook's function {name}() is used, not "
-                    f"the built-in {name} (rename it to get the built-in one)"
-                )
-            continue
-        if not callable(func):
-            msg = (
-                f"--derive {name}: no function named {name!r} in the notebook; "
-                f"define def {name}(duration_ns, *config) first, "
-                "or use tflops or gbps"
-            )
-            raise OptionError(msg)
-        functions[name] = func
-    return functions, notes
-
-
-def _resolve_combine(
-    options: ProfileOptions, user_ns: dict[str, Any]
-) -> ProfileOptions:
-    """``--combine F``: the notebook's binary function ``F``, in the options.
-
-    Raises:
-        OptionError: ``F`` is not a function of the notebook taking two values.
-    """
-    import inspect
-
-    from nsight_lab.kernels import BUILTIN_FOLDS
-
-    name = options.combine
-    if name in BUILTIN_FOLDS:
-        return options
-    func = user_ns.get(name)
-    binary = callable(func)
-    if func is not None and binary:
-        try:
-            inspect.signature(func).bind(1.0, 2.0)
-        except TypeError:
-            binary = False
-        except ValueError:  # no signature to read (a builtin): let it try
-            pass
-    if not binary:
-        msg = (
-            f"--combine {name}: no function {name}(x, y) in the notebook; define one "
-            f"that takes two values (def {name}(x, y): return x + y) or use "
-            "sum, max, first or single"
-        )
-        raise OptionError(msg)
-    return replace(options, combine_fn=func)
-
-
-CONFIGS_FROM_READ_S = 10.0
-"""Longest time ``--configs-from`` spends reading the configs out of its variable."""
-
-
 def read_configs_from(
     spec: str | None, user_ns: dict[str, Any], limit: int
 ) -> ConfigList | None:
     """``--configs-from [NAMES=]VAR``: the explicit config list in the notebook.
 
-    At most ``limit`` + 1 items are taken, one at a time, so that an endless or huge
-    iterable (``itertools.count()``, ``range(10**12)``) is refused in one line rather
-    than laid out in memory: a sized one is judged by its length before any item is
-    read, anything else is refused at its ``limit + 1``-th item or once reading took
-    :data:`CONFIGS_FROM_READ_S`.
-
     Raises:
-        OptionError: ``VAR`` is missing or not a non-empty iterable of dicts, tuples
-            or single values; it holds more than ``limit`` configs or takes too long
-            to read; or its items do not fit the names.
+        OptionError: See :func:`nsight_lab.options.namespace.configs_from`.
     """
-    from nsight_lab.options import reserved_name
-    from nsight_lab.plan import ConfigList
-
-    if spec is None:
-        return None
-    given, _, var = spec.rpartition("=")
-    var = var.strip()
-    names = tuple(n.strip() for n in given.split(",")) if given else ()
-    value = user_ns.get(var)
-    items = _config_items(var, value, limit)
-    bound = [_bind_item(spec, i, item, names) for i, item in enumerate(items)]
-    names = tuple(bound[0])
-    for name in names:
-        why = reserved_name(name) if name.isidentifier() else "not a Python name"
-        if why is not None:
-            msg = f"--configs-from {var}: the config name {name!r} is {why}"
-            raise OptionError(msg)
-    for i, config in enumerate(bound):
-        if tuple(config) != names:
-            msg = (
-                f"--configs-from {spec}: config {i} has names {list(config)}, config "
-                f"0 has {list(names)}; give every config the same names"
-            )
-            raise OptionError(msg)
-    return ConfigList(names=names, values=bound)
-
-
-def _config_items(var: str, value: object, limit: int) -> list[Any]:
-    """The items of ``--configs-from``'s variable: at most ``limit``, read lazily.
-
-    Raises:
-        OptionError: Not a non-empty iterable (text and dicts are not config lists),
-            more than ``limit`` items, or reading them took too long.
-    """
-    import itertools
-    import time
-
-    iterator = _config_iterator(var, value, limit)
-    items: list[Any] = []
-    if iterator is not None:
-        started = time.monotonic()
-        for item in itertools.islice(iterator, limit + 1):
-            items.append(item)
-            if time.monotonic() - started > CONFIGS_FROM_READ_S:
-                msg = (
-                    f"--configs-from {var}: reading the configs took over "
-                    f"{CONFIGS_FROM_READ_S:g} s ({len(items):,} read); give a list"
-                )
-                raise OptionError(msg)
-        if len(items) > limit:
-            raise OptionError(_too_many_configs(var, f"more than {limit:,}", limit))
-    if not items:
-        msg = (
-            f"--configs-from {var}: expected a non-empty list of configs in the "
-            f"notebook variable {var!r}, got {type(value).__name__}"
-        )
-        raise OptionError(msg)
-    return items
-
-
-def _config_iterator(var: str, value: object, limit: int) -> Iterator[Any] | None:
-    """An iterator over ``value``'s items; ``None`` when it is no config list.
-
-    Raises:
-        OptionError: Its length (read before any item) is above ``limit``.
-    """
-    if value is None or isinstance(value, str | bytes | dict):
-        return None
-    try:
-        size = len(value)  # type: ignore[arg-type]
-    except OverflowError:  # range(10**20): more than an index holds
-        raise OptionError(_too_many_configs(var, "more than 2^63", limit)) from None
-    except (TypeError, ValueError):  # no length (a generator), or a broken one
-        size = None
-    if size is not None and size > limit:
-        raise OptionError(_too_many_configs(var, f"{size:,}", limit))
-    try:
-        return iter(value)  # type: ignore[call-overload,no-any-return]
-    except TypeError:
-        return None
-
-
-def _too_many_configs(var: str, count: str, limit: int) -> str:
-    from nsight_lab.options.profile import MAX_CONFIGS
-
-    how = (
-        f"--max-configs N raises the limit, up to {MAX_CONFIGS:,}"
-        if limit < MAX_CONFIGS
-        else "split them over several cells"
-    )
-    return (
-        f"--configs-from {var}: {count} configs, above the limit of {limit:,}; "
-        f"give fewer ({how})"
-    )
-
-
-def _bind_item(
-    spec: str, index: int, item: object, names: tuple[str, ...]
-) -> dict[str, Any]:
-    """One config of ``--configs-from``: a dict as it is, else its values named.
-
-    Raises:
-        OptionError: A tuple's length is not that of ``names`` (``n`` by default).
-    """
-    if isinstance(item, dict):
-        return {str(k): v for k, v in item.items()}
-    values = tuple(item) if isinstance(item, tuple | list) else (item,)
-    wanted = names or ("n",)
-    if len(values) != len(wanted):
-        var = spec.rpartition("=")[2].strip()
-        msg = (
-            f"--configs-from {spec}: config {index} has {len(values)} value"
-            f"{'' if len(values) == 1 else 's'} for {len(wanted)} name"
-            f"{'' if len(wanted) == 1 else 's'}; name them all "
-            f"({','.join(f'p{j}' for j in range(len(values)))}={var})"
-        )
-        raise OptionError(msg)
-    return dict(zip(wanted, values, strict=True))
-
-
-def _check_isolated_configs(plan: Plan) -> None:
-    """Refuse objects a child process would only get as text.
-
-    Raises:
-        OptionError: An explicit config holds a value that is not a number, text,
-            true/false or None, and the backend runs the cell in a child process.
-    """
-    from nsight_lab.contract.registry import backend_entry
-
-    if plan.bindings is None or not backend_entry(plan.backend).isolated:
-        return
-    for i, bound in enumerate(plan.bindings):
-        for name, value in bound.items():
-            if value is not None and not isinstance(value, str | int | float):
-                msg = (
-                    f"--configs-from: {name}={_shown(repr(value))} of config {i} is "
-                    f"not a number or text, and the {plan.backend} backend runs the "
-                    "cell in a child process that gets only those; bind a number or "
-                    "text and build the object in the cell"
-                )
-                raise OptionError(msg)
+    found = configs_from(spec, user_ns, limit)
+    return None if found is None else ConfigList(names=found[0], values=found[1])
 
 
 def _file_label(name: str) -> str:

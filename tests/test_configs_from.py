@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from nsight_lab import magic
 from nsight_lab.errors import OptionError
-from nsight_lab.options import parse_options
+from nsight_lab.options import namespace, parse_options
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
@@ -127,7 +127,7 @@ def test_huge_and_endless_iterables_are_one_line_and_eat_no_memory(
 
 
 def test_reading_is_bounded_in_time(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(magic, "CONFIGS_FROM_READ_S", 0.05)
+    monkeypatch.setattr(namespace, "CONFIGS_FROM_READ_S", 0.05)
 
     def slow() -> Iterator[int]:
         for i in range(1_000):

@@ -134,7 +134,7 @@ def child_time(backend: str, pause: float) -> dict[str, Any]:
         "scipy_imported": "scipy" in sys.modules,
         "dynamo_imported": "torch._dynamo" in sys.modules,
         "warm_up_errors": list(
-            getattr(sys.modules["nsight_lab"], "warm_up_errors", [])
+            shell.magics_manager.registry["NsightMagics"].warm_up.errors
         ),
     }
 

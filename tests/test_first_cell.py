@@ -15,14 +15,14 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pytest
-
 import nsight_lab
+from nsight_lab.magic.warmup import WarmUp
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-
+    import pytest
     from IPython.core.interactiveshell import InteractiveShell
+
+    from nsight_lab.magic import NsightMagics
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -61,7 +61,7 @@ FRESH_KERNEL = textwrap.dedent(
         torch=torch is not None,
         scipy="scipy" in sys.modules,
         dynamo="torch._dynamo" in sys.modules,
-        warm_up_errors=nsight_lab.warm_up_errors,
+        warm_up_errors=shell.magics_manager.registry["NsightMagics"].warm_up.errors,
     )
     print(json.dumps(seen))
     """
@@ -97,39 +97,35 @@ def test_a_quiet_cpu_cell_imports_neither_scipy_nor_dynamo(tmp_path: Path) -> No
         assert seen["flops"] == [1024.0]  # the work model did count, without Dynamo
 
 
-@pytest.fixture
-def fresh_warm_up(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Let a test start its own warm-up; the process's own is left as it was."""
-    monkeypatch.setattr(nsight_lab, "_warm_up", None)
-    monkeypatch.setattr(nsight_lab, "_cell_waits", threading.Event())
-    monkeypatch.setattr(nsight_lab, "warm_up_errors", [])
-    yield
-    nsight_lab.wait_for_warm_up(timeout=10)
+def _magics(ip: InteractiveShell) -> NsightMagics:
+    return ip.magics_manager.registry["NsightMagics"]  # type: ignore[no-any-return]
 
 
-@pytest.mark.usefixtures("fresh_warm_up")
 def test_load_ext_starts_the_warm_up(ip: InteractiveShell) -> None:
     # When: the extension is loaded
     nsight_lab.load_ipython_extension(ip)
-    # Then: the warm-up thread runs (or ran), once per process, and imports cleanly
-    thread = nsight_lab._warm_up  # noqa: SLF001
+    # Then: its magics' warm-up thread runs (or ran), once, and imports cleanly
+    warm_up = _magics(ip).warm_up
+    thread = warm_up.thread
     assert thread is not None
     assert thread.daemon
-    assert nsight_lab.start_warm_up() is thread
-    nsight_lab.wait_for_warm_up()
+    assert warm_up.start() is thread
+    warm_up.wait()
     assert not thread.is_alive()
-    assert nsight_lab.warm_up_errors == []
+    assert warm_up.errors == []
+    # The warm-up is the magics' own: the package holds no thread of its own
+    assert not hasattr(nsight_lab, "_warm_up")
 
 
-@pytest.mark.usefixtures("fresh_warm_up")
 def test_a_cell_works_when_the_warm_up_failed(
     ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given: a warm-up whose imports fail
-    monkeypatch.setattr(nsight_lab, "WARM_UP_MODULES", ("nsight_lab.no_such_module",))
-    nsight_lab.start_warm_up()
-    nsight_lab.wait_for_warm_up()
-    assert nsight_lab.warm_up_errors[0].startswith(
+    warm_up = WarmUp(modules=("nsight_lab.no_such_module",))
+    monkeypatch.setattr(_magics(ip), "warm_up", warm_up)
+    warm_up.start()
+    warm_up.wait()
+    assert warm_up.errors[0].startswith(
         "nsight_lab.no_such_module: ModuleNotFoundError"
     )
     # When: a cell runs
@@ -139,15 +135,15 @@ def test_a_cell_works_when_the_warm_up_failed(
     assert len(ip.user_ns["r"]) == 1
 
 
-@pytest.mark.usefixtures("fresh_warm_up")
 def test_a_cell_works_when_the_warm_up_hangs(
     ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given: a warm-up that never finishes, and a short wait for it
     release = threading.Event()
-    monkeypatch.setattr(nsight_lab, "_warm", release.wait)
-    monkeypatch.setattr(nsight_lab, "WARM_UP_WAIT_S", 0.05)
-    thread = nsight_lab.start_warm_up()
+    warm_up = WarmUp(wait_s=0.05)
+    monkeypatch.setattr(warm_up, "warm", release.wait)
+    monkeypatch.setattr(_magics(ip), "warm_up", warm_up)
+    thread = warm_up.start()
     try:
         # When: a cell runs
         result = ip.run_cell(

@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 
-from nsight_lab import wait_for_warm_up
 from nsight_lab.analysis.baselines import require_baseline
 from nsight_lab.backends.ncu.shipping import free_variables
 from nsight_lab.backends.probe import Prober
@@ -35,6 +34,7 @@ from nsight_lab.contract.records import TIME_METRIC
 from nsight_lab.contract.registry import backend_entry, get_collector
 from nsight_lab.distributed import follows, rank_collector
 from nsight_lab.errors import NsightLabError, OptionError
+from nsight_lab.magic.warmup import WarmUp
 from nsight_lab.options import check_bindings, parse_options
 from nsight_lab.options.namespace import (
     check_isolated_configs,
@@ -69,6 +69,8 @@ class NsightMagics(Magics):
         self.last_session_id: int | None = None
         self.config_names: set[str] = set()
         """Names a cell's configs bound (and unbound after it), this kernel."""
+        self.warm_up = WarmUp()
+        """The imports of the first cell, started by :func:`register`."""
         self.prober = Prober()
         """Probes once per cell; keeps what this kernel learned (PM sampling)."""
 
@@ -77,7 +79,7 @@ class NsightMagics(Magics):
     def nsight(self, line: str, cell: str | None = None) -> Any:  # noqa: ANN401
         """Profile the cell, or run a ``%nsight`` command."""
         __tracebackhide__ = True  # IPython shows no frame of the magic's own
-        wait_for_warm_up()  # never import what the warm-up is importing, at once
+        self.warm_up.wait()  # never import what the warm-up is importing, at once
         try:
             line = self._expand(line)
             if cell is None:
@@ -279,7 +281,7 @@ class NsightMagics(Magics):
 MAX_EXPANDED_CHARS = 4_096
 """Longest magic line whose ``$name``/``{expr}`` are expanded (see ``_expand``)."""
 _MAGIC_RUNNERS = frozenset({"run_cell_magic", "run_line_magic"})
-_PACKAGE_DIR = f"{Path(__file__).parent}{os.sep}"
+_PACKAGE_DIR = f"{Path(__file__).parent.parent}{os.sep}"
 _UNBOUND = object()
 """A name the notebook did not bind before the cell."""
 
@@ -393,7 +395,13 @@ def _notebook_path(user_ns: dict[str, Any]) -> str | None:
     return str(session) if session else None
 
 
-def register(shell: InteractiveShell) -> None:
-    """Register the magics on ``shell`` and make ``import nsight`` resolve."""
-    shell.register_magics(NsightMagics)
+def register(shell: InteractiveShell) -> NsightMagics:
+    """Register the magics on ``shell`` (their warm-up started); return them.
+
+    ``import nsight`` then resolves to nsight-lab's stand-in.
+    """
+    magics = NsightMagics(shell)
+    shell.register_magics(magics)
     install_nsight_shim()
+    magics.warm_up.start()
+    return magics

@@ -145,7 +145,8 @@ def main(out_dir: Path) -> dict[str, Any]:  # noqa: C901, PLR0915
     from nsight_lab.gpu.stack import find_ncu, ncu_version
     from nsight_lab.regions import annotate
     from nsight_lab.roofline.counters import ROOFLINE_METRICS
-    from nsight_lab.roofline.placement import peaks_for, place, traffic_comparison
+    from nsight_lab.roofline.placement import peaks_for, place
+    from nsight_lab.roofline.traffic import traffic_comparison
     from nsight_lab.roofline.workmodel import count_work, dominant_dtype
 
     dev = "cuda" if torch.cuda.is_available() else "cpu"

@@ -3,7 +3,7 @@
 Bytes read and written per region as stacked horizontal bars, names readable on
 the left, each region's DRAM bandwidth printed at its bar's end; with two
 regions the title gives their traffic and time ratios
-(:func:`~nsight_lab.roofline.placement.traffic_comparison`), as in an unfused versus
+(:func:`~nsight_lab.roofline.traffic.traffic_comparison`), as in an unfused versus
 fused comparison.
 """
 
@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 
 from nsight_lab.figures.text import plotly_text, series_label
 from nsight_lab.figures.theme import PALETTE, base_layout, region_style
-from nsight_lab.roofline.placement import traffic_comparison
+from nsight_lab.roofline.traffic import traffic_comparison
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence

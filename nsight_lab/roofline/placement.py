@@ -1,8 +1,7 @@
-"""Roofline placement: device peaks and where each profiled region sits under them.
+"""Roofline placement: where each profiled region sits under a device's peaks.
 
-Peaks come from :data:`PEAKS_TABLE` (datasheet *dense* figures, looked up by device name
-with :func:`peaks_for`) or from an empirical measurement
-(:mod:`nsight_lab.roofline.peaks`). A
+Peaks are :mod:`nsight_lab.roofline.devices`' (the datasheet table and
+:func:`peaks_for`, re-exported here) or measured (:mod:`nsight_lab.roofline.peaks`). A
 region's FLOPs and DRAM bytes are *measured* (Nsight Compute counters, see
 :mod:`.counters`) when a run collected them, else *modelled* (the ``model__*``
 metrics of :mod:`nsight_lab.roofline.workmodel`); every :class:`Placement` says which.
@@ -12,14 +11,22 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from nsight_lab.contract.registry import counters_source
-from nsight_lab.roofline.counters import measured_bytes, measured_flops
+from nsight_lab.roofline.counters import measured_bytes, measured_dtype, measured_flops
+from nsight_lab.roofline.devices import (
+    DEFAULT_DTYPE,
+    DTYPE_CLASSES,
+    PEAKS_TABLE,
+    Peaks,
+    dtype_class,
+    peaks_for,
+)
+from nsight_lab.roofline.workmodel import dominant_dtype
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -27,6 +34,7 @@ if TYPE_CHECKING:
     from nsight_lab.contract.records import JsonScalar, RunRecord
 
 __all__ = [
+    "DEFAULT_DTYPE",
     "DTYPE_CLASSES",
     "PEAKS_TABLE",
     "Bound",
@@ -34,33 +42,14 @@ __all__ = [
     "Placement",
     "RegionWork",
     "Source",
-    "TrafficComparison",
     "dtype_class",
     "peaks_for",
     "place",
     "place_records",
     "region_work",
-    "traffic_comparison",
 ]
 
 logger = logging.getLogger(__name__)
-
-DTYPE_CLASSES: tuple[str, ...] = (
-    "fp64",
-    "fp64_tensor",
-    "fp32",
-    "tf32",
-    "bf16",
-    "fp16",
-    "fp8",
-)
-"""Keys of :attr:`Peaks.flops_per_s`.
-
-``fp64`` and ``fp32`` are CUDA-core (non-tensor) rates; ``fp64_tensor``, ``tf32``,
-``bf16``, ``fp16`` and ``fp8`` are dense tensor-core rates.
-"""
-DEFAULT_DTYPE = "fp32"
-"""The compute roof a region is placed under when nothing says otherwise."""
 
 Source = Literal["measured", "measured (PM sampling)", "modelled"]
 """Where a region's FLOPs or bytes come from: counters (Nsight Compute's, or CUPTI
@@ -81,256 +70,6 @@ WORK_COLUMNS = (
 """The roofline columns that need no peaks: filled whenever FLOPs and bytes are."""
 ROOFLINE_COLUMNS = (*WORK_COLUMNS, "RoofTFLOPs", "Bound", "PctOfRoof", "RooflineDtype")
 """Roofline placement of each region (time rows only; see ``place_session``)."""
-
-
-_T = 1e12
-_TB = 1e12
-_GB = 1e9
-
-
-@dataclass(frozen=True)
-class Peaks:
-    """A device's peak compute rate per dtype class and its DRAM bandwidth."""
-
-    device: str
-    """Device name, as the driver reports it (or a CPU's model name)."""
-    flops_per_s: dict[str, float]
-    """Peak FLOP/s by dtype class (keys from :data:`DTYPE_CLASSES`)."""
-    dram_bytes_per_s: float
-    """Peak DRAM bandwidth, bytes read plus written per second."""
-    source: str
-    """Where the numbers come from, e.g. a datasheet or a dated measurement."""
-    notes: tuple[str, ...] = ()
-    """Caveats: dtypes a measurement skipped, and why."""
-
-    def ridge_intensity(self, dtype: str) -> float:
-        """FLOP/byte where the memory roof meets the ``dtype`` compute roof.
-
-        Raises:
-            ValueError: ``dtype`` is not a dtype class or this device has no peak
-                for it.
-        """
-        return self.peak_flops_per_s(dtype) / self.dram_bytes_per_s
-
-    def peak_flops_per_s(self, dtype: str) -> float:
-        """Peak FLOP/s of ``dtype``.
-
-        Raises:
-            ValueError: ``dtype`` is not a dtype class or this device has no peak
-                for it.
-        """
-        if dtype not in DTYPE_CLASSES:
-            known = ", ".join(repr(d) for d in DTYPE_CLASSES)
-            msg = f"unknown dtype class {dtype!r}; expected one of {known}"
-            raise ValueError(msg)
-        if dtype not in self.flops_per_s:
-            have = ", ".join(repr(d) for d in self.flops_per_s) or "none"
-            msg = (
-                f"no {dtype!r} peak for {self.device!r} ({self.source}); "
-                f"peaks known for it: {have}"
-            )
-            raise ValueError(msg)
-        return self.flops_per_s[dtype]
-
-
-def _tf(**values: float) -> dict[str, float]:
-    return {k: v * _T for k, v in values.items()}
-
-
-# Datasheet DENSE figures (the sparse ones NVIDIA also prints are twice these).
-# Tensor-core rates for tf32/bf16/fp16/fp8, CUDA-core rates for fp32/fp64.
-_H100_SXM = _tf(
-    fp64=34, fp64_tensor=67, fp32=67, tf32=494.5, bf16=989.5, fp16=989.5, fp8=1979
-)
-_A100 = _tf(fp64=9.7, fp64_tensor=19.5, fp32=19.5, tf32=156, bf16=312, fp16=312)
-
-PEAKS_TABLE: dict[str, Peaks] = {
-    # NVIDIA H200 Tensor Core GPU datasheet, H200 SXM column (sparse / 2).
-    "H200 SXM": Peaks(
-        device="NVIDIA H200",
-        flops_per_s=dict(_H100_SXM),
-        dram_bytes_per_s=4.8 * _TB,
-        source="NVIDIA H200 datasheet (SXM), dense",
-    ),
-    # NVIDIA H200 datasheet, H200 NVL column (sparse / 2). Less sure than SXM: NVIDIA
-    # revised the NVL figures once; these are the 2024 datasheet's.
-    "H200 NVL": Peaks(
-        device="NVIDIA H200 NVL",
-        flops_per_s=_tf(
-            fp64=30,
-            fp64_tensor=60,
-            fp32=60,
-            tf32=417.5,
-            bf16=835.5,
-            fp16=835.5,
-            fp8=1670.5,
-        ),
-        dram_bytes_per_s=4.8 * _TB,
-        source="NVIDIA H200 datasheet (NVL), dense",
-    ),
-    # NVIDIA H100 Tensor Core GPU datasheet, H100 SXM column (sparse / 2).
-    "H100 SXM": Peaks(
-        device="NVIDIA H100 80GB HBM3",
-        flops_per_s=dict(_H100_SXM),
-        dram_bytes_per_s=3.35 * _TB,
-        source="NVIDIA H100 datasheet (SXM), dense",
-    ),
-    # NVIDIA H100 datasheet, H100 NVL column (sparse / 2); 94 GB HBM3 per GPU.
-    "H100 NVL": Peaks(
-        device="NVIDIA H100 NVL",
-        flops_per_s=_tf(
-            fp64=30,
-            fp64_tensor=60,
-            fp32=60,
-            tf32=417.5,
-            bf16=835.5,
-            fp16=835.5,
-            fp8=1670.5,
-        ),
-        dram_bytes_per_s=3.9 * _TB,
-        source="NVIDIA H100 datasheet (NVL), dense",
-    ),
-    # NVIDIA H100 datasheet, H100 PCIe 80GB (HBM2e) column (sparse / 2).
-    "H100 PCIe": Peaks(
-        device="NVIDIA H100 PCIe",
-        flops_per_s=_tf(
-            fp64=26,
-            fp64_tensor=51,
-            fp32=51,
-            tf32=378,
-            bf16=756.5,
-            fp16=756.5,
-            fp8=1513,
-        ),
-        dram_bytes_per_s=2.0 * _TB,
-        source="NVIDIA H100 datasheet (PCIe), dense",
-    ),
-    # NVIDIA A100 Tensor Core GPU datasheet, A100 80GB SXM column (dense figures).
-    "A100 SXM 80GB": Peaks(
-        device="NVIDIA A100-SXM4-80GB",
-        flops_per_s=dict(_A100),
-        dram_bytes_per_s=2039 * _GB,
-        source="NVIDIA A100 datasheet (SXM 80GB), dense",
-    ),
-    # A100 datasheet, A100 80GB PCIe column: same compute, 1,935 GB/s.
-    "A100 PCIe 80GB": Peaks(
-        device="NVIDIA A100 80GB PCIe",
-        flops_per_s=dict(_A100),
-        dram_bytes_per_s=1935 * _GB,
-        source="NVIDIA A100 datasheet (PCIe 80GB), dense",
-    ),
-    # A100 40GB (SXM4 and PCIe): same compute, 1,555 GB/s (original A100 datasheet).
-    "A100 40GB": Peaks(
-        device="NVIDIA A100-SXM4-40GB",
-        flops_per_s=dict(_A100),
-        dram_bytes_per_s=1555 * _GB,
-        source="NVIDIA A100 datasheet (40GB), dense",
-    ),
-    # NVIDIA L4 Tensor Core GPU datasheet (sparse / 2). No FP64 figure is published
-    # (FP64 runs at 1/64 of FP32 on Ada), so none is listed.
-    "L4": Peaks(
-        device="NVIDIA L4",
-        flops_per_s=_tf(fp32=30.3, tf32=60, bf16=121, fp16=121, fp8=242.5),
-        dram_bytes_per_s=300 * _GB,
-        source="NVIDIA L4 datasheet, dense",
-    ),
-    # NVIDIA T4 Tensor Core GPU datasheet: FP32 8.1 TFLOPS, mixed FP16/FP32 65 TFLOPS.
-    # Turing has no TF32, BF16 or FP8 tensor cores.
-    "T4": Peaks(
-        device="Tesla T4",
-        flops_per_s=_tf(fp32=8.1, fp16=65),
-        dram_bytes_per_s=320 * _GB,
-        source="NVIDIA T4 datasheet, dense",
-    ),
-    # NVIDIA Ada Lovelace architecture whitepaper, GeForce RTX 4090 column, dense,
-    # FP32-accumulate rates (what PyTorch's matmuls use; GeForce runs FP32
-    # accumulation at half the FP16-accumulate rate). Least sure of fp8: 330.3 is
-    # the FP32-accumulate figure; FP16-accumulate FP8 is 660.6.
-    "RTX 4090": Peaks(
-        device="NVIDIA GeForce RTX 4090",
-        flops_per_s=_tf(fp32=82.6, tf32=82.6, bf16=165.2, fp16=165.2, fp8=330.3),
-        dram_bytes_per_s=1008 * _GB,
-        source="NVIDIA Ada Lovelace whitepaper (GeForce RTX 4090), dense",
-    ),
-}
-"""Datasheet peaks by short name; look devices up with :func:`peaks_for`."""
-
-_NAME_PATTERNS: tuple[tuple[str, str], ...] = (
-    # Most specific first: the first pattern that matches wins.
-    (r"\bh200\b.*\bnvl\b", "H200 NVL"),
-    (r"\bh200\b", "H200 SXM"),
-    (r"\bh100\b.*\bnvl\b", "H100 NVL"),
-    (r"\bh100\b.*\bpcie\b", "H100 PCIe"),
-    (r"\bh100\b", "H100 SXM"),
-    (r"\ba100\b.*\b40\s*gb\b", "A100 40GB"),
-    (r"\ba100\b.*\bpcie\b", "A100 PCIe 80GB"),
-    (r"\ba100\b", "A100 SXM 80GB"),
-    (r"\bl4\b", "L4"),
-    (r"\bt4\b", "T4"),
-    (r"\brtx\s*4090\b", "RTX 4090"),
-)
-
-
-def peaks_for(device_name: str) -> Peaks | None:
-    """Return the datasheet peaks of the device named ``device_name``, if known.
-
-    Matching is case-insensitive on the name the driver reports ("NVIDIA H200",
-    "NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB", "Tesla T4", ...), most specific
-    variant first; an H100 or A100 whose form factor the name does not give is taken
-    as the SXM part. The returned :attr:`Peaks.device` is ``device_name`` itself.
-
-    Raises:
-        Nothing: an unknown device gives ``None``.
-    """
-    name = re.sub(r"[-_]", " ", device_name.lower())
-    for pattern, key in _NAME_PATTERNS:
-        if re.search(pattern, name):
-            entry = PEAKS_TABLE[key]
-            return Peaks(
-                device=device_name,
-                flops_per_s=dict(entry.flops_per_s),
-                dram_bytes_per_s=entry.dram_bytes_per_s,
-                source=entry.source,
-                notes=entry.notes,
-            )
-    return None
-
-
-_TORCH_DTYPES: dict[str, str] = {
-    "float64": "fp64",
-    "double": "fp64",
-    "float32": "fp32",
-    "float": "fp32",
-    "tf32": "tf32",
-    "bfloat16": "bf16",
-    "float16": "fp16",
-    "half": "fp16",
-}
-
-
-def dtype_class(torch_dtype_name: str) -> str:
-    """Map a torch dtype name to its dtype class.
-
-    ``"torch.float32"``/``"float32"`` -> ``"fp32"``, ``bfloat16`` -> ``"bf16"``,
-    ``float16``/``half`` -> ``"fp16"``, ``float64``/``double`` -> ``"fp64"``, any
-    ``float8*`` -> ``"fp8"``. A dtype class (``"bf16"``) is returned unchanged.
-
-    Raises:
-        ValueError: The name is neither a floating torch dtype nor a dtype class.
-    """
-    name = torch_dtype_name.strip().lower().removeprefix("torch.")
-    if name in DTYPE_CLASSES:
-        return name
-    if name.startswith("float8"):
-        return "fp8"
-    if name in _TORCH_DTYPES:
-        return _TORCH_DTYPES[name]
-    known = ", ".join(repr(d) for d in DTYPE_CLASSES)
-    msg = (
-        f"unknown dtype {torch_dtype_name!r}; expected a floating torch dtype "
-        f"(torch.float32, torch.bfloat16, ...) or one of {known}"
-    )
-    raise ValueError(msg)
 
 
 @dataclass(frozen=True)
@@ -364,6 +103,27 @@ class Placement:
     def bytes_total(self) -> float:
         """DRAM bytes read plus written."""
         return self.bytes_read + self.bytes_written
+
+
+def _check_work(
+    annotation: str,
+    flops: float,
+    bytes_read: float,
+    bytes_written: float,
+    duration_ns: float,
+) -> None:
+    """Raise ``ValueError`` for a negative or non-finite quantity, a duration <= 0."""
+    for what, value in (
+        ("flops", flops),
+        ("bytes_read", bytes_read),
+        ("bytes_written", bytes_written),
+    ):
+        if not math.isfinite(value) or value < 0:
+            msg = f"{what} of region {annotation!r} is {value!r}; expected >= 0"
+            raise ValueError(msg)
+    if not math.isfinite(duration_ns) or duration_ns <= 0:
+        msg = f"duration_ns of region {annotation!r} is {duration_ns!r}; expected > 0"
+        raise ValueError(msg)
 
 
 def place(  # noqa: PLR0913  (every quantity is keyword-only and named)
@@ -405,18 +165,11 @@ def place(  # noqa: PLR0913  (every quantity is keyword-only and named)
         ValueError: ``dtype`` is unknown or has no peak on this device, a quantity is
             negative or not finite, ``duration_ns`` is not positive, or the region did
             neither FLOPs nor bytes.
+
+    Size: eleven keyword-only inputs documented one per line; the body is the check,
+    the roofline arithmetic and the one :class:`Placement`.
     """
-    for what, value in (
-        ("flops", flops),
-        ("bytes_read", bytes_read),
-        ("bytes_written", bytes_written),
-    ):
-        if not math.isfinite(value) or value < 0:
-            msg = f"{what} of region {annotation!r} is {value!r}; expected >= 0"
-            raise ValueError(msg)
-    if not math.isfinite(duration_ns) or duration_ns <= 0:
-        msg = f"duration_ns of region {annotation!r} is {duration_ns!r}; expected > 0"
-        raise ValueError(msg)
+    _check_work(annotation, flops, bytes_read, bytes_written, duration_ns)
     peak = peaks.peak_flops_per_s(dtype)
     bandwidth = peaks.dram_bytes_per_s
     moved = bytes_read + bytes_written
@@ -626,54 +379,9 @@ def place_session(records: Sequence[RunRecord], peaks: Peaks) -> list[Placement]
     The dtype comes from the counters (tensor-path or FP32/FP64/FP16 instructions)
     when ncu measured them, else from the work model; fp32 when neither says.
     """
-    from nsight_lab.roofline.counters import measured_dtype
-    from nsight_lab.roofline.workmodel import dominant_dtype
-
     dtypes: dict[str, str] = {}
     for record in records:
         found = measured_dtype(record.metrics) or dominant_dtype(record.metrics)
         if found and found in peaks.flops_per_s:
             dtypes.setdefault(record.annotation, found)
     return place_records(records, peaks, dtypes)
-
-
-@dataclass(frozen=True)
-class TrafficComparison:
-    """DRAM traffic and time of region ``a`` relative to region ``b``."""
-
-    a: str
-    b: str
-    traffic_ratio: float
-    """``(a.read + a.written) / (b.read + b.written)``."""
-    time_ratio: float
-    """``a.duration / b.duration``."""
-    read_ratio: float
-    write_ratio: float
-    a_config_index: int = 0
-    b_config_index: int = 0
-
-
-def _ratio(numerator: float, denominator: float) -> float:
-    if denominator == 0:
-        return math.nan if numerator == 0 else math.inf
-    return numerator / denominator
-
-
-def traffic_comparison(a: Placement, b: Placement) -> TrafficComparison:
-    """Compare the DRAM traffic and time of two placed regions, as ratios ``a / b``.
-
-    A ratio over zero is ``inf`` (``nan`` for ``0 / 0``).
-
-    Raises:
-        Nothing.
-    """
-    return TrafficComparison(
-        a=a.annotation,
-        b=b.annotation,
-        traffic_ratio=_ratio(a.bytes_total, b.bytes_total),
-        time_ratio=_ratio(a.duration_ns, b.duration_ns),
-        read_ratio=_ratio(a.bytes_read, b.bytes_read),
-        write_ratio=_ratio(a.bytes_written, b.bytes_written),
-        a_config_index=a.config_index,
-        b_config_index=b.config_index,
-    )

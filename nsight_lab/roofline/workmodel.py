@@ -15,11 +15,12 @@ import sys
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
-from nsight_lab.contract.collector import WorkModel
-from nsight_lab.regions import CELL_REGION
+from nsight_lab.regions import CELL_REGION, RegionTracker, listening
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
+
+    from nsight_lab.contract.collector import WorkModel
 
 DTYPE_PREFIX = "model__flops_dtype_"
 """Modelled FLOPs split by dtype class (``model__flops_dtype_bf16``...)."""
@@ -55,7 +56,7 @@ class _RegionCursor:
 
 
 def _nbytes(value: Any) -> int:  # noqa: ANN401
-    import torch
+    import torch  # noqa: PLC0415  (torch is optional)
 
     if isinstance(value, torch.Tensor):
         return int(value.numel() * value.element_size())
@@ -63,8 +64,8 @@ def _nbytes(value: Any) -> int:  # noqa: ANN401
 
 
 def _tensors(tree: Any) -> list[Any]:  # noqa: ANN401
-    import torch
-    from torch.utils._pytree import tree_flatten
+    import torch  # noqa: PLC0415  (torch is optional)
+    from torch.utils._pytree import tree_flatten  # noqa: PLC0415  (torch is optional)
 
     leaves, _ = tree_flatten(tree)
     return [leaf for leaf in leaves if isinstance(leaf, torch.Tensor)]
@@ -86,17 +87,48 @@ def _skip_dynamo(cls: type) -> bool:  # noqa: ARG001  (a classmethod of the coun
     return "torch._dynamo" in sys.modules
 
 
+def _account(
+    func: Any,  # noqa: ANN401  (a torch op overload)
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    out: Any,  # noqa: ANN401
+    work: dict[str, float],  # a defaultdict(float)
+) -> None:
+    """Add one op's modelled FLOPs (per dtype too) and bytes to its region's work."""
+    import torch  # noqa: PLC0415  (torch is optional)
+    from torch.utils.flop_counter import flop_registry  # noqa: PLC0415  (torch is optional)
+
+    name = func.overloadpacket.__name__.rstrip("_")
+    work["model__flops"] += 0.0  # every region has a FLOP count, zero included
+    packet = func.overloadpacket
+    outputs = _tensors(out)
+    flops = 0.0
+    if packet in flop_registry:
+        flops = float(flop_registry[packet](*args, **kwargs, out_val=out))
+    elif torch.Tag.pointwise in func.tags and outputs:
+        per_element = 2 if name in FMA_LIKE else 1
+        flops = float(per_element * outputs[0].numel())
+    elif name in SOFTMAX and outputs:
+        flops = float(SOFTMAX_FLOPS_PER_ELEMENT * outputs[0].numel())
+    elif name in REDUCTIONS and args and isinstance(args[0], torch.Tensor):
+        flops = float(args[0].numel())
+    work["model__flops"] += flops
+    if flops and outputs:
+        work[f"{DTYPE_PREFIX}{_dtype_key(outputs[0].dtype)}"] += flops
+    inputs = {id(t): t for t in _tensors((args, kwargs))}
+    work["model__bytes_read"] += float(sum(_nbytes(t) for t in inputs.values()))
+    work["model__bytes_written"] += float(sum(_nbytes(t) for t in outputs))
+
+
 def count_work(call: Callable[[], None]) -> WorkModel:
     """Run ``call`` once under the op counter; return modelled work per region.
 
     Ops outside any region are attributed to the whole cell only when the cell marks no
     regions (they are set-up code otherwise).
     """
-    import torch
-    from torch.utils._python_dispatch import TorchDispatchMode
-    from torch.utils.flop_counter import flop_registry
-
-    from nsight_lab.regions import RegionTracker, listening
+    from torch.utils._python_dispatch import (  # noqa: PLC0415  (torch is optional)
+        TorchDispatchMode,
+    )
 
     cursor = _RegionCursor()
     totals: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
@@ -119,26 +151,7 @@ def count_work(call: Callable[[], None]) -> WorkModel:
             region = cursor.current or ("" if cursor.seen else CELL_REGION)
             if not region:
                 return out
-            work = totals[region]
-            work["model__flops"] += 0.0  # every region has a FLOP count, zero included
-            packet = func.overloadpacket
-            outputs = _tensors(out)
-            flops = 0.0
-            if packet in flop_registry:
-                flops = float(flop_registry[packet](*args, **kwargs, out_val=out))
-            elif torch.Tag.pointwise in func.tags and outputs:
-                per_element = 2 if name in FMA_LIKE else 1
-                flops = float(per_element * outputs[0].numel())
-            elif name in SOFTMAX and outputs:
-                flops = float(SOFTMAX_FLOPS_PER_ELEMENT * outputs[0].numel())
-            elif name in REDUCTIONS and args and isinstance(args[0], torch.Tensor):
-                flops = float(args[0].numel())
-            work["model__flops"] += flops
-            if flops and outputs:
-                work[f"{DTYPE_PREFIX}{_dtype_key(outputs[0].dtype)}"] += flops
-            inputs = {id(t): t for t in _tensors((args, kwargs))}
-            work["model__bytes_read"] += float(sum(_nbytes(t) for t in inputs.values()))
-            work["model__bytes_written"] += float(sum(_nbytes(t) for t in outputs))
+            _account(func, args, kwargs, out, totals[region])
             return out
 
     # The region rules hold in this pass too (a nested region raises here, as in
@@ -162,7 +175,7 @@ def count_work(call: Callable[[], None]) -> WorkModel:
 
 def _dtype_key(dtype: Any) -> str:  # noqa: ANN401  (a torch.dtype)
     """Roofline dtype class of a torch dtype's FLOPs (TF32 when PyTorch allows it)."""
-    import torch
+    import torch  # noqa: PLC0415  (torch is optional)
 
     if dtype == torch.float32 and torch.backends.cuda.matmul.allow_tf32:
         return "tf32"

@@ -14,8 +14,8 @@ from nsight_lab.roofline.placement import (
     peaks_for,
     place,
     place_records,
-    traffic_comparison,
 )
+from nsight_lab.roofline.traffic import traffic_comparison
 
 H200 = peaks_for("NVIDIA H200")
 FFMA = "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"

@@ -1,8 +1,11 @@
-"""Turn options and the backend probe table into a :class:`Plan`: pure, no hardware.
+"""Turn options and a probe result into a :class:`Plan`: pure, no hardware, no store.
 
 Which backends exist, which one ``--isolate`` means and the order ``--backend auto``
 tries them in come from the registry (:mod:`nsight_lab.contract.registry`); whether
-each can run here comes from the probe table the caller passes.
+each can run here, and whether a counter backend takes the metrics asked for, come
+from the :class:`~nsight_lab.contract.probe.ProbeResult` the session made once before
+planning (:class:`nsight_lab.backends.probe.Prober`). The same options and probe give
+the same plan.
 """
 
 from __future__ import annotations
@@ -12,12 +15,14 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from nsight_lab.contract import registry
+from nsight_lab.contract.probe import ProbeResult
 from nsight_lab.errors import BackendUnavailableError, OptionError
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Collection, Mapping
 
     from nsight_lab.contract.collector import Availability
+    from nsight_lab.contract.probe import MetricVerdict
     from nsight_lab.contract.records import JsonScalar
     from nsight_lab.options import ProfileOptions
 
@@ -70,6 +75,9 @@ class Plan:
     the cell sees :attr:`configs` themselves."""
     names: tuple[str, ...] | None = None
     """The parameter names of an explicit config list."""
+    metric_verdict: MetricVerdict | None = None
+    """The probe's verdict on the metrics, for a backend that checks them (``pm``):
+    its collector measures what it chose and does not check them again."""
 
     @property
     def runs_planned(self) -> int:
@@ -90,15 +98,20 @@ class Plan:
 
 def make_plan(
     options: ProfileOptions,
-    probes: Mapping[str, Availability],
+    probe: ProbeResult | Mapping[str, Availability],
     config_list: ConfigList | None = None,
+    *,
+    notebook_derives: Collection[str] = (),
 ) -> Plan:
-    """Choose the backend and lay out the configs.
+    """Choose the backend and lay out the configs: a pure function of its arguments.
 
     Args:
         options: Parsed magic options.
-        probes: Backend id -> availability, from ``backends.probe_all()``.
+        probe: What can run here (``Prober.probe``, made once before planning); a
+            bare table of availabilities stands for a probe without verdicts.
         config_list: An explicit list of configs, in place of the options' grid.
+        notebook_derives: The ``--derive`` names the notebook defines as functions:
+            a notebook ``tflops``/``gbps`` replaces the model (no counting pass).
 
     Returns:
         The plan.
@@ -110,76 +123,97 @@ def make_plan(
             config grid is larger than ``--max-configs`` (checked before it is laid
             out: a grid of 12 parameters x 100 values would not fit in memory).
     """
+    if not isinstance(probe, ProbeResult):
+        probe = ProbeResult(backends=dict(probe))
     options.check_grid()
     extra = options.extra_metrics
     if options.isolate:
         options = replace(options, backend=_isolated_backend(options.backend))
     _check_ranks(options, options.backend)  # before its probe says it is missing
-    if options.backend == "auto":
-        backend, reason = _choose(extra, probes)
-    else:
-        backend = options.backend
-        found = probes.get(backend)
-        if found is None or not found.ok:
-            why = found.reason if found else "unknown backend"
-            hint = f"; {found.hint}" if found and found.hint else ""
-            msg = f"backend {backend!r} is unavailable: {why}{hint}"
-            raise BackendUnavailableError(msg)
-        reason = (
-            f"requested with --backend {backend}"
-            if {"--backend", "--isolate"} & set(options.given)
-            else f"requested: backend {backend!r}"  # nsight-python's API, use_backend
-        )
+    backend, reason = _backend(options, extra, probe)
     entry = registry.backend_entry(backend)
     _check_ranks(options, backend)
-    if extra and not entry.counters:
-        msg = (
-            f"--metrics {_listed(extra)} needs {_counter_backends()} "
-            f"(hardware counters); the {backend} backend measures only "
-            "gpu__time_duration.sum"
-        )
-        raise OptionError(msg)
+    _check_counters(entry, extra, probe)
     if entry.counters and not extra:
         # Asked for counters without naming metrics: collect the backend's defaults
         # (for ncu what the roofline and the traffic views need), so the run is worth
         # its passes. A backend takes what of its defaults it can and notes the rest.
         options = replace(options, metrics=registry.default_metrics(entry))
-    found = probes.get(backend)
-    why_not = found.cannot_measure if found is not None else None
-    refused = why_not(extra) if why_not and extra and entry.counters else None
-    if refused:
-        raise OptionError(refused)
+    modelled = {"tflops", "gbps"} - set(notebook_derives)
+    plan = Plan(
+        options=options,
+        backend=backend,
+        backend_reason=reason,
+        configs=[],
+        model_work=any(d in modelled for d in options.derive),
+        metric_verdict=probe.verdicts.get(backend),
+    )
     if config_list is None:
-        return Plan(
-            options=options,
-            backend=backend,
-            backend_reason=reason,
-            configs=options.configs(),
-            model_work=any(d in {"tflops", "gbps"} for d in options.derive),
-        )
+        return replace(plan, configs=options.configs())
     if len(config_list.values) > options.config_limit:
         msg = (
             f"configs: {len(config_list.values):,} configs, above "
             f"{options.config_limit:,}; give fewer (or raise --max-configs)"
         )
         raise OptionError(msg)
-    return Plan(
-        options=options,
-        backend=backend,
-        backend_reason=reason,
+    return replace(
+        plan,
         configs=[
             {name: json_value(value) for name, value in bound.items()}
             for bound in config_list.values
         ],
-        model_work=any(d in {"tflops", "gbps"} for d in options.derive),
         bindings=list(config_list.values),
         names=config_list.names,
     )
 
 
-def _choose(
-    extra: tuple[str, ...], probes: Mapping[str, Availability]
+def _backend(
+    options: ProfileOptions, extra: tuple[str, ...], probe: ProbeResult
 ) -> tuple[str, str]:
+    """The backend of the plan and why: ``auto``'s choice, or the one asked for.
+
+    Raises:
+        BackendUnavailableError: It cannot run here (the probe says why).
+    """
+    if options.backend == "auto":
+        return _choose(extra, probe)
+    backend = options.backend
+    found = probe.availability(backend)
+    if found is None or not found.ok:
+        why = found.reason if found else "unknown backend"
+        hint = f"; {found.hint}" if found and found.hint else ""
+        msg = f"backend {backend!r} is unavailable: {why}{hint}"
+        raise BackendUnavailableError(msg)
+    reason = (
+        f"requested with --backend {backend}"
+        if {"--backend", "--isolate"} & set(options.given)
+        else f"requested: backend {backend!r}"  # nsight-python's API, use_backend
+    )
+    return backend, reason
+
+
+def _check_counters(
+    entry: registry.BackendEntry, extra: tuple[str, ...], probe: ProbeResult
+) -> None:
+    """Refuse ``--metrics`` the backend does not measure, or cannot here together.
+
+    Raises:
+        OptionError: A timing backend with counters asked for, or the counter
+            backend's verdict (``pm``) refuses them.
+    """
+    if extra and not entry.counters:
+        msg = (
+            f"--metrics {_listed(extra)} needs {_counter_backends()} "
+            f"(hardware counters); the {entry.id} backend measures only "
+            "gpu__time_duration.sum"
+        )
+        raise OptionError(msg)
+    refused = probe.refusal(entry.id, extra) if entry.counters else None
+    if refused:
+        raise OptionError(refused)
+
+
+def _choose(extra: tuple[str, ...], probe: ProbeResult) -> tuple[str, str]:
     """The first backend ``auto`` may take that can run here, and why it was taken.
 
     Raises:
@@ -188,13 +222,9 @@ def _choose(
     candidates = registry.auto_candidates(counters=bool(extra))
     skipped: list[str] = []
     for entry in candidates:
-        found = probes.get(entry.id)
+        found = probe.availability(entry.id)
         # A counter backend may run here and still not take these metrics (pm).
-        refused = (
-            found.cannot_measure(extra)
-            if found is not None and found.ok and found.cannot_measure and extra
-            else None
-        )
+        refused = probe.refusal(entry.id, extra) if found is not None else None
         if found is not None and found.ok and not refused:
             why = skipped[0] if skipped else ""
             return entry.id, entry.auto_reason.format(

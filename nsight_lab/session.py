@@ -23,15 +23,18 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from nsight_lab.errors import MeasurementError, NsightLabError, OptionError
 from nsight_lab.kernels import check_kernel_counts
+from nsight_lab.plan import make_plan
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Collection, Mapping, Sequence
 
     import pandas as pd
 
+    from nsight_lab.backends.probe import Prober
     from nsight_lab.contract.collector import CellCode, Collector, Output, Progress
     from nsight_lab.contract.records import RunRecord, SessionStatus
-    from nsight_lab.plan import Plan
+    from nsight_lab.options import ProfileOptions
+    from nsight_lab.plan import ConfigList, Plan
     from nsight_lab.results import DeriveSpec, InfoColumn
     from nsight_lab.roofline.placement import Peaks, Placement
     from nsight_lab.store.run_store import RunStore
@@ -106,6 +109,27 @@ class ProfileRequest:
     label: str = "nsight-lab"
     notes: Sequence[str] = ()
     metrics: Sequence[str] | None = None
+
+
+def plan_profile(
+    options: ProfileOptions,
+    prober: Prober,
+    config_list: ConfigList | None = None,
+    *,
+    notebook_derives: Collection[str] = (),
+) -> Plan:
+    """Probe this machine once for ``options``, then plan on what it found.
+
+    The one place a profile asks the hardware and the store what it can use
+    (:meth:`~nsight_lab.backends.probe.Prober.probe`); the plan itself is pure
+    (:func:`~nsight_lab.plan.make_plan`) and its collector does not ask again.
+
+    Raises:
+        BackendUnavailableError: As :func:`~nsight_lab.plan.make_plan`.
+        OptionError: As :func:`~nsight_lab.plan.make_plan`.
+    """
+    probe = prober.probe(options)
+    return make_plan(options, probe, config_list, notebook_derives=notebook_derives)
 
 
 def profile(  # noqa: PLR0913  (the profile's collaborators, keyword-only after it)

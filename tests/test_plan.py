@@ -100,3 +100,121 @@ def test_auto_says_when_nothing_can_time_the_cell() -> None:
         r"events backend not probed",
     ):
         make_plan(parse_options(""), {})
+
+
+# ------------------------------------------------------- the plan is pure, probed once
+
+
+@pytest.fixture
+def no_hardware(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every way to ask the GPU, its tools or the store raises."""
+    from nsight_lab.backends import gpu
+    from nsight_lab.backends.ncu import tools
+    from nsight_lab.backends.pm import availability
+    from nsight_lab.contract import registry
+    from nsight_lab.gpu import nvml, stack
+    from nsight_lab.store import run_store
+
+    def asked(*_args: object, **_kwargs: object) -> None:
+        msg = "the plan asked the hardware or the store"
+        raise AssertionError(msg)
+
+    for module, name in [
+        (registry, "probe_all"),
+        (registry, "get_collector"),
+        (gpu, "require_cuda"),
+        (availability, "require_cuda"),
+        (availability.PmChecks, "verdict"),
+        (availability.PmChecks, "check"),
+        (nvml, "nvml_devices"),
+        (stack, "counter_permission"),
+        (tools, "find_ncu"),
+        (run_store.RunStore, "__init__"),
+    ]:
+        monkeypatch.setattr(module, name, asked)
+
+
+@pytest.mark.usefixtures("no_hardware")
+@pytest.mark.parametrize(
+    "line",
+    [
+        "--configs 1,2 --runs 3",
+        "--backend pm",
+        "--metrics dram__bytes_read.sum",
+        "--backend pm --metrics dram__bytes_read.sum --derive gbps",
+        "--isolate --metrics dram__bytes_read.sum",
+    ],
+)
+def test_the_plan_is_a_pure_function_of_options_and_probe(line: str) -> None:
+    from nsight_lab.contract.probe import MetricVerdict, ProbeResult
+
+    ok = Availability(ok=True, reason="here")
+    asked = ("dram__bytes_read.sum",)
+    probe = ProbeResult(
+        backends={**GPU, "ncu": ok, "pm": ok},
+        verdicts={"pm": MetricVerdict(asked, given=True, chosen=asked)},
+    )
+    options = parse_options(line)
+    first = make_plan(options, probe)
+    assert make_plan(options, probe) == first
+    assert make_plan(parse_options(line), probe) == first
+
+
+def test_a_notebook_function_replaces_the_model_in_the_plan() -> None:
+    options = parse_options("--derive tflops,gbps")
+    assert make_plan(options, GPU).model_work
+    assert make_plan(options, GPU, notebook_derives={"tflops"}).model_work
+    assert not make_plan(options, GPU, notebook_derives={"tflops", "gbps"}).model_work
+
+
+@pytest.mark.usefixtures("no_hardware")
+def test_a_refusal_in_the_probe_moves_auto_on_without_asking_again() -> None:
+    from nsight_lab.contract.probe import MetricVerdict, ProbeResult
+
+    asked = ("x__y.sum",)
+    refusal = "--metrics: PM sampling on GH100 cannot sample x__y.sum"
+    ok = Availability(ok=True, reason="here")
+    probe = ProbeResult(
+        backends={**GPU, "ncu": ok, "pm": ok},
+        verdicts={"pm": MetricVerdict(asked, given=True, refused=refusal)},
+    )
+    plan = make_plan(parse_options("--metrics x__y.sum"), probe)
+    assert plan.backend == "ncu"
+    assert plan.backend_reason.endswith(refusal)
+
+
+def test_a_cell_is_probed_once_before_it_is_planned(
+    ip, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nsight_lab.backends.probe import Prober
+    from nsight_lab.contract import registry
+
+    probed: list[str] = []
+    made: list[object] = []
+    real_get = registry.get_collector
+    real_probe = Prober.probe
+
+    def get_collector(backend_id: str):
+        collector = real_get(backend_id)
+        real = collector.probe
+
+        def probe():
+            probed.append(backend_id)
+            return real()
+
+        collector.probe = probe
+        return collector
+
+    def probe(self, options, backends=None):
+        found = real_probe(self, options, backends)
+        made.append(found)
+        return found
+
+    monkeypatch.setattr(registry, "get_collector", get_collector)
+    monkeypatch.setattr(Prober, "probe", probe)
+    result = ip.run_cell(
+        "%%nsight --backend cpu --runs 2 --warmup 0 --quiet\nx = sum(range(100))\n"
+    )
+    assert result.error_in_exec is None, result.error_in_exec
+    assert len(made) == 1
+    assert sorted(probed) == sorted(registry.backend_ids())  # each backend once

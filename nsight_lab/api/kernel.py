@@ -55,6 +55,7 @@ from nsight_lab.api.results import ProfileResults
 from nsight_lab.api.settings import KernelSettings, VerbosityLevel, kernel_signature
 from nsight_lab.api.tools import default_backend, ncu_tool_chooses
 from nsight_lab.backends.ncu.isolate import session_report_dir
+from nsight_lab.backends.probe import Prober
 from nsight_lab.contract.registry import backend_entry, get_collector, probe_all
 from nsight_lab.plan import ConfigList, make_plan
 from nsight_lab.regions import entering_regions
@@ -222,7 +223,8 @@ def _run(
     options = settings.options(
         getattr(func, "__name__", None), _csv_prefix(settings), backend
     )
-    plan = make_plan(options, probes, ConfigList(chosen.names, chosen.bound()))
+    probe = Prober().probe(options, probes)  # once, on the table the backend came from
+    plan = make_plan(options, probe, ConfigList(chosen.names, chosen.bound()))
     collectors = Collectors(settings.collectors, chosen.values)
     isolated = backend_entry(plan.backend).isolated
     if isolated and collectors:

@@ -55,6 +55,17 @@ class InProcessCollector(ABC):
             BackendUnavailableError: The backend cannot run here.
         """
 
+    def measure(self, plan: Plan) -> Measurement:
+        """Open the measurement of ``plan``: :meth:`open` with its options.
+
+        A backend that needs more of the plan (``pm``: the probe's verdict on the
+        metrics) overrides it.
+
+        Raises:
+            BackendUnavailableError: The backend cannot run here.
+        """
+        return self.open(plan.options)
+
     def collect(self, plan: Plan, cell: CellCode, out: Output) -> list[RunRecord]:
         """Open a measurement, run the plan through the runner, close it.
 
@@ -69,7 +80,7 @@ class InProcessCollector(ABC):
         """
         from nsight_lab.runner import Runner
 
-        measurement = self.open(plan.options)
+        measurement = self.measure(plan)
         said: list[str] = []
         try:
             said = list(measurement.notes)

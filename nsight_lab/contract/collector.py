@@ -65,11 +65,6 @@ class Availability:
     ok: bool
     reason: str
     hint: str = ""
-    cannot_measure: Callable[[tuple[str, ...]], str | None] | None = None
-    """For a counter backend that takes only some metrics here (``pm``): why it
-    cannot measure these ``--metrics`` together (one line), or ``None`` when it can.
-    ``None`` here: it takes whatever its tool accepts. Asked by the plan; cheap after
-    the first question on a device."""
 
 
 @dataclass(frozen=True)

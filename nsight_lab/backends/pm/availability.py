@@ -1,12 +1,14 @@
-"""Can PM sampling run here, and on which metrics: the plan's question, the doctor's.
+"""Can PM sampling run here, and on which metrics: the probe's question, the doctor's.
 
 The ``pm`` probe is cheap (cupti-python's version, a CUDA GPU, counter permission);
-the rest is asked only when counters are: :func:`cannot_measure` (what
-``Availability.cannot_measure`` of the probe points to) enables PM sampling once per
-process and device to see that it starts (permission, nvperf libraries, driver) and
-checks the metrics through the profiler host API, the verdicts kept per device in the
-store (:class:`~.metrics.MetricCheck`). :func:`diagnose` is ``%nsight doctor``'s
-"PM sampling" line: all of it, as a status, what was found and what to do.
+the rest is asked only when counters are, once per profile, by the session's prober
+(:meth:`PmChecks.verdict`): it enables PM sampling once per device to see that it
+starts (permission, nvperf libraries, driver) and checks the metrics through the
+profiler host API, the verdicts kept per device in the store
+(:class:`~.metrics.MetricCheck`). Its answers live in the :class:`PmChecks` its owner
+holds (the magic's prober, for the kernel's life), not in the module.
+:func:`diagnose` is ``%nsight doctor``'s "PM sampling" line: all of it, as a status,
+what was found and what to do.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any, Literal
 from nsight_lab.backends.gpu import require_cuda
 from nsight_lab.backends.pm import errors, metrics
 from nsight_lab.backends.pm.sampler import CuptiMetricsHost, chip_name, cupti_version
+from nsight_lab.contract.probe import MetricVerdict
 from nsight_lab.errors import NsightLabError
 
 
@@ -42,11 +45,16 @@ class StoreCache:
             store.cache_put(key, value)
 
 
-class Checks:
-    """Per-process answers: can PM sampling start here, which metrics fit together."""
+class PmChecks:
+    """Answers kept by their owner: can PM sampling start here, which metrics fit.
 
-    def __init__(self) -> None:
+    Args:
+        cache: Where metric verdicts are kept per device (the run store by default).
+    """
+
+    def __init__(self, cache: metrics.MetricsCache | None = None) -> None:
         """Nothing asked yet."""
+        self.cache = StoreCache() if cache is None else cache
         self.startable: dict[int, str | None] = {}
         self.by_device: dict[str, metrics.MetricCheck] = {}
 
@@ -60,7 +68,7 @@ class Checks:
         found = self.by_device.get(name)
         if found is None:
             host = CuptiMetricsHost(chip_name(index))
-            found = metrics.MetricCheck(name, host, StoreCache())
+            found = metrics.MetricCheck(name, host, self.cache)
             self.by_device[name] = found
         return found
 
@@ -79,33 +87,53 @@ class Checks:
                 self.startable[index] = None
         return self.startable[index]
 
+    def verdict(self, wanted: tuple[str, ...], *, given: bool) -> MetricVerdict:
+        """The verdict on ``wanted`` on the current CUDA device; never raises.
 
-CHECKS = Checks()
-"""This process's answers (CUPTI's state is per process too)."""
+        Given metrics (``--metrics``) are refused as a whole (PM sampling does not
+        start, a metric it cannot sample, more than one pass), which the plan says
+        in one line; the defaults are trimmed to the first group that fits one
+        pass. Where the check itself fails, given metrics are refused with the
+        reason and the defaults are taken unchecked (CUPTI checks them when it
+        configures sampling), said in the notes.
+        """
+        try:
+            torch = require_cuda("pm")
+            index = int(torch.cuda.current_device())
+            problem = self.start_problem(index) if given else None
+            if problem is not None:
+                return MetricVerdict(wanted, given, refused=problem)
+            check = self.check(torch, index)
+            return judged(check, wanted, given=given)
+        except Exception as exc:  # noqa: BLE001  (a probe never raises)
+            if given:
+                return MetricVerdict(wanted, given, refused=_said(exc))
+            return MetricVerdict(
+                wanted, given, chosen=wanted, unchecked=f"{type(exc).__name__}: {exc}"
+            )
+
+
+def judged(
+    check: metrics.MetricCheck, wanted: tuple[str, ...], *, given: bool
+) -> MetricVerdict:
+    """What ``check`` says of ``wanted``: refused as a whole, or trimmed to one pass.
+
+    Raises:
+        Exception: Whatever the profiler host API raised (the caller says so).
+    """
+    where = check.host.chip
+    if given:
+        refused = check.why_not(wanted)
+        return MetricVerdict(wanted, given, refused, chosen=wanted, where=where)
+    accepted = [m for m in wanted if not check.why_not((m,))]
+    first = check.groups(accepted)[0] if accepted else []
+    return MetricVerdict(wanted, given, chosen=tuple(first), where=where)
 
 
 def _said(exc: BaseException) -> str:
     return (
         str(exc) if isinstance(exc, NsightLabError) else f"{type(exc).__name__}: {exc}"
     )
-
-
-def cannot_measure(wanted: tuple[str, ...]) -> str | None:
-    """Why PM sampling cannot take ``wanted`` on this GPU, or None; never raises.
-
-    The first call on a device enables PM sampling once to see that it starts
-    (permission, nvperf libraries, driver) and asks the profiler host API about the
-    metrics; later calls read the verdicts (kept per device in the store).
-    """
-    try:
-        torch = require_cuda("pm")
-        index = int(torch.cuda.current_device())
-        problem = CHECKS.start_problem(index)
-        if problem is not None:
-            return problem
-        return CHECKS.check(torch, index).why_not(wanted)
-    except Exception as exc:  # noqa: BLE001  (a probe never raises)
-        return _said(exc)
 
 
 @dataclass(frozen=True)
@@ -138,27 +166,31 @@ def _prerequisite_missing() -> Diagnosis | None:
     return None
 
 
-def diagnose() -> Diagnosis:
+def diagnose(checks: PmChecks | None = None) -> Diagnosis:
     """Whether PM sampling works here, the exact reason if not, and what to do.
 
     Tries everything the backend needs, in order: cupti-python >= 13.4, a CUDA GPU,
     counter permission, enabling PM sampling (nvperf libraries, driver, GPU), the
     chip's name, and whether the default counters fit in one pass.
 
+    Args:
+        checks: The answers already known in this process (asked afresh without).
+
     Raises:
         Nothing.
     """
+    checks = PmChecks() if checks is None else checks
     missing = _prerequisite_missing()
     if missing is not None:
         return missing
     try:
         torch = require_cuda("pm")
         index = int(torch.cuda.current_device())
-        problem = CHECKS.start_problem(index)
+        problem = checks.start_problem(index)
         if problem is not None:
             why = problem.removeprefix("backend 'pm' is unavailable: ")
             return Diagnosis("error", f"PM sampling does not start: {why}")
-        check = CHECKS.check(torch, index)
+        check = checks.check(torch, index)
         refused = check.why_not(metrics.DEFAULT_METRICS)
     except Exception as exc:  # noqa: BLE001  (the doctor reports, it never raises)
         return Diagnosis(

@@ -57,7 +57,6 @@ from nsight_lab.backends.cupti import (
 from nsight_lab.backends.gpu import require_cuda
 from nsight_lab.backends.inprocess import InProcessCollector
 from nsight_lab.backends.pm import attribution, errors, pacing
-from nsight_lab.backends.pm.availability import CHECKS, cannot_measure
 from nsight_lab.backends.pm.counters import region_counters
 from nsight_lab.backends.pm.sampler import (
     Chunk,
@@ -65,6 +64,7 @@ from nsight_lab.backends.pm.sampler import (
     cupti_version,
     open_cupti_sampler,
 )
+from nsight_lab.contract.probe import MetricVerdict
 from nsight_lab.contract.collector import Availability
 from nsight_lab.errors import BackendUnavailableError, MeasurementError, OptionError
 from nsight_lab.regions import CELL_REGION
@@ -74,6 +74,7 @@ if TYPE_CHECKING:
 
     from nsight_lab.contract.collector import RunKey, RunTiming
     from nsight_lab.options import ProfileOptions
+    from nsight_lab.plan import Plan
 
 logger = logging.getLogger(__name__)
 
@@ -115,7 +116,8 @@ class PmBackend(InProcessCollector):
         """Available with cupti-python >= 13.4, a CUDA GPU and counter permission.
 
         Cheap: whether PM sampling really starts, and which metrics it takes, is
-        asked only when counters are (``Availability.cannot_measure``).
+        asked only when counters are, by the session's prober
+        (:mod:`nsight_lab.backends.probe`), before the plan.
         """
         problem = errors.version_problem(cupti_version())
         if problem is not None:
@@ -137,7 +139,6 @@ class PmBackend(InProcessCollector):
         return Availability(
             ok=True,
             reason="CUPTI PM sampling: counters and their timelines, in process",
-            cannot_measure=cannot_measure,
         )
 
     def open(self, options: ProfileOptions) -> PmMeasurement:
@@ -148,10 +149,23 @@ class PmBackend(InProcessCollector):
                 CUPTI refused (permission, nvperf libraries, driver, busy).
             OptionError: The metrics do not fit in one PM sampling pass.
         """
+        return self._opened(options, None)
+
+    def measure(self, plan: Plan) -> PmMeasurement:
+        """Open with the plan's options and the probe's verdict on its metrics.
+
+        Raises:
+            BackendUnavailableError: As :meth:`open`.
+        """
+        return self._opened(plan.options, plan.metric_verdict)
+
+    def _opened(
+        self, options: ProfileOptions, verdict: MetricVerdict | None
+    ) -> PmMeasurement:
         problem = errors.version_problem(cupti_version())
         if problem is not None:
             raise errors.unavailable(problem)
-        return PmMeasurement(options)
+        return PmMeasurement(options, verdict)
 
 
 @dataclass
@@ -221,8 +235,14 @@ class PmMeasurement(CuptiMeasurement):
 
     flush_interval_s = FLUSH_INTERVAL_S
 
-    def __init__(self, options: ProfileOptions) -> None:
+    def __init__(
+        self, options: ProfileOptions, verdict: MetricVerdict | None = None
+    ) -> None:
         """Open CUPTI activity and the GPU context, then enable PM sampling.
+
+        ``verdict`` is the probe's on the metrics (the plan's): what to sample.
+        Without one (a measurement opened outside a profile) the metrics are
+        sampled as asked and CUPTI checks them when it configures sampling.
 
         Raises:
             BackendUnavailableError: CUPTI refused; everything opened is closed again.
@@ -232,7 +252,7 @@ class PmMeasurement(CuptiMeasurement):
         super().__init__(options)
         self._setup()
         try:
-            self._open_sampler(options)
+            self._open_sampler(options, verdict)
         except BaseException:
             super().close()
             raise
@@ -268,9 +288,11 @@ class PmMeasurement(CuptiMeasurement):
     sizes_on_warmup = True
     """The runner gives every config one measured warm-up run (see :attr:`_sizing`)."""
 
-    def _open_sampler(self, options: ProfileOptions) -> None:
+    def _open_sampler(
+        self, options: ProfileOptions, verdict: MetricVerdict | None = None
+    ) -> None:
         index = int(self._gpu.device)
-        chosen, chip = self._choose_metrics(options, index)
+        chosen, chip = self._choose_metrics(options, verdict)
         self.metrics = tuple(chosen)
         self._chip = chip
         self._floor_ns = int(options.sample_interval_us) * 1000
@@ -336,42 +358,35 @@ class PmMeasurement(CuptiMeasurement):
         )
 
     def _choose_metrics(
-        self, options: ProfileOptions, index: int
+        self, options: ProfileOptions, verdict: MetricVerdict | None
     ) -> tuple[list[str], str]:
-        """The metrics to sample (checked ahead where the host API answers) and chip.
+        """The metrics to sample (as the probe's verdict chose them) and the chip.
 
         Raises:
-            OptionError: ``--metrics`` that PM sampling refuses or that need several
-                passes (one line, naming what fits together); or nothing to sample.
+            OptionError: ``--metrics`` the verdict refuses (one line, naming what
+                fits together); or nothing to sample.
         """
-        wanted = list(options.extra_metrics)
-        given = "--metrics" in options.given
-        try:
-            check = CHECKS.check(self._torch, index)
-            refused = check.why_not(tuple(wanted)) if given else None
-            accepted = [] if given else [m for m in wanted if not check.why_not((m,))]
-            first = check.groups(accepted)[0] if accepted else []
-        except Exception as exc:  # noqa: BLE001  (CUPTI checks them when configuring)
+        wanted = tuple(options.extra_metrics)
+        if verdict is None or verdict.asked != wanted:
+            why = "no probe" if verdict is None else "the probe checked others"
+            verdict = MetricVerdict(wanted, given=True, chosen=wanted, unchecked=why)
+        if verdict.refused:
+            raise OptionError(verdict.refused)
+        if verdict.unchecked is not None:
             self.notes.append(
-                f"PM sampling metrics not checked ahead ({type(exc).__name__}: "
-                f"{exc}); CUPTI checks them when sampling is configured"
+                f"PM sampling metrics not checked ahead ({verdict.unchecked}); "
+                "CUPTI checks them when sampling is configured"
             )
-            chosen, chip = wanted, "this GPU"
-        else:
-            if refused:
-                raise OptionError(refused)
-            chip = check.host.chip
-            chosen = wanted if given else first
-            left = [m for m in wanted if m not in chosen]
-            if left:  # the defaults: what fits in one pass, the rest noted
-                self.notes.append(
-                    f"PM sampling on {chip} left out {', '.join(left)} (not in "
-                    "one pass with the rest); ask for them with --metrics"
-                )
-        if not chosen:
+        elif verdict.left_out:  # the defaults: what fits in one pass, the rest noted
+            self.notes.append(
+                f"PM sampling on {verdict.where} left out "
+                f"{', '.join(verdict.left_out)} (not in one pass with the rest); "
+                "ask for them with --metrics"
+            )
+        if not verdict.chosen:
             msg = "--metrics: no metric left to PM-sample; name some with --metrics"
             raise OptionError(msg)
-        return chosen, chip
+        return list(verdict.chosen), verdict.where
 
     # -- the quiet gap ---------------------------------------------------------------
 

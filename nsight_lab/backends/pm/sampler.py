@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
     from nsight_lab.backends.pm.cupti_api import ImageApi, SamplingApi
 
+
 @dataclass
 class Chunk:
     """One decode's samples: their timestamps and metric values.

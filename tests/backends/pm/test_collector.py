@@ -24,6 +24,7 @@ from nsight_lab.backends.pm.metrics import DEFAULT_OPTION_METRICS
 from nsight_lab.backends.pm.sampler import Chunk
 from nsight_lab.backends.pm.series import unpack
 from nsight_lab.contract.collector import Availability, RunKey
+from nsight_lab.contract.probe import MetricVerdict, ProbeResult
 from nsight_lab.contract.registry import registered
 from nsight_lab.errors import BackendUnavailableError, OptionError
 from nsight_lab.options import parse_options
@@ -494,17 +495,31 @@ def test_probe_that_can_run_asks_about_metrics_lazily(
     )
     found = pm.PmBackend().probe()
     assert found.ok
-    assert found.cannot_measure is pm.cannot_measure
+    assert found.reason.startswith("CUPTI PM sampling")
 
 
-def test_cannot_measure_never_raises(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_verdict_never_raises(monkeypatch: pytest.MonkeyPatch) -> None:
     def no_gpu(_: str) -> None:
         msg = "backend 'pm' is unavailable: no CUDA GPU visible"
         raise BackendUnavailableError(msg)
 
     monkeypatch.setattr(availability, "require_cuda", no_gpu)
-    assert pm.cannot_measure(("dram__bytes_read.sum",)) == (
-        "backend 'pm' is unavailable: no CUDA GPU visible"
+    asked = ("dram__bytes_read.sum",)
+    given = availability.PmChecks().verdict(asked, given=True)
+    assert given.refused == "backend 'pm' is unavailable: no CUDA GPU visible"
+    defaults = availability.PmChecks().verdict(asked, given=False)
+    assert defaults.refused is None
+    assert defaults.chosen == asked
+    assert defaults.unchecked == (
+        "BackendUnavailableError: backend 'pm' is unavailable: no CUDA GPU visible"
+    )
+
+
+def pm_probe(refused: str | None, asked: tuple[str, ...]) -> ProbeResult:
+    verdict = MetricVerdict(asked, given=True, refused=refused, chosen=asked)
+    return ProbeResult(
+        backends={**PROBES, "pm": Availability(ok=True, reason="pm")},
+        verdicts={"pm": verdict},
     )
 
 
@@ -513,29 +528,27 @@ PROBES = {"cpu": OK, "events": OK, "cupti": OK, "ncu": OK}
 
 
 def test_auto_takes_pm_for_metrics_it_can_sample() -> None:
-    probes = {
-        **PROBES,
-        "pm": Availability(ok=True, reason="pm", cannot_measure=lambda _: None),
-    }
-    plan = make_plan(parse_options("--metrics dram__bytes_read.sum"), probes)
+    probe = pm_probe(None, ("dram__bytes_read.sum",))
+    plan = make_plan(parse_options("--metrics dram__bytes_read.sum"), probe)
     assert plan.backend == "pm"
     assert plan.backend_reason == (
         "metrics dram__bytes_read.sum are PM-sampled in this process (CUPTI)"
     )
+    assert plan.metric_verdict is probe.verdicts["pm"]  # the collector's choice
 
 
 def test_auto_keeps_ncu_and_says_why_pm_could_not() -> None:
     refusal = "--metrics: PM sampling on GH100 (NVIDIA H200) cannot sample x__y.sum"
-    probes = {
-        **PROBES,
-        "pm": Availability(ok=True, reason="pm", cannot_measure=lambda _: refusal),
-    }
-    plan = make_plan(parse_options("--metrics x__y.sum"), probes)
+    plan = make_plan(
+        parse_options("--metrics x__y.sum"), pm_probe(refusal, ("x__y.sum",))
+    )
     assert plan.backend == "ncu"
     assert plan.backend_reason.endswith(f"not PM sampling: {refusal}")
-    probes["pm"] = Availability(
-        ok=False, reason="GPU performance counters need permission"
-    )
+    assert plan.metric_verdict is None  # ncu checks nothing ahead
+    probes = {
+        **PROBES,
+        "pm": Availability(ok=False, reason="GPU performance counters need permission"),
+    }
     plan = make_plan(parse_options("--metrics x__y.sum"), probes)
     assert plan.backend_reason.endswith(
         "not PM sampling: GPU performance counters need permission"
@@ -544,21 +557,29 @@ def test_auto_keeps_ncu_and_says_why_pm_could_not() -> None:
 
 def test_pm_by_name_refuses_metrics_it_cannot_take_in_one_line() -> None:
     refusal = "--metrics: these 9 metrics need 2 passes ... fit together: a,b | c"
-    probes = {
-        **PROBES,
-        "pm": Availability(ok=True, reason="pm", cannot_measure=lambda _: refusal),
-    }
     with pytest.raises(OptionError) as caught:
-        make_plan(parse_options("--backend pm --metrics a__b.sum"), probes)
+        make_plan(
+            parse_options("--backend pm --metrics a__b.sum"),
+            pm_probe(refusal, ("a__b.sum",)),
+        )
     assert str(caught.value) == refusal
 
 
 def test_pm_by_name_without_metrics_samples_the_defaults() -> None:
-    asked: list[tuple[str, ...]] = []
-    check = Availability(ok=True, reason="pm", cannot_measure=asked.append)
-    plan = make_plan(parse_options("--backend pm"), {**PROBES, "pm": check})
+    from nsight_lab.backends.probe import metrics_to_check
+
+    options = parse_options("--backend pm")
+    assert metrics_to_check(options) == (DEFAULT_OPTION_METRICS[1:], False)
+    trimmed = MetricVerdict(
+        DEFAULT_OPTION_METRICS[1:], given=False, chosen=DEFAULT_OPTION_METRICS[1:3]
+    )
+    probe = ProbeResult(
+        backends={**PROBES, "pm": Availability(ok=True, reason="pm")},
+        verdicts={"pm": trimmed},
+    )
+    plan = make_plan(options, probe)
     assert plan.options.metrics == DEFAULT_OPTION_METRICS
-    assert asked == []  # the defaults are trimmed to what fits when opened
+    assert plan.metric_verdict is trimmed  # the defaults that fit, chosen by the probe
     entry = next(e for e in registered() if e.id == "pm")
     assert entry.counters
     assert not entry.isolated
@@ -581,24 +602,32 @@ class Host:
         return []
 
 
-def checks(monkeypatch: pytest.MonkeyPatch, host: Any) -> None:
+def verdict(host: Any, options: Any) -> MetricVerdict:
+    """The prober's verdict on ``options``' metrics with ``host`` as the host API."""
     from nsight_lab.backends.pm.metrics import MetricCheck
+    from nsight_lab.backends.probe import metrics_to_check
+
+    checks = availability.PmChecks()
+    checks.startable[0] = None
 
     def check(_torch: Any, _index: int) -> Any:
         if isinstance(host, Exception):
             raise host
         return MetricCheck("NVIDIA H200", host)
 
-    monkeypatch.setattr(pm.CHECKS, "check", check)
+    checks.check = check  # type: ignore[method-assign]
+    torch = type("T", (), {"cuda": type("C", (), {"current_device": lambda: 0})})
+    wanted, given = metrics_to_check(options)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(availability, "require_cuda", lambda _: torch)
+        return checks.verdict(wanted, given=given)
 
 
-def test_the_defaults_are_trimmed_to_one_pass_and_the_rest_noted(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    checks(monkeypatch, Host(per_pass=3, refused=frozenset({"pcie__read_bytes.sum"})))
+def test_the_defaults_are_trimmed_to_one_pass_and_the_rest_noted() -> None:
+    host = Host(per_pass=3, refused=frozenset({"pcie__read_bytes.sum"}))
     m = measurement()
     planned = replace(parse_options("--backend pm"), metrics=DEFAULT_OPTION_METRICS)
-    chosen, chip = m._choose_metrics(planned, 0)
+    chosen, chip = m._choose_metrics(planned, verdict(host, planned))
     assert chip == "GH100"
     assert chosen == list(DEFAULT_OPTION_METRICS[1:4])
     (note,) = m.notes
@@ -606,28 +635,35 @@ def test_the_defaults_are_trimmed_to_one_pass_and_the_rest_noted(
     assert "pcie__read_bytes.sum" in note
 
 
-def test_asked_for_metrics_that_do_not_fit_are_refused_in_one_line(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    checks(monkeypatch, Host(per_pass=1))
+def test_asked_for_metrics_that_do_not_fit_are_refused_in_one_line() -> None:
+    options = parse_options(
+        "--backend pm --metrics dram__bytes_read.sum,dram__bytes_write.sum"
+    )
     with pytest.raises(OptionError, match="fit together") as caught:
-        measurement()._choose_metrics(
-            parse_options(
-                "--backend pm --metrics dram__bytes_read.sum,dram__bytes_write.sum"
-            ),
-            0,
-        )
+        measurement()._choose_metrics(options, verdict(Host(per_pass=1), options))
     assert "\n" not in str(caught.value)
 
 
-def test_when_the_host_api_fails_cupti_checks_when_configuring(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    checks(monkeypatch, RuntimeError("CUPTI could not load the nvperf* libraries"))
+def test_when_the_host_api_fails_cupti_checks_when_configuring() -> None:
+    failed = RuntimeError("CUPTI could not load the nvperf* libraries")
+    m = measurement()
+    options = parse_options("--backend pm")  # the defaults: taken unchecked
+    planned = replace(options, metrics=DEFAULT_OPTION_METRICS)
+    chosen, chip = m._choose_metrics(planned, verdict(failed, options))
+    assert (chosen, chip) == (list(DEFAULT_OPTION_METRICS[1:]), "this GPU")
+    assert "not checked ahead (RuntimeError: CUPTI could not" in m.notes[0]
+    # Named metrics the check could not judge are refused with the reason.
+    named = parse_options("--backend pm --metrics dram__bytes_read.sum")
+    assert verdict(failed, named).refused == (
+        "RuntimeError: CUPTI could not load the nvperf* libraries"
+    )
+
+
+def test_without_a_verdict_the_metrics_are_sampled_as_asked() -> None:
     m = measurement()
     options = parse_options("--backend pm --metrics dram__bytes_read.sum")
-    assert m._choose_metrics(options, 0) == (["dram__bytes_read.sum"], "this GPU")
-    assert "not checked ahead" in m.notes[0]
+    assert m._choose_metrics(options, None) == (["dram__bytes_read.sum"], "this GPU")
+    assert "not checked ahead (no probe)" in m.notes[0]
 
 
 def test_the_sample_interval_reaches_the_sampler_and_sizes_the_quiet_spin(
@@ -650,14 +686,15 @@ def test_the_sample_interval_reaches_the_sampler_and_sizes_the_quiet_spin(
 
     monkeypatch.setattr(pm, "open_cupti_sampler", open_sampler)
     check = MetricCheck("fake H200", FakeHost())
-    monkeypatch.setattr(pm.CHECKS, "check", lambda _torch, _index: check)
     m = measurement()
     m._gpu.device = 0
     m._gpu.max_sm_clock_mhz = 1980
     options = parse_options(
         "--backend pm --sample-interval 50 --metrics dram__bytes_read.sum"
     )
-    m._open_sampler(options)
+    m._open_sampler(
+        options, availability.judged(check, options.extra_metrics, given=True)
+    )
     assert opened == [(0, ("dram__bytes_read.sum",), 50_000)]
     assert m.interval_ns == 50_000
     assert not m._tune  # given: not tuned, only lengthened where a run needs it

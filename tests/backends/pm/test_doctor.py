@@ -38,16 +38,15 @@ class Host:
 
 
 @pytest.fixture
-def stack_works(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+def stack_works(monkeypatch: pytest.MonkeyPatch) -> availability.PmChecks:
     monkeypatch.setattr(availability, "cupti_version", lambda: "13.4.0")
     monkeypatch.setattr(availability, "require_cuda", lambda _: FakeTorch)
     monkeypatch.setattr(
         stack, "counter_permission", lambda: stack.StackStatus(ok=True, detail="")
     )
-    checks = availability.Checks()
+    checks = availability.PmChecks()
     checks.startable[0] = None
-    monkeypatch.setattr(availability, "CHECKS", checks)
-    return monkeypatch
+    return checks
 
 
 def test_without_cupti_python_the_doctor_says_what_to_install(
@@ -75,52 +74,53 @@ def test_without_a_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
     )
 
 
-def test_without_counter_permission(stack_works: pytest.MonkeyPatch) -> None:
-    stack_works.setattr(
+def test_without_counter_permission(
+    stack_works: availability.PmChecks, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(
         stack, "counter_permission", lambda: stack.StackStatus(ok=False, detail="")
     )
-    found = availability.diagnose()
+    found = availability.diagnose(stack_works)
     assert found.status == "error"
     assert found.hint == errors.PERMISSION
     assert "NVreg_RestrictProfilingToAdminUsers=0" in found.hint
 
 
-@pytest.mark.usefixtures("stack_works")
-def test_when_pm_sampling_does_not_start_the_reason_is_cuptis() -> None:
-    availability.CHECKS.startable[0] = str(
+def test_when_pm_sampling_does_not_start_the_reason_is_cuptis(
+    stack_works: availability.PmChecks,
+) -> None:
+    stack_works.startable[0] = str(
         errors.explain(
             RuntimeError("could not load the nvperf* libraries"), started=False
         )
     )
-    found = availability.diagnose()
+    found = availability.diagnose(stack_works)
     assert found.status == "error"
     assert found.detail == f"PM sampling does not start: {errors.NVPERF}"
 
 
-@pytest.mark.usefixtures("stack_works")
-def test_an_old_driver_or_gpu_is_named_with_the_fix() -> None:
+def test_an_old_driver_or_gpu_is_named_with_the_fix(
+    stack_works: availability.PmChecks,
+) -> None:
     class CuptiError(RuntimeError):
         status = type("Status", (), {"name": "ERROR_NOT_COMPATIBLE"})()
 
-    availability.CHECKS.startable[0] = str(
+    stack_works.startable[0] = str(
         errors.explain(CuptiError("pm_sampling_enable"), started=False)
     )
-    found = availability.diagnose()
+    found = availability.diagnose(stack_works)
     assert found.status == "error"
     assert errors.OLD_STACK in found.detail
     assert "ERROR_NOT_COMPATIBLE" in found.detail
     assert "update the driver, or use --backend ncu" in found.detail
 
 
-@pytest.mark.usefixtures("stack_works")
 @pytest.mark.parametrize(("per_pass", "status"), [(8, "ok"), (3, "warn")])
 def test_when_it_works_it_names_the_chip_and_the_defaults(
-    per_pass: int, status: str
+    stack_works: availability.PmChecks, per_pass: int, status: str
 ) -> None:
-    availability.CHECKS.by_device["NVIDIA H200"] = MetricCheck(
-        "NVIDIA H200", Host(per_pass)
-    )
-    found = availability.diagnose()
+    stack_works.by_device["NVIDIA H200"] = MetricCheck("NVIDIA H200", Host(per_pass))
+    found = availability.diagnose(stack_works)
     assert found.status == status
     assert "GH100 (NVIDIA H200), cupti-python 13.4.0" in found.detail
     if status == "warn":

@@ -20,6 +20,7 @@ from nsight_lab.backends.pm import pacing
 from nsight_lab.backends.pm.metrics import DEFAULT_METRICS, writeback_metric
 from nsight_lab.backends.pm.sampler import PmSampler
 from nsight_lab.contract.collector import Availability
+from nsight_lab.contract.probe import MetricVerdict, ProbeResult
 from nsight_lab.options import parse_options
 from nsight_lab.plan import make_plan
 from nsight_lab.regions import annotate
@@ -47,20 +48,14 @@ if TYPE_CHECKING:
     from nsight_lab.contract.records import RunRecord
 
 
-class _Checks:
-    """The metric check: every metric is taken, in one pass."""
-
-    class host:  # noqa: N801
-        chip = "GH100"
-
-    def check(self, _torch: Any, _index: int) -> _Checks:
-        return self
-
-    def why_not(self, _metrics: tuple[str, ...]) -> None:
-        return None
-
-    def groups(self, metrics: list[str]) -> list[list[str]]:
-        return [list(metrics)]
+def _probe(options: Any) -> ProbeResult:
+    """The probe on the replayed GH100: every metric is taken, in one pass."""
+    extra = options.extra_metrics
+    verdict = MetricVerdict(extra, given=True, chosen=extra, where="GH100")
+    return ProbeResult(
+        backends={"pm": Availability(ok=True, reason="replay")},
+        verdicts={"pm": verdict},
+    )
 
 
 @dataclass
@@ -85,7 +80,6 @@ class Replay:
             "nsight_lab.backends.cupti.GpuContext",
             lambda _torch, _options: ReplayGpuContext(self.gpu),
         )
-        monkeypatch.setattr(pm, "CHECKS", _Checks())
         monkeypatch.setattr(pm, "open_cupti_sampler", self._open)
         # The quiet spin and the calibration sleep take virtual time.
         monkeypatch.setattr(
@@ -120,7 +114,10 @@ class Truth:
             for name, want in ((READ, read), (WRITE, written)):
                 if name in metrics:
                     assert got.get(name) == pytest.approx(want, rel=1e-9, abs=1.0), (
-                        record.config_index, record.run_index, record.annotation, name
+                        record.config_index,
+                        record.run_index,
+                        record.annotation,
+                        name,
                     )
             checked += 1
         return checked
@@ -187,8 +184,8 @@ def profile(
 ) -> tuple[pm.PmMeasurement, list[RunRecord]]:
     """Profile ``body`` with ``--backend pm line`` through the real runner."""
     options = parse_options(f"--backend pm {line}")
-    plan = make_plan(options, {"pm": Availability(ok=True, reason="replay")})
-    measurement = pm.PmMeasurement(options)
+    plan = make_plan(options, _probe(options))
+    measurement = pm.PmMeasurement(options, plan.metric_verdict)
     batches: list[list[RunRecord]] = []
     try:
         Runner(plan, measurement, 1, batches.append).run(body)

@@ -23,8 +23,9 @@ re-exports their public names.
 from __future__ import annotations
 
 from nsight_lab.errors import OptionError
-from nsight_lab.options.help import help_text, main, options_markdown
+from nsight_lab.options.help import help_text, options_markdown
 from nsight_lab.options.names import check_bindings, reserved_name
+from nsight_lab.options.option import Option
 from nsight_lab.options.parse import parse_options
 from nsight_lab.options.profile import (
     DEFAULT_WARMUP,
@@ -32,7 +33,7 @@ from nsight_lab.options.profile import (
     ProfileOptions,
     ThermalSettings,
 )
-from nsight_lab.options.table import KNOWN_OPTIONS, OPTIONS, Option, read_option
+from nsight_lab.options.table import KNOWN_OPTIONS, OPTIONS, read_option
 from nsight_lab.options.values import (
     BUILTIN_DERIVED,
     parse_value,
@@ -53,7 +54,6 @@ __all__ = [
     "ThermalSettings",
     "check_bindings",
     "help_text",
-    "main",
     "options_markdown",
     "parse_options",
     "parse_value",

@@ -8,9 +8,8 @@ README.md.
 
 from __future__ import annotations
 
-import sys
-
-from nsight_lab.options.table import _FIELD_DEFAULTS, OPTIONS
+from nsight_lab.options.option import FIELD_DEFAULTS
+from nsight_lab.options.table import OPTIONS
 
 _HELP_COLUMN = 24
 """Width of the syntax column of :func:`help_text`."""
@@ -59,7 +58,7 @@ def options_markdown() -> str:
         meaning = option.meaning
         default = option.default()
         if default is not None:
-            word = isinstance(_FIELD_DEFAULTS[option.field], str)
+            word = isinstance(FIELD_DEFAULTS[option.field], str)
             shown_default = f"`{default}`" if word else default
             meaning = f"{meaning} (default {shown_default})"
         rows.append((syntax, meaning))
@@ -70,10 +69,3 @@ def options_markdown() -> str:
     )
     rule = ("-" * widths[0], "-" * widths[1])
     return "\n".join(_markdown_row(r, widths) for r in (header, rule, *rows))
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m nsight_lab.options [--markdown]``: print the help or README table."""
-    args = sys.argv[1:] if argv is None else argv
-    print(options_markdown() if args == ["--markdown"] else help_text())  # noqa: T201
-    return 0 if args in ([], ["--markdown"], ["--help"]) else 2

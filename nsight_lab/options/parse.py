@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 from nsight_lab.errors import OptionError
 from nsight_lab.options.profile import DEFAULT_MAX_TIME_S, ProfileOptions
-from nsight_lab.options.table import _BY_FLAG, KNOWN_OPTIONS
-from nsight_lab.options.values import MAX_LINE_CHARS, _check_text, shown
+from nsight_lab.options.table import BY_FLAG, KNOWN_OPTIONS
+from nsight_lab.options.values import MAX_LINE_CHARS, check_text, shown
 
 if TYPE_CHECKING:
     from nsight_lab.contract.records import JsonScalar
@@ -55,7 +55,7 @@ def _tokens(line: str) -> list[tuple[str, str | None]]:
             )
             raise OptionError(msg)
         name, eq, inline = word.partition("=")
-        option = _BY_FLAG.get(name)
+        option = BY_FLAG.get(name)
         if option is None:
             close = difflib.get_close_matches(name[:40], KNOWN_OPTIONS, n=1)
             hint = f"did you mean {close[0]}? " if close else ""
@@ -80,7 +80,7 @@ def _tokens(line: str) -> list[tuple[str, str | None]]:
         if value is None or value == "":
             msg = f"{name} needs a value (see %nsight --help)"
             raise OptionError(msg)
-        pairs.append((name, _check_text(name, value)))
+        pairs.append((name, check_text(name, value)))
     return pairs
 
 
@@ -101,7 +101,7 @@ def parse_options(line: str) -> ProfileOptions:
     params: list[tuple[str, tuple[JsonScalar, ...]]] = []
     kw: dict[str, object] = {}
     for name, raw in _tokens(line):
-        option = _BY_FLAG[name]
+        option = BY_FLAG[name]
         if name in seen and not option.repeatable:
             msg = f"{name} was given twice; give it once"
             raise OptionError(msg)

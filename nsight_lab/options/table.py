@@ -9,11 +9,12 @@ checks (:func:`read_option`) all read it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, get_args
-
 from nsight_lab.contract.records import TIME_METRIC
-from nsight_lab.contract.registry import backend_choices as registry_choices
+from nsight_lab.options.option import (
+    Option,
+    backend_choices,
+    literal_choices,
+)
 from nsight_lab.options.profile import (
     DEFAULT_MAX_CONFIGS,
     DEFAULT_MAX_TIME_S,
@@ -21,31 +22,27 @@ from nsight_lab.options.profile import (
     MAX_SAMPLE_INTERVAL_US,
     CacheControl,
     ClockControl,
-    ProfileOptions,
     ReplayMode,
     ThermalMode,
 )
 from nsight_lab.options.values import (
     MAX_RANKS,
-    _check_text,
-    _choice,
-    _int,
-    _label,
-    _positive_float,
-    _read_baseline,
-    _read_combine,
-    _read_configs,
-    _read_configs_from,
-    _read_derive,
-    _read_ignore_kernels,
-    _read_metrics,
-    _read_out,
-    _read_param,
-    _read_thermal_settings,
+    check_text,
+    choice,
+    int_value,
+    label_value,
+    positive_float,
+    read_baseline,
+    read_combine,
+    read_configs,
+    read_configs_from,
+    read_derive,
+    read_ignore_kernels,
+    read_metrics,
+    read_out,
+    read_param,
+    read_thermal_settings,
 )
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
 
 
 def read_option(flag: str, raw: str, name: str | None = None) -> object:
@@ -57,86 +54,13 @@ def read_option(flag: str, raw: str, name: str | None = None) -> object:
     Raises:
         OptionError: ``raw`` is not accepted (one line naming ``name``).
     """
-    option = _BY_FLAG[flag]
+    option = BY_FLAG[flag]
     said = name or flag
-    text = _check_text(said, raw)
+    text = check_text(said, raw)
     if option.choices is not None:
-        return _choice(said, text, option.choices())
+        return choice(said, text, option.choices())
     assert option.read is not None  # noqa: S101  (declared with a reader)
     return option.read(said, text)
-
-
-def backend_choices() -> tuple[str, ...]:
-    """The ``--backend`` values: ``auto``, then every id of the backend registry.
-
-    Read from :func:`nsight_lab.contract.registry.backend_choices` when asked (not at
-    import: another package may register a backend), so a backend added to the
-    registry is accepted, listed in the help and in the README with no change here.
-    """
-    return registry_choices()
-
-
-def _literal(alias: object) -> Callable[[], tuple[str, ...]]:
-    """The choices of a ``Literal[...]`` alias, as :attr:`Option.choices` wants them."""
-    values = tuple(str(value) for value in get_args(alias))
-    return lambda: values
-
-
-@dataclass(frozen=True)
-class Option:
-    """One ``%%nsight`` option, declared once: the parser, help and README read it.
-
-    Its default is that of the :class:`ProfileOptions` field it sets, shown in the help
-    and the README when it is a number or a word.
-    """
-
-    flag: str
-    """``--name`` as the user types it."""
-    metavar: str
-    """What the value looks like (``N``, ``V1,V2,...``); empty for a switch."""
-    field: str
-    """The :class:`ProfileOptions` field it sets (``params`` for the grid options)."""
-    help: str
-    """One short line for ``%nsight help`` (choices and default are added)."""
-    meaning: str
-    """The README's fuller text, Markdown (choices in the syntax, default added)."""
-    read: Callable[[str, str], object] | None = None
-    """``read(flag, raw)`` -> the field's value; raises a one-line OptionError.
-
-    ``None`` for a switch (sets ``True``) and for an option with :attr:`choices`.
-    """
-    choices: Callable[[], tuple[str, ...]] | None = None
-    """The accepted words, asked for when needed (the backend registry may grow)."""
-    repeatable: bool = False
-    """May be given more than once (each adds to the field)."""
-
-    @property
-    def takes_value(self) -> bool:
-        """Whether the option needs a value (a switch does not take one)."""
-        return bool(self.metavar)
-
-    def parse(self, raw: str) -> object:
-        """Read ``raw`` (already checked for unsafe characters) into the field's value.
-
-        Raises:
-            OptionError: ``raw`` is not accepted; one line naming :attr:`flag`.
-        """
-        if self.choices is not None:
-            return _choice(self.flag, raw, self.choices())
-        assert self.read is not None  # noqa: S101  (declared with a reader)
-        return self.read(self.flag, raw)
-
-    def default(self) -> str | None:
-        """The field's default as shown to the user, or ``None`` when not shown."""
-        value = _FIELD_DEFAULTS.get(self.field)
-        if isinstance(value, bool) or not isinstance(value, int | str):
-            return None
-        return f"{value:,}" if isinstance(value, int) else value
-
-
-_FIELD_DEFAULTS: dict[str, object] = {
-    spec.name: spec.default for spec in fields(ProfileOptions)
-}
 
 
 OPTIONS: tuple[Option, ...] = (
@@ -147,7 +71,7 @@ OPTIONS: tuple[Option, ...] = (
         "values bound to `n`, one config each",
         "values bound to `n`, one config each (ints, floats, true/false/none, else "
         "text)",
-        read=_read_configs,
+        read=read_configs,
     ),
     Option(
         "--configs-from",
@@ -160,7 +84,7 @@ OPTIONS: tuple[Option, ...] = (
         "Values may be any objects (a `torch.dtype`); the store keeps their text. At "
         "most `--max-configs` items are read, one at a time (a sized variable is "
         "judged by its length first): a longer or endless one is refused in one line",
-        read=_read_configs_from,
+        read=read_configs_from,
     ),
     Option(
         "--param",
@@ -171,7 +95,7 @@ OPTIONS: tuple[Option, ...] = (
         "parameters. Names of Python builtins (`print`, `len`), IPython's "
         "(`get_ipython`, `In`, `_`), dunders and the notebook's own functions or "
         "modules are refused",
-        read=_read_param,
+        read=read_param,
         repeatable=True,
     ),
     Option(
@@ -180,7 +104,7 @@ OPTIONS: tuple[Option, ...] = (
         "runs",
         "measured runs per config, the minimum with --target-rsd",
         "measured runs per config; the minimum with `--target-rsd`",
-        read=_int(1),
+        read=int_value(1),
     ),
     Option(
         "--warmup",
@@ -188,7 +112,7 @@ OPTIONS: tuple[Option, ...] = (
         "warmup",
         "untimed runs per config first",
         "untimed runs per config before the measured ones",
-        read=_int(0),
+        read=int_value(0),
     ),
     Option(
         "--metrics",
@@ -203,7 +127,7 @@ OPTIONS: tuple[Option, ...] = (
         "bytes, tensor-pipe activity, SM cycles active and PCIe bytes. An unknown "
         "name gets close names from `ncu --query-metrics` (ncu) or the chip's PM "
         "sampling metrics (pm)",
-        read=_read_metrics,
+        read=read_metrics,
     ),
     Option(
         "--backend",
@@ -220,7 +144,7 @@ OPTIONS: tuple[Option, ...] = (
         "flush the L2 before each region",
         "`all` reads a buffer twice the L2 size before each region (a read-only "
         "sweep leaves the L2 clean, as Nsight Compute's flush does)",
-        choices=_literal(CacheControl),
+        choices=literal_choices(CacheControl),
     ),
     Option(
         "--clock-control",
@@ -230,7 +154,7 @@ OPTIONS: tuple[Option, ...] = (
         "`base` locks the GPU clock through NVML to its base (TDP) clock, the clock "
         "`ncu --clock-control base` uses, for the session and resets it afterwards, "
         "also after errors; where not permitted the session notes say so",
-        choices=_literal(ClockControl),
+        choices=literal_choices(ClockControl),
     ),
     Option(
         "--thermal",
@@ -243,7 +167,7 @@ OPTIONS: tuple[Option, ...] = (
         "under 5 or over 50 runs, and at a timeout 3 °C sooner (erring at 12 °C); "
         "`manual` waits by the thresholds of `--thermal-settings` and errs at the "
         "timeout (nsight-python's `thermal_mode='manual'`)",
-        choices=_literal(ThermalMode),
+        choices=literal_choices(ThermalMode),
     ),
     Option(
         "--thermal-settings",
@@ -254,7 +178,7 @@ OPTIONS: tuple[Option, ...] = (
         "`thermal_device`, any of them: pause when the headroom is at or below "
         "`wait` °C (10), resume at `cont` °C (20, above `wait`), time out after "
         "`timeout` s (180), watch CUDA device `device` (the profiled one)",
-        read=_read_thermal_settings,
+        read=read_thermal_settings,
     ),
     Option(
         "--derive",
@@ -268,7 +192,7 @@ OPTIONS: tuple[Option, ...] = (
         "`--metrics` values first; `NAME(duration_ns, **config)` works too) returning "
         "a number, a `(number, unit)` tuple or a dict of them. A notebook function "
         "named `tflops` or `gbps` is used instead of the built-in one, with a note",
-        read=_read_derive,
+        read=read_derive,
     ),
     Option(
         "--normalize-against",
@@ -278,7 +202,7 @@ OPTIONS: tuple[Option, ...] = (
         "divide AvgValue by region A's per config and metric (nsight-python's "
         "`NormalizationValue`), and MedianValue by A's median "
         "(`MedianNormalizationValue`); the other columns stay as measured",
-        read=_label("an annotation name"),
+        read=label_value("an annotation name"),
     ),
     Option(
         "--combine",
@@ -290,7 +214,7 @@ OPTIONS: tuple[Option, ...] = (
         "nsight-python's error) or the name of a function `F(x, y)` of the "
         "notebook, folded over the kernels in launch order (nsight-python's "
         "`combine_kernel_metrics`); `events` and `cpu` time the region's span",
-        read=_read_combine,
+        read=read_combine,
     ),
     Option(
         "--ignore-kernels",
@@ -300,7 +224,7 @@ OPTIONS: tuple[Option, ...] = (
         "kernel names left out of every region in per-kernel backends (cupti, ncu), "
         "nsight-python's `ignore_kernel_list`; commas inside `<...>`/`(...)` belong "
         "to the name",
-        read=_read_ignore_kernels,
+        read=read_ignore_kernels,
     ),
     Option(
         "--replay-mode",
@@ -311,7 +235,7 @@ OPTIONS: tuple[Option, ...] = (
         "`--combine`; `range`: the region is one range (cupti: from its first "
         "kernel's start to its last one's end; ncu: `--replay-mode range` replays "
         "its NVTX range), nsight-python's `replay_mode`",
-        choices=_literal(ReplayMode),
+        choices=literal_choices(ReplayMode),
     ),
     Option(
         "--sample-interval",
@@ -325,7 +249,7 @@ OPTIONS: tuple[Option, ...] = (
         "given, the interval is chosen from the warm-up run and the decode cost "
         "measured at open, balancing decoding against the quiet gaps, never below "
         "the default",
-        read=_int(1, MAX_SAMPLE_INTERVAL_US),
+        read=int_value(1, MAX_SAMPLE_INTERVAL_US),
     ),
     Option(
         "--target-rsd",
@@ -334,7 +258,7 @@ OPTIONS: tuple[Option, ...] = (
         "keep adding runs until the RSD is below PCT ...",
         "keep adding runs until every region's relative std dev is ≤ PCT (as "
         "nvbench) ...",
-        read=_positive_float(100.0),
+        read=positive_float(100.0),
     ),
     Option(
         "--max-time",
@@ -345,7 +269,7 @@ OPTIONS: tuple[Option, ...] = (
         "... or S seconds passed for the config (default "
         f"{DEFAULT_MAX_TIME_S:g} s with `--target-rsd`); alone, caps each config's "
         "time",
-        read=_positive_float(),
+        read=positive_float(),
     ),
     Option(
         "--output-csv",
@@ -356,7 +280,7 @@ OPTIONS: tuple[Option, ...] = (
         "(one row per run, region and metric) and `PREFIX``processed_data-<name>-"
         "<id>.csv` (the results DataFrame); `<name>` is `--name` or `cell`, `<id>` "
         "the session",
-        read=_label("a shorter prefix"),
+        read=label_value("a shorter prefix"),
     ),
     Option(
         "--name",
@@ -364,7 +288,7 @@ OPTIONS: tuple[Option, ...] = (
         "name",
         "a label for the session in the history",
         "a label for the session in the history",
-        read=_label("a shorter label"),
+        read=label_value("a shorter label"),
     ),
     Option(
         "--out",
@@ -373,7 +297,7 @@ OPTIONS: tuple[Option, ...] = (
         "also store the results DataFrame in VAR",
         "also put the results DataFrame in the variable VAR (the same names as "
         "`--param` are refused)",
-        read=_read_out,
+        read=read_out,
     ),
     Option(
         "--max-configs",
@@ -382,7 +306,7 @@ OPTIONS: tuple[Option, ...] = (
         f"allow a grid of up to N configs (default {DEFAULT_MAX_CONFIGS:,})",
         f"allow a grid of up to N configs (default {DEFAULT_MAX_CONFIGS:,}; at most "
         f"{MAX_CONFIGS:,}): a larger grid is refused before it is laid out",
-        read=_int(1, MAX_CONFIGS),
+        read=int_value(1, MAX_CONFIGS),
     ),
     Option(
         "--ranks",
@@ -394,7 +318,7 @@ OPTIONS: tuple[Option, ...] = (
         "each region gets one duration per rank, its span (first start to last end) "
         "and the straggler rank, and per-GPU telemetry; the cell's free variables "
         "are shipped with cloudpickle",
-        read=_int(1, MAX_RANKS),
+        read=int_value(1, MAX_RANKS),
     ),
     Option(
         "--baseline",
@@ -407,7 +331,7 @@ OPTIONS: tuple[Option, ...] = (
         "within noise), flagged where the SM clocks differ by more than 2 % or runs "
         "were throttled; the history marks a session slower than its baseline. An "
         "unknown name is refused before anything runs",
-        read=_read_baseline,
+        read=read_baseline,
     ),
     Option(
         "--isolate",
@@ -428,6 +352,6 @@ OPTIONS: tuple[Option, ...] = (
 )
 """Every ``%%nsight`` option, in the order the help and the README list them."""
 
-_BY_FLAG: dict[str, Option] = {option.flag: option for option in OPTIONS}
-KNOWN_OPTIONS: tuple[str, ...] = tuple(_BY_FLAG)
+BY_FLAG: dict[str, Option] = {option.flag: option for option in OPTIONS}
+KNOWN_OPTIONS: tuple[str, ...] = tuple(BY_FLAG)
 """The option flags, in :data:`OPTIONS` order (unknown ones get the closest)."""

@@ -66,7 +66,12 @@ def shown(raw: str, limit: int = ECHO_CHARS) -> str:
     return f"{raw[:limit]!r}... ({len(raw):,} characters)"
 
 
-def _check_text(option: str, raw: str) -> str:
+def check_text(option: str, raw: str) -> str:
+    """``raw`` if it holds no control, lone-surrogate or bidi character.
+
+    Raises:
+        OptionError: It does (names the character).
+    """
     char = unsafe_character(raw)
     if char is not None:
         msg = (
@@ -78,7 +83,12 @@ def _check_text(option: str, raw: str) -> str:
     return raw
 
 
-def _choice(option: str, raw: str, allowed: tuple[str, ...]) -> str:
+def choice(option: str, raw: str, allowed: tuple[str, ...]) -> str:
+    """``raw`` if it is one of ``allowed``.
+
+    Raises:
+        OptionError: It is not (lists them).
+    """
     for value in allowed:
         if raw == value:
             return value
@@ -87,7 +97,7 @@ def _choice(option: str, raw: str, allowed: tuple[str, ...]) -> str:
     raise OptionError(msg)
 
 
-def _int(minimum: int, maximum: int = MAX_RUNS) -> Callable[[str, str], int]:
+def int_value(minimum: int, maximum: int = MAX_RUNS) -> Callable[[str, str], int]:
     """Reader of an integer in ``[minimum, maximum]``; digits are counted first."""
 
     def parse(option: str, raw: str) -> int:
@@ -101,7 +111,7 @@ def _int(minimum: int, maximum: int = MAX_RUNS) -> Callable[[str, str], int]:
     return parse
 
 
-def _positive_float(upper: float | None = None) -> Callable[[str, str], float]:
+def positive_float(upper: float | None = None) -> Callable[[str, str], float]:
     """Reader of a finite number above 0 (and below ``upper`` when given)."""
 
     def parse(option: str, raw: str) -> float:
@@ -143,7 +153,7 @@ def parse_value(raw: str) -> JsonScalar:
 
 
 def _value_list(option: str, raw: str) -> tuple[JsonScalar, ...]:
-    _check_text(option, raw)
+    check_text(option, raw)
     items = raw.split(",")
     if any(not item.strip() for item in items):
         msg = (
@@ -227,7 +237,7 @@ def _derived(raw: str) -> str:
     )
 
 
-def _label(what: str) -> Callable[[str, str], str]:
+def label_value(what: str) -> Callable[[str, str], str]:
     """Reader of free text of at most :data:`MAX_LABEL_CHARS` characters."""
 
     def parse(option: str, raw: str) -> str:
@@ -242,11 +252,17 @@ def _label(what: str) -> Callable[[str, str], str]:
     return parse
 
 
-def _read_configs(option: str, raw: str) -> tuple[str, tuple[JsonScalar, ...]]:
+def read_configs(option: str, raw: str) -> tuple[str, tuple[JsonScalar, ...]]:
+    """``--configs V1,V2``: the values bound to ``n``."""
     return ("n", _value_list(option, raw))
 
 
-def _read_param(option: str, raw: str) -> tuple[str, tuple[JsonScalar, ...]]:
+def read_param(option: str, raw: str) -> tuple[str, tuple[JsonScalar, ...]]:
+    """``--param NAME=V1,V2``: the name and its values.
+
+    Raises:
+        OptionError: No ``=``, or a bad name or value.
+    """
     pname, eq, vals = raw.partition("=")
     if not eq:
         msg = f"{option}: expected NAME=v1,v2,... got {shown(raw)}"
@@ -255,20 +271,28 @@ def _read_param(option: str, raw: str) -> tuple[str, tuple[JsonScalar, ...]]:
     return (pname, _value_list(f"{option} {pname}", vals))
 
 
-def _read_metrics(option: str, raw: str) -> tuple[str, ...]:
+def read_metrics(option: str, raw: str) -> tuple[str, ...]:
+    """``--metrics A,B``: the duration first, then the names given (once each)."""
     metrics = _names(option, raw, _metric)
     return (TIME_METRIC, *dict.fromkeys(m for m in metrics if m != TIME_METRIC))
 
 
-def _read_derive(option: str, raw: str) -> tuple[str, ...]:
+def read_derive(option: str, raw: str) -> tuple[str, ...]:
+    """``--derive F,G``: the derived metrics, once each."""
     return tuple(dict.fromkeys(_names(option, raw, _derived)))
 
 
-def _read_out(option: str, raw: str) -> str:
+def read_out(option: str, raw: str) -> str:
+    """``--out NAME``: the variable the DataFrame is bound to."""
     return _binding(option, raw, "a variable name for the DataFrame")
 
 
-def _read_combine(option: str, raw: str) -> str:
+def read_combine(option: str, raw: str) -> str:
+    """``--combine F``: a built-in fold, or the name of a notebook function.
+
+    Raises:
+        OptionError: Not a Python name.
+    """
     if raw in get_args(CombineMode):
         return raw
     what = (
@@ -299,7 +323,12 @@ def split_kernel_names(raw: str) -> list[str]:
     return names
 
 
-def _read_ignore_kernels(option: str, raw: str) -> tuple[str, ...]:
+def read_ignore_kernels(option: str, raw: str) -> tuple[str, ...]:
+    """``--ignore-kernels A,B``: kernel names to leave out.
+
+    Raises:
+        OptionError: An empty name.
+    """
     names = split_kernel_names(raw)
     if any(not name for name in names):
         msg = (
@@ -313,7 +342,12 @@ def _read_ignore_kernels(option: str, raw: str) -> tuple[str, ...]:
 _THERMAL_KEYS = ("wait", "cont", "timeout", "device")
 
 
-def _read_thermal_settings(option: str, raw: str) -> ThermalSettings:
+def read_thermal_settings(option: str, raw: str) -> ThermalSettings:
+    """``--thermal-settings wait=W,cont=C,...``: the thresholds.
+
+    Raises:
+        OptionError: An unknown key or a bad value.
+    """
     values: dict[str, float] = {}
     for item in raw.split(","):
         key, eq, text = (part.strip() for part in item.partition("="))
@@ -324,9 +358,9 @@ def _read_thermal_settings(option: str, raw: str) -> ThermalSettings:
             )
             raise OptionError(msg)
         if key == "device":
-            values[key] = _int(0, 1_024)(f"{option} device", text)
+            values[key] = int_value(0, 1_024)(f"{option} device", text)
         else:
-            values[key] = _positive_float()(f"{option} {key}", text)
+            values[key] = positive_float()(f"{option} {key}", text)
     wait, cont = values.get("wait"), values.get("cont")
     if wait is not None and cont is not None and cont <= wait:
         msg = (
@@ -347,7 +381,7 @@ MAX_BASELINE_CHARS = 64
 _BASELINE_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 
 
-def _read_baseline(option: str, raw: str) -> str:
+def read_baseline(option: str, raw: str) -> str:
     """Read a baseline name; whether it exists is the store's to say.
 
     A letter or ``_`` first (so a name never reads as a session id), then letters,
@@ -363,7 +397,12 @@ def _read_baseline(option: str, raw: str) -> str:
     return raw
 
 
-def _read_configs_from(option: str, raw: str) -> str:
+def read_configs_from(option: str, raw: str) -> str:
+    """``--configs-from [NAMES=]VAR``: checked as text (the variable is read later).
+
+    Raises:
+        OptionError: A bad name.
+    """
     names, eq, var = raw.rpartition("=")
     if eq:
         given = _names(option, names, lambda n: _binding(option, n, "NAME1,NAME2=VAR"))

@@ -350,7 +350,8 @@ def test_backend_choices_are_the_registrys() -> None:
 
 
 def test_module_prints_the_readme_table(capsys: pytest.CaptureFixture[str]) -> None:
-    from nsight_lab.options import help_text, main, options_markdown
+    from nsight_lab.options import help_text, options_markdown
+    from nsight_lab.options.__main__ import main
 
     assert main(["--markdown"]) == 0
     assert capsys.readouterr().out == options_markdown() + "\n"

@@ -9,11 +9,12 @@ from typing import get_args
 
 import pytest
 
-from nsight_lab.backends.ncu import tools as _ncu_tools
 from nsight_lab.cli import doctor
 from nsight_lab.cli.doctor import Check, checks_to_json, format_checks, run_checks
 from nsight_lab.contract.registry import backend_ids, probe_all
 from nsight_lab.errors import BackendUnavailableError
+from nsight_lab.gpu import ncu as _ncu_tools
+from nsight_lab.gpu import permission
 from nsight_lab.gpu import stack as gpu_stack
 
 TOPICS = [
@@ -204,8 +205,8 @@ def test_counter_check_refused_is_an_error_with_the_fix(tmp_path, monkeypatch):
     params.write_text("EnableMSI: 1\nRmProfilingAdminOnly: 1\n", encoding="utf-8")
     status = tmp_path / "status"
     status.write_text("CapEff:\t0000000000000000\n", encoding="utf-8")
-    monkeypatch.setattr(gpu_stack, "DRIVER_PARAMS_PATH", params)
-    monkeypatch.setattr(gpu_stack, "PROC_STATUS_PATH", status)
+    monkeypatch.setattr(permission, "DRIVER_PARAMS_PATH", params)
+    monkeypatch.setattr(permission, "PROC_STATUS_PATH", status)
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
 
     check = by_name(run_checks())["counter permission"]

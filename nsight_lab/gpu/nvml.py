@@ -56,7 +56,7 @@ def nvml_devices() -> list[NvmlDevice]:
             loaded or queried; the original NVML error is chained as ``__cause__``.
     """
     try:
-        import pynvml
+        import pynvml  # noqa: PLC0415  (optional: nvidia-ml-py)
     except ImportError as exc:
         msg = f"nvidia-ml-py is not installed; {NVML_INSTALL_HINT}"
         raise BackendUnavailableError(msg) from exc
@@ -64,7 +64,7 @@ def nvml_devices() -> list[NvmlDevice]:
     try:
         pynvml.nvmlInit()
     except pynvml.NVMLError as exc:
-        msg = f"NVML could not be loaded: {DRIVER_HINT} ({_describe(exc)})"
+        msg = f"NVML could not be loaded: {DRIVER_HINT} ({describe_error(exc)})"
         raise BackendUnavailableError(msg) from exc
     try:
 
@@ -95,7 +95,7 @@ def nvml_devices() -> list[NvmlDevice]:
                 )
             )
     except pynvml.NVMLError as exc:
-        msg = f"NVML failed while listing devices: {_describe(exc)}"
+        msg = f"NVML failed while listing devices: {describe_error(exc)}"
         raise BackendUnavailableError(msg) from exc
     finally:
         try:
@@ -114,6 +114,7 @@ def _text(value: str | bytes) -> str:
     return value.decode(errors="replace") if isinstance(value, bytes) else value
 
 
-def _describe(exc: BaseException) -> str:
+def describe_error(exc: BaseException) -> str:
+    """``exc`` in one line: its type, and its message when it has one."""
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -20,11 +20,10 @@ import logging
 import os
 import re
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from nsight_lab.backends.ncu.tools import (
+from nsight_lab.gpu.ncu import (
     CUDA_NCU_PATH,
     NCU_ENV_VAR,
     NCU_INSTALL_HINT,
@@ -41,9 +40,16 @@ from nsight_lab.gpu.nvml import (
     DRIVER_HINT,
     NVML_INSTALL_HINT,
     NvmlDevice,
-    _describe,
+    describe_error,
     nvml_devices,
 )
+from nsight_lab.gpu.permission import (
+    COUNTER_PERMISSION_HINT,
+    DRIVER_PARAMS_PATH,
+    PROC_STATUS_PATH,
+    counter_permission,
+)
+from nsight_lab.gpu.status import StackStatus
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -88,45 +94,12 @@ CUPTI_INSTALL_HINT = (
     "install it with: pip install nsight-lab[cupti] "
     "(or: pip install cupti-python nvidia-cuda-cupti)"
 )
-COUNTER_PERMISSION_HINT = (
-    "run as root, or allow all users to read GPU counters: add "
-    "`options nvidia NVreg_RestrictProfilingToAdminUsers=0` to a file in "
-    "/etc/modprobe.d and reboot; in a container, start it with --cap-add SYS_ADMIN "
-    "(NVIDIA calls this error ERR_NVGPUCTRPERM)"
-)
-
-DRIVER_PARAMS_PATH = Path("/proc/driver/nvidia/params")
-PROC_STATUS_PATH = Path("/proc/self/status")
-
-_CAP_SYS_ADMIN_BIT = 21
-_PROFILING_ADMIN_RE = re.compile(r"^\s*RmProfilingAdminOnly\s*:\s*(\d+)", re.MULTILINE)
 _CUPTI_WHEELS = (
     "nvidia-cuda-cupti",
     "nvidia-cuda-cupti-cu12",
     "nvidia-cuda-cupti-cu11",
 )
 _LIBCUPTI_RE = re.compile(r"^(lib)?cupti(64)?[^/\\]*\.(so(\.\d+)*|dll|dylib)$")
-
-
-@dataclass(frozen=True)
-class StackStatus:
-    """The answer to one question about the GPU stack.
-
-    Attributes:
-        ok: ``True`` when the component is usable, ``False`` when it is not, ``None``
-            when this machine cannot tell.
-        detail: what was found, in words (versions, paths, the error text).
-        hint: what to do about it; empty when there is nothing to do.
-    """
-
-    ok: bool | None
-    detail: str
-    hint: str = ""
-
-    @property
-    def message(self) -> str:
-        """The detail and the hint as one line, e.g. for ``Availability.reason``."""
-        return f"{self.detail}; {self.hint}" if self.hint else self.detail
 
 
 def package_version(distribution: str) -> str | None:
@@ -204,83 +177,12 @@ def ncu_report_status() -> StackStatus:
     except Exception as exc:  # noqa: BLE001  (a broken binding must not stop a probe)
         return StackStatus(
             ok=False,
-            detail=f"ncu_report cannot be imported ({_describe(exc)})",
+            detail=f"ncu_report cannot be imported ({describe_error(exc)})",
             hint=NCU_REPORT_INSTALL_HINT,
         )
     version = package_version("ncu-report")
     where = f" {version}" if version else " (version unknown: not installed from PyPI)"
     return StackStatus(ok=True, detail=f"ncu_report{where}")
-
-
-# ----------------------------------------------------------------- permissions
-
-
-def counter_permission(
-    params_path: Path | str | None = None,
-    *,
-    status_path: Path | str | None = None,
-) -> StackStatus:
-    """Say whether this process may read GPU performance counters.
-
-    The NVIDIA driver reports ``RmProfilingAdminOnly: 1`` in its params when only
-    administrators may profile; an administrator is a process with ``CAP_SYS_ADMIN``
-    (root outside a container has it; root inside one needs ``--cap-add SYS_ADMIN``).
-
-    Args:
-        params_path: the driver's params file; default ``DRIVER_PARAMS_PATH``.
-        status_path: this process's ``/proc`` status file (for its capabilities);
-            default ``PROC_STATUS_PATH``.
-
-    Returns:
-        ``ok`` is ``True`` when counters may be read, ``False`` when the driver will
-        refuse (ERR_NVGPUCTRPERM, with the fix as hint), ``None`` when the params file
-        cannot be read (no NVIDIA driver loaded, or not Linux).
-    """
-    params_path = Path(params_path or DRIVER_PARAMS_PATH)
-    try:
-        text = params_path.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        return StackStatus(
-            ok=None,
-            detail=f"cannot read {params_path}: {exc.strerror or _describe(exc)}",
-            hint=DRIVER_HINT,
-        )
-    match = _PROFILING_ADMIN_RE.search(text)
-    if match is None:
-        return StackStatus(
-            ok=None,
-            detail=f"{params_path} has no RmProfilingAdminOnly entry",
-        )
-    if match.group(1) == "0":
-        return StackStatus(
-            ok=True, detail="RmProfilingAdminOnly: 0 (any user may read counters)"
-        )
-    admin = _is_admin(Path(status_path or PROC_STATUS_PATH))
-    if admin:
-        return StackStatus(
-            ok=True,
-            detail="RmProfilingAdminOnly: 1, and this process is an administrator "
-            "(CAP_SYS_ADMIN)",
-        )
-    return StackStatus(
-        ok=False,
-        detail="RmProfilingAdminOnly: 1 (only administrators may read GPU counters) "
-        "and this process lacks CAP_SYS_ADMIN",
-        hint=COUNTER_PERMISSION_HINT,
-    )
-
-
-def _is_admin(status_path: Path) -> bool:
-    """CAP_SYS_ADMIN in the effective set, or root where capabilities are unreadable."""
-    try:
-        text = status_path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        text = ""
-    match = re.search(r"^CapEff:\s*([0-9a-fA-F]+)", text, re.MULTILINE)
-    if match is not None:
-        return bool(int(match.group(1), 16) >> _CAP_SYS_ADMIN_BIT & 1)
-    geteuid = getattr(os, "geteuid", None)
-    return geteuid is not None and geteuid() == 0
 
 
 # ------------------------------------------------------------------------ NVML
@@ -303,7 +205,7 @@ def cupti_status() -> StackStatus:
         importlib.import_module("cupti")
     except Exception as exc:  # noqa: BLE001  (a broken binding must not stop a probe)
         importable = False
-        parts.append(f"cupti-python cannot be imported ({_describe(exc)})")
+        parts.append(f"cupti-python cannot be imported ({describe_error(exc)})")
     else:
         version = package_version("cupti-python") or "(version unknown)"
         parts.append(f"cupti-python {version}")
@@ -394,7 +296,7 @@ def torch_cuda_status() -> StackStatus:
     except Exception as exc:  # noqa: BLE001  (a broken install must not stop a probe)
         return StackStatus(
             ok=False,
-            detail=f"torch failed: {_describe(exc)}",
+            detail=f"torch failed: {describe_error(exc)}",
             hint="reinstall PyTorch, or check the driver: " + DRIVER_HINT,
         )
     devices = f"{count} device{'s' if count != 1 else ''}"

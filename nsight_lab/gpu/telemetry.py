@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nsight_lab.contract.records import Telemetry
-from nsight_lab.errors import BackendUnavailableError
+from nsight_lab.errors import BackendUnavailableError, CoolingTimeoutError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -89,7 +89,7 @@ def is_throttled(
 
 def _nvml() -> Any:  # noqa: ANN401  (pynvml is untyped)
     try:
-        import pynvml
+        import pynvml  # noqa: PLC0415  (optional: nvidia-ml-py)
     except ImportError as exc:
         msg = "NVML bindings are missing; install them with: pip install nvidia-ml-py"
         raise BackendUnavailableError(msg) from exc
@@ -344,8 +344,6 @@ class ThermalGuard:
         Raises:
             CoolingTimeoutError: ``manual``, or ``adaptive`` at its lowest threshold.
         """
-        from nsight_lab.errors import CoolingTimeoutError
-
         if not self.adaptive:
             msg = (
                 f"Timeout after {self.timeout_s:g}s. Cannot reach "

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from nsight_lab.backends.ncu import tools as _ncu_tools
 from nsight_lab.errors import BackendUnavailableError
+from nsight_lab.gpu import ncu as _ncu_tools
 from nsight_lab.gpu import nvml as _nvml
+from nsight_lab.gpu import permission
 from nsight_lab.gpu import stack as gpu_stack
 
 NCU_2025_OUTPUT = """\
@@ -361,7 +362,7 @@ def test_counters_unknown_without_entry(tmp_path):
 def test_counter_permission_defaults_read_module_paths(tmp_path, monkeypatch):
     params = tmp_path / "params"
     params.write_text(DRIVER_PARAMS.format(value=0), encoding="utf-8")
-    monkeypatch.setattr(gpu_stack, "DRIVER_PARAMS_PATH", params)
+    monkeypatch.setattr(permission, "DRIVER_PARAMS_PATH", params)
     assert gpu_stack.counter_permission().ok is True
 
 

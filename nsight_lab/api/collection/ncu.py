@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from nsight_lab.api._unserved import no_attribute, unserved
 from nsight_lab.api.exceptions import NCUNotAvailableError, ProfilerException
-from nsight_lab.backends.ncu.tools import NSIGHT_PYTHON_MIN_NCU
+from nsight_lab.gpu.ncu import NSIGHT_PYTHON_MIN_NCU
 
 __all__ = ["MIN_NCU_VERSION", "get_ncu_version", "init_injection"]
 
@@ -50,7 +50,7 @@ def init_injection() -> None:
         ProfilerException: ``ncu`` was found, but the ncu path cannot run.
     """
     from nsight_lab.backends.ncu.probe import probe_ncu
-    from nsight_lab.backends.ncu.tools import find_ncu
+    from nsight_lab.gpu.ncu import find_ncu
 
     found = probe_ncu()
     if found.ok:
@@ -64,7 +64,7 @@ def init_injection() -> None:
 
 def get_ncu_version(ncu_path: str) -> tuple[int, ...] | None:
     """The version ``ncu_path`` reports (``ncu --version``), or ``None``."""
-    from nsight_lab.backends.ncu.tools import ncu_version
+    from nsight_lab.gpu.ncu import ncu_version
 
     return ncu_version(ncu_path)
 

@@ -13,13 +13,13 @@ import textwrap
 
 import pytest
 
-from nsight_lab.backends.ncu import tools as _ncu_tools
 from nsight_lab.backends.ncu.collector import NcuCollector
 from nsight_lab.backends.ncu.isolate import run_isolated
 from nsight_lab.backends.ncu.report import parse_range_name, read_report
 from nsight_lab.contract.collector import Availability
 from nsight_lab.contract.records import TIME_METRIC
 from nsight_lab.errors import BackendUnavailableError, MeasurementError, RegionError
+from nsight_lab.gpu import ncu as _ncu_tools
 from nsight_lab.gpu import stack as gpu_stack
 from nsight_lab.options import parse_options
 from nsight_lab.plan import Plan, make_plan

@@ -1,5 +1,7 @@
 """Nsight Compute CLI discovery and version: ``find_ncu``, ``ncu --version``.
 
+Below the backends (the ``ncu`` backend and the stack probes both ask it).
+
 Part of :mod:`nsight_lab.gpu.stack`, which re-exports every public name here; import
 them from there. Tests that point the search at a temporary directory patch
 ``CUDA_NCU_PATH`` and ``NSIGHT_COMPUTE_ROOT`` on this module, where

@@ -19,13 +19,12 @@ the PNG is written from that drawing, as it styled it.
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from nsight_lab.api.exceptions import ProfilerException
 from nsight_lab.api.kernel import in_notebook
 from nsight_lab.api.output import say
+from nsight_lab.api.plot_figure import plot_figure
 from nsight_lab.results import warn_at_user
 
 if TYPE_CHECKING:
@@ -40,13 +39,6 @@ __all__ = ["col_panel", "legalize_metric", "plot", "plot_figure", "row_panel"]
 
 PNG_SCALE = 1.5
 """Pixel density of the PNG ``analyze.plot`` writes (its figure's size x this)."""
-COLORS = (
-    "#76B900", "#0070C5", "#5C1682", "#890C57", "#FAC200", "#008564", "#FF5733",
-    "#C70039", "#900C3F", "#581845", "#1F618D", "#28B463", "#F39C12", "#D35400",
-)  # fmt: skip
-"""nsight-python's trace colours, in order."""
-PX_PER_INCH = 100
-"""Figure pixels per inch of nsight-python's ``plot_width``/``plot_height``."""
 
 
 class row_panel:  # noqa: N801  (nsight-python's names)
@@ -125,44 +117,81 @@ def plot(  # noqa: PLR0913  (nsight-python's signature)
         msg = f"Invalid show_aggregate {show_aggregate!r}. Expected 'avg' or 'geomean'."
         raise ValueError(msg)
 
+    given = _PlotArgs(**locals())
+
     def decorator(func: Callable[..., ProfileResults]) -> Callable[..., ProfileResults]:
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> ProfileResults:  # noqa: ANN401
             result = func(*args, **kwargs)
-            frame = result.to_dataframe()
-            chosen = legalize_metric(frame, metric)
-            fig = plot_figure(
-                frame,
-                chosen,
-                title=title,
-                ylabel=ylabel or "",
-                annotate_points=annotate_points,
-                show_avg=show_aggregate == "avg",
-                show_geomean=show_aggregate == "geomean",
-                plot_type=plot_type,
-                size=(plot_width, plot_height),
-                panels=(list(row_panels or ()), list(col_panels or ())),
-                x_keys=x_keys,
-                variants=(list(variant_fields or ()), list(variant_annotations or ())),
-            )
-            styled = None if plot_callback is None else _call_back(plot_callback, fig)
-            result.figure = fig
-            if print_data:
-                shown = frame[frame["Metric"] == chosen]
-                say("Aggregated Data (Average value and Number of Runs):")
-                say(shown.to_string(index=False))
-            _show(fig)
-            if filename and styled is not None:  # as the callback styled it
-                from nsight_lab.figures.mpl_figure import save_png
-
-                save_png(styled, filename, scale=PNG_SCALE)
-            elif filename:
-                _write(fig, filename)
+            _plot_results(result, given)
             return result
 
         return wrapper
 
     return decorator
+
+
+@dataclass(frozen=True)
+class _PlotArgs:
+    """:func:`plot`'s arguments, as given (its parameters, in its order)."""
+
+    filename: str
+    metric: str | None
+    title: str
+    ylabel: str | None
+    annotate_points: bool
+    show_aggregate: str | None
+    plot_type: Literal["line", "bar"]
+    plot_width: int
+    plot_height: int
+    row_panels: Sequence[str] | None
+    col_panels: Sequence[str] | None
+    x_keys: Sequence[str] | None
+    print_data: bool
+    variant_fields: Sequence[str] | None
+    variant_annotations: Sequence[str] | None
+    plot_callback: Callable[[Any], None] | None
+
+
+def _plot_results(result: ProfileResults, given: _PlotArgs) -> None:
+    """Draw one call's results: keep the figure, show it, write the PNG, print data.
+
+    Raises:
+        ValueError: The metric cannot be chosen.
+    """
+    frame = result.to_dataframe()
+    chosen = legalize_metric(frame, given.metric)
+    fig = plot_figure(
+        frame,
+        chosen,
+        title=given.title,
+        ylabel=given.ylabel or "",
+        annotate_points=given.annotate_points,
+        show_avg=given.show_aggregate == "avg",
+        show_geomean=given.show_aggregate == "geomean",
+        plot_type=given.plot_type,
+        size=(given.plot_width, given.plot_height),
+        panels=(list(given.row_panels or ()), list(given.col_panels or ())),
+        x_keys=given.x_keys,
+        variants=(
+            list(given.variant_fields or ()),
+            list(given.variant_annotations or ()),
+        ),
+    )
+    callback = given.plot_callback
+    styled = None if callback is None else _call_back(callback, fig)
+    result.figure = fig
+    if given.print_data:
+        shown = frame[frame["Metric"] == chosen]
+        say("Aggregated Data (Average value and Number of Runs):")
+        say(shown.to_string(index=False))
+    _show(fig)
+    if given.filename and styled is not None:  # as the callback styled it
+        from nsight_lab.figures.mpl_figure import save_png  # noqa: PLC0415  (matplotlib)
+
+        save_png(styled, given.filename, scale=PNG_SCALE)
+    elif given.filename:
+        _write(fig, given.filename)
 
 
 def _call_back(callback: Callable[[Any], None], fig: go.Figure) -> Any:  # noqa: ANN401
@@ -179,7 +208,7 @@ def _call_back(callback: Callable[[Any], None], fig: go.Figure) -> Any:  # noqa:
         figure, or no matplotlib drawing could be made: then skipped, with a
         warning).
     """
-    from nsight_lab.figures import mpl_figure
+    from nsight_lab.figures import mpl_figure  # noqa: PLC0415  (plotly/matplotlib)
 
     try:
         callback(fig)
@@ -207,7 +236,7 @@ def _call_back(callback: Callable[[Any], None], fig: go.Figure) -> Any:  # noqa:
 def _show(fig: go.Figure) -> None:
     """Show ``fig`` in the notebook, if this runs in one."""
     if in_notebook():
-        from IPython.display import display
+        from IPython.display import display  # noqa: PLC0415  (in a notebook only)
 
         display(fig)
 
@@ -223,7 +252,11 @@ def _write(fig: go.Figure, filename: str) -> None:
         StaticExportError: Neither kaleido with a browser nor matplotlib can write
             it (one line saying what to install), or the export failed.
     """
-    from nsight_lab.figures import StaticExportError, mpl_figure, write_png
+    from nsight_lab.figures import (  # noqa: PLC0415  (plotly/matplotlib)
+        StaticExportError,
+        mpl_figure,
+        write_png,
+    )
 
     width = int(fig.layout.width or 800)
     height = int(fig.layout.height or 600)
@@ -241,265 +274,3 @@ def _write(fig: go.Figure, filename: str) -> None:
             f"[nsight-lab] drew {filename!r} with matplotlib: plotly's PNG export "
             f"is unavailable here ({exc})"
         )
-
-
-def _label(fields: Sequence[str], row: Any) -> str:  # noqa: ANN401  (a pandas row)
-    return ", ".join(f"{field}={row[field]}" for field in fields)
-
-
-def _expand_variants(
-    frame: pd.DataFrame, fields: list[str], annotations: list[str]
-) -> pd.DataFrame:
-    """One region per value of ``fields`` for the regions in ``annotations``."""
-    import pandas as pd
-
-    if not fields or not annotations:
-        return frame
-    keep = frame[~frame["Annotation"].isin(annotations)]
-    parts = [keep]
-    for annotation in annotations:
-        rows = frame[frame["Annotation"] == annotation].copy()
-        if rows.empty:
-            continue
-        rows["Annotation"] = [
-            f"{annotation} {_label(fields, row)}" for _, row in rows.iterrows()
-        ]
-        parts.append(rows)
-    expanded: pd.DataFrame = pd.concat(parts, ignore_index=True)
-    return expanded
-
-
-def _param_fields(frame: pd.DataFrame) -> list[str]:
-    """The parameter columns: between ``Metric`` and ``AvgValue``."""
-    columns = [str(c) for c in frame.columns]
-    return columns[columns.index("Metric") + 1 : columns.index("AvgValue")]
-
-
-@dataclass(frozen=True)
-class _Style:
-    """How each panel is drawn."""
-
-    plot_type: str
-    annotate_points: bool
-    show_avg: bool
-    show_geomean: bool
-    colour: dict[str, str]
-
-
-def _x_fields(
-    fields: list[str], excluded: set[str], x_keys: Sequence[str] | None
-) -> list[str]:
-    """The parameters on the x axis: ``x_keys``, else those not used elsewhere.
-
-    Raises:
-        ProfilerException: An ``x_keys`` field is not a parameter left for the x axis.
-        ValueError: ``x_keys`` overlaps the panel or variant fields.
-    """
-    if not x_keys:
-        return [f for f in fields if f not in excluded]
-    overlap = set(x_keys) & excluded
-    if overlap:
-        msg = (
-            "x_keys cannot contain fields used in row_panels, col_panels, or "
-            f"variant_fields: {overlap}"
-        )
-        raise ValueError(msg)
-    for key in x_keys:
-        if key not in fields:
-            msg = (
-                f"Field '{key}' is not present in the DataFrame. Available "
-                f"fields: {[f for f in fields if f not in excluded]}"
-            )
-            raise ProfilerException(msg)
-    return list(x_keys)
-
-
-def _distinct(frame: pd.DataFrame, fields: list[str]) -> list[tuple[object, ...]]:
-    if not fields:
-        return [()]
-    return list(dict.fromkeys(tuple(r) for r in frame[fields].itertuples(index=False)))
-
-
-def plot_figure(  # noqa: PLR0913  (nsight-python's options, keyword-only)
-    frame: pd.DataFrame,
-    metric: str,
-    *,
-    title: str = "",
-    ylabel: str = "",
-    annotate_points: bool = False,
-    show_avg: bool = False,
-    show_geomean: bool = False,
-    plot_type: str = "line",
-    size: tuple[float, float] = (6, 4),
-    panels: tuple[list[str], list[str]] = ([], []),
-    x_keys: Sequence[str] | None = None,
-    variants: tuple[list[str], list[str]] = ([], []),
-) -> go.Figure:
-    """The plotly figure of ``metric`` in the results, in nsight-python's layout.
-
-    Raises:
-        ProfilerException: An ``x_keys`` field is not a parameter left for the x axis.
-        ValueError: ``x_keys`` overlaps the panel or variant fields.
-    """
-    from plotly.subplots import make_subplots
-
-    rows_by, cols_by = panels
-    data = frame[frame["Metric"] == metric].copy()
-    excluded = set(rows_by) | set(cols_by) | set(variants[0])
-    x_fields = _x_fields(_param_fields(data), excluded, x_keys)
-    data["Configuration"] = [_label(x_fields, row) for _, row in data.iterrows()]
-    data = _expand_variants(data, *variants)
-    row_values = _distinct(data, rows_by)
-    col_values = _distinct(data, cols_by)
-    titles = [
-        "<br>".join(
-            [f"{f}={v}" for f, v in zip(rows_by, rv, strict=True)]
-            + [f"{f}={v}" for f, v in zip(cols_by, cv, strict=True)]
-        )
-        for rv in row_values
-        for cv in col_values
-    ]
-    fig = make_subplots(
-        rows=len(row_values),
-        cols=len(col_values),
-        subplot_titles=titles if any(titles) else None,
-        shared_yaxes=True,
-    )
-    annotations = list(dict.fromkeys(data["Annotation"]))
-    style = _Style(
-        plot_type=plot_type,
-        annotate_points=annotate_points,
-        show_avg=show_avg,
-        show_geomean=show_geomean,
-        colour={a: COLORS[i % len(COLORS)] for i, a in enumerate(annotations)},
-    )
-    for r, rv in enumerate(row_values, start=1):
-        for c, cv in enumerate(col_values, start=1):
-            panel = data
-            for f, v in [
-                *zip(rows_by, rv, strict=True),
-                *zip(cols_by, cv, strict=True),
-            ]:
-                panel = panel[panel[f] == v]
-            _draw_panel(fig, panel, annotations, style, (r, c))
-    fig.update_layout(
-        title={"text": f"{title}<br><sup>{_hardware(data)}</sup>"},
-        barmode="group",
-        legend_title_text="Annotation",
-        width=int(max(size[0] * len(col_values), 8) * PX_PER_INCH),
-        height=int(max(size[1] * len(row_values), 6) * PX_PER_INCH),
-    )
-    fig.update_yaxes(
-        title_text=_ylabel(data, metric, ylabel), col=1, rangemode="tozero"
-    )
-    return fig
-
-
-def _draw_panel(
-    fig: go.Figure,
-    panel: pd.DataFrame,
-    annotations: list[str],
-    style: _Style,
-    cell: tuple[int, int],
-) -> None:
-    """One panel: a trace per region, then the aggregates after a dashed line."""
-    import plotly.graph_objects as go
-
-    r, c = cell
-    configs = list(dict.fromkeys(panel["Configuration"]))
-    extra = [
-        n for n, on in (("Avg", style.show_avg), ("Geomean", style.show_geomean)) if on
-    ]
-    for annotation in annotations:
-        part = panel[panel["Annotation"] == annotation]
-        if part.empty:
-            continue
-        ys = [float(v) for v in part["AvgValue"]]
-        common: dict[str, Any] = {
-            "x": list(part["Configuration"]),
-            "y": ys,
-            "name": annotation,
-            "legendgroup": annotation,
-            "showlegend": cell == (1, 1),
-            "marker": {"color": style.colour[annotation]},
-        }
-        if style.annotate_points:
-            common["text"] = [f"{y:.2f}" for y in ys]
-            common["textposition"] = (
-                "top center" if style.plot_type == "line" else "outside"
-            )
-        trace: go.Scatter | go.Bar = (
-            go.Scatter(
-                mode="lines+markers+text" if style.annotate_points else "lines+markers",
-                line={"color": style.colour[annotation]},
-                **common,
-            )
-            if style.plot_type == "line"
-            else go.Bar(**common)
-        )
-        fig.add_trace(trace, row=r, col=c)
-        shown = _aggregates(part, ys, style)
-        if shown:
-            fig.add_trace(
-                go.Bar(
-                    x=[x for x, _ in shown],
-                    y=[y for _, y in shown],
-                    name=annotation,
-                    legendgroup=annotation,
-                    showlegend=False,
-                    marker={"color": style.colour[annotation]},
-                    text=[f"{y:.2f}" for _, y in shown],
-                    textposition="outside",
-                ),
-                row=r,
-                col=c,
-            )
-    fig.update_xaxes(
-        categoryorder="array",
-        categoryarray=[*configs, *extra],
-        tickangle=-45,
-        row=r,
-        col=c,
-    )
-    if extra and configs:
-        fig.add_vline(
-            x=len(configs) - 0.5, line_dash="dash", line_width=1, row=r, col=c
-        )
-
-
-def _aggregates(
-    part: pd.DataFrame, ys: list[float], style: _Style
-) -> list[tuple[str, float]]:
-    """The region's average and geometric mean bars that ``style`` asks for."""
-    shown: list[tuple[str, float]] = []
-    valid = [y for y in ys if not math.isnan(y)]
-    if style.show_avg and valid:
-        shown.append(("Avg", sum(valid) / len(valid)))
-    geomean = _first(part["Geomean"]) if style.show_geomean else None
-    if geomean is not None:
-        shown.append(("Geomean", geomean))
-    return shown
-
-
-def _first(values: Any) -> float | None:  # noqa: ANN401  (a pandas column)
-    for value in values:
-        number = float(value)
-        if not math.isnan(number):
-            return number
-    return None
-
-
-def _hardware(frame: pd.DataFrame) -> str:
-    gpu = next(iter(frame["GPU"]), "") if "GPU" in frame else ""
-    host = next(iter(frame["Host"]), "") if "Host" in frame else ""
-    return f"{gpu}, {host}"
-
-
-def _ylabel(frame: pd.DataFrame, metric: str, given: str) -> str:
-    """nsight-python's y label: the given one, else the metric (relative to X)."""
-    runs = int(frame["NumRuns"].max()) if len(frame) else 0
-    if given:
-        return f"{given} (avg: {runs} runs)"
-    normalized = next(iter(frame["Normalized"]), False) if len(frame) else False
-    text = metric if normalized is False else f"{metric} relative to {normalized}"
-    return f"{text} (avg: {runs} runs)"

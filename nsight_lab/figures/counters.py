@@ -9,10 +9,12 @@ holds the samples); no chart without any series.
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import plotly.graph_objects as go
 
+from nsight_lab.backends.pm.series import unpack
 from nsight_lab.figures.common import finite_value
 from nsight_lab.figures.text import meta_text, plotly_text, series_label
 from nsight_lab.figures.theme import NEUTRAL, PALETTE, base_layout, region_style
@@ -38,8 +40,6 @@ def _counter_spans(
     records: Sequence[RunRecord],
 ) -> list[tuple[RegionKey, str, RunRecord, Any]]:
     """(key, label, representative record, unpacked series) of each sampled region."""
-    from nsight_lab.backends.pm.series import unpack
-
     groups: dict[tuple[int, str], list[RunRecord]] = defaultdict(list)
     for record in records:
         if record.series is not None:
@@ -82,7 +82,7 @@ def _short(label: str, chars: int) -> str:
     return label if len(label) <= chars else label[: chars - 1] + "\u2026"
 
 
-def counters_figure(  # noqa: C901, PLR0915  (one figure's grid)
+def counters_figure(
     records: Sequence[RunRecord],
     peaks: Peaks | None = None,
     *,
@@ -108,64 +108,22 @@ def counters_figure(  # noqa: C901, PLR0915  (one figure's grid)
         return None
     if order is None:
         order = {key: i for i, (key, *_) in enumerate(spans)}
-    unit_of = {m: u for *_, s in spans for m, u in zip(s.metrics, s.units, strict=True)}
-    units = [u for u in COUNTER_UNIT_ORDER if u in unit_of.values()]
-    units += sorted(set(unit_of.values()).difference(units))
-    metrics = list(unit_of)
-    columns = _columns(len(spans))
-    rows_per_unit = -(-len(spans) // columns)
-    rows = rows_per_unit * len(units)
-    plot_px = rows * (PANEL_PX + TITLE_PX + TICKS_PX)
-    top_px, bottom_px = 80, 30
-    roof = peaks.dram_bytes_per_s / 1e9 if peaks is not None else None
-    highest: dict[str, float] = dict.fromkeys(units, 0.0)
-    for *_, series in spans:
-        for metric, column in zip(series.metrics, series.values, strict=True):
-            finite = [v for v in (finite_value(x) for x in column) if v is not None]
-            if finite:
-                unit = unit_of[metric]
-                highest[unit] = max(highest[unit], *finite)
-    if roof is not None and "GB/s" in highest:
-        highest["GB/s"] = max(highest["GB/s"], roof)
+    grid = _Grid.of(spans, peaks)
     axes: dict[str, Any] = {}
     annotations: list[dict[str, Any]] = []
     traces: list[go.Scatter] = []
-    shown_in_legend: set[str] = set()
+    legend: set[str] = set()
     panel = 0
-    for u, unit in enumerate(units):
+    for u, unit in enumerate(grid.units):
         for k, (key, label, record, series) in enumerate(spans):
-            row = u * rows_per_unit + k // columns
-            col = k % columns
-            x0 = col / columns + (0.0 if col == 0 else 0.03)
-            x1 = (col + 1) / columns - (0.0 if col == columns - 1 else 0.03)
-            y1 = 1 - (row * (PANEL_PX + TITLE_PX + TICKS_PX) + TITLE_PX) / plot_px
-            y0 = y1 - PANEL_PX / plot_px
             suffix = _axis_suffix(panel)
             width = max(*series.t_us, record.duration_ns / 1e3, 1e-3)
-            last_row = k + columns >= len(spans)
-            axes[f"xaxis{suffix}"] = {
-                "domain": [x0, x1],
-                "anchor": f"y{suffix}",
-                "range": [0, width * 1.02],
-                "nticks": 4,
-                "title": {"text": "µs" if last_row else ""},
-                "title_standoff": 2,
-            }
-            axes[f"yaxis{suffix}"] = {
-                "domain": [max(y0, 0.0), min(y1, 1.0)],
-                "anchor": f"x{suffix}",
-                "range": [0, (highest[unit] or 1.0) * 1.08],
-                "nticks": 3,
-                "showticklabels": col == 0,
-                "title": {"text": (unit or "value") if col == 0 else ""},
-            }
-            if k > 0:  # zoom one panel of a unit, zoom them all
-                axes[f"yaxis{suffix}"]["matches"] = f"y{_axis_suffix(u * len(spans))}"
+            x0, y1 = grid.panel_axes(axes, (u, k), suffix, width)
             style = region_style(order.get(key, k))
             annotations.append(
                 {
                     "text": f"{style.glyph} "
-                    + plotly_text(_short(label, NAME_CHARS[columns])),
+                    + plotly_text(_short(label, NAME_CHARS[grid.columns])),
                     "x": x0,
                     "xref": "paper",
                     "xanchor": "left",
@@ -176,61 +134,16 @@ def counters_figure(  # noqa: C901, PLR0915  (one figure's grid)
                     "hovertext": plotly_text(label),
                 }
             )
-            for metric, column in zip(series.metrics, series.values, strict=True):
-                if unit_of[metric] != unit:
-                    continue
-                colour = PALETTE[metrics.index(metric) % len(PALETTE)]
-                traces.append(
-                    go.Scatter(
-                        x=list(series.t_us),
-                        y=[finite_value(v) for v in column],
-                        xaxis=f"x{suffix}",
-                        yaxis=f"y{suffix}",
-                        name=plotly_text(f"{metric} ({unit or 'value'})"),
-                        legendgroup=metric,
-                        showlegend=metric not in shown_in_legend,
-                        mode="lines+markers",
-                        line={"color": colour, "width": 1.5},
-                        marker={"size": 3},
-                        customdata=[
-                            [plotly_text(label), str(record.run_index)]
-                            for _ in series.t_us
-                        ],
-                        hovertemplate=(
-                            "%{customdata[0]} (run %{customdata[1]})<br>%{x:.4g} µs "
-                            f"in: %{{y:.4g}} {plotly_text(unit)}"
-                            f"<extra>{plotly_text(metric)}</extra>"
-                        ),
-                        meta={
-                            "metric": metric,
-                            "annotation": meta_text(record.annotation),
-                            "config_index": record.config_index,
-                        },
-                    )
-                )
-                shown_in_legend.add(metric)
-            if roof is not None and unit == "GB/s":
-                traces.append(
-                    go.Scatter(
-                        x=[0, width * 1.02],
-                        y=[roof, roof],
-                        xaxis=f"x{suffix}",
-                        yaxis=f"y{suffix}",
-                        name=f"DRAM roof {roof / 1e3:.3g} TB/s",
-                        legendgroup="roof",
-                        showlegend="roof" not in shown_in_legend,
-                        mode="lines",
-                        line={"color": NEUTRAL, "width": 1.5, "dash": "dash"},
-                        hovertemplate=(f"DRAM roof: {roof:.4g} GB/s<extra></extra>"),
-                    )
-                )
-                shown_in_legend.add("roof")
+            traces += grid.panel_traces(unit, (label, record, series), suffix, legend)
+            if grid.roof is not None and unit == "GB/s":
+                traces.append(_roof_trace(grid.roof, width, suffix, legend))
             panel += 1
+    top_px, bottom_px = 80, 30
     fig = go.Figure(
         layout=base_layout(
             "Counters over time (PM sampling)<br><sup>the median run of each "
             "region, from its first kernel</sup>",
-            height=top_px + plot_px + bottom_px,
+            height=top_px + grid.plot_px + bottom_px,
             annotations=annotations,
             **axes,
         )
@@ -239,3 +152,151 @@ def counters_figure(  # noqa: C901, PLR0915  (one figure's grid)
     fig.update_layout(margin={"t": top_px, "b": bottom_px, "r": 20})
     fig.add_traces(traces)
     return fig
+
+
+@dataclass(frozen=True)
+class _Grid:
+    """The chart's grid: a block of rows per unit, ``columns`` panels per row."""
+
+    spans: int
+    units: list[str]
+    unit_of: dict[str, str]
+    metrics: list[str]
+    columns: int
+    rows_per_unit: int
+    plot_px: int
+    highest: dict[str, float]
+    """Per unit, the highest value of any panel (and the roof): the shared y range."""
+    roof: float | None
+    """The device's DRAM bandwidth in GB/s, when its peaks are known."""
+
+    @classmethod
+    def of(
+        cls, spans: Sequence[tuple[RegionKey, str, RunRecord, Any]], peaks: Peaks | None
+    ) -> _Grid:
+        unit_of = {
+            m: u for *_, s in spans for m, u in zip(s.metrics, s.units, strict=True)
+        }
+        units = [u for u in COUNTER_UNIT_ORDER if u in unit_of.values()]
+        units += sorted(set(unit_of.values()).difference(units))
+        columns = _columns(len(spans))
+        rows_per_unit = -(-len(spans) // columns)
+        roof = peaks.dram_bytes_per_s / 1e9 if peaks is not None else None
+        highest: dict[str, float] = dict.fromkeys(units, 0.0)
+        for *_, series in spans:
+            for metric, column in zip(series.metrics, series.values, strict=True):
+                finite = [v for v in (finite_value(x) for x in column) if v is not None]
+                if finite:
+                    unit = unit_of[metric]
+                    highest[unit] = max(highest[unit], *finite)
+        if roof is not None and "GB/s" in highest:
+            highest["GB/s"] = max(highest["GB/s"], roof)
+        return cls(
+            spans=len(spans),
+            units=units,
+            unit_of=unit_of,
+            metrics=list(unit_of),
+            columns=columns,
+            rows_per_unit=rows_per_unit,
+            plot_px=rows_per_unit * len(units) * (PANEL_PX + TITLE_PX + TICKS_PX),
+            highest=highest,
+            roof=roof,
+        )
+
+    def panel_axes(
+        self, axes: dict[str, Any], at: tuple[int, int], suffix: str, width: float
+    ) -> tuple[float, float]:
+        """Add the x and y axes of unit ``at[0]``'s panel of region ``at[1]``.
+
+        Returns its left edge and its top (paper fractions), where its title goes.
+        """
+        u, k = at
+        columns = self.columns
+        row = u * self.rows_per_unit + k // columns
+        col = k % columns
+        x0 = col / columns + (0.0 if col == 0 else 0.03)
+        x1 = (col + 1) / columns - (0.0 if col == columns - 1 else 0.03)
+        y1 = 1 - (row * (PANEL_PX + TITLE_PX + TICKS_PX) + TITLE_PX) / self.plot_px
+        y0 = y1 - PANEL_PX / self.plot_px
+        unit = self.units[u]
+        axes[f"xaxis{suffix}"] = {
+            "domain": [x0, x1],
+            "anchor": f"y{suffix}",
+            "range": [0, width * 1.02],
+            "nticks": 4,
+            "title": {"text": "µs" if k + columns >= self.spans else ""},
+            "title_standoff": 2,
+        }
+        axes[f"yaxis{suffix}"] = {
+            "domain": [max(y0, 0.0), min(y1, 1.0)],
+            "anchor": f"x{suffix}",
+            "range": [0, (self.highest[unit] or 1.0) * 1.08],
+            "nticks": 3,
+            "showticklabels": col == 0,
+            "title": {"text": (unit or "value") if col == 0 else ""},
+        }
+        if k > 0:  # zoom one panel of a unit, zoom them all
+            axes[f"yaxis{suffix}"]["matches"] = f"y{_axis_suffix(u * self.spans)}"
+        return x0, y1
+
+    def panel_traces(
+        self,
+        unit: str,
+        span: tuple[str, RunRecord, Any],
+        suffix: str,
+        legend: set[str],
+    ) -> list[go.Scatter]:
+        """The traces of one panel: each metric of ``unit`` in the region's run."""
+        label, record, series = span
+        traces = []
+        for metric, column in zip(series.metrics, series.values, strict=True):
+            if self.unit_of[metric] != unit:
+                continue
+            colour = PALETTE[self.metrics.index(metric) % len(PALETTE)]
+            traces.append(
+                go.Scatter(
+                    x=list(series.t_us),
+                    y=[finite_value(v) for v in column],
+                    xaxis=f"x{suffix}",
+                    yaxis=f"y{suffix}",
+                    name=plotly_text(f"{metric} ({unit or 'value'})"),
+                    legendgroup=metric,
+                    showlegend=metric not in legend,
+                    mode="lines+markers",
+                    line={"color": colour, "width": 1.5},
+                    marker={"size": 3},
+                    customdata=[
+                        [plotly_text(label), str(record.run_index)] for _ in series.t_us
+                    ],
+                    hovertemplate=(
+                        "%{customdata[0]} (run %{customdata[1]})<br>%{x:.4g} µs "
+                        f"in: %{{y:.4g}} {plotly_text(unit)}"
+                        f"<extra>{plotly_text(metric)}</extra>"
+                    ),
+                    meta={
+                        "metric": metric,
+                        "annotation": meta_text(record.annotation),
+                        "config_index": record.config_index,
+                    },
+                )
+            )
+            legend.add(metric)
+        return traces
+
+
+def _roof_trace(roof: float, width: float, suffix: str, legend: set[str]) -> go.Scatter:
+    """The DRAM bandwidth roof across a GB/s panel (one legend entry)."""
+    trace = go.Scatter(
+        x=[0, width * 1.02],
+        y=[roof, roof],
+        xaxis=f"x{suffix}",
+        yaxis=f"y{suffix}",
+        name=f"DRAM roof {roof / 1e3:.3g} TB/s",
+        legendgroup="roof",
+        showlegend="roof" not in legend,
+        mode="lines",
+        line={"color": NEUTRAL, "width": 1.5, "dash": "dash"},
+        hovertemplate=(f"DRAM roof: {roof:.4g} GB/s<extra></extra>"),
+    )
+    legend.add("roof")
+    return trace

@@ -181,29 +181,33 @@ def duration_figure(
         _validate=False,
     )
     for (annotation, ci), group in groups.items():
-        i = order[(annotation, ci)]
-        label = plotly_text(series_label(annotation, group[0].config, with_config))
-        meta = {"annotation": meta_text(annotation), "config_index": ci}
-        x = [r.run_index for r in group]
-        y = [r.duration_ns / 1e3 for r in group]
-        low, high = running_mean_ci(y)
-        keep = decimate(len(x), max_points)
-        # The band only from MIN_BAND_RUNS runs on (NaN before: see running_mean_ci).
-        band = [k for k in keep if math.isfinite(low[k]) and math.isfinite(high[k])]
         fig.add_traces(
-            duration_traces(
-                i,
-                label=label,
-                meta=meta,
-                band=(
-                    [x[k] for k in band],
-                    [low[k] for k in band],
-                    [high[k] for k in band],
-                ),
-                points=([x[k] for k in keep], [y[k] for k in keep]),
-                styles=[
-                    point_style(group[k], label, region_style(i).symbol) for k in keep
-                ],
-            )
+            _group_traces(group, order[(annotation, ci)], max_points, with_config)
         )
     return fig
+
+
+def _group_traces(
+    group: Sequence[RunRecord],
+    i: int,
+    max_points: int | None,
+    with_config: bool,  # noqa: FBT001
+) -> list[go.Scatter]:
+    """The band's two edges and the points of one (annotation, config), thinned."""
+    annotation, ci = group[0].annotation, group[0].config_index
+    label = plotly_text(series_label(annotation, group[0].config, with_config))
+    meta = {"annotation": meta_text(annotation), "config_index": ci}
+    x = [r.run_index for r in group]
+    y = [r.duration_ns / 1e3 for r in group]
+    low, high = running_mean_ci(y)
+    keep = decimate(len(x), max_points)
+    # The band only from MIN_BAND_RUNS runs on (NaN before: see running_mean_ci).
+    band = [k for k in keep if math.isfinite(low[k]) and math.isfinite(high[k])]
+    return duration_traces(
+        i,
+        label=label,
+        meta=meta,
+        band=([x[k] for k in band], [low[k] for k in band], [high[k] for k in band]),
+        points=([x[k] for k in keep], [y[k] for k in keep]),
+        styles=[point_style(group[k], label, region_style(i).symbol) for k in keep],
+    )

@@ -76,6 +76,33 @@ def _ranks_layout() -> go.Layout:
     )
 
 
+def _rank_trace(label: str, meta: dict[str, Any], gi: int, rank: int) -> go.Scatter:
+    """One rank's empty trace of region number ``gi``: its colour, the region's dash."""
+    return new_scatter(
+        x=[],
+        y=[],
+        name=f"{label} rank {rank}",
+        mode="lines+markers",
+        line={
+            "color": _colour(rank),
+            "width": 1,
+            "dash": REGION_DASHES[gi % len(REGION_DASHES)],
+        },
+        marker={
+            "color": _colour(rank),
+            "size": 6,
+            "symbol": REGION_SYMBOLS[gi % len(REGION_SYMBOLS)],
+        },
+        customdata=[],
+        hovertemplate=(
+            "%{customdata[0]}, rank %{customdata[1]}<br>run %{x}: "
+            "%{y:.3f} µs<extra></extra>"
+        ),
+        legendgroup=f"r{gi}",
+        meta={**meta, "rank": rank},
+    )
+
+
 def _group_traces(
     label: str, meta: dict[str, Any], gi: int, ranks: Sequence[int]
 ) -> list[go.Scatter]:
@@ -93,32 +120,7 @@ def _group_traces(
             meta={**meta, "rank": m.SPAN},
         )
     ]
-    traces.extend(
-        new_scatter(
-            x=[],
-            y=[],
-            name=f"{label} rank {rank}",
-            mode="lines+markers",
-            line={
-                "color": _colour(rank),
-                "width": 1,
-                "dash": REGION_DASHES[gi % len(REGION_DASHES)],
-            },
-            marker={
-                "color": _colour(rank),
-                "size": 6,
-                "symbol": REGION_SYMBOLS[gi % len(REGION_SYMBOLS)],
-            },
-            customdata=[],
-            hovertemplate=(
-                "%{customdata[0]}, rank %{customdata[1]}<br>run %{x}: "
-                "%{y:.3f} µs<extra></extra>"
-            ),
-            legendgroup=f"r{gi}",
-            meta={**meta, "rank": rank},
-        )
-        for rank in ranks
-    )
+    traces.extend(_rank_trace(label, meta, gi, rank) for rank in ranks)
     traces.append(
         new_scatter(
             x=[],

@@ -10,6 +10,7 @@ The placement itself is :mod:`nsight_lab.roofline.placement`'s.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import plotly.graph_objects as go
@@ -166,30 +167,72 @@ def roofline_figure(
     """
     if order is None:
         order = {(p.annotation, p.config_index): i for i, p in enumerate(placements)}
-    bw = peaks.dram_bytes_per_s
     roofs = _roofs(placements, peaks)
     shown = [
         p
         for p in placements
         if math.isfinite(p.intensity) and p.intensity > 0 and p.achieved_flops_per_s > 0
     ]
-    ridges = [peak / bw for _, peak in roofs]
-    x_lo, x_hi = _decade_range([p.intensity for p in shown] + ridges or [0.1, 100.0])
-    tflops = [p.achieved_flops_per_s / 1e12 for p in shown]
-    tflops += [peak / 1e12 for _, peak in roofs] + [bw * x_lo / 1e12]
-    y_lo = 10 ** math.floor(math.log10(min(tflops)))
-    y_hi = 10 ** math.ceil(math.log10(max(tflops) * 2.5))
-    with_config = len({p.config_index for p in placements}) > 1
+    box = _Box.around(shown, roofs, peaks.dram_bytes_per_s)
     subtitle = plotly_text(peaks.source)
     fig = go.Figure(
         layout=base_layout(
             f"Roofline: {plotly_text(peaks.device)}<br><sup>{subtitle}</sup>",
-            xaxis=_axis("arithmetic intensity (FLOP/byte)", x_lo, x_hi),
-            yaxis=_axis("performance (TFLOP/s)", y_lo, y_hi),
+            xaxis=_axis("arithmetic intensity (FLOP/byte)", box.x_lo, box.x_hi),
+            yaxis=_axis("performance (TFLOP/s)", box.y_lo, box.y_hi),
             # Legend symbols of one size, whatever the ring a point is drawn as.
             legend={"orientation": "h", "itemsizing": "constant"},
         )
     )
+    _add_roofs(fig, roofs, peaks.dram_bytes_per_s, box)
+    with_config = len({p.config_index for p in placements}) > 1
+    labels = {
+        id(p): plotly_text(series_label(p.annotation, p.config, with_config))
+        for p in placements
+    }
+    _add_regions(fig, shown, labels, order, box)
+    _add_off_axes(fig, (placements, shown), labels, order)
+    return fig
+
+
+@dataclass(frozen=True)
+class _Box:
+    """The chart's axis ranges: whole decades around the points, roofs and ridges."""
+
+    x_lo: float
+    x_hi: float
+    y_lo: float
+    y_hi: float
+
+    @classmethod
+    def around(
+        cls,
+        shown: Sequence[Placement],
+        roofs: Sequence[tuple[list[str], float]],
+        bw: float,
+    ) -> _Box:
+        ridges = [peak / bw for _, peak in roofs]
+        x_lo, x_hi = _decade_range(
+            [p.intensity for p in shown] + ridges or [0.1, 100.0]
+        )
+        tflops = [p.achieved_flops_per_s / 1e12 for p in shown]
+        tflops += [peak / 1e12 for _, peak in roofs] + [bw * x_lo / 1e12]
+        y_lo = 10 ** math.floor(math.log10(min(tflops)))
+        y_hi = 10 ** math.ceil(math.log10(max(tflops) * 2.5))
+        return cls(x_lo, x_hi, y_lo, y_hi)
+
+    @property
+    def y_span(self) -> float:
+        """The y axis's decades."""
+        return math.log10(self.y_hi) - math.log10(self.y_lo)
+
+
+def _add_roofs(
+    fig: go.Figure, roofs: Sequence[tuple[list[str], float]], bw: float, box: _Box
+) -> None:
+    """The DRAM roof, each compute roof labelled at its right end, the ridges."""
+    x_lo, x_hi = box.x_lo, box.x_hi
+    ridges = [peak / bw for _, peak in roofs]
     x_mem_end = max(ridges) if ridges else x_hi
     fig.add_trace(
         go.Scatter(
@@ -203,9 +246,9 @@ def roofline_figure(
             ),
         )
     )
-    span = math.log10(y_hi) - math.log10(y_lo)
     shifts = _roof_label_shifts(
-        [math.log10(peak / 1e12) - math.log10(y_lo) for _, peak in roofs], span
+        [math.log10(peak / 1e12) - math.log10(box.y_lo) for _, peak in roofs],
+        box.y_span,
     )
     for i, ((dtypes, peak), shift) in enumerate(zip(roofs, shifts, strict=True)):
         names = ", ".join(dtypes)
@@ -240,11 +283,13 @@ def roofline_figure(
             hovertemplate="ridge %{customdata}: %{x:.3g} FLOP/B<extra></extra>",
         )
     )
-    labels = {
-        id(p): plotly_text(series_label(p.annotation, p.config, with_config))
-        for p in placements
-    }
-    spans = (math.log10(x_hi / x_lo), span)
+
+
+def _rings(
+    shown: Sequence[Placement], labels: Mapping[int, str], box: _Box
+) -> dict[int, tuple[int, list[str]]]:
+    """Per shown point: its ring (0 innermost) and the labels at its place."""
+    spans = (math.log10(box.x_hi / box.x_lo), box.y_span)
     logs = [
         (math.log10(p.intensity), math.log10(p.achieved_flops_per_s / 1e12))
         for p in shown
@@ -254,6 +299,29 @@ def roofline_figure(
         together = [labels[id(shown[k])] for k in group]
         for ring, k in enumerate(group):
             rings[k] = (len(group) - 1 - ring, together)
+    return rings
+
+
+_REGION_HOVER = (
+    "%{customdata[0]} (%{customdata[8]}, %{customdata[7]} µs)"
+    "<br>FLOPs: %{customdata[1]}"
+    "<br>bytes: %{customdata[2]} read, %{customdata[3]} written"
+    "<br>intensity: %{x:.3g} FLOP/B"
+    "<br>achieved: %{y:.4g} TFLOP/s, %{customdata[9]} GB/s"
+    "<br>%{customdata[4]}% of roof (%{customdata[5]} bound)"
+    "<br>%{customdata[6]}%{customdata[10]}<extra></extra>"
+)
+
+
+def _add_regions(
+    fig: go.Figure,
+    shown: Sequence[Placement],
+    labels: Mapping[int, str],
+    order: Mapping[RegionKey, int],
+    box: _Box,
+) -> None:
+    """One marker per region on the log axes (rings where points share a place)."""
+    rings = _rings(shown, labels, box)
     for k, p in enumerate(shown):
         style = region_style(order.get((p.annotation, p.config_index), k))
         label = labels[id(p)]
@@ -272,7 +340,6 @@ def roofline_figure(
             f"{p.achieved_bytes_per_s / 1e9:.4g}",
             ("<br>same place: " + ", ".join(also)) if also else "",
         ]
-        size = MARKER_PX + RING_PX * ring
         fig.add_trace(
             go.Scatter(
                 x=[p.intensity],
@@ -281,25 +348,29 @@ def roofline_figure(
                 mode="markers",
                 marker={
                     "color": style.colour,
-                    "size": size,
+                    "size": MARKER_PX + RING_PX * ring,
                     "symbol": _marker_symbol(style.symbol, p),
                     "line": {"width": 2, "color": style.colour},
                 },
                 customdata=[custom],
-                hovertemplate=(
-                    "%{customdata[0]} (%{customdata[8]}, %{customdata[7]} µs)"
-                    "<br>FLOPs: %{customdata[1]}"
-                    "<br>bytes: %{customdata[2]} read, %{customdata[3]} written"
-                    "<br>intensity: %{x:.3g} FLOP/B"
-                    "<br>achieved: %{y:.4g} TFLOP/s, %{customdata[9]} GB/s"
-                    "<br>%{customdata[4]}% of roof (%{customdata[5]} bound)"
-                    "<br>%{customdata[6]}%{customdata[10]}<extra></extra>"
-                ),
+                hovertemplate=_REGION_HOVER,
                 meta={"annotation": p.annotation, "config_index": p.config_index},
             )
         )
-    # Regions that cannot sit on log axes: a legend entry each, in their marker,
-    # saying why (a note under the plot would collide with the axis title).
+
+
+def _add_off_axes(
+    fig: go.Figure,
+    placed: tuple[Sequence[Placement], Sequence[Placement]],
+    labels: Mapping[int, str],
+    order: Mapping[RegionKey, int],
+) -> None:
+    """Regions that cannot sit on log axes: a legend entry each saying why.
+
+    In their marker (a note under the plot would collide with the axis title).
+    ``placed``: every placement and those shown on the axes.
+    """
+    placements, shown = placed
     for k, p in enumerate(placements):
         if p in shown:
             continue
@@ -321,4 +392,3 @@ def roofline_figure(
                 meta={"annotation": p.annotation, "config_index": p.config_index},
             )
         )
-    return fig

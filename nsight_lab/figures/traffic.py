@@ -78,6 +78,17 @@ def traffic_figure(
         f"{plotly_text(_short(name))} {style.glyph}" + "\u200b" * names[:i].count(name)
         for i, (name, style) in enumerate(zip(names, styles, strict=True))
     ]
+    fig = go.Figure(layout=_layout(placements, labels, rows))
+    # No axis on the right (the GB/s figures have room inside the x range).
+    fig.update_layout(margin={"r": 20})
+    _add_bars(fig, placements, labels, rows)
+    return fig
+
+
+def _layout(
+    placements: Sequence[Placement], labels: Sequence[str], rows: Sequence[str]
+) -> go.Layout:
+    """The chart's layout: the title (with two regions' ratios), rows, byte axis."""
     title = "DRAM traffic per region"
     if len(placements) == 2:  # noqa: PLR2004
         c = traffic_comparison(placements[0], placements[1])
@@ -85,33 +96,38 @@ def traffic_figure(
             f"<br><sup>{labels[0]} / {labels[1]}: {c.traffic_ratio:.3g}&times; bytes, "
             f"{c.time_ratio:.3g}&times; time</sup>"
         )
-    totals = [p.bytes_total for p in placements]
-    top = max(totals, default=0.0) or 1.0
+    top = max((p.bytes_total for p in placements), default=0.0) or 1.0
     # Room right of the longest bar for its figure (~9 characters).
-    fig = go.Figure(
-        layout=base_layout(
-            title,
-            barmode="stack",
-            height=150 + BAR_PX * len(placements),
-            yaxis={
-                "type": "category",
-                "autorange": "reversed",
-                "automargin": True,
-                "categoryorder": "array",
-                "categoryarray": rows,
-            },
-            xaxis={
-                "title": {"text": "DRAM bytes per run"},
-                "tickformat": "~s",
-                "ticksuffix": "B",
-                "range": [0, top * 1.45],
-                "nticks": 5,
-            },
-            bargap=0.25,
-        )
+    return base_layout(
+        title,
+        barmode="stack",
+        height=150 + BAR_PX * len(placements),
+        yaxis={
+            "type": "category",
+            "autorange": "reversed",
+            "automargin": True,
+            "categoryorder": "array",
+            "categoryarray": list(rows),
+        },
+        xaxis={
+            "title": {"text": "DRAM bytes per run"},
+            "tickformat": "~s",
+            "ticksuffix": "B",
+            "range": [0, top * 1.45],
+            "nticks": 5,
+        },
+        bargap=0.25,
     )
-    # No axis on the right (the GB/s figures have room inside the x range).
-    fig.update_layout(margin={"r": 20})
+
+
+def _add_bars(
+    fig: go.Figure,
+    placements: Sequence[Placement],
+    labels: Sequence[str],
+    rows: Sequence[str],
+) -> None:
+    """Read and written bytes stacked per row, the bandwidth at each bar's end."""
+    rows = list(rows)
     # The legend says where the bytes came from when one source gave every region's
     # (ncu, PM sampling or the model); the hover says it per bar.
     kinds = {p.bytes_source for p in placements}
@@ -150,7 +166,7 @@ def traffic_figure(
     fig.add_trace(
         go.Scatter(
             y=rows,
-            x=totals,
+            x=[p.bytes_total for p in placements],
             name="DRAM bandwidth",
             showlegend=False,
             mode="text",
@@ -165,4 +181,3 @@ def traffic_figure(
             meta=meta,
         )
     )
-    return fig

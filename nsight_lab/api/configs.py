@@ -45,7 +45,7 @@ class FunctionConfigs:
         return [dict(zip(self.names, config, strict=True)) for config in self.values]
 
 
-def function_configs(  # noqa: C901, PLR0912  (nsight-python's rules, one by one)
+def function_configs(
     func: Callable[..., Any],
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
@@ -60,11 +60,39 @@ def function_configs(  # noqa: C901, PLR0912  (nsight-python's rules, one by one
             length the function does not take.
     """
     params = parameters(func)
-    names = tuple(p.name for p in params)
     required = sum(1 for p in params if p.default is inspect.Parameter.empty)
     if kwargs:
         msg = f"Keyword arguments are not supported yet: {list(kwargs)}"
         raise ProfilerException(msg)
+    chosen = _chosen_configs(args, configs, decorator_configs, required=required)
+    if isinstance(chosen, str) or not isinstance(chosen, Iterable):
+        msg = f"configs must be an iterable, got {type(chosen)}"
+        raise ProfilerException(msg)
+    items = list(chosen)
+    if not items:
+        msg = "configs cannot be empty"
+        raise ProfilerException(msg)
+    if len(params) == 1:
+        items = [(c,) if _is_scalar(c) else c for c in items]
+    count = _config_length(items, len(params), required)
+    defaults = tuple(p.default for p in params[count:])
+    names = tuple(p.name for p in params)
+    return FunctionConfigs(names, [(*tuple(c), *defaults) for c in items])
+
+
+def _chosen_configs(
+    args: tuple[Any, ...],
+    configs: Iterable[Any] | None,
+    decorator_configs: Iterable[Any] | None,
+    *,
+    required: int,
+) -> object:
+    """The configs of a call: its arguments, its ``configs=`` or the decoration's.
+
+    Raises:
+        ProfilerException: Arguments and configs, configs given twice, or none for a
+            function with required parameters.
+    """
     if args:
         if configs is not None or decorator_configs is not None:
             msg = (
@@ -72,38 +100,38 @@ def function_configs(  # noqa: C901, PLR0912  (nsight-python's rules, one by one
                 "config's arguments or with configs=, not both."
             )
             raise ProfilerException(msg)
-        configs = [tuple(args)]
-    if configs is None:
-        if decorator_configs is None:
-            if required:
-                msg = (
-                    "You have provided no configs. Provide configs at decoration time "
-                    "or at runtime."
-                )
-                raise ProfilerException(msg)
-            configs = [()]
-        else:
-            configs = decorator_configs
-    elif decorator_configs is not None:
+        return [tuple(args)]
+    if configs is not None:
+        if decorator_configs is not None:
+            msg = (
+                "You have provided configs at decoration time and at runtime. Provide "
+                "configs at decoration time or at runtime."
+            )
+            raise ProfilerException(msg)
+        return configs
+    if decorator_configs is not None:
+        return decorator_configs
+    if required:
         msg = (
-            "You have provided configs at decoration time and at runtime. Provide "
-            "configs at decoration time or at runtime."
+            "You have provided no configs. Provide configs at decoration time "
+            "or at runtime."
         )
         raise ProfilerException(msg)
-    if isinstance(configs, str) or not isinstance(configs, Iterable):
-        msg = f"configs must be an iterable, got {type(configs)}"
-        raise ProfilerException(msg)
-    items = list(configs)
-    if not items:
-        msg = "configs cannot be empty"
-        raise ProfilerException(msg)
-    if len(params) == 1:
-        items = [(c,) if _is_scalar(c) else c for c in items]
+    return [()]
+
+
+def _config_length(items: list[Any], params: int, required: int) -> int:
+    """The configs' one length, which the function must take.
+
+    Raises:
+        ProfilerException: A single value for several parameters, configs of
+            different lengths, or a length outside ``[required, params]``.
+    """
     for i, config in enumerate(items):
         if _is_scalar(config):
             msg = (
                 f"Config {i} ({config!r}) is a single value, but the function takes "
-                f"{len(params)} parameters; give each config as a tuple"
+                f"{params} parameters; give each config as a tuple"
             )
             raise ProfilerException(msg)
     lengths = [len(c) for c in items]
@@ -114,17 +142,16 @@ def function_configs(  # noqa: C901, PLR0912  (nsight-python's rules, one by one
         )
         raise ProfilerException(msg)
     count = lengths[0]
-    if not required <= count <= len(params):
-        if required == len(params):
-            msg = f"Configs have {count} arguments, but function expects {len(params)}"
+    if not required <= count <= params:
+        if required == params:
+            msg = f"Configs have {count} arguments, but function expects {params}"
         else:
             msg = (
                 f"Configs have {count} arguments, but function expects between "
-                f"{required} and {len(params)}"
+                f"{required} and {params}"
             )
         raise ProfilerException(msg)
-    defaults = tuple(p.default for p in params[count:])
-    return FunctionConfigs(names, [(*tuple(c), *defaults) for c in items])
+    return count
 
 
 def call_with(func: Callable[..., Any], bound: dict[str, Any]) -> Any:  # noqa: ANN401

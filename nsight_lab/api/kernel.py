@@ -69,6 +69,7 @@ if TYPE_CHECKING:
     from nsight_lab.api.cell import FunctionCell
     from nsight_lab.contract.collector import Availability
     from nsight_lab.plan import Plan
+    from nsight_lab.session import Profiled
 
 __all__ = ["VerbosityLevel", "in_notebook", "kernel"]
 
@@ -245,6 +246,23 @@ def _run(
     if no_ncu is not None and request.display == "none":  # else the header says it
         warn_at_user(_no_ncu_note(plan, no_ncu), RuntimeWarning)
     collectors.once()
+    done = _profile(plan, cell, collectors, request)
+    written = [*done.csv_files]
+    if settings.output_prefix is not None and isolated:
+        written += _copy_reports(done.session_id, settings.output_prefix, tag)
+    _after(func, cell, settings, written)
+    return ProfileResults(done.frame, session_id=done.session_id)
+
+
+def _profile(
+    plan: Plan, cell: FunctionCell, collectors: Collectors, request: ProfileRequest
+) -> Profiled:
+    """Run the profile into the store, the collectors' scopes around it.
+
+    Raises:
+        NsightLabError: The profile could not run or failed after runs (kept).
+        BaseException: Whatever the function raised, unchanged.
+    """
     hook = (
         entering_regions(collectors.entering)
         if collectors
@@ -252,7 +270,7 @@ def _run(
     )
     try:
         with RunStore() as store, hook:
-            done = profile(
+            return profile(
                 plan,
                 cell,
                 collector=get_collector(plan.backend),
@@ -262,11 +280,6 @@ def _run(
     finally:
         if collectors.inbox is not None:  # read by now: the frame is built
             shutil.rmtree(collectors.inbox, ignore_errors=True)
-    written = [*done.csv_files]
-    if settings.output_prefix is not None and isolated:
-        written += _copy_reports(done.session_id, settings.output_prefix, tag)
-    _after(func, cell, settings, written)
-    return ProfileResults(done.frame, session_id=done.session_id)
 
 
 def _request(  # noqa: PLR0913  (what one call's request is made of)

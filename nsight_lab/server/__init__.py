@@ -22,18 +22,20 @@ from typing import TYPE_CHECKING
 
 from jupyter_server.utils import url_path_join
 
-from nsight_lab.server import _worker
-from nsight_lab.server.base import CONFIG_KEY, STORE_KEY
+from nsight_lab.server.base import CONFIG_KEY, MODELS_KEY, STORE_KEY, WORKERS_KEY
 from nsight_lab.server.config import NsightLabConfig
 from nsight_lab.server.downloads import ExportHandler, ReportHandler
 from nsight_lab.server.events import RunEventsSocket
 from nsight_lab.server.handlers import (
+    MAX_FIGURE_POINTS,
     CompareHandler,
     SessionHandler,
     SessionsHandler,
     StatusHandler,
 )
 from nsight_lab.server.store_handle import StoreHandle
+from nsight_lab.server.workers import Workers
+from nsight_lab.viewmodel.cache import ViewModels
 
 if TYPE_CHECKING:
     from tornado.web import Application
@@ -58,7 +60,10 @@ def setup_handlers(web_app: Application) -> None:
 
     The :class:`NsightLabConfig` is built from the server's traitlets config and kept
     in ``web_app.settings["nsight_lab_config"]``; the shared store handle (nothing is
-    opened or created yet) in ``web_app.settings["nsight_lab_store"]``.
+    opened or created yet) in ``web_app.settings["nsight_lab_store"]``; the view
+    models of the sessions viewed (:class:`~nsight_lab.viewmodel.cache.ViewModels`)
+    and the child processes (:class:`~nsight_lab.server.workers.Workers`), which
+    the extension owns, beside them.
 
     Args:
         web_app: The Jupyter server's tornado application.
@@ -66,6 +71,8 @@ def setup_handlers(web_app: Application) -> None:
     config = NsightLabConfig(config=web_app.settings.get("config"))
     web_app.settings[CONFIG_KEY] = config
     web_app.settings[STORE_KEY] = StoreHandle(config.store)
+    web_app.settings[MODELS_KEY] = ViewModels(max_points=MAX_FIGURE_POINTS)
+    workers = web_app.settings[WORKERS_KEY] = Workers()
     base_url: str = web_app.settings["base_url"]
     api = url_path_join(base_url, URL_PATH, API_PATH)
     handlers = [
@@ -82,6 +89,6 @@ def setup_handlers(web_app: Application) -> None:
     # cannot start one now (no fork/spawn, a limit) still serves: the pool is then
     # started by the first request that needs it, and says why if it cannot.
     try:
-        _worker.warm()
+        workers.warm()
     except (OSError, RuntimeError) as exc:
         logger.warning("[nsight-lab] figure workers not started ahead: %s", exc)

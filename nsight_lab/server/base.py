@@ -33,11 +33,15 @@ if TYPE_CHECKING:
 
     from nsight_lab.server.config import NsightLabConfig
     from nsight_lab.server.store_handle import StoreHandle
+    from nsight_lab.server.workers import Workers
     from nsight_lab.store.run_store import RunStore
+    from nsight_lab.viewmodel.cache import ViewModels
 
 __all__ = [
     "CONFIG_KEY",
+    "MODELS_KEY",
     "STORE_KEY",
+    "WORKERS_KEY",
     "NsightLabHandler",
     "dumps",
     "parse_count",
@@ -50,6 +54,10 @@ CONFIG_KEY = "nsight_lab_config"
 """``web_app.settings`` key of the :class:`NsightLabConfig` read at load time."""
 STORE_KEY = "nsight_lab_store"
 """``web_app.settings`` key of the shared :class:`StoreHandle`."""
+MODELS_KEY = "nsight_lab_view_models"
+"""``web_app.settings`` key of the extension's :class:`ViewModels` (one per session)."""
+WORKERS_KEY = "nsight_lab_workers"
+"""``web_app.settings`` key of the extension's child processes (:class:`Workers`)."""
 
 _STATUS_BY_ERROR: tuple[tuple[type[Exception], int], ...] = (
     (OptionError, 400),
@@ -95,6 +103,18 @@ class NsightLabHandler(APIHandler):
         """The server's shared handle on the run store."""
         handle: StoreHandle = self.settings[STORE_KEY]
         return handle
+
+    @property
+    def view_models(self) -> ViewModels:
+        """The extension's view models (one per session viewed, bounded)."""
+        models: ViewModels = self.settings[MODELS_KEY]
+        return models
+
+    @property
+    def workers(self) -> Workers:
+        """The extension's child processes (large pages, comparisons, exports)."""
+        workers: Workers = self.settings[WORKERS_KEY]
+        return workers
 
     def any_store(self) -> RunStore:
         """Return the run store, or an empty one while its file does not exist yet.

@@ -14,19 +14,19 @@ import contextlib
 import importlib.util
 import os
 import re
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 import tornado.web
 
 from nsight_lab.errors import NotFoundError, OptionError
-from nsight_lab.server._worker import export_file, in_worker
 from nsight_lab.server.base import NsightLabHandler, parse_count
+from nsight_lab.store.run_store import RunStore
+from nsight_lab.text.safe import frame_to_csv
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from nsight_lab.store.run_store import RunStore
 
 __all__ = ["EXPORT_FORMATS", "EXPORT_WHAT", "ExportHandler", "ReportHandler"]
 
@@ -74,7 +74,7 @@ class ExportHandler(NsightLabHandler):
         # whose garbage collection in a thread would hold every request up: 1.1 s
         # for a 21 MB CSV, issue 22) into a temporary file, then streamed from it a
         # chunk at a time, each read in a thread.
-        path = await in_worker(
+        path = await self.workers.run(
             export_file, store.location, store.read_only, sid, what, fmt
         )
         file, size = await self.blocking(_open_export, path)
@@ -125,14 +125,13 @@ def write_export(
 ) -> None:
     """Write the session's table to ``target`` as CSV or Parquet.
 
-    Runs in the server's worker process (:func:`nsight_lab.server._worker.export_file`).
+    Runs in the server's worker process (:func:`export_file`).
 
     Raises:
         NotFoundError: No such session.
         StoreError: The store cannot be read.
     """
-    from nsight_lab.cli import history  # pandas: loaded on the first export only
-    from nsight_lab.text.safe import frame_to_csv
+    from nsight_lab.cli import history  # noqa: PLC0415  (pandas: in a child, on the first export only)
 
     frame: pd.DataFrame = (
         history.runs_frame(store, [session_id])
@@ -147,6 +146,33 @@ def write_export(
             frame_to_csv(frame, file)
         return
     frame.to_parquet(target, index=False)
+
+
+def export_file(
+    path: str,
+    read_only: bool,  # noqa: FBT001
+    session_id: int,
+    what: str,
+    fmt: str,
+) -> str:
+    """Write a session's export to a new temporary file; return its path.
+
+    Runs in a child process (:class:`nsight_lab.server.workers.Workers`). The
+    caller streams the file and removes it. A failure leaves no file behind.
+
+    Raises:
+        NotFoundError: No such session.
+        StoreError: The store cannot be read.
+    """
+    handle, name = tempfile.mkstemp(prefix="nsight-lab-export-", suffix=f".{fmt}")
+    os.close(handle)
+    try:
+        with RunStore(path, read_only=read_only) as store:
+            write_export(store, session_id, what, fmt, Path(name))
+    except BaseException:
+        Path(name).unlink(missing_ok=True)
+        raise
+    return name
 
 
 def _open_export(path: str) -> tuple[BinaryIO, int]:

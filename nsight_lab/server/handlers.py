@@ -16,11 +16,14 @@ Routes (below ``<base_url>/nsight-lab/api/``; ids match ``\d+`` in the route):
 A session in every payload carries ``baseline_verdict``: its overall verdict against
 the baseline it was profiled with (``--baseline``), kept at profile time, or null.
 
-Every handler that reads more than a few rows does it in a worker thread
-(``run_in_executor``), so no request holds up another; figures, summaries and
-comparisons of large sessions are built in a child process
-(:mod:`nsight_lab.server._worker`). Nothing here computes a statistic: progress,
-summary rows, figures and comparisons come from the core.
+Thin handlers: each parses its arguments, checks the session, calls the view model
+(:mod:`nsight_lab.viewmodel`) and serialises. Every handler that reads more than a
+few rows does it in a worker thread (``run_in_executor``), so no request holds up
+another; large pages of runs and comparisons are built in a child process
+(:class:`nsight_lab.server.workers.Workers`). A session's figures and summary come
+from its view model, kept up to date with the runs stored since the last request
+(:class:`nsight_lab.viewmodel.cache.ViewModels`): a refresh costs the new runs only.
+Nothing here computes a statistic.
 
 Downloads (export, ``.ncu-rep``) live in :mod:`nsight_lab.server.downloads`.
 """
@@ -30,31 +33,18 @@ from __future__ import annotations
 import logging
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import tornado.web
 
-import nsight_lab
-from nsight_lab.contract.records import (
-    SCHEMA_VERSION,
-    SessionInfo,
-    record_to_json,
-    session_to_json,
-)
+from nsight_lab._version import __version__
+from nsight_lab.contract.registry import registered
 from nsight_lab.errors import OptionError
-from nsight_lab.server._worker import (
-    compare_json,
-    in_worker,
-    page_json_of,
-    session_view_json,
-)
-from nsight_lab.server.base import NsightLabHandler, dumps, parse_count, session_store
+from nsight_lab.server.base import NsightLabHandler, parse_count, session_store
 from nsight_lab.store.run_store import SESSION_FILTERS
-from nsight_lab.viewmodel.progress import session_progress
-
-if TYPE_CHECKING:
-    from nsight_lab.store.baselines import StoredVerdict
-    from nsight_lab.store.run_store import RunStore
+from nsight_lab.viewmodel.encode import dumps
+from nsight_lab.viewmodel.jobs import compare_json, page_json, page_of
+from nsight_lab.viewmodel.pages import session_page, sessions_page, threshold_fraction
 
 __all__ = [
     "FILTERS",
@@ -65,9 +55,6 @@ __all__ = [
     "SessionHandler",
     "SessionsHandler",
     "StatusHandler",
-    "session_page_json",
-    "session_view",
-    "sessions_page",
 ]
 
 logger = logging.getLogger(__name__)
@@ -83,7 +70,7 @@ MAX_RUN_LIMIT = 20_000
 THREAD_RUNS = 500
 """Pages of up to this many runs are built in a server thread; larger ones in a child
 process (building thousands of records would make the garbage collector hold up the
-event loop; see :mod:`nsight_lab.server._worker`)."""
+event loop; see :mod:`nsight_lab.server.workers`)."""
 MAX_FIGURE_POINTS = 2_000
 """The most points of one per-run trace in the figures a session is served with."""
 
@@ -103,12 +90,10 @@ class StatusHandler(NsightLabHandler):
         ``{"id", "description"}``: what the sidebar's backend filter offers. No
         backend is probed or imported here (probing may load PyTorch or run ncu).
         """
-        from nsight_lab.contract.registry import registered  # the table only
-
         handle = self.store_handle
         self.reply(
             {
-                "version": nsight_lab.__version__,
+                "version": __version__,
                 "store_engine": handle.engine,
                 "store_path": handle.where,
                 "store_exists": handle.exists(),
@@ -131,7 +116,8 @@ class SessionsHandler(NsightLabHandler):
         UTC, clamped to the years 1-9999; ``status`` one of the session statuses;
         ``text`` a substring of name, notebook, cell source or a region), ``limit``
         (default 50, at most 500) and ``offset``. ``total`` counts every match; each
-        session carries ``run_count``. Read in a worker thread.
+        session carries ``run_count``. Read in a worker thread
+        (:func:`nsight_lab.viewmodel.pages.sessions_page`).
 
         Raises:
             OptionError: A filter, ``limit`` or ``offset`` is malformed (400).
@@ -157,14 +143,13 @@ class SessionHandler(NsightLabHandler):
 
     @tornado.web.authenticated
     async def get(self, session_id: str) -> None:
-        """Answer one page of a session's runs, and its figures when asked.
+        """Answer one page of a session's runs, and its view when asked.
 
         The body is ``{"schema_version", "session", "runs", "last_run_id",
-        "next_after_id", "has_more"}``. ``session`` is the list's session object
-        plus ``progress`` (:func:`nsight_lab.viewmodel.progress.session_progress`, over
-        every stored run). Each run is
-        :func:`~nsight_lab.contract.records.record_to_json`
-        plus its store ``id``, in id order.
+        "next_after_id", "has_more"}`` (:func:`nsight_lab.viewmodel.pages.
+        session_page`): ``session`` is the list's session object plus ``progress``;
+        each run is :func:`~nsight_lab.contract.records.record_to_json` plus its
+        store ``id``, in id order.
 
         Query arguments:
 
@@ -173,14 +158,13 @@ class SessionHandler(NsightLabHandler):
           follow, ``has_more`` is true: ask again with ``after_id=next_after_id``;
         - ``tail=N``: instead of the first page, the last ``N`` runs after
           ``after_id`` (at most 20,000; ``has_more`` is then false);
-        - ``figures=1``: adds what the session view shows, built from every run
-          (:func:`session_view`): ``"figures"`` (chart name -> plotly JSON, at most
-          2,000 points per trace), ``"chart_order"`` (the order to draw them in)
-          and ``"summary"`` (the summary table's rows, the widget's).
+        - ``figures=1``: adds the session's view over every run, from its view model
+          (:meth:`nsight_lab.viewmodel.SessionViewModel.to_json`): ``"figures"``
+          (chart name -> plotly JSON, each trace its latest 2,000 points),
+          ``"chart_order"``, ``"summary"``, ``"counters"`` and ``"verdicts"``.
 
         ``last_run_id`` and ``next_after_id`` are the largest id returned (or
-        ``after_id``). Everything is read and encoded in a worker thread, so a large
-        session never holds up other requests.
+        ``after_id``). Everything is read and encoded off the event loop.
 
         Raises:
             OptionError: An argument is malformed (400).
@@ -194,33 +178,43 @@ class SessionHandler(NsightLabHandler):
         if tail >= 0 and self.get_query_argument("limit", None):
             msg = "pass either limit (first runs) or tail (last runs), not both"
             raise OptionError(msg)
-        with_figures = self.flag_argument("figures")
-        handle = self.store_handle
+        with_view = self.flag_argument("figures")
+        handle, models = self.store_handle, self.view_models
         missing = self.missing_store_message
-
         wanted = tail if tail >= 0 else limit
 
-        def small_page() -> tuple[RunStore, str | None]:
+        def small_page() -> tuple[str, bool, dict[str, Any] | None]:
             """The page when it is small (read here), else ``None`` (for a child)."""
             store = session_store(handle, sid, missing)
             count = store.count_runs_after(sid, after_id=after_id, limit=wanted)
             if min(count, wanted) > THREAD_RUNS:
-                return store, None
-            return store, session_page_json(store, sid, after_id, limit, tail)
+                return store.location, store.read_only, None
+            return (
+                store.location,
+                store.read_only,
+                session_page(store, sid, after_id, limit, tail),
+            )
 
-        store, body = await self.blocking(small_page)
-        if body is None:  # thousands of runs: built in a child process
-            body = await in_worker(
-                page_json_of, store.location, store.read_only, sid, after_id, limit,
-                tail,
-            )  # fmt: skip
-        if with_figures:  # built in a child process: see nsight_lab.server._worker
-            view = await in_worker(
-                session_view_json, store.location, store.read_only, sid,
-                MAX_FIGURE_POINTS,
-            )  # fmt: skip
-            body = f"{body[:-1]}, {view[1:]}"
-        self.reply_json(body)
+        location, read_only, page = await self.blocking(small_page)
+        if page is None and not with_view:  # thousands of runs: built in a child
+            self.reply_json(
+                await self.workers.run(
+                    page_json, location, read_only, sid, after_id, limit, tail
+                )
+            )
+            return
+        if page is None:
+            page = await self.workers.run(
+                page_of, location, read_only, sid, after_id, limit, tail
+            )
+
+        def encode() -> str:
+            if not with_view:
+                return dumps(page)
+            store = session_store(handle, sid, missing)
+            return dumps({**page, **models.view(store, sid)})
+
+        self.reply_json(await self.blocking(encode))
 
     @tornado.web.authenticated
     async def delete(self, session_id: str) -> None:
@@ -235,13 +229,14 @@ class SessionHandler(NsightLabHandler):
             StoreError: The store cannot be written (500).
         """
         sid = _session_id(session_id)
-        handle = self.store_handle
+        handle, models = self.store_handle, self.view_models
         missing = self.missing_store_message
         reports = Path(self.nsight_config.reports_dir) / f"session_{sid}"
 
         def delete() -> None:
             store = session_store(handle, sid, missing)
             store.delete_stopped_session(sid)
+            models.forget((store.location, sid))
             if reports.is_dir() and not reports.is_symlink():
                 shutil.rmtree(reports, ignore_errors=True)
 
@@ -258,7 +253,7 @@ class CompareHandler(NsightLabHandler):
         """Answer the verdict table of session b against session a.
 
         Keys: ``schema_version, a, b, baseline, threshold, method, confidence,
-        verdict, rows, scope``.
+        verdict, rows, scope`` (:func:`nsight_lab.viewmodel.pages.compare_payload`).
 
         One row per (annotation, metric, config) in both sessions, configs matched by
         equal dicts: ``annotation, metric, unit, config, config_index_a,
@@ -266,14 +261,12 @@ class CompareHandler(NsightLabHandler):
         ratio`` (``median_b / median_a``), ``ci_low, ci_high, significant, verdict``
         and what qualifies it: ``threshold, sm_clock_mhz_a, sm_clock_mhz_b,
         clock_differs, throttled_a, throttled_b, flagged, note``. ``verdict`` is
-        b's
-        overall verdict (:func:`nsight_lab.analysis.compare.session_verdict`);
-        ``threshold``
-        (query, a percentage, default 0) widens "no change".
+        b's overall verdict (:func:`nsight_lab.analysis.compare.session_verdict`);
+        ``threshold`` (query, a percentage, default 0) widens "no change".
         ``scope`` says which regions and configs were compared, which only one
         session has, and ``reason`` when nothing could be. See
-        :mod:`nsight_lab.analysis.compare` for the ratio, its interval and the verdicts.
-        Computed in a worker thread.
+        :mod:`nsight_lab.analysis.compare` for the ratio, its interval and the
+        verdicts. Computed in a child process.
 
         Raises:
             OptionError: ``a`` or ``b`` is missing or malformed (400).
@@ -288,195 +281,22 @@ class CompareHandler(NsightLabHandler):
                 raise OptionError(msg)
             ids.append(parse_count(raw, name))
         a, b = ids
-        threshold = _threshold(self.get_query_argument("threshold", None))
+        threshold = threshold_fraction(self.get_query_argument("threshold", None))
         handle = self.store_handle
         missing = self.missing_store_message
 
-        def check() -> RunStore:
+        def check() -> tuple[str, bool]:
             store = session_store(handle, a, missing)
             session_store(handle, b, missing)
-            return store
+            return store.location, store.read_only
 
-        store = await self.blocking(check)
-        body = await in_worker(
-            compare_json, store.location, store.read_only, a, b, threshold
+        location, read_only = await self.blocking(check)
+        body = await self.workers.run(
+            compare_json, location, read_only, a, b, threshold
         )
         self.reply_json(body)
-
-
-def sessions_page(
-    store: RunStore, filters: dict[str, Any], *, limit: int, offset: int
-) -> dict[str, Any]:
-    """Return the ``GET sessions`` body but ``schema_version``: one page of the list.
-
-    Each session is :func:`~nsight_lab.contract.records.session_to_json` plus its stored
-    ``run_count`` (records: one per region per run), ``runs_done`` (runs: one
-    per config and repetition, what ``runs_planned_total`` counts) and its
-    ``regions`` (names, sorted); no progress (per session, in ``GET
-    sessions/<id>``), so the list stays a few indexed reads.
-
-    Raises:
-        OptionError: A filter value is malformed.
-        StoreError: The store cannot be read.
-    """
-    total = store.count_sessions(**filters)
-    sessions = store.list_sessions(**filters, limit=limit, offset=offset)
-    ids = [s.id for s in sessions]
-    counts = store.run_counts(ids)
-    done = store.runs_done_counts(ids)
-    regions = store.regions_of(ids)
-    verdicts = store.session_verdicts(ids)
-    return {
-        "total": total,
-        "sessions": [
-            {
-                **_session_json(s, counts.get(s.id, 0), verdicts.get(s.id)),
-                "runs_done": done.get(s.id, 0),
-                "regions": regions.get(s.id, []),
-            }
-            for s in sessions
-        ],
-    }
-
-
-def session_page_json(
-    store: RunStore, session_id: int, after_id: int, limit: int, tail: int
-) -> str:
-    """Return the ``GET sessions/<id>`` body without figures, as JSON text.
-
-    ``tail >= 0`` asks for the last ``tail`` runs after ``after_id``, else the first
-    ``limit``.
-
-    Raises:
-        NotFoundError: No such session.
-        StoreError: The store cannot be read.
-    """
-    session = store.get_session(session_id)
-    if tail >= 0:
-        pairs = store.runs_tail(session_id, after_id=after_id, limit=tail)
-        has_more = False
-    else:
-        pairs = store.runs_with_ids(session_id, after_id=after_id, limit=limit + 1)
-        has_more = len(pairs) > limit
-        del pairs[limit:]
-    count = store.run_counts([session_id]).get(session_id, 0)
-    verdict = store.session_verdicts([session_id]).get(session_id)
-    done, newest = store.runs_done(session_id)
-    progress = session_progress(session, runs_done_total=done, newest=newest)
-    last = pairs[-1][0] if pairs else after_id
-    return dumps(
-        {
-            "schema_version": SCHEMA_VERSION,
-            "session": {
-                **_session_json(session, count, verdict),
-                "progress": progress.to_json(),
-            },
-            "runs": [{**record_to_json(r), "id": run_id} for run_id, r in pairs],
-            "last_run_id": last,
-            "next_after_id": last,
-            "has_more": has_more,
-        }
-    )
 
 
 def _session_id(raw: str) -> int:
     """Return the route's id; ids beyond SQLite's integer range are refused (400)."""
     return parse_count(raw, "session id")
-
-
-def _session_json(
-    session: SessionInfo, run_count: int, verdict: StoredVerdict | None = None
-) -> dict[str, Any]:
-    """A session as the REST payloads send it: its run count, verdict and report.
-
-    ``has_report``: its backend keeps an Nsight Compute report that
-    ``GET sessions/<id>/report`` serves (the registry's ``keeps_report``), so the
-    front end offers the download without knowing any backend by name.
-    """
-    from nsight_lab.contract.registry import keeps_report  # the registry table only
-
-    return {
-        **session_to_json(session),
-        "run_count": run_count,
-        "baseline_verdict": None if verdict is None else verdict.to_json(),
-        "has_report": keeps_report(session.backend),
-    }
-
-
-def _threshold(raw: str | None) -> float:
-    """The ``threshold`` query argument (a percentage) as a fraction.
-
-    Absent: the comparison's practical threshold
-    (:data:`nsight_lab.analysis.compare.DEFAULT_THRESHOLD`).
-
-    Raises:
-        OptionError: Not a number from 0 to 99 (400).
-    """
-    if raw is None or raw == "":
-        from nsight_lab.analysis.compare import DEFAULT_THRESHOLD
-
-        return DEFAULT_THRESHOLD
-    from nsight_lab.analysis.baselines import check_threshold_pct
-    from nsight_lab.options import shown
-
-    try:
-        value = float(raw)
-    except ValueError:
-        msg = f"invalid threshold {shown(raw)}; expected a percentage, e.g. 2"
-        raise OptionError(msg) from None
-    return check_threshold_pct(value, "threshold")
-
-
-def session_view(
-    store: RunStore, session_id: int, *, max_points: int = MAX_FIGURE_POINTS
-) -> dict[str, Any]:
-    """Return what the session view shows beside the runs, built from every run.
-
-    ``{"figures", "chart_order", "summary", "counters", "verdicts"}``: the figures of
-    :func:`nsight_lab.figures.figures_to_json` (the one assembler, also the
-    widget's; roofline and traffic where the device's roofs are known: datasheet
-    table, else peaks measured earlier and cached in ``store``), the order to draw
-    them in (:data:`nsight_lab.figures.CHART_ORDER`), and the summary table's rows
-    (:func:`nsight_lab.results.summary_rows` of the stored results, the rows the
-    widget shows), the other metrics (:func:`nsight_lab.results.summary_counters`,
-    all-zero ones flagged), and the verdict table against the baseline the session was
-    profiled with (:func:`nsight_lab.analysis.baselines.verdict_table` with its kept
-    threshold; null without one, or once that baseline's session is deleted).
-    Every statistic uses all runs; each per-run trace is thinned to at most
-    ``max_points`` points. Heavy for large sessions: the server runs it in
-    a child process (:func:`nsight_lab.server._worker.session_view_json`); plotly
-    and pandas are imported here, on the first request that needs them.
-
-    Raises:
-        NotFoundError: No such session.
-        StoreError: The store cannot be read.
-    """
-    from nsight_lab.contract.registry import times_the_host  # the registry table only
-    from nsight_lab.figures import CHART_ORDER, figures_to_json
-    from nsight_lab.results import stored_results, summary_counters, summary_rows
-    from nsight_lab.roofline.peaks import known_peaks
-
-    session = store.get_session(session_id)
-    records = store.runs(session_id)
-    peaks = known_peaks(store, session.device, cpu=times_the_host(session.backend))
-    kept = store.session_verdicts([session_id]).get(session_id)
-    verdicts = None
-    if kept is not None and kept.baseline_session_id is not None:
-        from nsight_lab.analysis.baselines import table_of
-
-        verdicts = table_of(
-            store.runs(kept.baseline_session_id),
-            records,
-            a=kept.baseline_session_id,
-            b=session_id,
-            baseline=kept.baseline_name,
-            threshold=kept.threshold,
-        ).to_json()
-    results = stored_results(records, session, peaks)
-    return {
-        "figures": figures_to_json(records, peaks, max_points=max_points),
-        "chart_order": list(CHART_ORDER),
-        "summary": summary_rows(results),
-        "counters": summary_counters(results),
-        "verdicts": verdicts,
-    }

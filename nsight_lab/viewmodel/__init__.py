@@ -10,6 +10,7 @@ with the store's new runs), so a sidebar refresh costs the runs added since the 
 
 from __future__ import annotations
 
+from nsight_lab.viewmodel.cache import ViewModels, session_view
 from nsight_lab.viewmodel.session import (
     MAX_POINTS,
     KeptBaseline,
@@ -23,5 +24,7 @@ __all__ = [
     "KeptBaseline",
     "SessionViewModel",
     "StreamingSummary",
+    "ViewModels",
     "build",
+    "session_view",
 ]

@@ -13,7 +13,7 @@ import { requestAPI, withQuery } from '../request';
 import { ILiveState } from '../tokens';
 import { ISessionSummary, ISessionsResponse } from '../types';
 import { IModelContext } from './context';
-import { fetchSessionRuns, keepLast } from './runs';
+import { fetchLiveView, keepLast } from './runs';
 
 /** How many of the newest sessions are looked at to find the live one. */
 export const LIVE_CANDIDATES = 20;
@@ -250,12 +250,10 @@ export class LiveModel implements IDisposable {
     const eventAt = this._pendingEventAt;
     this._pendingEventAt = null;
     const maxPoints = this._context.settings().maxPoints;
-    const read = await fetchSessionRuns(
+    const read = await fetchLiveView(
       this._context.serverSettings,
       session.id,
-      live.lastRunId,
-      maxPoints,
-      true
+      live.lastRunId
     );
     const response = read.response;
     if (this._isDisposed || this._state.session?.id !== session.id) {

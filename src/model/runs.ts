@@ -104,3 +104,34 @@ export async function fetchSessionRuns(
     return { response: withFigures, runs, lastRunId: after };
   }
 }
+
+/**
+ * Read a live session's view: its figures, summary and progress (built on the
+ * server by the session's view model, from every run) and its newest run only
+ * (`tail=1` after `afterId`: the live view shows the newest run's line, not a
+ * table of runs), so a refresh costs the server the runs stored since the last.
+ *
+ * @throws {NsightLabResponseError} When the server refuses.
+ */
+export async function fetchLiveView(
+  serverSettings: ServerConnection.ISettings,
+  sessionId: number,
+  afterId: number
+): Promise<IRunsRead> {
+  const response = await requestAPI<ISessionResponse>(
+    withQuery(`sessions/${sessionId}`, {
+      after_id: Math.max(afterId, 0),
+      tail: 1,
+      figures: 1
+    }),
+    serverSettings
+  );
+  return {
+    response,
+    runs: response.runs,
+    lastRunId: Math.max(
+      afterId,
+      response.last_run_id ?? lastId(response.runs, afterId)
+    )
+  };
+}

@@ -33,8 +33,8 @@ from nsight_lab.figures.roofline import (
 from nsight_lab.figures.theme import REGION_GLYPHS, region_style
 from nsight_lab.roofline.counters import DRAM_READ, DRAM_WRITE
 from nsight_lab.roofline.placement import peaks_for, place
-from nsight_lab.server.handlers import session_view
 from nsight_lab.store.run_store import RunStore
+from nsight_lab.viewmodel import session_view
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "h200_block.sqlite"
 BLOCK = [

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from nsight_lab.figures import mpl_figure
-from nsight_lab.server.handlers import session_view
 from nsight_lab.store.run_store import RunStore
+from nsight_lab.viewmodel import session_view
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

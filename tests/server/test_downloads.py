@@ -272,14 +272,15 @@ async def test_export_is_built_in_the_worker_and_streamed_in_chunks(
 
     from nsight_lab.cli.history import runs_frame
     from nsight_lab.server import downloads
+    from nsight_lab.server.workers import Workers
     from nsight_lab.store.run_store import RunStore
     from nsight_lab.text.safe import frame_to_csv
 
     built, reads = [], []
-    real_in_worker, real_open = downloads.in_worker, downloads.Path.open
+    real_run, real_open = Workers.run, downloads.Path.open
 
-    async def recorded(function, *args):
-        path = await real_in_worker(function, *args)
+    async def recorded(self, function, *args):
+        path = await real_run(self, function, *args)
         built.append((function.__name__, path))
         return path
 
@@ -293,7 +294,7 @@ async def test_export_is_built_in_the_worker_and_streamed_in_chunks(
             return CountedFile(io.FileIO(self, "rb"))
         return real_open(self, mode, *args, **kwargs)
 
-    monkeypatch.setattr(downloads, "in_worker", recorded)
+    monkeypatch.setattr(Workers, "run", recorded)
     monkeypatch.setattr(downloads.Path, "open", opened)
     monkeypatch.setattr(downloads, "_CHUNK_BYTES", 256)
 

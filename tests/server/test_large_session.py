@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from nsight_lab.server.base import MODELS_KEY
 from nsight_lab.server.handlers import MAX_FIGURE_POINTS, MAX_RUN_LIMIT
 from nsight_lab.store.rows import RUN_COLUMNS, run_to_row
 from nsight_lab.store.run_store import RunStore
@@ -36,16 +37,16 @@ N_CONFIGS = 4
 @pytest.fixture
 def built(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The functions the handlers hand to their worker processes, in order."""
-    from nsight_lab.server import handlers
+    from nsight_lab.server.workers import Workers
 
     names: list[str] = []
-    real = handlers.in_worker
+    real = Workers.run
 
-    async def recorded(function, *args):
+    async def recorded(self, function, *args):
         names.append(function.__name__)
-        return await real(function, *args)
+        return await real(self, function, *args)
 
-    monkeypatch.setattr(handlers, "in_worker", recorded)
+    monkeypatch.setattr(Workers, "run", recorded)
     return names
 
 
@@ -116,7 +117,7 @@ def answered_meanwhile(latencies: list[float], built: list[str], name: str) -> N
     """Assert the big request was built by a child while the loop kept answering.
 
     What the server guarantees, whatever the host's load: the heavy part runs in a
-    worker process (``built``: the functions handed to ``in_worker``), so ``GET
+    worker process (``built``: the functions handed to ``Workers.run``), so ``GET
     status`` requests sent after the big request are answered before it; a blocked
     event loop answers none of them first. How fast they are answered is a pace
     (the 100 ms target under load is benchmarks/websocket_fanout.py's).
@@ -150,35 +151,50 @@ async def test_large_session_page_does_not_block_status(jp_fetch, big_session, b
     assert payload["has_more"] is True
     assert payload["next_after_id"] == payload["runs"][-1]["id"]
     assert payload["session"]["run_count"] == N_RUNS
-    answered_meanwhile(latencies, built, "page_json_of")
+    answered_meanwhile(latencies, built, "page_json")
 
 
 async def test_large_session_figures_are_bounded_and_do_not_block(
-    jp_fetch, big_session, built
+    jp_fetch, jp_web_app, big_session
 ):
-    # When
+    # When: the session's view is asked for the first time (its view model reads
+    # every run once, in a server thread)
     response, took, latencies = await served_without_blocking(
         jp_fetch, "sessions", str(big_session), figures=1, limit=1
     )
 
-    # Then: at most MAX_FIGURE_POINTS points per trace, status always answered
+    # Then: each trace holds the latest MAX_FIGURE_POINTS runs, status was answered
     _report("GET sessions/<id>?figures=1", response, took, latencies)
     assert response.code == 200
     figures = json.loads(response.body)["figures"]
     duration = figures["duration"]["data"]
     for figure in figures.values():
         for trace in figure["data"]:
-            assert len(trace.get("x") or []) <= 2 * MAX_FIGURE_POINTS  # band: 2 edges
+            assert len(trace.get("x") or []) <= MAX_FIGURE_POINTS
     points = [t for t in duration if t.get("mode") == "lines+markers"]
     assert len(points) == N_CONFIGS
-    assert all(len(t["x"]) == MAX_FIGURE_POINTS for t in points)
-    # x keeps the runs' true positions: first and last run of each config
-    assert all(t["x"][0] == 0 and t["x"][-1] == N_RUNS // N_CONFIGS - 1 for t in points)
+    per = N_RUNS // N_CONFIGS
+    assert all(t["x"] == list(range(per - MAX_FIGURE_POINTS, per)) for t in points)
     clocks = figures["clocks"]["data"][0]
     assert len(clocks["x"]) == MAX_FIGURE_POINTS
     assert clocks["x"][-1] == N_RUNS - 1
     assert len(response.body) < 5e6
-    answered_meanwhile(latencies, built, "session_view_json")
+    assert len(latencies) >= 2, "no status answer while the view model was built"
+    summary = json.loads(response.body)["summary"]
+    assert [row["Runs"] for row in summary] == [f"{per:,}"] * N_CONFIGS
+
+    # When: asked again with no new run, nothing is read again
+    models = jp_web_app.settings[MODELS_KEY]
+    read = models.runs_read
+    again = await jp_fetch(
+        "nsight-lab",
+        "api",
+        "sessions",
+        str(big_session),
+        params={"figures": 1, "tail": 1},
+    )
+    assert json.loads(again.body)["figures"] == figures
+    assert models.runs_read == read == N_RUNS
 
 
 async def test_large_session_paging_returns_every_run_once(jp_fetch, big_session):

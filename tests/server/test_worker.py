@@ -1,4 +1,7 @@
-"""The server's child processes are started, and warm, before the first request."""
+"""The server's child processes are started, and warm, before the first request.
+
+The extension owns them (a :class:`Workers` in its settings, no process-wide pool).
+"""
 
 from __future__ import annotations
 
@@ -6,43 +9,68 @@ import json
 
 import tornado.web
 
-from nsight_lab.server import _worker, setup_handlers
+from nsight_lab.server import setup_handlers, workers
+from nsight_lab.server.base import WORKERS_KEY
 
 
 def test_loading_the_extension_starts_the_children_and_their_imports() -> None:
-    _worker.shutdown()  # no pool left by another test
-    setup_handlers(tornado.web.Application(base_url="/"))
-    pool = _worker._pool  # noqa: SLF001
-    assert pool is not None  # started by the extension, not by a request
-    children = list(pool._processes.values())  # noqa: SLF001
-    assert len(children) == _worker.WORKERS
-    # Each child imports plotly, pandas and the figure code: what made the first
-    # request wait. Tasks queued after the warm-up find them loaded.
-    held = [future.result(timeout=120) for future in _worker.warm()]
-    assert held == [sorted(_worker.HEAVY)] * _worker.WORKERS
-    assert len(pool._processes) == _worker.WORKERS  # noqa: SLF001  (no more started)
+    app = tornado.web.Application(base_url="/")
+    setup_handlers(app)
+    owned = app.settings[WORKERS_KEY]
+    try:
+        pool = owned.pool
+        assert pool is not None  # started by the extension, not by a request
+        children = list(pool._processes.values())  # noqa: SLF001
+        assert len(children) == workers.WORKERS
+        # Each child imports pandas and the view model's jobs: what made the first
+        # request wait. Tasks queued after the warm-up find them loaded.
+        held = [future.result(timeout=120) for future in owned.warm()]
+        assert held == [sorted(workers.HEAVY)] * workers.WORKERS
+        assert len(pool._processes) == workers.WORKERS  # noqa: SLF001  (no more)
+    finally:
+        owned.shutdown()
+    assert owned.pool is None
 
 
-async def test_a_session_view_is_built_by_the_warm_children(jp_fetch, filled) -> None:
-    pool = _worker._pool  # noqa: SLF001
+def test_two_extensions_hold_two_pools() -> None:
+    first, second = (
+        tornado.web.Application(base_url="/"),
+        tornado.web.Application(base_url="/"),
+    )
+    setup_handlers(first)
+    setup_handlers(second)
+    try:
+        assert first.settings[WORKERS_KEY] is not second.settings[WORKERS_KEY]
+    finally:
+        first.settings[WORKERS_KEY].shutdown()
+        second.settings[WORKERS_KEY].shutdown()
+
+
+async def test_a_comparison_is_built_by_the_warm_children(
+    jp_fetch, jp_web_app, filled
+) -> None:
+    pool = jp_web_app.settings[WORKERS_KEY].pool
     assert pool is not None
     before = set(pool._processes)  # noqa: SLF001
     response = await jp_fetch(
-        "nsight-lab", "api", "sessions", str(filled.base), params={"figures": "1"}
+        "nsight-lab",
+        "api",
+        "compare",
+        params={"a": str(filled.base), "b": str(filled.base)},
     )
     assert response.code == 200
-    assert json.loads(response.body)["figures"]
+    assert json.loads(response.body)["rows"]
     assert set(pool._processes) == before  # noqa: SLF001  (served, none started)
 
 
 def test_a_host_that_cannot_start_children_now_still_loads_the_extension(
     monkeypatch, caplog
 ) -> None:
-    def refuse() -> None:
+    def refuse(self) -> None:  # noqa: ARG001  (a method)
         msg = "[Errno 11] Resource temporarily unavailable"
         raise OSError(msg)
 
-    monkeypatch.setattr(_worker, "warm", refuse)
+    monkeypatch.setattr(workers.Workers, "warm", refuse)
     app = tornado.web.Application(base_url="/")
     setup_handlers(app)
     paths = [

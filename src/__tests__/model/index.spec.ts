@@ -295,7 +295,9 @@ describe('RunsModel live', () => {
     expect(model.live.lastRunId).toBe(3);
     expect(model.live.eventAt).not.toBeNull();
     expect(updates).toBeGreaterThan(0);
-    expect(calls).toContain('GET sessions/8?after_id=1&limit=5000&figures=1');
+    // The live view reads its view and the newest run only (the server's view model
+    // costs the runs stored since the last refresh).
+    expect(calls).toContain('GET sessions/8?after_id=1&tail=1&figures=1');
 
     // At most maxPoints (5) runs are kept.
     stored = [1, 2, 3, 4, 5, 6, 7].map(id => run(id, 8));

@@ -1,0 +1,178 @@
+"""One view model per live session, fed with the store's new runs: the server's cache.
+
+:class:`ViewModels` keeps a bounded number of
+:class:`~nsight_lab.viewmodel.session.SessionViewModel` (least recently used out),
+keyed by store and session. :meth:`ViewModels.view` reads the session's runs stored
+after the last one its model took (``runs_with_ids(after_id=...)``), adds them and
+answers the model's payload: a refresh costs the runs added since the last, however
+long the session. A model built from scratch (first view of a session, or after it
+was evicted) reads the session's runs in chunks of :data:`READ_CHUNK`.
+
+Thread-safe: the server calls it from worker threads; one lock per model keeps its
+reads and adds in order, so concurrent refreshes of a session read each run once.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict, deque
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from nsight_lab.contract.registry import times_the_host
+from nsight_lab.roofline.peaks import known_peaks
+from nsight_lab.viewmodel.session import MAX_POINTS, KeptBaseline, SessionViewModel
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from nsight_lab.contract.records import RunRecord, SessionInfo
+    from nsight_lab.store.run_store import RunStore
+
+__all__ = ["CAPACITY", "READ_CHUNK", "ViewModels", "latest", "session_view"]
+
+CAPACITY = 8
+"""Sessions whose view models are kept; the least recently viewed goes first."""
+READ_CHUNK = 20_000
+"""Runs read from the store at a time while a model catches up."""
+
+
+@dataclass
+class _Entry:
+    model: SessionViewModel
+    last_run_id: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def latest(records: Sequence[RunRecord], per_region: int) -> list[RunRecord]:
+    """The last ``per_region`` records of each (region, config), in their order.
+
+    Raises:
+        Nothing.
+    """
+    kept: dict[tuple[str, int], deque[RunRecord]] = {}
+    for record in records:
+        key = (record.annotation, record.config_index)
+        if key not in kept:
+            kept[key] = deque(maxlen=max(per_region, 1))
+        kept[key].append(record)
+    chosen = {id(r) for window in kept.values() for r in window}
+    return [r for r in records if id(r) in chosen]
+
+
+class ViewModels:
+    """The view models of the sessions the server shows, bounded, least recent out.
+
+    Attributes:
+        runs_read: Runs read from the store over every refresh (what a test counts).
+    """
+
+    def __init__(self, capacity: int = CAPACITY, max_points: int = MAX_POINTS) -> None:
+        """Start empty.
+
+        Args:
+            capacity: View models kept at most.
+            max_points: Points per live trace and runs per region in each window.
+        """
+        self.capacity = max(capacity, 1)
+        self.max_points = max_points
+        self.runs_read = 0
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[tuple[str, int], _Entry] = OrderedDict()
+
+    def __len__(self) -> int:
+        """The view models held."""
+        return len(self._entries)
+
+    def view(self, store: RunStore, session_id: int) -> dict[str, Any]:
+        """Bring the session's view model up to date; return its payload.
+
+        ``SessionViewModel.to_json``'s dict (``figures``, ``chart_order``,
+        ``summary``, ``counters``, ``verdicts``): shared with the cache, encode it,
+        do not change it.
+
+        Raises:
+            NotFoundError: No such session (its model, if any, is dropped).
+            StoreError: The store cannot be read.
+        """
+        key = (store.location, session_id)
+        try:
+            session = store.get_session(session_id)
+        except Exception:
+            self.forget(key)
+            raise
+        entry = self._entry(key, store, session)
+        with entry.lock:
+            while True:
+                pairs = store.runs_with_ids(
+                    session_id, after_id=entry.last_run_id, limit=READ_CHUNK
+                )
+                if not pairs:
+                    break
+                self.runs_read += len(pairs)
+                entry.model.add([record for _, record in pairs])
+                entry.last_run_id = pairs[-1][0]
+                if len(pairs) < READ_CHUNK:
+                    break
+            entry.model.session = session
+            return entry.model.to_json()
+
+    def forget(self, key: tuple[str, int]) -> None:
+        """Drop one session's view model (deleted, or its store changed)."""
+        with self._lock:
+            self._entries.pop(key, None)
+
+    def clear(self) -> None:
+        """Drop every view model."""
+        with self._lock:
+            self._entries.clear()
+
+    def _entry(
+        self, key: tuple[str, int], store: RunStore, session: SessionInfo
+    ) -> _Entry:
+        with self._lock:
+            entry = self._entries.get(key)
+            old = entry.model.session if entry is not None else None
+            if old is not None and old.uuid != session.uuid:  # an id used again
+                entry = None
+            if entry is not None:
+                self._entries.move_to_end(key)
+                return entry
+        entry = _Entry(self._new_model(store, session))
+        with self._lock:
+            entry = self._entries.setdefault(key, entry)
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.capacity:
+                self._entries.popitem(last=False)
+        return entry
+
+    def _new_model(self, store: RunStore, session: SessionInfo) -> SessionViewModel:
+        """A model with the session's peaks and its kept baseline's runs."""
+        peaks = known_peaks(store, session.device, cpu=times_the_host(session.backend))
+        kept = store.session_verdicts([session.id]).get(session.id)
+        baseline = None
+        if kept is not None and kept.baseline_session_id is not None:
+            baseline = KeptBaseline(
+                session_id=kept.baseline_session_id,
+                name=kept.baseline_name,
+                threshold=kept.threshold,
+                records=latest(store.runs(kept.baseline_session_id), self.max_points),
+            )
+        return SessionViewModel(
+            session, peaks=peaks, max_points=self.max_points, baseline=baseline
+        )
+
+
+def session_view(
+    store: RunStore, session_id: int, *, max_points: int = MAX_POINTS
+) -> dict[str, Any]:
+    """What the session view shows of a stored session, from a view model of its runs.
+
+    ``SessionViewModel.to_json``'s dict, built from every run (a one-off: the
+    server keeps its models in a :class:`ViewModels`).
+
+    Raises:
+        NotFoundError: No such session.
+        StoreError: The store cannot be read.
+    """
+    return ViewModels(capacity=1, max_points=max_points).view(store, session_id)

@@ -1,0 +1,171 @@
+"""The server's payloads read from the store: session lists, pages of runs, comparisons.
+
+What ``GET sessions``, ``GET sessions/<id>`` (without its view) and ``GET compare``
+answer, built here so the HTTP layer only parses, authorises, calls and
+serialises. Every function returns a JSON-safe dict.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from nsight_lab.analysis.baselines import check_threshold_pct, verdict_table
+from nsight_lab.analysis.compare import DEFAULT_THRESHOLD
+from nsight_lab.contract.records import (
+    SCHEMA_VERSION,
+    SessionInfo,
+    record_to_json,
+    session_to_json,
+)
+from nsight_lab.contract.registry import keeps_report
+from nsight_lab.errors import OptionError
+from nsight_lab.options import shown
+from nsight_lab.viewmodel.progress import session_progress
+
+if TYPE_CHECKING:
+    from nsight_lab.store.baselines import StoredVerdict
+    from nsight_lab.store.run_store import RunStore
+
+__all__ = [
+    "compare_payload",
+    "session_json",
+    "session_page",
+    "sessions_page",
+    "threshold_fraction",
+]
+
+
+def session_json(
+    session: SessionInfo, run_count: int, verdict: StoredVerdict | None = None
+) -> dict[str, Any]:
+    """A session as the REST payloads send it: its run count, verdict and report.
+
+    ``has_report``: its backend keeps an Nsight Compute report that
+    ``GET sessions/<id>/report`` serves (the registry's ``keeps_report``), so the
+    front end offers the download without knowing any backend by name.
+
+    Raises:
+        Nothing.
+    """
+    return {
+        **session_to_json(session),
+        "run_count": run_count,
+        "baseline_verdict": None if verdict is None else verdict.to_json(),
+        "has_report": keeps_report(session.backend),
+    }
+
+
+def sessions_page(
+    store: RunStore, filters: dict[str, Any], *, limit: int, offset: int
+) -> dict[str, Any]:
+    """Return the ``GET sessions`` body but ``schema_version``: one page of the list.
+
+    Each session is :func:`~nsight_lab.contract.records.session_to_json` plus its stored
+    ``run_count`` (records: one per region per run), ``runs_done`` (runs: one
+    per config and repetition, what ``runs_planned_total`` counts) and its
+    ``regions`` (names, sorted); no progress (per session, in ``GET
+    sessions/<id>``), so the list stays a few indexed reads.
+
+    Raises:
+        OptionError: A filter value is malformed.
+        StoreError: The store cannot be read.
+    """
+    total = store.count_sessions(**filters)
+    sessions = store.list_sessions(**filters, limit=limit, offset=offset)
+    ids = [s.id for s in sessions]
+    counts = store.run_counts(ids)
+    done = store.runs_done_counts(ids)
+    regions = store.regions_of(ids)
+    verdicts = store.session_verdicts(ids)
+    return {
+        "total": total,
+        "sessions": [
+            {
+                **session_json(s, counts.get(s.id, 0), verdicts.get(s.id)),
+                "runs_done": done.get(s.id, 0),
+                "regions": regions.get(s.id, []),
+            }
+            for s in sessions
+        ],
+    }
+
+
+def session_page(
+    store: RunStore, session_id: int, after_id: int, limit: int, tail: int
+) -> dict[str, Any]:
+    """Return the ``GET sessions/<id>`` body without its view: a page of runs.
+
+    ``tail >= 0`` asks for the last ``tail`` runs after ``after_id``, else the first
+    ``limit``.
+
+    Raises:
+        NotFoundError: No such session.
+        StoreError: The store cannot be read.
+    """
+    session = store.get_session(session_id)
+    if tail >= 0:
+        pairs = store.runs_tail(session_id, after_id=after_id, limit=tail)
+        has_more = False
+    else:
+        pairs = store.runs_with_ids(session_id, after_id=after_id, limit=limit + 1)
+        has_more = len(pairs) > limit
+        del pairs[limit:]
+    count = store.run_counts([session_id]).get(session_id, 0)
+    verdict = store.session_verdicts([session_id]).get(session_id)
+    done, newest = store.runs_done(session_id)
+    progress = session_progress(session, runs_done_total=done, newest=newest)
+    last = pairs[-1][0] if pairs else after_id
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "session": {
+            **session_json(session, count, verdict),
+            "progress": progress.to_json(),
+        },
+        "runs": [{**record_to_json(r), "id": run_id} for run_id, r in pairs],
+        "last_run_id": last,
+        "next_after_id": last,
+        "has_more": has_more,
+    }
+
+
+def threshold_fraction(raw: str | None) -> float:
+    """The ``threshold`` query argument (a percentage) as a fraction.
+
+    Absent: the comparison's practical threshold
+    (:data:`nsight_lab.analysis.compare.DEFAULT_THRESHOLD`).
+
+    Raises:
+        OptionError: Not a number from 0 to 99 (400).
+    """
+    if raw is None or raw == "":
+        return DEFAULT_THRESHOLD
+    try:
+        value = float(raw)
+    except ValueError:
+        msg = f"invalid threshold {shown(raw)}; expected a percentage, e.g. 2"
+        raise OptionError(msg) from None
+    return check_threshold_pct(value, "threshold")
+
+
+def compare_payload(
+    store: RunStore, a: int, b: int, threshold: float = 0.0
+) -> dict[str, Any]:
+    """Return the ``GET compare`` body of sessions ``a`` and ``b``.
+
+    The verdict table of :mod:`nsight_lab.analysis.baselines` with ``a`` and ``b``
+    as the sessions' JSON (each with its kept ``baseline_verdict``).
+
+    Raises:
+        NotFoundError: Either session is unknown.
+        StoreError: The store cannot be read.
+    """
+    sessions = [store.get_session(a), store.get_session(b)]
+    counts = store.run_counts([a, b])
+    kept = store.session_verdicts([a, b])
+    table = verdict_table(store, a, b, threshold=threshold).to_json()
+    return {
+        "schema_version": SCHEMA_VERSION,
+        **table,
+        "a": session_json(sessions[0], counts.get(a, 0), kept.get(a)),
+        "b": session_json(sessions[1], counts.get(b, 0), kept.get(b)),
+    }

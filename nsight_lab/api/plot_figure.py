@@ -161,17 +161,32 @@ def plot_figure(  # noqa: PLR0913  (nsight-python's options, keyword-only)
             for f, v in chosen:
                 panel = panel[panel[f] == v]
             _draw_panel(fig, panel, annotations, style, (r, c))
+    _lay_out(
+        fig, data, (metric, title, ylabel), size, (len(row_values), len(col_values))
+    )
+    return fig
+
+
+def _lay_out(
+    fig: go.Figure,
+    data: pd.DataFrame,
+    texts: tuple[str, str, str],
+    size: tuple[float, float],
+    grid: tuple[int, int],
+) -> None:
+    """The figure's title, size (per panel, as nsight-python) and y label."""
+    metric, title, ylabel = texts
+    rows, cols = grid
     fig.update_layout(
         title={"text": f"{title}<br><sup>{_hardware(data)}</sup>"},
         barmode="group",
         legend_title_text="Annotation",
-        width=int(max(size[0] * len(col_values), 8) * PX_PER_INCH),
-        height=int(max(size[1] * len(row_values), 6) * PX_PER_INCH),
+        width=int(max(size[0] * cols, 8) * PX_PER_INCH),
+        height=int(max(size[1] * rows, 6) * PX_PER_INCH),
     )
     fig.update_yaxes(
         title_text=_ylabel(data, metric, ylabel), col=1, rangemode="tozero"
     )
-    return fig
 
 
 def _titles(

@@ -11,15 +11,10 @@ marked, their traceback starting at the user's frames (nsight-lab's are cut off)
 
 from __future__ import annotations
 
-import contextlib
 import dis
-import functools
 import os
 import re
-import site
 import sys
-import sysconfig
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
@@ -34,6 +29,7 @@ from nsight_lab.contract.records import TIME_METRIC
 from nsight_lab.contract.registry import backend_entry, get_collector
 from nsight_lab.distributed import follows, rank_collector
 from nsight_lab.errors import NsightLabError, OptionError
+from nsight_lab.magic.frames import interrupted, one_line, user_frames
 from nsight_lab.magic.warmup import WarmUp
 from nsight_lab.options import check_bindings, parse_options
 from nsight_lab.options.namespace import (
@@ -44,7 +40,7 @@ from nsight_lab.options.namespace import (
 )
 from nsight_lab.plan import ConfigList
 from nsight_lab.regions import install_nsight_shim
-from nsight_lab.session import MAX_MESSAGE_CHARS, ProfileRequest, plan_profile, profile
+from nsight_lab.session import ProfileRequest, plan_profile, profile
 from nsight_lab.store.run_store import RunStore
 
 if TYPE_CHECKING:
@@ -86,13 +82,13 @@ class NsightMagics(Magics):
                 return self._line(line)
             return self._cell(line, cell)
         except NsightLabError as exc:
-            raise UsageError(_one_line(str(exc))) from None
+            raise UsageError(one_line(str(exc))) from None
         except BaseException as exc:
             self._explain_name_error(exc)
             # The user's cell raised: its traceback starts at the user's frames.
-            user_tb = _user_frames(exc.__traceback__)
+            user_tb = user_frames(exc.__traceback__)
             if user_tb is None and isinstance(exc, KeyboardInterrupt):
-                raise _interrupted(exc)  # noqa: B904  (the same exception)
+                raise interrupted(exc)  # noqa: B904  (the same exception)
             if user_tb is None:  # nsight-lab itself failed: keep every frame
                 raise
             raise exc.with_traceback(user_tb)  # noqa: B904  (the same exception)
@@ -281,7 +277,6 @@ class NsightMagics(Magics):
 MAX_EXPANDED_CHARS = 4_096
 """Longest magic line whose ``$name``/``{expr}`` are expanded (see ``_expand``)."""
 _MAGIC_RUNNERS = frozenset({"run_cell_magic", "run_line_magic"})
-_PACKAGE_DIR = f"{Path(__file__).parent.parent}{os.sep}"
 _UNBOUND = object()
 """A name the notebook did not bind before the cell."""
 
@@ -293,68 +288,6 @@ def _assigned_names(code: types.CodeType) -> set[str]:
         for instr in dis.get_instructions(code)
         if instr.opname in {"STORE_NAME", "STORE_GLOBAL"}
     }
-
-
-def _user_frames(tb: types.TracebackType | None) -> types.TracebackType | None:
-    """``tb`` from its first frame of the user's code (the cell) on.
-
-    Frames of nsight-lab, of the standard library and installed packages, and of
-    generated code (a dataclass's ``__init__`` is ``<string>``) before it are not
-    the user's: a Ctrl-C landing in them while nsight-lab runs (its writer waiting on
-    a ``threading.Condition``, a record being built) is no frame of the user's.
-
-    Returns:
-        That part of ``tb``, or ``None`` when no frame is the user's.
-    """
-    while tb is not None:
-        if not _not_users(tb.tb_frame.f_code.co_filename):
-            return tb
-        tb = tb.tb_next
-    return None
-
-
-def _not_users(filename: str) -> bool:
-    """Whether code from ``filename`` is nsight-lab's, a library's or generated."""
-    if filename.startswith("<"):  # IPython's cells are <ipython-input-N-...>
-        return not filename.startswith("<ipython-input-")
-    return filename.startswith((_PACKAGE_DIR, *_library_dirs()))
-
-
-@functools.cache
-def _library_dirs() -> tuple[str, ...]:
-    """The standard library's and the installed packages' directories."""
-    paths = sysconfig.get_paths()
-    dirs = {paths[key] for key in ("stdlib", "purelib", "platlib") if key in paths}
-    with contextlib.suppress(AttributeError):  # some virtualenvs lack it
-        dirs.update(site.getsitepackages())
-    return tuple(f"{d.rstrip(os.sep)}{os.sep}" for d in sorted(dirs))
-
-
-def _interrupted(exc: KeyboardInterrupt) -> KeyboardInterrupt:
-    """``exc`` shown in two lines: Ctrl-C landed in nsight-lab's code (between runs).
-
-    No frame is the user's, and the ~90 of nsight-lab's (runner, writer, session) say
-    nothing worth reading; IPython renders an exception by its
-    ``_render_traceback_`` when it has one, and the note says what the store kept.
-    """
-    notes = [str(note) for note in getattr(exc, "__notes__", ())]
-    lines = ["KeyboardInterrupt (in nsight-lab's code; its frames not shown)", *notes]
-    exc.__dict__["_render_traceback_"] = lambda: lines
-    return exc.with_traceback(None)
-
-
-def _one_line(message: str) -> str:
-    """The message as one printable line of at most :data:`MAX_MESSAGE_CHARS`.
-
-    A safety net for messages built from user text: newlines become spaces, control
-    characters and lone surrogates are escaped, and an over-long message is cut.
-    """
-    text = " ".join(message.split())
-    if not text.isprintable():
-        text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-    if len(text) > MAX_MESSAGE_CHARS:
-        text = text[: MAX_MESSAGE_CHARS - 3] + "..."
-    return text
 
 
 def _check_cell_text(cell: str) -> None:

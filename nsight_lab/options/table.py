@@ -25,6 +25,7 @@ from nsight_lab.options.profile import (
     ReplayMode,
     ThermalMode,
 )
+from nsight_lab.options.settings import read_baseline, read_thermal_settings
 from nsight_lab.options.values import (
     MAX_RANKS,
     check_text,
@@ -32,7 +33,6 @@ from nsight_lab.options.values import (
     int_value,
     label_value,
     positive_float,
-    read_baseline,
     read_combine,
     read_configs,
     read_configs_from,
@@ -41,7 +41,6 @@ from nsight_lab.options.values import (
     read_metrics,
     read_out,
     read_param,
-    read_thermal_settings,
 )
 
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, get_args
 from nsight_lab.contract.records import TIME_METRIC, JsonScalar
 from nsight_lab.errors import OptionError
 from nsight_lab.options.names import reserved_name
-from nsight_lab.options.profile import CombineMode, ThermalSettings
+from nsight_lab.options.profile import CombineMode
 from nsight_lab.text.numbers import whole_number
 from nsight_lab.text.safe import unsafe_character
 
@@ -337,64 +337,6 @@ def read_ignore_kernels(option: str, raw: str) -> tuple[str, ...]:
         )
         raise OptionError(msg)
     return tuple(names)
-
-
-_THERMAL_KEYS = ("wait", "cont", "timeout", "device")
-
-
-def read_thermal_settings(option: str, raw: str) -> ThermalSettings:
-    """``--thermal-settings wait=W,cont=C,...``: the thresholds.
-
-    Raises:
-        OptionError: An unknown key or a bad value.
-    """
-    values: dict[str, float] = {}
-    for item in raw.split(","):
-        key, eq, text = (part.strip() for part in item.partition("="))
-        if not eq or key not in _THERMAL_KEYS or key in values:
-            msg = (
-                f"{option}: expected wait=C,cont=C,timeout=S,device=N (each at most "
-                f"once, any of them), got {shown(raw)}"
-            )
-            raise OptionError(msg)
-        if key == "device":
-            values[key] = int_value(0, 1_024)(f"{option} device", text)
-        else:
-            values[key] = positive_float()(f"{option} {key}", text)
-    wait, cont = values.get("wait"), values.get("cont")
-    if wait is not None and cont is not None and cont <= wait:
-        msg = (
-            f"{option}: cont ({cont:g} C) must be above wait ({wait:g} C): wait is the "
-            "headroom that pauses the runs, cont the headroom they resume at"
-        )
-        raise OptionError(msg)
-    return ThermalSettings(
-        wait_c=values.get("wait"),
-        cont_c=values.get("cont"),
-        timeout_s=values.get("timeout"),
-        device=int(values["device"]) if "device" in values else None,
-    )
-
-
-MAX_BASELINE_CHARS = 64
-"""Longest baseline name."""
-_BASELINE_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
-
-
-def read_baseline(option: str, raw: str) -> str:
-    """Read a baseline name; whether it exists is the store's to say.
-
-    A letter or ``_`` first (so a name never reads as a session id), then letters,
-    digits, ``_``, ``.`` and ``-``; the magic asks the store before it profiles.
-    """
-    if len(raw) > MAX_BASELINE_CHARS or not _BASELINE_RE.fullmatch(raw):
-        msg = (
-            f"{option}: {shown(raw)} is not a baseline name; give a letter or _ first, "
-            f"then letters, digits, _ . - (at most {MAX_BASELINE_CHARS}); "
-            "list them with %nsight baseline list"
-        )
-        raise OptionError(msg)
-    return raw
 
 
 def read_configs_from(option: str, raw: str) -> str:

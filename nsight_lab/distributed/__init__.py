@@ -15,8 +15,10 @@ beside it (:mod:`.metrics`). One job per module:
 * :mod:`.traffic`: bytes each collective moves, modelled (ring algorithms);
 * :mod:`.worker`: the loop every rank runs, and the spawned rank's entry point;
 * :mod:`.assemble`: one run of every rank -> records (span, straggler);
-* :mod:`.collector`: the collectors the magic runs (spawned ranks, the kernel's
-  group) and the other ranks' :func:`~.collector.follow`;
+* :mod:`.stream`: gathered runs -> records for the store, a rank's job;
+* :mod:`.collector`: the spawned ranks' collector (``--ranks N``);
+* :mod:`.group_ranks`: the kernel's own group's collector and the other ranks'
+  :func:`~.group_ranks.follow`;
 * the per-rank rows of the results and the per-rank charts are the analysis
   layer's: :mod:`nsight_lab.results.ranks` and :mod:`nsight_lab.figures.ranks`.
 
@@ -39,8 +41,8 @@ __all__ = ["follows", "rank_collector"]
 
 def _group(plan: Plan) -> GroupInfo | None:
     """The kernel's process group, where this plan is timed over it."""
-    from nsight_lab.contract.registry import backend_entry
-    from nsight_lab.distributed.group import initialised_group
+    from nsight_lab.contract.registry import backend_entry  # noqa: PLC0415  (light)
+    from nsight_lab.distributed.group import initialised_group  # noqa: PLC0415
 
     if plan.options.ranks is not None or not backend_entry(plan.backend).ranks:
         return None
@@ -53,7 +55,10 @@ def rank_collector(plan: Plan, collector: Collector[Plan]) -> Collector[Plan]:
     ``--ranks N``: N spawned ranks. Else, where the kernel initialised a process
     group and the backend can take ranks: this rank, gathered over the group.
     """
-    from nsight_lab.distributed.collector import GroupRanks, SpawnedRanks
+    # Local: `import nsight_lab.distributed` stays light (results and figures import
+    # its metrics); the collectors load the backends.
+    from nsight_lab.distributed.collector import SpawnedRanks  # noqa: PLC0415
+    from nsight_lab.distributed.group_ranks import GroupRanks  # noqa: PLC0415
 
     if plan.options.ranks is not None:
         return SpawnedRanks(collector, plan.options.ranks)
@@ -74,7 +79,7 @@ def follows(plan: Plan, cell: CellCode) -> bool:
     group = _group(plan)
     if group is None or group.rank == 0:
         return False
-    from nsight_lab.distributed.collector import follow
+    from nsight_lab.distributed.group_ranks import follow  # noqa: PLC0415  (as above)
 
     follow(plan, cell, group)
     return True

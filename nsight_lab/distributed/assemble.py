@@ -104,34 +104,7 @@ def assemble(  # noqa: PLR0913  (one run's context, keyword-only)
     head = ordered[0] if ordered else None
     records: list[RunRecord] = []
     for name in names:
-        values: dict[str, float] = {m.COUNT: float(len(ordered))}
-        starts: dict[int, float] = {}
-        ends: dict[int, float] = {}
-        for run in ordered:
-            values[m.rank_metric(m.DEVICE, run.rank)] = float(run.device)
-            _telemetry_values(values, run)
-            span = run.regions.get(name)
-            if span is None or name in run.failed:
-                values[m.rank_metric(m.DURATION, run.rank)] = math.nan
-                continue
-            starts[run.rank], ends[run.rank] = float(span[0]), float(span[1])
-            values[m.rank_metric(m.DURATION, run.rank)] = float(span[1] - span[0])
-        if starts:
-            first = min(starts.values())
-            for rank, start in starts.items():
-                values[m.rank_metric(m.START, rank)] = start - first
-            duration = max(ends.values()) - first
-            values[m.STRAGGLER] = float(straggler(starts, ends))
-        else:
-            duration = math.nan
-            values[m.STRAGGLER] = math.nan
-        values[m.SPAN] = duration
-        sent = [r.bytes_sent[name] for r in ordered if name in r.bytes_sent]
-        if sent:
-            values[m.COMM_BYTES] = max(sent)
-            values[m.COMM_COUNT] = float(
-                max(r.collectives.get(name, 0) for r in ordered)
-            )
+        values, duration = _region_values(name, ordered)
         records.append(
             RunRecord(
                 session_id=session_id,
@@ -147,6 +120,39 @@ def assemble(  # noqa: PLR0913  (one run's context, keyword-only)
             )
         )
     return records
+
+
+def _region_values(
+    name: str, ordered: Sequence[RankRun]
+) -> tuple[dict[str, float], float]:
+    """One region's per-rank metrics over the ranks' runs, and its span."""
+    values: dict[str, float] = {m.COUNT: float(len(ordered))}
+    starts: dict[int, float] = {}
+    ends: dict[int, float] = {}
+    for run in ordered:
+        values[m.rank_metric(m.DEVICE, run.rank)] = float(run.device)
+        _telemetry_values(values, run)
+        span = run.regions.get(name)
+        if span is None or name in run.failed:
+            values[m.rank_metric(m.DURATION, run.rank)] = math.nan
+            continue
+        starts[run.rank], ends[run.rank] = float(span[0]), float(span[1])
+        values[m.rank_metric(m.DURATION, run.rank)] = float(span[1] - span[0])
+    if starts:
+        first = min(starts.values())
+        for rank, start in starts.items():
+            values[m.rank_metric(m.START, rank)] = start - first
+        duration = max(ends.values()) - first
+        values[m.STRAGGLER] = float(straggler(starts, ends))
+    else:
+        duration = math.nan
+        values[m.STRAGGLER] = math.nan
+    values[m.SPAN] = duration
+    sent = [r.bytes_sent[name] for r in ordered if name in r.bytes_sent]
+    if sent:
+        values[m.COMM_BYTES] = max(sent)
+        values[m.COMM_COUNT] = float(max(r.collectives.get(name, 0) for r in ordered))
+    return values, duration
 
 
 def _telemetry_values(values: dict[str, float], run: RankRun) -> None:

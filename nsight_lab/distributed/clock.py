@@ -26,10 +26,13 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any, Protocol
 
+from nsight_lab.backends.cpu import cpu_name
 from nsight_lab.backends.events import LEAD_MAX_US, LEAD_MIN_US
+from nsight_lab.backends.gpu import GpuContext, require_cuda
 from nsight_lab.contract.registry import times_the_host
 from nsight_lab.distributed.assemble import RankRun
 from nsight_lab.distributed.metrics import HOST_DEVICE
+from nsight_lab.regions import CELL_REGION
 
 if TYPE_CHECKING:
     from nsight_lab.contract.records import Telemetry
@@ -70,8 +73,6 @@ class HostClock:
 
     def __init__(self, options: ProfileOptions) -> None:
         """Prepare; ``options`` only feed the notes."""
-        from nsight_lab.backends.cpu import cpu_name
-
         self.device = HOST_DEVICE
         self.device_name: str | None = cpu_name()
         self.notes: list[str] = []
@@ -108,8 +109,6 @@ class HostClock:
 
     def end_run(self, rank: int, failed: tuple[str, ...]) -> RankRun:
         """The run's stamps (the whole cell as region ``cell`` when it marked none)."""
-        from nsight_lab.regions import CELL_REGION
-
         regions = self._regions or {CELL_REGION: (self._t0, time.perf_counter_ns())}
         return RankRun(rank=rank, device=self.device, regions=regions, failed=failed)
 
@@ -130,8 +129,6 @@ class DeviceClock:
         Raises:
             BackendUnavailableError: PyTorch sees no CUDA device.
         """
-        from nsight_lab.backends.gpu import GpuContext, require_cuda
-
         torch = require_cuda("events")
         self._torch = torch
         self._gpu = GpuContext(torch, options)
@@ -183,8 +180,6 @@ class DeviceClock:
 
     def end_run(self, rank: int, failed: tuple[str, ...]) -> RankRun:
         """Wait for the device; the regions' times on the host clock."""
-        from nsight_lab.regions import CELL_REGION
-
         end = self._event()
         host_us = (time.perf_counter() - self._host_t0) * 1e6
         self._host_run_us = 0.8 * self._host_run_us + 0.2 * host_us

@@ -1,4 +1,4 @@
-"""The collectors of multi-rank profiles: spawned ranks, or the kernel's own group.
+"""The collector of ``%%nsight --ranks N``: N ranks spawned by PyTorch's launcher.
 
 :class:`SpawnedRanks` (``%%nsight --ranks N``) starts N ranks with PyTorch's own
 launcher, ``torch.multiprocessing.start_processes`` (spawn), which join one process
@@ -10,18 +10,15 @@ gathered :class:`~nsight_lab.distributed.assemble.RankRun` on a
 ``torch.multiprocessing`` queue; this process (the notebook) assembles the records
 and hands them to the store writer as each run arrives, as every backend does.
 
-:class:`GroupRanks`: the kernel is rank 0 of a process group it initialised; the
-cell runs here and on the other ranks (each in its own kernel or script, running the
-same cell), each rank times itself and the runs are gathered over that group.
-:func:`follow` is the same loop on the other ranks, which store nothing.
-
-Either way a session is begun only once rank 0's clock is open, and a failure on
-any rank stops every rank; runs finished before it are kept.
+:class:`~nsight_lab.distributed.group_ranks.GroupRanks` times the kernel's own
+process group instead. Either way a session is begun only once rank 0's clock is
+open, and a failure on any rank stops every rank; runs finished before it are kept.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import logging
 import sys
 import tempfile
@@ -29,7 +26,11 @@ import types
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nsight_lab.errors import BackendUnavailableError, MeasurementError, NsightLabError
+from nsight_lab.backends.ncu.shipping import ShippingError, free_variables, ship
+from nsight_lab.distributed.group import check_gpus
+from nsight_lab.distributed.stream import RunStream, bindings, rank_job
+from nsight_lab.distributed.worker import CONFIGS_NAME, importable, spawn_main
+from nsight_lab.errors import BackendUnavailableError, MeasurementError
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -39,12 +40,8 @@ if TYPE_CHECKING:
         CellCode,
         Collector,
         Output,
-        Progress,
     )
     from nsight_lab.contract.records import RunRecord
-    from nsight_lab.distributed.assemble import RankRun
-    from nsight_lab.distributed.group import GroupInfo
-    from nsight_lab.distributed.worker import RankJob
     from nsight_lab.plan import Plan
 
 POLL_S = 0.05
@@ -53,70 +50,6 @@ STOP_S = 10.0
 """How long a rank may take to stop once asked to, before it is killed."""
 
 logger = logging.getLogger(__name__)
-
-
-class _Stream:
-    """Turns gathered runs into records for the sink, with the progress."""
-
-    def __init__(self, plan: Plan, out: Output, session_id: int) -> None:
-        from nsight_lab.contract.collector import Progress
-
-        self.plan = plan
-        self.out = out
-        self.session_id = session_id
-        self.records: list[RunRecord] = []
-        self.progress: Progress = Progress(len(plan.configs), plan.options.runs)
-
-    def run(self, config_index: int, run_index: int, runs: list[RankRun]) -> None:
-        from nsight_lab.distributed.assemble import assemble
-
-        batch = assemble(
-            runs,
-            session_id=self.session_id,
-            config_index=config_index,
-            config=self.plan.configs[config_index],
-            run_index=run_index,
-            backend=self.plan.backend,
-        )
-        self.out.sink(batch)
-        self.records.extend(batch)
-        if config_index != self.progress.config_index:
-            self.progress.config_index = config_index
-            self.progress.runs_done = 0
-        self.progress.runs_done += 1
-        self.progress.runs_done_total += 1
-        self.progress.last_records = batch
-        self.emit()
-
-    def emit(self) -> None:
-        if self.out.progress is not None:
-            self.out.progress(self.progress)
-
-    def finish(self) -> list[RunRecord]:
-        self.progress.status = "completed"
-        self.emit()
-        return self.records
-
-
-def _job(plan: Plan, cell: CellCode, world_size: int) -> RankJob:
-    from dataclasses import replace
-
-    from nsight_lab.distributed.worker import RankJob
-
-    return RankJob(
-        source=cell.python,
-        filename="<nsight-lab cell>",
-        configs=len(plan.configs),
-        runs=plan.options.runs,
-        warmup=plan.options.warmup,
-        backend=plan.backend,
-        options=replace(plan.options, combine_fn=None),  # not used by ranks; picklable
-        world_size=world_size,
-    )
-
-
-def _bindings(plan: Plan) -> list[dict[str, Any]]:
-    return [dict(plan.bound(ci)) for ci in range(len(plan.configs))]
 
 
 class SpawnedRanks:
@@ -143,18 +76,9 @@ class SpawnedRanks:
             MeasurementError: A rank failed (the message names it and its error);
                 before the first run, no session is left behind.
         """
-        from nsight_lab.backends.ncu.shipping import (
-            ShippingError,
-            free_variables,
-            ship,
-        )
-        from nsight_lab.distributed.worker import CONFIGS_NAME, spawn_main
-
         _require_distributed(self.ranks)
         if plan.backend != "cpu":
-            import torch
-
-            from nsight_lab.distributed.group import check_gpus
+            import torch  # noqa: PLC0415  (torch is optional)
 
             check_gpus(self.ranks, int(torch.cuda.device_count()))
         params = set(plan.param_names)
@@ -164,11 +88,11 @@ class SpawnedRanks:
         try:
             shipped = ship(
                 [*names, CONFIGS_NAME],
-                {**cell.namespace, CONFIGS_NAME: _bindings(plan)},
+                {**cell.namespace, CONFIGS_NAME: bindings(plan)},
             )
         except ShippingError as exc:
             raise ShippingError(_for_ranks(str(exc), self.ranks)) from exc
-        job = _job(plan, cell, self.ranks)
+        job = rank_job(plan, cell, self.ranks)
         with tempfile.TemporaryDirectory(prefix="nsight-lab-ranks-") as tmp:
             rendezvous = f"file://{Path(tmp) / 'rendezvous'}"
             mp = _torch_mp()
@@ -236,7 +160,7 @@ class _Inbox:
         self._plan = plan
         self._out = out
         self._note = note
-        self.stream: _Stream | None = None
+        self.stream: RunStream | None = None
         self.errors: list[str] = []
         self.done = False
 
@@ -249,7 +173,7 @@ class _Inbox:
                 self.done = True
             elif kind == "ready":
                 session_id = self._out.begin(message[1], [self._note, *message[2]])
-                self.stream = _Stream(self._plan, self._out, session_id)
+                self.stream = RunStream(self._plan, self._out, session_id)
             elif kind == "run" and self.stream is not None:
                 self.stream.run(message[1], message[2], message[3])
             elif kind == "error":
@@ -284,13 +208,11 @@ def _require_distributed(ranks: int) -> None:
     Raises:
         BackendUnavailableError: Not installed, or a build without distributed.
     """
-    from nsight_lab.distributed.worker import importable
-
     why = None
     if not importable("torch"):
         why = "PyTorch is not installed; install torch"
     else:
-        import torch.distributed as dist
+        import torch.distributed as dist  # noqa: PLC0415  (torch is optional)
 
         if not dist.is_available():
             why = "this PyTorch build has no torch.distributed; install one that has"
@@ -308,8 +230,6 @@ def _for_ranks(message: str, ranks: int) -> str:
 
 def _torch_mp() -> Any:  # noqa: ANN401  (the module: partly untyped)
     """``torch.multiprocessing``: PyTorch's launcher and its exceptions."""
-    import importlib
-
     return importlib.import_module("torch.multiprocessing")
 
 
@@ -328,81 +248,3 @@ def _stop(context: Any) -> None:  # noqa: ANN401  (a torch.multiprocessing Proce
         if process.is_alive():
             process.kill()
             process.join()
-
-
-class GroupRanks:
-    """This kernel is rank 0 of an initialised process group (see module)."""
-
-    def __init__(self, inner: Collector[Plan], group: GroupInfo) -> None:
-        """Time ``inner``'s backend on this rank of ``group``."""
-        self.id = inner.id
-        self._inner = inner
-        self.group = group
-
-    def probe(self) -> Availability:
-        """The backend's own probe."""
-        return self._inner.probe()
-
-    def collect(self, plan: Plan, cell: CellCode, out: Output) -> list[RunRecord]:
-        """Run the cell on this rank; store each run gathered from the group.
-
-        Raises:
-            RankError: The cell failed on another rank.
-            BaseException: What the cell raised here.
-        """
-        from nsight_lab.distributed.clock import open_clock
-        from nsight_lab.distributed.group import GroupComm
-        from nsight_lab.distributed.worker import run_rank
-        from nsight_lab.regions import nsight_python_routed
-
-        clock = open_clock(plan.backend, plan.options)
-        try:
-            note = (
-                f"rank {self.group.rank} of the kernel's process group of "
-                f"{self.group.world_size} ({self.group.backend}); each region's "
-                "duration is its span over the ranks"
-            )
-            stream = _Stream(
-                plan, out, out.begin(clock.device_name, [note, *clock.notes])
-            )
-            with nsight_python_routed():
-                run_rank(
-                    _job(plan, cell, self.group.world_size),
-                    code=cell.code,
-                    namespace=cell.namespace,
-                    bindings=_bindings(plan),
-                    clock=clock,
-                    comm=GroupComm(),
-                    emit=stream.run,
-                )
-            return stream.finish()
-        finally:
-            clock.close()
-
-
-def follow(plan: Plan, cell: CellCode, group: GroupInfo) -> None:
-    """A rank other than 0 of the kernel's group: time the cell, store nothing.
-
-    Raises:
-        RankError: The cell failed on another rank.
-        BaseException: What the cell raised here.
-    """
-    from nsight_lab.distributed.clock import open_clock
-    from nsight_lab.distributed.group import GroupComm
-    from nsight_lab.distributed.worker import run_rank
-    from nsight_lab.regions import nsight_python_routed
-
-    clock = open_clock(plan.backend, plan.options)
-    try:
-        with nsight_python_routed():
-            run_rank(
-                _job(plan, cell, group.world_size),
-                code=cell.code,
-                namespace=cell.namespace,
-                bindings=_bindings(plan),
-                clock=clock,
-                comm=GroupComm(),
-            )
-    finally:
-        with contextlib.suppress(NsightLabError):
-            clock.close()

@@ -67,7 +67,7 @@ class GroupComm:
 
     def __init__(self) -> None:
         """Use the default group (initialised before)."""
-        import torch.distributed as dist
+        import torch.distributed as dist  # noqa: PLC0415  (torch is optional)
 
         self._dist: Any = dist
         self._nccl = str(dist.get_backend()) == "nccl"
@@ -77,7 +77,7 @@ class GroupComm:
     def barrier(self) -> None:
         """Wait until every rank is here (on NCCL: on this rank's device)."""
         if self._nccl:
-            import torch
+            import torch  # noqa: PLC0415  (torch is optional)
 
             self._dist.barrier(device_ids=[torch.cuda.current_device()])
         else:

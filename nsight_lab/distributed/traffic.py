@@ -103,7 +103,7 @@ class Traffic:
 
 def _tensor_bytes(value: object) -> int:
     """Bytes of the tensors in ``value`` (a tensor, or nested lists of them)."""
-    import torch
+    import torch  # noqa: PLC0415  (torch is optional)
 
     if isinstance(value, torch.Tensor):
         return int(value.numel()) * int(value.element_size())
@@ -114,12 +114,12 @@ def _tensor_bytes(value: object) -> int:
 
 def _group_size(args: tuple[Any, ...], default: int) -> int:
     """The size of the process group among a c10d op's arguments, else ``default``."""
-    import torch
+    import torch  # noqa: PLC0415  (torch is optional)
 
     for arg in args:
         if isinstance(arg, torch.ScriptObject):
             with contextlib.suppress(Exception):  # not a process group, or no unbox
-                from torch.distributed import ProcessGroup
+                from torch.distributed import ProcessGroup  # noqa: PLC0415  (torch is optional)
 
                 return int(ProcessGroup.unbox(arg).size())
     return default
@@ -162,7 +162,7 @@ def counting(
             not counted).
         ranks: The default process group's size.
     """
-    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._python_dispatch import TorchDispatchMode  # noqa: PLC0415  (torch is optional)
 
     class _CommCounter(TorchDispatchMode):
         def __init__(self) -> None:

@@ -26,11 +26,17 @@ from __future__ import annotations
 import builtins
 import contextlib
 import dataclasses
+import importlib.util
 import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from nsight_lab.backends.ncu.shipping import unship
+from nsight_lab.distributed.clock import open_clock
+from nsight_lab.distributed.group import GroupComm
+from nsight_lab.distributed.traffic import Traffic, counting
 from nsight_lab.errors import MeasurementError
+from nsight_lab.regions import RegionTracker, install_nsight_shim, listening
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -108,8 +114,6 @@ def run_rank(  # noqa: PLR0913  (the rank's collaborators, keyword-only)
         RankError: The cell failed on another rank.
         BaseException: What the cell raised on this rank (after every rank knew).
     """
-    from nsight_lab.distributed.traffic import Traffic
-
     counts = importable("torch")
     for ci in range(job.configs):
         context: dict[str, Any] = {
@@ -129,8 +133,6 @@ def run_rank(  # noqa: PLR0913  (the rank's collaborators, keyword-only)
 
 def importable(module: str) -> bool:
     """Whether ``module`` can be imported here (PyTorch, for the traffic count)."""
-    import importlib.util
-
     return module in sys.modules or importlib.util.find_spec(module) is not None
 
 
@@ -144,9 +146,6 @@ def _one_run(  # noqa: PLR0913  (one run's collaborators)
     traffic: Any,  # noqa: ANN401  (a traffic.Traffic)
     count: bool,
 ) -> list[RankRun]:
-    from nsight_lab.distributed.traffic import counting
-    from nsight_lab.regions import RegionTracker, listening
-
     waited = clock.thermal_wait()
     comm.barrier()
     tracker = RegionTracker(clock)
@@ -201,31 +200,15 @@ def spawn_main(  # torch.multiprocessing passes these positionally
     Raises:
         SystemExit: The profile failed on some rank.
     """
-    import torch
-    import torch.distributed as dist
-
-    from nsight_lab.backends.ncu.shipping import unship
-    from nsight_lab.distributed.clock import open_clock
-    from nsight_lab.distributed.group import GroupComm
-    from nsight_lab.regions import install_nsight_shim
+    import torch.distributed as dist  # noqa: PLC0415  (torch is optional)
 
     gpu = job.backend != "cpu"
     install_nsight_shim(replace=True)
     clock: RankClock | None = None
     try:
-        if gpu:
-            torch.cuda.set_device(rank)
-        dist.init_process_group(
-            "nccl" if gpu else "gloo",
-            init_method=init_method,
-            rank=rank,
-            world_size=job.world_size,
-        )
+        _join(rank, job, init_method)
         clock = open_clock(job.backend, job.options)
-        shipped_ns = unship(shipped, f"cuda:{rank}" if gpu else None)
-        bindings = shipped_ns.pop(CONFIGS_NAME)
-        namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
-        namespace.update(shipped_ns)
+        namespace, bindings = _rank_namespace(shipped, f"cuda:{rank}" if gpu else None)
         if rank == 0:
             queue.put(("ready", clock.device_name, list(clock.notes)))
 
@@ -257,6 +240,33 @@ def spawn_main(  # torch.multiprocessing passes these positionally
             clock.close()
         if dist.is_initialized():
             dist.destroy_process_group()
+
+
+def _join(rank: int, job: RankJob, init_method: str) -> None:
+    """Join the process group: NCCL on this rank's GPU, gloo for ``cpu``."""
+    import torch  # noqa: PLC0415  (torch is optional)
+    import torch.distributed as dist  # noqa: PLC0415  (torch is optional)
+
+    gpu = job.backend != "cpu"
+    if gpu:
+        torch.cuda.set_device(rank)
+    dist.init_process_group(
+        "nccl" if gpu else "gloo",
+        init_method=init_method,
+        rank=rank,
+        world_size=job.world_size,
+    )
+
+
+def _rank_namespace(
+    shipped: bytes, device: str | None
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The cell's namespace rebuilt on this rank (tensors on ``device``), bindings."""
+    shipped_ns = unship(shipped, device)
+    bindings = shipped_ns.pop(CONFIGS_NAME)
+    namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
+    namespace.update(shipped_ns)
+    return namespace, bindings
 
 
 CONFIGS_NAME = "__nsight_lab_configs__"

@@ -16,6 +16,7 @@ import os
 import warnings
 from enum import Enum
 
+from nsight_lab.contract.registry import backend_choices
 from nsight_lab.errors import OptionError
 
 __all__ = [
@@ -116,8 +117,6 @@ def use_backend(backend: str | None) -> None:
     Raises:
         OptionError: ``backend`` is not ``auto`` or a registered backend.
     """
-    from nsight_lab.contract.registry import backend_choices
-
     if backend is not None and backend not in backend_choices():
         expected = ", ".join(repr(b) for b in backend_choices())
         msg = f"use_backend: unknown backend {backend!r}; expected one of {expected}"

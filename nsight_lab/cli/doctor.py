@@ -20,6 +20,8 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from nsight_lab.backends.pm.availability import diagnose
+from nsight_lab.contract.registry import backend_ids, probe_all
 from nsight_lab.gpu import stack as gpu_stack
 
 if TYPE_CHECKING:
@@ -101,8 +103,6 @@ def run_checks() -> list[Check]:
         ncu = _NcuProbe(path, gpu_stack.ncu_version(path) if path else None)
     except Exception as exc:  # noqa: BLE001
         ncu = exc
-
-    from nsight_lab.contract.registry import backend_ids
 
     steps: list[tuple[str, Callable[[], Check]]] = [
         (f"{BACKEND_PREFIX}{backend_id}", functools.partial(_check_backend, backend_id))
@@ -225,8 +225,6 @@ def _run_step(name: str, step: Callable[[], Check]) -> Check:
 
 
 def _check_backend(backend_id: str) -> Check:
-    from nsight_lab.contract.registry import probe_all
-
     found = probe_all([backend_id])[backend_id]
     name = f"{BACKEND_PREFIX}{backend_id}"
     if found.ok:
@@ -379,7 +377,5 @@ def _check_cupti() -> Check:
 
 def _check_pm_sampling() -> Check:
     """The pm backend, tried for real: PM sampling starts and takes its counters."""
-    from nsight_lab.backends.pm.availability import diagnose
-
     found = diagnose()
     return Check("PM sampling", found.status, found.detail, found.hint)

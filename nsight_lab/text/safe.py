@@ -135,7 +135,7 @@ def csv_cell(value: object) -> object:
         return csv_text(value)
     if value is None or isinstance(value, numbers.Number):
         return value
-    import pandas as pd
+    import pandas as pd  # noqa: PLC0415  (pandas: only for a frame)
 
     if value is pd.NA or value is pd.NaT or isinstance(value, pd.Timestamp):
         return value
@@ -144,7 +144,7 @@ def csv_cell(value: object) -> object:
 
 def _map_text(frame: pd.DataFrame, convert: Callable[[object], object]) -> pd.DataFrame:
     """Apply ``convert`` to every text column's cells and to the column names."""
-    import pandas as pd
+    import pandas as pd  # noqa: PLC0415  (pandas: only for a frame)
 
     out: pd.DataFrame = frame.copy()
     for column in out.columns:
@@ -171,7 +171,7 @@ def frame_for_csv(frame: pd.DataFrame) -> pd.DataFrame:
     a category's text is written as it is); numeric, boolean and datetime columns
     cannot, and stay as they are.
     """
-    import pandas as pd
+    import pandas as pd  # noqa: PLC0415  (pandas: only for a frame)
 
     types = pd.api.types
     out: pd.DataFrame = frame.copy()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from nsight_lab.api._unserved import no_attribute, unserved
 from nsight_lab.api.exceptions import CUPTI_UNAVAILABLE_MSG, ProfilerException
+from nsight_lab.contract.registry import get_collector
 
 __all__ = ["finalize", "init"]
 
@@ -29,8 +30,6 @@ def init() -> None:
     Raises:
         ProfilerException: It cannot (nsight-python's message, then why and the fix).
     """
-    from nsight_lab.contract.registry import get_collector
-
     found = get_collector("cupti").probe()
     if found.ok:
         return

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 from nsight_lab.api._unserved import no_attribute, unserved
 from nsight_lab.api.exceptions import NCUNotAvailableError, ProfilerException
-from nsight_lab.gpu.ncu import NSIGHT_PYTHON_MIN_NCU
+from nsight_lab.api.tools import Tool, get_active_tool
+from nsight_lab.backends.ncu.probe import probe_ncu
+from nsight_lab.gpu.ncu import NSIGHT_PYTHON_MIN_NCU, find_ncu, ncu_version
 
 __all__ = ["MIN_NCU_VERSION", "get_ncu_version", "init_injection"]
 
@@ -49,9 +51,6 @@ def init_injection() -> None:
         NCUNotAvailableError: No ``ncu`` was found.
         ProfilerException: ``ncu`` was found, but the ncu path cannot run.
     """
-    from nsight_lab.backends.ncu.probe import probe_ncu
-    from nsight_lab.gpu.ncu import find_ncu
-
     found = probe_ncu()
     if found.ok:
         return
@@ -64,14 +63,10 @@ def init_injection() -> None:
 
 def get_ncu_version(ncu_path: str) -> tuple[int, ...] | None:
     """The version ``ncu_path`` reports (``ncu --version``), or ``None``."""
-    from nsight_lab.gpu.ncu import ncu_version
-
     return ncu_version(ncu_path)
 
 
 def _load_error() -> NCUNotAvailableError | ProfilerException | None:
-    from nsight_lab.api.tools import Tool, get_active_tool
-
     if get_active_tool() is not Tool.NCU:
         return None
     try:

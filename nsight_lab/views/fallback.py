@@ -25,7 +25,11 @@ import math
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any, TypeGuard
 
+from nsight_lab.figures.theme import PALETTE
+from nsight_lab.stats import summarize
 from nsight_lab.text.units import format_duration
+from nsight_lab.text.visible import printable
+from nsight_lab.views.verdicts import verdict_html, verdict_text
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -58,15 +62,11 @@ BAR_WIDTH_PX = 240
 
 def _escape(value: object) -> str:
     """``value`` as HTML text: markup escaped, control characters made visible."""
-    from nsight_lab.figures import printable
-
     return html.escape(printable(value))
 
 
 def _plain(value: object) -> str:
     """``value`` as plain text, control characters made visible (newlines kept)."""
-    from nsight_lab.figures import printable
-
     return printable(value)
 
 
@@ -174,9 +174,6 @@ def _median_bars(records: Sequence[RunRecord]) -> str:
     (:data:`nsight_lab.figures.PALETTE`, as the duration chart's first traces). The
     longest bar is :data:`BAR_WIDTH_PX` wide; the others are to scale.
     """
-    from nsight_lab.figures import PALETTE
-    from nsight_lab.stats import summarize
-
     groups: dict[tuple[str, int], list[float]] = defaultdict(list)
     configs: dict[int, Mapping[str, JsonScalar]] = {}
     for record in records:
@@ -228,8 +225,6 @@ def static_text(  # noqa: PLR0913  (the session's state, keyword-only)
     Raises:
         Nothing.
     """
-    from nsight_lab.views.verdicts import verdict_text
-
     title = f"nsight-lab session {session_id}: {status}"
     line = str(progress.get("text", ""))
     judged = verdict_text(verdicts) if verdicts else ""
@@ -269,8 +264,7 @@ def static_bundle(  # noqa: PLR0913  (the session's state, keyword-only)
             (none while running: the live view's fallback is the progress line).
         verdicts: The verdict table against a baseline
             (:meth:`nsight_lab.analysis.baselines.VerdictTable.to_json`), shown under
-            the
-            summary; ``None`` without ``--baseline``.
+            the summary; ``None`` without ``--baseline``.
 
     Returns:
         The MIME bundle entries.
@@ -279,8 +273,6 @@ def static_bundle(  # noqa: PLR0913  (the session's state, keyword-only)
         Exception: Only what building the page itself raises (the caller shows
             :func:`failure_bundle` instead).
     """
-    title = f"nsight-lab session {session_id}: {status}"
-    line = str(progress.get("text", ""))
     plain = static_text(
         session_id=session_id,
         status=status,
@@ -289,6 +281,25 @@ def static_bundle(  # noqa: PLR0913  (the session's state, keyword-only)
         summary=summary,
         verdicts=verdicts,
     )
+    body = _html_body(session_id, status, progress, message, summary, records, verdicts)
+    return {
+        "text/plain": plain,
+        "text/html": f'<div class="jp-nsightLab-Static">{body}</div>',
+    }
+
+
+def _html_body(  # noqa: PLR0913, PLR0917  (static_bundle's inputs)
+    session_id: int,
+    status: str,
+    progress: Mapping[str, Any],
+    message: str,
+    summary: Sequence[Mapping[str, Any]],
+    records: Sequence[RunRecord],
+    verdicts: Mapping[str, Any] | None,
+) -> str:
+    """The ``text/html`` view's body: title, progress, bars, tables, verdicts."""
+    title = f"nsight-lab session {session_id}: {status}"
+    line = str(progress.get("text", ""))
     parts = [
         _CSS,
         f"<p><b>{_escape(title)}</b>"
@@ -301,13 +312,7 @@ def static_bundle(  # noqa: PLR0913  (the session's state, keyword-only)
         parts.append(_median_bars(records))
     parts.append(_summary_html(summary))
     if verdicts:
-        from nsight_lab.views.verdicts import verdict_html
-
         parts.append(verdict_html(verdicts))
     if records:
         parts.append(_where_the_charts_are(session_id))
-    body = "".join(parts)
-    return {
-        "text/plain": plain,
-        "text/html": f'<div class="jp-nsightLab-Static">{body}</div>',
-    }
+    return "".join(parts)

@@ -43,6 +43,11 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "nsight_lab.text",
             "nsight_lab.stats",
             "nsight_lab.nsight_modules",
+            # The same modules' names before issue 23 moved them (for the "before" figures).
+            "nsight_lab.records",
+            "nsight_lab.safetext",
+            "nsight_lab.frametext",
+            "nsight_lab.units",
         ),
     ),
     (
@@ -73,6 +78,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "nsight_lab.analysis",
             "nsight_lab.figures",
             "nsight_lab.viewmodel",
+            "nsight_lab.compare",
+            "nsight_lab.baselines",
+            "nsight_lab.mpl_figure",
         ),
     ),
     ("views", ("nsight_lab.views", "nsight_lab.session")),
@@ -82,6 +90,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "nsight_lab.api",
             "nsight_lab.magic",
             "nsight_lab.cli",
+            "nsight_lab.doctor",
+            "nsight_lab.history",
             "nsight_lab.server",
             "nsight_lab.__init__",
         ),
@@ -542,6 +552,93 @@ def draw(before: dict[str, int], after: dict[str, int], path: Path) -> None:
     fig.savefig(path, dpi=120)
 
 
+def _group(name: str) -> str:
+    """A module's box in the graph: its top-level package (or root module)."""
+    parts = name.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def draw_graph(modules: dict[str, Module], path: Path, title: str) -> None:
+    """The import graph by package, one row per layer, upward arrows in red (PNG).
+
+    Every import counts (top, function-local and type-only); an arrow's width grows
+    with the number of module-to-module imports it stands for.
+    """
+    import matplotlib as mpl  # noqa: PLC0415 - only the figure needs it
+
+    mpl.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    groups: dict[str, int] = {}
+    for name in modules:
+        group = _group(name)
+        if group in {"__init__", "_version"}:
+            continue
+        layer = layer_of(name if not name.endswith("__init__") else name[:-9])
+        groups[group] = max(groups.get(group, -1), layer)
+    edges: dict[tuple[str, str], list[int]] = {}
+    for module in modules.values():
+        for imp in module.imports:
+            a, b = _group(imp.source), _group(imp.target)
+            if a == b or a not in groups or b not in groups:
+                continue
+            up = layer_of(imp.target) > layer_of(imp.source)
+            counts = edges.setdefault((a, b), [0, 0])
+            counts[1 if up else 0] += 1
+    rows: dict[int, list[str]] = {}
+    for group, layer in sorted(groups.items()):
+        rows.setdefault(layer, []).append(group)
+    pos: dict[str, tuple[float, float]] = {}
+    for layer, names in rows.items():
+        for i, group in enumerate(names):
+            pos[group] = ((i + 1) / (len(names) + 1), float(layer))
+    fig, ax = plt.subplots(figsize=(13, 8.5))
+    for (a, b), (down, up) in edges.items():
+        (x0, y0), (x1, y1) = pos[a], pos[b]
+        colour = "#d62728" if up else "#9aa4b1"
+        ax.annotate(
+            "",
+            xy=(x1, y1),
+            xytext=(x0, y0),
+            arrowprops={
+                "arrowstyle": "-|>",
+                "color": colour,
+                "lw": 0.4 + 0.25 * min(down + up, 12),
+                "alpha": 0.9 if up else 0.45,
+                "connectionstyle": "arc3,rad=0.12",
+                "shrinkA": 14,
+                "shrinkB": 14,
+            },
+            zorder=3 if up else 1,
+        )
+    for group, (x, y) in pos.items():
+        ax.text(
+            x,
+            y,
+            group,
+            ha="center",
+            va="center",
+            fontsize=8,
+            bbox={"boxstyle": "round", "fc": "white", "ec": "#333333"},
+            zorder=4,
+        )
+    names = [name for name, _ in LAYERS]
+    ax.set_yticks(range(len(names)), names)
+    ax.set_ylim(-0.6, len(names) - 0.4)
+    ax.set_xlim(0, 1)
+    ax.set_xticks([])
+    data = report(modules)
+    ax.set_title(
+        f"{title}: {len(data['upward_imports'])} upward imports (red), "
+        f"{sum(len(c) for c in data['runtime_cycles'])} modules in runtime import "
+        f"cycles ({data['largest_cycle_with_type_imports']} with type imports), "
+        f"{len(data['root_modules'])} root modules",
+        fontsize=10,
+    )
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print the report; write it as JSON and/or draw it against an earlier one."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -549,9 +646,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write the report here")
     parser.add_argument("--before", type=Path, help="an earlier --json, to compare")
     parser.add_argument("--png", type=Path, help="draw before/after here")
+    parser.add_argument("--graph", type=Path, help="draw the package graph here")
+    parser.add_argument("--title", default="nsight-lab", help="the graph's title")
     args = parser.parse_args(argv)
-    data = report(read_modules(args.root))
+    modules = read_modules(args.root)
+    data = report(modules)
     counts = summary(data)
+    if args.graph:
+        draw_graph(modules, args.graph, args.title)
     data["summary"] = counts
     if args.json:
         args.json.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")

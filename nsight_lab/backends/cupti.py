@@ -9,19 +9,37 @@ backend this excludes launch gaps between kernels, which is how Nsight Compute's
 ``gpu__time_duration.sum`` sees a region too.
 
 On drivers older than r610 CUPTI allows one activity subscriber per process, so only
-one cupti profile runs at a time in a kernel and activity kinds are disabled again when
-it ends (``torch.profiler`` works afterwards). The events backend uses no CUPTI at all.
+one cupti profile runs at a time in a kernel (:data:`~.activity.SUBSCRIBED`; each
+measurement owns its :class:`~.activity.ActivityBuffer`) and activity kinds are
+disabled again when it ends (``torch.profiler`` works afterwards). The events backend
+uses no CUPTI at all.
 """
 
 from __future__ import annotations
 
-import contextlib
+__all__ = [
+    "IDS_PER_RUN",
+    "ActivityBuffer",
+    "CuptiBackend",
+    "CuptiMeasurement",
+    "KernelActivity",
+    "PendingRun",
+    "attribute",
+    "combine_kernels",
+    "kernels_by_external_id",
+]
+
 import importlib.util
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from nsight_lab.backends.activity import (
+    INSTALL_HINT,
+    ActivityBuffer,
+    KernelActivity,
+)
 from nsight_lab.backends.gpu import GpuContext, require_cuda
 from nsight_lab.backends.inprocess import InProcessCollector
 from nsight_lab.contract.collector import Availability, RunKey, RunTiming
@@ -38,26 +56,6 @@ IDS_PER_RUN = 1024
 """External id = run sequence * IDS_PER_RUN + slot; slot 0 is the run, 1.. regions."""
 FLUSH_INTERVAL_S = 0.05
 MAX_PENDING_RUNS = 64
-BUFFER_BYTES = 8 * 1024 * 1024
-INSTALL_HINT = (
-    "install it with: pip install nsight-lab[cupti] (cupti-python matching the "
-    "driver's CUDA version, e.g. cupti-python==13.0.*)"
-)
-
-
-@dataclass(frozen=True)
-class KernelActivity:
-    """One kernel as CUPTI reported it."""
-
-    name: str
-    start_ns: int
-    end_ns: int
-    correlation_id: int
-
-    @property
-    def duration_ns(self) -> float:
-        """GPU time of the kernel."""
-        return float(self.end_ns - self.start_ns)
 
 
 @dataclass
@@ -147,107 +145,6 @@ def attribute(
     return timings
 
 
-class _Activity:
-    """The process-wide CUPTI activity subscriber (CUPTI has one per process)."""
-
-    def __init__(self) -> None:
-        self.cupti: Any = None
-        self.active = False
-        self.kernels: list[KernelActivity] = []
-        self.external_ids: dict[int, int] = {}
-        self._kernel_kinds: set[int] = set()
-        self._external_kind = -1
-
-    def load(self) -> Any:  # noqa: ANN401
-        if self.cupti is None:
-            try:
-                from cupti import cupti
-            except ImportError as exc:
-                msg = (
-                    "backend 'cupti' is unavailable: cupti-python is missing; "
-                    f"{INSTALL_HINT}"
-                )
-                raise BackendUnavailableError(msg) from exc
-            self.cupti = cupti
-            self._kernel_kinds = {
-                int(cupti.ActivityKind.CONCURRENT_KERNEL),
-                int(cupti.ActivityKind.KERNEL),
-            }
-            self._external_kind = int(cupti.ActivityKind.EXTERNAL_CORRELATION)
-        return self.cupti
-
-    def kinds(self) -> list[Any]:
-        c = self.cupti
-        return [
-            c.ActivityKind.CONCURRENT_KERNEL,
-            c.ActivityKind.RUNTIME,
-            c.ActivityKind.DRIVER,
-            c.ActivityKind.EXTERNAL_CORRELATION,
-        ]
-
-    def _requested(self) -> tuple[int, int]:
-        return BUFFER_BYTES, 0
-
-    def _completed(self, records: Any) -> None:  # noqa: ANN401
-        # Copy the fields out at once; the record objects are views into CUPTI's buffer.
-        for record in records:
-            kind = int(record.kind)
-            if kind == self._external_kind:
-                self.external_ids[int(record.correlation_id)] = int(record.external_id)
-            elif kind in self._kernel_kinds:
-                self.kernels.append(
-                    KernelActivity(
-                        name=str(record.name),
-                        start_ns=int(record.start),
-                        end_ns=int(record.end),
-                        correlation_id=int(record.correlation_id),
-                    )
-                )
-
-    def start(self) -> None:
-        cupti = self.load()
-        if self.active:
-            msg = (
-                "backend 'cupti' is busy: another cupti profile is running in this "
-                "kernel (CUPTI allows one activity subscriber per process)"
-            )
-            raise BackendUnavailableError(msg)
-        try:
-            # Register every time: another CUPTI client of this process (Kineto under
-            # torch.profiler) may have put its own buffer callbacks in since the last
-            # profile, and its buffers would swallow our records.
-            cupti.activity_register_callbacks(self._requested, self._completed)
-            for kind in self.kinds():
-                cupti.activity_enable(kind)
-        except Exception as exc:
-            msg = (
-                f"CUPTI refused activity tracing ({exc}); another CUPTI client "
-                "(torch.profiler, nsight-python, Nsight Systems) may hold this "
-                "process's only subscriber: finish it, or use --backend events"
-            )
-            raise BackendUnavailableError(msg) from exc
-        self.kernels.clear()
-        self.external_ids.clear()
-        self.active = True
-
-    def drain(self) -> tuple[list[KernelActivity], dict[int, int]]:
-        self.cupti.activity_flush_all(1)  # CUPTI_ACTIVITY_FLAG_FLUSH_FORCED
-        kernels, self.kernels = self.kernels, []
-        return kernels, self.external_ids
-
-    def stop(self) -> None:
-        if not self.active:
-            return
-        self.active = False
-        for kind in self.kinds():
-            # Disable what can be disabled; one refusal must not leave the rest on.
-            with contextlib.suppress(Exception):
-                self.cupti.activity_disable(kind)
-
-
-_ACTIVITY = _Activity()
-
-
 class CuptiBackend(InProcessCollector):
     """Per-kernel timing of regions through CUPTI's activity API."""
 
@@ -288,13 +185,14 @@ class CuptiMeasurement:
     def __init__(self, options: ProfileOptions) -> None:
         """Start CUPTI activity collection and open the GPU context."""
         self._torch = require_cuda("cupti")
-        self._cupti = _ACTIVITY.load()
+        self._activity = ActivityBuffer()
+        self._cupti = self._activity.load()
         self._combine = KernelFold.of(options)
-        _ACTIVITY.start()
+        self._activity.start()
         try:
             self._gpu = GpuContext(self._torch, options)
         except BaseException:
-            _ACTIVITY.stop()
+            self._activity.stop()
             raise
         self.notes: list[str] = self._gpu.notes
         self.device_name: str | None = self._gpu.name
@@ -378,7 +276,7 @@ class CuptiMeasurement:
         if not (wait or due or len(self._pending) >= MAX_PENDING_RUNS):
             return []
         self._torch.cuda.synchronize()
-        kernels, external_ids = _ACTIVITY.drain()
+        kernels, external_ids = self._activity.drain()
         self._last_flush = time.monotonic()
         runs, self._pending = self._pending, []
         return self._timings(kernels, external_ids, runs)
@@ -400,5 +298,5 @@ class CuptiMeasurement:
         try:
             self.abandon_run()
         finally:
-            _ACTIVITY.stop()
+            self._activity.stop()
             self._gpu.close()

@@ -143,3 +143,45 @@ def test_magic_with_cupti_backend(ip: InteractiveShell) -> None:
     with RunStore() as store:
         runs = store.runs(int(frame["SessionId"].iloc[0]))
     assert all(len(r.kernels) == 2 for r in runs)  # mul and add kernels, per run
+
+
+class _FakeCupti:
+    """cupti-python's ``cupti`` module, as far as a subscription uses it."""
+
+    class ActivityKind:
+        CONCURRENT_KERNEL, RUNTIME, DRIVER, EXTERNAL_CORRELATION = 1, 2, 3, 4
+
+    def __init__(self) -> None:
+        self.enabled: set[int] = set()
+
+    def activity_register_callbacks(self, _requested, _completed) -> None:
+        pass
+
+    def activity_enable(self, kind: int) -> None:
+        self.enabled.add(kind)
+
+    def activity_disable(self, kind: int) -> None:
+        self.enabled.discard(kind)
+
+
+def test_one_subscription_at_a_time_each_with_its_own_records() -> None:
+    from nsight_lab.backends.activity import SUBSCRIBED, ActivityBuffer
+    from nsight_lab.errors import BackendUnavailableError
+
+    first, second = ActivityBuffer(), ActivityBuffer()
+    first.cupti, second.cupti = _FakeCupti(), _FakeCupti()
+    first.start()
+    try:
+        with pytest.raises(BackendUnavailableError, match="'cupti' is busy"):
+            second.start()
+        assert first.cupti.enabled == {1, 2, 3, 4}
+        assert second.cupti.enabled == set()  # refused before it enabled anything
+    finally:
+        first.stop()
+    assert not first.cupti.enabled
+    assert not SUBSCRIBED.locked()
+    second.start()  # the slot is free again
+    second.stop()
+    second.stop()  # once only: the slot is not released twice
+    assert not SUBSCRIBED.locked()
+    assert first.kernels is not second.kernels  # the records are the owner's

@@ -64,8 +64,8 @@ from nsight_lab.backends.pm.sampler import (
     cupti_version,
     open_cupti_sampler,
 )
-from nsight_lab.contract.probe import MetricVerdict
 from nsight_lab.contract.collector import Availability
+from nsight_lab.contract.probe import MetricVerdict
 from nsight_lab.errors import BackendUnavailableError, MeasurementError, OptionError
 from nsight_lab.regions import CELL_REGION
 

@@ -190,7 +190,7 @@ class ReplayActivity:
         """Keep a kernel's record for the next drain."""
         self.records.append(kernel)
 
-    # the `_Activity` object's calls
+    # an `ActivityBuffer`'s calls
     def load(self) -> ReplayActivity:
         """The `cupti` module: this object."""
         return self

@@ -16,7 +16,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from nsight_lab.backends.cupti import IDS_PER_RUN, KernelActivity, PendingRun
+from nsight_lab.backends.cupti import (
+    IDS_PER_RUN,
+    ActivityBuffer,
+    KernelActivity,
+    PendingRun,
+)
 from nsight_lab.backends.pm import availability, errors
 from nsight_lab.backends.pm import collector as pm
 from nsight_lab.backends.pm.attribution import covered, merge_spans
@@ -125,6 +130,7 @@ def measurement(
     m = pm.PmMeasurement.__new__(pm.PmMeasurement)
     m._torch = FakeTorch(calls)
     m._cupti = FakeCupti(calls)
+    m._activity = ActivityBuffer()
     m._gpu = FakeGpu(calls)
     m._kind = "CUSTOM2"
     m._combine = "sum"
@@ -349,10 +355,7 @@ def test_the_first_run_of_each_config_is_collected_alone(
     sampler = FakeSampler([])
     m._sampler = sampler
     drained = [0]
-    monkeypatch.setattr(
-        "nsight_lab.backends.cupti._ACTIVITY.drain",
-        lambda: drained.append(1) or ([], {}),
-    )
+    monkeypatch.setattr(m._activity, "drain", lambda: drained.append(1) or ([], {}))
     for config in (0, 1):
         m.begin_run(RunKey(config, 0, warmup=True))
         assert m._sizing == RunKey(config, 0, warmup=True)

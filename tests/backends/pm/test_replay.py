@@ -75,7 +75,9 @@ class Replay:
         torch = ReplayTorch(self.gpu)
         monkeypatch.setattr(pm, "require_cuda", lambda _name: torch)
         monkeypatch.setattr("nsight_lab.backends.cupti.require_cuda", lambda _n: torch)
-        monkeypatch.setattr("nsight_lab.backends.cupti._ACTIVITY", self.activity)
+        monkeypatch.setattr(
+            "nsight_lab.backends.cupti.ActivityBuffer", lambda: self.activity
+        )
         monkeypatch.setattr(
             "nsight_lab.backends.cupti.GpuContext",
             lambda _torch, _options: ReplayGpuContext(self.gpu),

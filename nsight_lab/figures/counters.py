@@ -119,21 +119,8 @@ def counters_figure(
             suffix = _axis_suffix(panel)
             width = max(*series.t_us, record.duration_ns / 1e3, 1e-3)
             x0, y1 = grid.panel_axes(axes, (u, k), suffix, width)
-            style = region_style(order.get(key, k))
-            annotations.append(
-                {
-                    "text": f"{style.glyph} "
-                    + plotly_text(_short(label, NAME_CHARS[grid.columns])),
-                    "x": x0,
-                    "xref": "paper",
-                    "xanchor": "left",
-                    "y": y1,
-                    "yref": "paper",
-                    "yanchor": "bottom",
-                    "showarrow": False,
-                    "hovertext": plotly_text(label),
-                }
-            )
+            glyph = region_style(order.get(key, k)).glyph
+            annotations.append(_panel_title(glyph, label, grid.columns, (x0, y1)))
             traces += grid.panel_traces(unit, (label, record, series), suffix, legend)
             if grid.roof is not None and unit == "GB/s":
                 traces.append(_roof_trace(grid.roof, width, suffix, legend))
@@ -282,6 +269,23 @@ class _Grid:
             )
             legend.add(metric)
         return traces
+
+
+def _panel_title(
+    glyph: str, label: str, columns: int, at: tuple[float, float]
+) -> dict[str, Any]:
+    """A panel's title: the region's sign and name (shortened; whole in the hover)."""
+    return {
+        "text": f"{glyph} " + plotly_text(_short(label, NAME_CHARS[columns])),
+        "x": at[0],
+        "xref": "paper",
+        "xanchor": "left",
+        "y": at[1],
+        "yref": "paper",
+        "yanchor": "bottom",
+        "showarrow": False,
+        "hovertext": plotly_text(label),
+    }
 
 
 def _roof_trace(roof: float, width: float, suffix: str, legend: set[str]) -> go.Scatter:

@@ -77,7 +77,7 @@ def _marker_size(trace: Any) -> float | None:  # noqa: ANN401
     return None if size is None else float(size) * 72 / PX_PER_INCH
 
 
-def draw_scatter(trace: Any, panel: Panel, layout: dict[str, Any]) -> Any:  # noqa: ANN401, C901  (one branch per plotly scatter setting)
+def draw_scatter(trace: Any, panel: Panel, layout: dict[str, Any]) -> Any:  # noqa: ANN401  (one branch per plotly scatter setting)
     """Draw a scatter trace on its panel; the artist its legend entry shows."""
     xs = trace_values(trace, "x", panel, layout)
     ys = trace_values(trace, "y", panel, layout)
@@ -112,19 +112,7 @@ def draw_scatter(trace: Any, panel: Panel, layout: dict[str, Any]) -> Any:  # no
     else:
         (artist,) = panel.ax.plot(xs, ys, **style)
     if points and "markers" in mode:
-        # per-point symbols (an open one: a throttled run): drawn over the line's
-        for x, y, symbol in zip(xs, ys, points, strict=False):
-            shape, open_ = _marker(symbol)
-            if (shape, open_) != (marker, hollow):
-                panel.ax.plot(
-                    [x],
-                    [y],
-                    marker=shape,
-                    color=tint,
-                    markerfacecolor="white" if open_ else tint,
-                    markersize=style.get("markersize", 6),
-                    linestyle="none",
-                )
+        _point_markers(panel, (xs, ys, points), (marker, hollow), tint, style)
     below, panel.last = panel.last, (xs, ys)
     fills = getattr(trace, "fill", None) == "tonexty"
     if fills and below is not None and below[0] == xs:  # to the previous line
@@ -138,6 +126,28 @@ def draw_scatter(trace: Any, panel: Panel, layout: dict[str, Any]) -> Any:  # no
     if "text" in mode:
         _texts(panel.ax, xs, ys, trace.text, tint, str(trace.textposition or ""))
     return artist
+
+
+def _point_markers(
+    panel: Panel,
+    points: tuple[Any, Any, list[Any]],
+    common: tuple[str, bool],
+    tint: Any,  # noqa: ANN401  (a matplotlib colour)
+    style: dict[str, Any],
+) -> None:
+    """Per-point symbols (an open one: a throttled run), drawn over the line's."""
+    for x, y, symbol in zip(*points, strict=False):
+        shape, open_ = _marker(symbol)
+        if (shape, open_) != common:
+            panel.ax.plot(
+                [x],
+                [y],
+                marker=shape,
+                color=tint,
+                markerfacecolor="white" if open_ else tint,
+                markersize=style.get("markersize", 6),
+                linestyle="none",
+            )
 
 
 def draw_bar(trace: Any, index: int, panel: Panel, layout: dict[str, Any]) -> Any:  # noqa: ANN401

@@ -9,7 +9,7 @@ fused comparison.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import plotly.graph_objects as go
 
@@ -163,21 +163,29 @@ def _add_bars(
                 meta=meta,
             )
         )
-    fig.add_trace(
-        go.Scatter(
-            y=rows,
-            x=[p.bytes_total for p in placements],
-            name="DRAM bandwidth",
-            showlegend=False,
-            mode="text",
-            text=[_rate(p.achieved_bytes_per_s) for p in placements],
-            textposition="middle right",
-            cliponaxis=False,
-            customdata=custom,
-            hovertemplate=(
-                "%{customdata[0]}<br>%{customdata[3]} over %{customdata[2]} µs"
-                "<extra></extra>"
-            ),
-            meta=meta,
-        )
+    fig.add_trace(_rate_labels(placements, rows, custom, meta))
+
+
+def _rate_labels(
+    placements: Sequence[Placement],
+    rows: list[str],
+    custom: list[list[str]],
+    meta: list[dict[str, Any]],
+) -> go.Scatter:
+    """Each region's DRAM bandwidth written at its bar's end."""
+    return go.Scatter(
+        y=rows,
+        x=[p.bytes_total for p in placements],
+        name="DRAM bandwidth",
+        showlegend=False,
+        mode="text",
+        text=[_rate(p.achieved_bytes_per_s) for p in placements],
+        textposition="middle right",
+        cliponaxis=False,
+        customdata=custom,
+        hovertemplate=(
+            "%{customdata[0]}<br>%{customdata[3]} over %{customdata[2]} µs"
+            "<extra></extra>"
+        ),
+        meta=meta,
     )

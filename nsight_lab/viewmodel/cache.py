@@ -8,20 +8,32 @@ answers the model's payload: a refresh costs the runs added since the last, howe
 long the session. A model built from scratch (first view of a session, or after it
 was evicted) reads the session's runs in chunks of :data:`READ_CHUNK`.
 
+While a session viewed is running, one background thread keeps its model fed with
+new runs (every :data:`FOLLOW_INTERVAL_S`), so a refresh only catches up the last
+few and encodes: the per-run work is done as runs arrive, not in the request.
+
 Thread-safe: the server calls it from worker threads; one lock per model keeps its
 reads and adds in order, so concurrent refreshes of a session read each run once.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
+import time
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from nsight_lab.contract.registry import times_the_host
+from nsight_lab.errors import NsightLabError
 from nsight_lab.roofline.peaks import known_peaks
-from nsight_lab.viewmodel.session import MAX_POINTS, KeptBaseline, SessionViewModel
+from nsight_lab.viewmodel.session import (
+    MAX_POINTS,
+    WORK_RUNS,
+    KeptBaseline,
+    SessionViewModel,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -29,18 +41,25 @@ if TYPE_CHECKING:
     from nsight_lab.contract.records import RunRecord, SessionInfo
     from nsight_lab.store.run_store import RunStore
 
+logger = logging.getLogger(__name__)
+
 __all__ = ["CAPACITY", "READ_CHUNK", "ViewModels", "latest", "session_view"]
 
 CAPACITY = 8
 """Sessions whose view models are kept; the least recently viewed goes first."""
 READ_CHUNK = 20_000
 """Runs read from the store at a time while a model catches up."""
+FOLLOW_INTERVAL_S = 0.05
+"""How often the background follower adds a running session's new runs."""
+STATUS_INTERVAL_S = 1.0
+"""How often the follower re-reads a followed session (has it ended?)."""
 
 
 @dataclass
 class _Entry:
     model: SessionViewModel
     last_run_id: int = 0
+    checked: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -79,6 +98,8 @@ class ViewModels:
         self.runs_read = 0
         self._lock = threading.Lock()
         self._entries: OrderedDict[tuple[str, int], _Entry] = OrderedDict()
+        self._follower: threading.Thread | None = None
+        self._closed = threading.Event()
 
     def __len__(self) -> int:
         """The view models held."""
@@ -103,19 +124,77 @@ class ViewModels:
             raise
         entry = self._entry(key, store, session)
         with entry.lock:
-            while True:
-                pairs = store.runs_with_ids(
-                    session_id, after_id=entry.last_run_id, limit=READ_CHUNK
-                )
-                if not pairs:
-                    break
-                self.runs_read += len(pairs)
-                entry.model.add([record for _, record in pairs])
-                entry.last_run_id = pairs[-1][0]
-                if len(pairs) < READ_CHUNK:
-                    break
+            self._catch_up(store, session_id, entry)
             entry.model.session = session
-            return entry.model.to_json()
+            view = entry.model.to_json()
+        if session.status == "running":
+            self._follow(store)
+        return view
+
+    def _catch_up(self, store: RunStore, session_id: int, entry: _Entry) -> int:
+        """Add the runs stored since the entry's last; return how many (lock held)."""
+        taken = 0
+        while True:
+            pairs = store.runs_with_ids(
+                session_id, after_id=entry.last_run_id, limit=READ_CHUNK
+            )
+            if not pairs:
+                return taken
+            self.runs_read += len(pairs)
+            taken += len(pairs)
+            entry.model.add([record for _, record in pairs])
+            entry.last_run_id = pairs[-1][0]
+            if len(pairs) < READ_CHUNK:
+                return taken
+
+    def _follow(self, store: RunStore) -> None:
+        """Keep the running sessions' models fed in the background (one thread).
+
+        While a session viewed is running, a daemon thread adds its new runs every
+        :data:`FOLLOW_INTERVAL_S`, so a refresh finds its model nearly up to date:
+        the work per run is the same, done as runs arrive instead of in the request.
+        """
+        with self._lock:
+            if self._follower is not None and self._follower.is_alive():
+                return
+            self._follower = threading.Thread(
+                target=self._follow_loop,
+                args=(store,),
+                name="nsight-lab-view-models",
+                daemon=True,
+            )
+            self._follower.start()
+
+    def _follow_loop(self, store: RunStore) -> None:
+        """Feed each running session's model until none is running (or closed)."""
+        while not self._closed.wait(FOLLOW_INTERVAL_S):
+            with self._lock:
+                running = [
+                    (key, entry)
+                    for key, entry in self._entries.items()
+                    if key[0] == store.location
+                    and entry.model.session is not None
+                    and entry.model.session.status == "running"
+                ]
+            if not running:
+                return
+            for (_, session_id), entry in running:
+                if not entry.lock.acquire(blocking=False):
+                    continue  # a request is catching it up
+                try:
+                    self._catch_up(store, session_id, entry)
+                    if time.monotonic() - entry.checked > STATUS_INTERVAL_S:
+                        entry.model.session = store.get_session(session_id)
+                        entry.checked = time.monotonic()
+                except NsightLabError as exc:  # deleted, store gone: stop following
+                    logger.debug("[nsight-lab] view model of %s: %s", session_id, exc)
+                    self.forget((store.location, session_id))
+                finally:
+                    entry.lock.release()
+
+    def close(self) -> None:
+        """Stop following sessions (the server is stopping)."""
+        self._closed.set()
 
     def forget(self, key: tuple[str, int]) -> None:
         """Drop one session's view model (deleted, or its store changed)."""
@@ -156,7 +235,7 @@ class ViewModels:
                 session_id=kept.baseline_session_id,
                 name=kept.baseline_name,
                 threshold=kept.threshold,
-                records=latest(store.runs(kept.baseline_session_id), self.max_points),
+                records=latest(store.runs(kept.baseline_session_id), WORK_RUNS),
             )
         return SessionViewModel(
             session, peaks=peaks, max_points=self.max_points, baseline=baseline

@@ -18,7 +18,7 @@ from nsight_lab.contract.records import (
     session_to_json,
 )
 from nsight_lab.contract.registry import keeps_report
-from nsight_lab.errors import OptionError
+from nsight_lab.errors import RequestError
 from nsight_lab.options import shown
 from nsight_lab.viewmodel.progress import session_progress
 
@@ -67,7 +67,7 @@ def sessions_page(
     sessions/<id>``), so the list stays a few indexed reads.
 
     Raises:
-        OptionError: A filter value is malformed.
+        RequestError: A filter value is malformed.
         StoreError: The store cannot be read.
     """
     total = store.count_sessions(**filters)
@@ -135,7 +135,7 @@ def threshold_fraction(raw: str | None) -> float:
     (:data:`nsight_lab.analysis.compare.DEFAULT_THRESHOLD`).
 
     Raises:
-        OptionError: Not a number from 0 to 99 (400).
+        RequestError: Not a number from 0 to 99 (400).
     """
     if raw is None or raw == "":
         return DEFAULT_THRESHOLD
@@ -143,7 +143,7 @@ def threshold_fraction(raw: str | None) -> float:
         value = float(raw)
     except ValueError:
         msg = f"invalid threshold {shown(raw)}; expected a percentage, e.g. 2"
-        raise OptionError(msg) from None
+        raise RequestError(msg) from None
     return check_threshold_pct(value, "threshold")
 
 

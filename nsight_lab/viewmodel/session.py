@@ -14,12 +14,14 @@ within 0.1 %), telemetry aggregates, and the latest ``window`` runs. The duratio
 and clock charts are :class:`nsight_lab.figures.LiveFigures`' (each trace its
 latest ``max_points`` points; the CI band over every run); the roofline, traffic,
 counters-over-time and per-rank clock charts, the roofline columns and the verdicts
-against a baseline are drawn from the window (every run while a session fits in
-it). No pandas anywhere on this path.
+against a baseline (its latest runs too) are drawn from each region's latest
+:data:`WORK_RUNS` runs (every run while a session fits in that). No pandas anywhere
+on this path.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -53,6 +55,10 @@ __all__ = ["MAX_POINTS", "KeptBaseline", "SessionViewModel", "build"]
 
 MAX_POINTS = 2_000
 """Points per trace of the live charts, and runs per region in the window."""
+WORK_RUNS = 500
+"""Latest runs per region the roofline, traffic, counters-over-time and per-rank
+charts, the roofline columns and the verdicts are drawn from (a bounded cost per
+refresh: these are medians and a median run, which the latest 500 runs give)."""
 
 
 @dataclass(frozen=True)
@@ -137,9 +143,20 @@ class SessionViewModel:
         """Each region and config, in the order it first ran."""
         return list(self._groups.values())
 
-    def window(self) -> list[RunRecord]:
-        """The latest runs of every region and config (at most ``max_points`` each)."""
-        return [r for g in self._groups.values() for r in g.window]
+    def window(self, per_region: int | None = None) -> list[RunRecord]:
+        """The latest runs of every region and config (at most ``max_points`` each).
+
+        With ``per_region``, at most that many of each (the latest).
+        """
+        if per_region is None:
+            return [r for g in self._groups.values() for r in g.window]
+        return [
+            r
+            for g in self._groups.values()
+            for r in itertools.islice(
+                g.window, max(len(g.window) - per_region, 0), None
+            )
+        ]
 
     # -- what the views show ----------------------------------------------------------
     def figures(self) -> dict[str, dict[str, Any]]:
@@ -170,7 +187,8 @@ class SessionViewModel:
     def _built(self) -> dict[str, Any]:
         if self._view is not None and self._view[0] == self.version:
             return self._view[1]
-        window = [r for r in self.window() if not math.isnan(r.duration_ns)]
+        recent = self.window(WORK_RUNS)
+        window = [r for r in recent if not math.isnan(r.duration_ns)]
         works = region_work(window)
         placements = place_session(window, self.peaks) if self.peaks else []
         groups = self.regions
@@ -179,7 +197,7 @@ class SessionViewModel:
             "chart_order": list(CHART_ORDER),
             "summary": summary.region_rows(self.session, groups, works, placements),
             "counters": summary.counter_table(self.session, groups, self._metrics),
-            "verdicts": self._verdicts(),
+            "verdicts": self._verdicts(recent),
         }
         self._view = (self.version, view)
         return view
@@ -224,13 +242,13 @@ class SessionViewModel:
             self._layout = (key, layout["layout"])
         return self._layout[1]
 
-    def _verdicts(self) -> dict[str, Any] | None:
+    def _verdicts(self, recent: Sequence[RunRecord]) -> dict[str, Any] | None:
         kept = self.baseline
         if kept is None or self.session is None:
             return None
         return table_of(
             kept.records,
-            self.window(),
+            recent,
             a=kept.session_id,
             b=self.session.id,
             baseline=kept.name,

@@ -7,8 +7,8 @@ import statistics
 import pytest
 
 from nsight_lab.contract.records import TIME_METRIC, RunRecord
-from nsight_lab.results.ranks import SPAN_RANK
 from nsight_lab.results import summary_rows, to_dataframe
+from nsight_lab.results.ranks import SPAN_RANK
 
 
 def test_one_row_per_rank_after_the_span_row(ranked, session_info, step):

@@ -148,7 +148,7 @@ BUILTIN_BACKENDS: tuple[BackendEntry, ...] = (
     ),
     BackendEntry(
         "pm",
-        "nsight_lab.backends.pm.collector:PmBackend",
+        "nsight_lab.backends.pm.backend:PmBackend",
         "CUPTI PM sampling: hardware counters and their timelines, in this process",
         auto_order=-1,  # before ncu: in process, streamed, no child Python
         auto_reason="metrics {metrics} are PM-sampled in this process (CUPTI)",

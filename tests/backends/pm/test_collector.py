@@ -22,7 +22,8 @@ from nsight_lab.backends.cupti import (
     KernelActivity,
     PendingRun,
 )
-from nsight_lab.backends.pm import availability, errors
+from nsight_lab.backends.pm import availability, errors, interval
+from nsight_lab.backends.pm import backend as pm_backend
 from nsight_lab.backends.pm import collector as pm
 from nsight_lab.backends.pm.attribution import covered, merge_spans
 from nsight_lab.backends.pm.metrics import DEFAULT_OPTION_METRICS
@@ -456,16 +457,16 @@ def test_close_stops_sampling_even_when_cupti_fails() -> None:
 def test_probe_without_cupti_python_says_how_to_install(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(pm, "cupti_version", lambda: None)
-    found = pm.PmBackend().probe()
+    monkeypatch.setattr(pm_backend, "cupti_version", lambda: None)
+    found = pm_backend.PmBackend().probe()
     assert not found.ok
     assert found.reason == "cupti-python is not installed"
     assert "pip install 'nsight-lab[pm]'" in found.hint
 
 
 def test_probe_with_an_old_cupti_python(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pm, "cupti_version", lambda: "13.0.2")
-    found = pm.PmBackend().probe()
+    monkeypatch.setattr(pm_backend, "cupti_version", lambda: "13.0.2")
+    found = pm_backend.PmBackend().probe()
     assert not found.ok
     assert "predates PM sampling" in found.reason
 
@@ -475,12 +476,12 @@ def test_probe_without_counter_permission_says_what_to_do(
 ) -> None:
     from nsight_lab.gpu import stack
 
-    monkeypatch.setattr(pm, "cupti_version", lambda: "13.4.0")
-    monkeypatch.setattr(pm, "require_cuda", lambda _: None)
+    monkeypatch.setattr(pm_backend, "cupti_version", lambda: "13.4.0")
+    monkeypatch.setattr(pm_backend, "require_cuda", lambda _: None)
     monkeypatch.setattr(
         stack, "counter_permission", lambda: stack.StackStatus(ok=False, detail="")
     )
-    found = pm.PmBackend().probe()
+    found = pm_backend.PmBackend().probe()
     assert not found.ok
     assert "ERR_NVGPUCTRPERM" in found.reason
     assert found.hint == errors.PERMISSION
@@ -491,12 +492,12 @@ def test_probe_that_can_run_asks_about_metrics_lazily(
 ) -> None:
     from nsight_lab.gpu import stack
 
-    monkeypatch.setattr(pm, "cupti_version", lambda: "13.4.0")
-    monkeypatch.setattr(pm, "require_cuda", lambda _: None)
+    monkeypatch.setattr(pm_backend, "cupti_version", lambda: "13.4.0")
+    monkeypatch.setattr(pm_backend, "require_cuda", lambda _: None)
     monkeypatch.setattr(
         stack, "counter_permission", lambda: stack.StackStatus(ok=True, detail="")
     )
-    found = pm.PmBackend().probe()
+    found = pm_backend.PmBackend().probe()
     assert found.ok
     assert found.reason.startswith("CUPTI PM sampling")
 
@@ -702,7 +703,7 @@ def test_the_sample_interval_reaches_the_sampler_and_sizes_the_quiet_spin(
     assert m.interval_ns == 50_000
     assert not m._tune  # given: not tuned, only lengthened where a run needs it
     # The quiet spin covers one interval, with its margin, at the SM clock.
-    assert m._quiet_cycles == math.ceil(50_000 * 1980 / 1e3 * pm.QUIET_MARGIN)
+    assert m._quiet_cycles == math.ceil(50_000 * 1980 / 1e3 * interval.QUIET_MARGIN)
     m._run_s = {0: 0.01}
     m._fit_interval(0, first=True)
     assert "PM sampling every 50 µs on" in m.notes[-1]

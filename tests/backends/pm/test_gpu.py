@@ -51,7 +51,7 @@ def test_a_copy_region_reads_and_writes_what_it_moves() -> None:
     _pm_ready()
     import torch
 
-    from nsight_lab.backends.pm.collector import PmBackend
+    from nsight_lab.backends.pm.backend import PmBackend
 
     x = torch.randn(64 * MiB, device="cuda")  # 64M floats: 256 MiB
     small = torch.randn(MiB // 4, device="cuda")  # 1 MiB: shorter than a sample

@@ -18,9 +18,11 @@ from typing import Any, Literal
 
 from nsight_lab.backends.gpu import require_cuda
 from nsight_lab.backends.pm import errors, metrics
-from nsight_lab.backends.pm.sampler import CuptiMetricsHost, chip_name, cupti_version
+from nsight_lab.backends.pm.host import CuptiMetricsHost, chip_name, cupti_version
 from nsight_lab.contract.probe import MetricVerdict
 from nsight_lab.errors import NsightLabError
+from nsight_lab.gpu import stack
+from nsight_lab.store.run_store import RunStore
 
 
 def _device_name(torch: Any, index: int) -> str:  # noqa: ANN401  (the torch module)
@@ -32,15 +34,11 @@ class StoreCache:
 
     def cache_get(self, key: str) -> Any:  # noqa: ANN401  (any JSON value)
         """The JSON value under ``key``, or None."""
-        from nsight_lab.store.run_store import RunStore
-
         with RunStore() as store:
             return store.cache_get(key)
 
     def cache_put(self, key: str, value: Any) -> None:  # noqa: ANN401
         """Keep ``value`` under ``key``."""
-        from nsight_lab.store.run_store import RunStore
-
         with RunStore() as store:
             store.cache_put(key, value)
 
@@ -76,7 +74,7 @@ class PmChecks:
         """Why PM sampling cannot be enabled on device ``index`` (tried once)."""
         if index not in self.startable:
             try:
-                from cupti import pm_sampling
+                from cupti import pm_sampling  # noqa: PLC0415  (optional: cupti-python)
 
                 probe = pm_sampling.Collector(index)
                 probe.enable()
@@ -157,8 +155,6 @@ def _prerequisite_missing() -> Diagnosis | None:
         reason = str(exc).removeprefix("backend 'pm' is unavailable: ")
         what, _, hint = reason.partition("; ")
         return Diagnosis("missing", what, hint)
-    from nsight_lab.gpu import stack
-
     if stack.counter_permission().ok is False:
         return Diagnosis(
             "error", "GPU performance counters are for admins only", errors.PERMISSION

@@ -11,7 +11,7 @@ from nsight_lab.backends.gpu import require_cuda
 from nsight_lab.backends.inprocess import InProcessCollector
 from nsight_lab.backends.pm import errors
 from nsight_lab.backends.pm.collector import PmMeasurement
-from nsight_lab.backends.pm.sampler import cupti_version
+from nsight_lab.backends.pm.host import cupti_version
 from nsight_lab.contract.collector import Availability
 from nsight_lab.errors import BackendUnavailableError
 from nsight_lab.gpu import stack

@@ -86,7 +86,7 @@ class CuptiImage:
             metrics: The configured metrics, in value-column order.
             capacity: Samples the image holds.
         """
-        from cupti import cupti
+        from cupti import cupti  # noqa: PLC0415  (optional: cupti-python)
 
         self._cupti = cupti
         self._full = int(cupti.PmSamplingDecodeStopReason.COUNTER_DATA_FULL)
@@ -138,7 +138,7 @@ class CuptiImage:
     @staticmethod
     def bytes_per_sample(collector: Any, metrics: Sequence[str]) -> int:  # noqa: ANN401
         """Image bytes per sample for ``metrics`` (asked for 1,000 samples)."""
-        from cupti import cupti
+        from cupti import cupti  # noqa: PLC0415  (optional: cupti-python)
 
         names = [m.encode() for m in metrics]
         array = (ctypes.c_char_p * len(names))(*names)
@@ -155,7 +155,7 @@ class CuptiImage:
 
     def _evaluator(self, chip: str, names_ptr: int, count: int) -> None:
         """One profiler host and one evaluation struct, kept for every sample."""
-        from cupti import profiler_host
+        from cupti import profiler_host  # noqa: PLC0415  (optional: cupti-python)
 
         cupti = self._cupti
         self._host = profiler_host.ProfilerHost(
@@ -242,7 +242,7 @@ class CuptiSampling:
 
     def __init__(self, device_index: int, metrics: Sequence[str]) -> None:
         """Load cupti-python's PM sampling for ``device_index`` (nothing enabled)."""
-        from cupti import pm_sampling
+        from cupti import pm_sampling  # noqa: PLC0415  (optional: cupti-python)
 
         self._pm_sampling = pm_sampling
         self.metrics = tuple(metrics)

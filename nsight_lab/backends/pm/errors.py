@@ -95,7 +95,7 @@ def status_name(exc: BaseException) -> str:
     name = getattr(status, "name", None)
     if name is None and status is not None:
         try:
-            from cupti import cupti
+            from cupti import cupti  # noqa: PLC0415  (optional: cupti-python)
 
             name = cupti.Result(int(status)).name
         except Exception:  # noqa: BLE001  (a name only makes the message nicer)

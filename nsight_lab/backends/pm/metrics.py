@@ -123,7 +123,7 @@ def timeline_scale(metric: str) -> float:
 
 
 class MetricsHost(Protocol):
-    """The profiler host API for one chip (:class:`~.sampler.CuptiMetricsHost`)."""
+    """The profiler host API for one chip (:class:`~.host.CuptiMetricsHost`)."""
 
     chip: str
 

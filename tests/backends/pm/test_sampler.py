@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from nsight_lab.backends.pm import errors
-from nsight_lab.backends.pm.sampler import Chunk, CuptiMetricsHost
+from nsight_lab.backends.pm.host import CuptiMetricsHost
+from nsight_lab.backends.pm.sampler import Chunk
 from nsight_lab.errors import BackendUnavailableError, MeasurementError
 
 

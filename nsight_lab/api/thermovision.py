@@ -9,7 +9,7 @@ nsight-python's ``ThermalController`` (its NVML polling) is not served.
 from __future__ import annotations
 
 from nsight_lab.api._unserved import no_attribute, unserved
-from nsight_lab.gpu.telemetry import (
+from nsight_lab.gpu.thermal import (
     THERMAL_CONT_MAX_C,
     THERMAL_CONT_MIN_C,
     THERMAL_CONT_STEP_C,

@@ -10,12 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 from nsight_lab.contract.records import Telemetry
 from nsight_lab.errors import BackendUnavailableError
-from nsight_lab.gpu.telemetry import (
+from nsight_lab.gpu.telemetry import GpuMonitor, TelemetrySampler
+from nsight_lab.gpu.thermal import (
     THERMAL_RESUME_HEADROOM_C,
     THERMAL_TIMEOUT_S,
     THERMAL_WAIT_HEADROOM_C,
-    GpuMonitor,
-    TelemetrySampler,
     ThermalGuard,
 )
 from nsight_lab.options import ThermalSettings
@@ -35,7 +34,7 @@ def require_cuda(backend_id: str) -> Any:  # noqa: ANN401  (the torch module)
         BackendUnavailableError: PyTorch is missing or sees no CUDA device.
     """
     try:
-        import torch
+        import torch  # noqa: PLC0415  (optional and heavy: PyTorch)
     except ImportError as exc:
         msg = (
             f"backend {backend_id!r} is unavailable: PyTorch is not installed; "

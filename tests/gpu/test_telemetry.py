@@ -5,7 +5,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from nsight_lab.errors import CoolingTimeoutError
-from nsight_lab.gpu.telemetry import ThermalGuard, decode_reasons, is_throttled
+from nsight_lab.gpu.telemetry import decode_reasons, is_throttled
+from nsight_lab.gpu.thermal import ThermalGuard
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -31,6 +31,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from nsight_lab.contract.registry import backend_entry
+from nsight_lab.distributed.group import initialised_group
+
 if TYPE_CHECKING:
     from nsight_lab.contract.collector import CellCode, Collector
     from nsight_lab.distributed.group import GroupInfo
@@ -41,9 +44,6 @@ __all__ = ["follows", "rank_collector"]
 
 def _group(plan: Plan) -> GroupInfo | None:
     """The kernel's process group, where this plan is timed over it."""
-    from nsight_lab.contract.registry import backend_entry  # noqa: PLC0415  (light)
-    from nsight_lab.distributed.group import initialised_group  # noqa: PLC0415
-
     if plan.options.ranks is not None or not backend_entry(plan.backend).ranks:
         return None
     return initialised_group()

@@ -1,0 +1,344 @@
+"""The docs name only what exists, so they cannot rot silently (issue 23).
+
+Checked in ``docs/architecture.md`` and ``README.md``:
+
+- every ``nsight_lab/...`` path is a file or folder of the checkout;
+- every dotted ``nsight_lab.x.y`` name is a module, or a module and a name it binds at
+  its top level (``nsight_lab.store.writer.StoreWriter``, ``nsight_lab.__version__``);
+- every other path in code (a word with a ``/`` or a file extension, such as
+  ``backends/pm/sampler.py``, ``plan.py`` or ``src/model/``) is found from the
+  checkout's root or from ``nsight_lab/`` (in the README, those with a ``/``).
+
+And ``docs/architecture.md``'s layer table is :data:`LAYERS` of
+``scripts/architecture.py``, the order CI enforces (``tests/test_architecture.py``).
+After changing ``LAYERS``, ``python tests/test_docs_paths.py --write`` rewrites that
+table (aligned as prettier aligns it).
+
+Nothing is imported from ``nsight_lab``: modules are found as files and their names
+read with :mod:`ast`, so the check runs without the GPU stack.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import re
+import sys
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "nsight_lab"
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+DOCS = (ARCHITECTURE, ROOT / "README.md")
+BEGIN = "<!-- layers: begin (generated from LAYERS in scripts/architecture.py) -->"
+END = "<!-- layers: end -->"
+
+# ``nsight_lab/a/b.py`` and ``nsight_lab.a.b`` wherever they appear (prose or code).
+PACKAGE_PATH = re.compile(r"(?<![\w./-])nsight_lab/[\w./-]*")
+DOTTED = re.compile(r"(?<![\w./-])nsight_lab(?:\.\w+)+")
+# A word of a code span or block that names a file or folder.
+PATH_WORD = re.compile(r"^[\w.-]+(?:/[\w.-]+)*/?$")
+EXTENSIONS = (
+    ".py",
+    ".ts",
+    ".tsx",
+    ".json",
+    ".md",
+    ".sqlite",
+    ".png",
+    ".sh",
+    ".toml",
+    ".ipynb",
+    ".css",
+)
+CODE_SPAN = re.compile(r"`([^`\n]+)`")
+
+
+def _load_architecture() -> ModuleType:
+    """``scripts/architecture.py``, the module object the architecture test uses too."""
+    if "architecture" in sys.modules:
+        return sys.modules["architecture"]
+    spec = importlib.util.spec_from_file_location(
+        "architecture", ROOT / "scripts" / "architecture.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["architecture"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+# -- paths and modules --------------------------------------------------------------
+
+
+def module_file(dotted: str, root: Path = ROOT) -> Path | None:
+    """The file of module ``a.b.c`` under ``root`` (a package's ``__init__.py``)."""
+    base = root.joinpath(*dotted.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    if dotted.endswith(".__init__"):
+        init = base.with_suffix(".py")
+        return init if init.is_file() else None
+    return None
+
+
+@cache
+def bound_names(path: Path) -> frozenset[str]:
+    """The names a module binds at its top level, or makes on demand.
+
+    Definitions, assignments and imports (``if``/``try`` bodies included), its
+    ``__all__``, and, where it has a module ``__getattr__``, every string it holds.
+    """
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: set[str] = set()
+    lazy = False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+            lazy = lazy or node.name == "__getattr__"
+        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(t.id for t in targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    strings = {
+        n.value
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    }
+    if lazy:
+        names.update(strings)
+    return frozenset(names)
+
+
+def dotted_problem(dotted: str, root: Path = ROOT) -> str | None:
+    """Why ``dotted`` names nothing in the checkout, or None when it does.
+
+    Its longest prefix that is a module must exist, and the next part (if any) must be
+    a name that module binds; deeper parts (a class's method) are not followed.
+    """
+    parts = dotted.split(".")
+    for end in range(len(parts), 0, -1):
+        path = module_file(".".join(parts[:end]), root)
+        if path is None:
+            continue
+        if end == len(parts) or parts[end] in bound_names(path):
+            return None
+        return f"{'.'.join(parts[:end])} has no {parts[end]!r}"
+    return "no such module"
+
+
+def path_exists(word: str, root: Path = ROOT) -> bool:
+    """``word`` is a file or folder from the checkout's root or from ``nsight_lab/``."""
+    name = word.rstrip("/")
+    return any((base / name).exists() for base in (root, root / "nsight_lab"))
+
+
+def code_words(text: str) -> list[str]:
+    """The words of every code span and fenced block, punctuation around them cut."""
+    words: list[str] = []
+    fenced = False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        chunks = [line] if fenced else CODE_SPAN.findall(line)
+        for chunk in chunks:
+            words.extend(w.strip(",;:()[]'\"*").rstrip(".") for w in chunk.split())
+    return [w for w in words if w]
+
+
+def is_path_word(word: str) -> bool:
+    """A word that names a file or folder: ``a/b/``, ``a/b.py``, ``plan.py``."""
+    if not PATH_WORD.match(word) or word.startswith((".", "/")) or "//" in word:
+        return False
+    return word.endswith(("/", *EXTENSIONS))
+
+
+def missing_names(text: str, root: Path = ROOT, *, bare: bool = True) -> list[str]:
+    """Every path or module ``text`` names that the checkout does not have.
+
+    With ``bare=False`` a file name without a folder (``ui_scale.json``, named after
+    its folder in the README's prose) is not looked for.
+    """
+    missing: list[str] = []
+    for match in PACKAGE_PATH.findall(text):
+        path = match.rstrip(".")
+        if not (root / path).exists():
+            missing.append(f"{path}: no such file or folder")
+    for dotted in DOTTED.findall(text):
+        problem = dotted_problem(dotted, root)
+        if problem:
+            missing.append(f"{dotted}: {problem}")
+    for word in code_words(text):
+        if word.startswith("nsight_lab"):
+            continue  # checked above
+        if not bare and "/" not in word:
+            continue
+        if is_path_word(word) and not path_exists(word, root):
+            missing.append(f"{word}: neither under the root nor under nsight_lab/")
+    return sorted(set(missing))
+
+
+# -- the layer table ----------------------------------------------------------------
+
+
+def _shown(prefix: str) -> str:
+    """A prefix as the doc shows it: ``text/`` (a package) or ``plan.py``."""
+    rest = prefix.removeprefix("nsight_lab.")
+    path = PACKAGE.joinpath(*rest.split("."))
+    return f"`{rest.replace('.', '/')}/`" if path.is_dir() else f"`{rest}.py`"
+
+
+def layer_rows(layers: tuple[tuple[str, tuple[str, ...]], ...]) -> list[list[str]]:
+    """One row per layer, bottom first: its number and name, what it holds, its imports.
+
+    A layer lists only the prefixes the checkout has (``LAYERS`` also keeps the names
+    modules had before issue 23 moved them, for the "before" figures).
+    """
+    rows = [["layer", "packages and root modules", "may import"]]
+    for index, (name, prefixes) in enumerate(layers):
+        present = [p for p in prefixes if module_file(p) is not None]
+        below = [n for n, _ in layers[:index]]
+        may = ", ".join([name, *reversed(below)])
+        rows.append(
+            [f"{index + 1}. {name}", ", ".join(_shown(p) for p in present), may]
+        )
+    return rows
+
+
+def render_table(rows: list[list[str]]) -> str:
+    """A markdown table aligned as prettier aligns it (``jlpm prettier`` keeps it)."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = [
+        "| "
+        + " | ".join(c.ljust(w) for c, w in zip(rows[0], widths, strict=True))
+        + " |"
+    ]
+    lines.append("| " + " | ".join("-" * w for w in widths) + " |")
+    lines.extend(
+        "| " + " | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) + " |"
+        for row in rows[1:]
+    )
+    return "\n".join(lines)
+
+
+def table_cells(block: str) -> list[list[str]]:
+    """A markdown table's cells, stripped, without its separator line."""
+    rows = []
+    for line in block.strip().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if all(set(c) <= {"-", ":"} for c in cells):
+            continue
+        rows.append(cells)
+    return rows
+
+
+def doc_layer_block(text: str) -> str:
+    """What ``docs/architecture.md`` holds between the layer table's markers."""
+    if BEGIN not in text or END not in text:
+        message = (
+            f"docs/architecture.md lost its layer table's markers ({BEGIN!r} ... "
+            f"{END!r}): put them back and run python tests/test_docs_paths.py --write"
+        )
+        raise AssertionError(message)
+    return text.split(BEGIN, 1)[1].split(END, 1)[0]
+
+
+def write_layer_table() -> None:
+    """Rewrite the layer table of ``docs/architecture.md`` from ``LAYERS``."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    old = doc_layer_block(text)
+    table = render_table(layer_rows(_load_architecture().LAYERS))
+    ARCHITECTURE.write_text(
+        text.replace(BEGIN + old + END, f"{BEGIN}\n\n{table}\n\n{END}"),
+        encoding="utf-8",
+    )
+
+
+# -- the tests ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
+def test_every_path_and_module_the_doc_names_exists(doc: Path) -> None:
+    # docs/architecture.md writes every file with its folder; the README names some
+    # by their file name after naming the folder.
+    missing = missing_names(doc.read_text(encoding="utf-8"), bare=doc == ARCHITECTURE)
+    assert missing == [], f"{doc.relative_to(ROOT)} names what is not there: {missing}"
+
+
+def test_the_layer_table_is_layers_of_the_architecture_check() -> None:
+    block = doc_layer_block(ARCHITECTURE.read_text(encoding="utf-8"))
+    expected = layer_rows(_load_architecture().LAYERS)
+    assert table_cells(block) == expected, (
+        "docs/architecture.md's layer table differs from LAYERS in "
+        "scripts/architecture.py: run python tests/test_docs_paths.py --write"
+    )
+
+
+def test_every_layer_in_the_table_holds_something() -> None:
+    # A layer whose every prefix moved away would render empty: LAYERS needs updating.
+    rows = layer_rows(_load_architecture().LAYERS)[1:]
+    assert [row[0] for row in rows if not row[1]] == []
+
+
+# The check itself, on small texts: each part can fail.
+
+
+def test_a_missing_package_path_is_named() -> None:
+    text = "See `nsight_lab/options/table.py` and nsight_lab/no_such/module.py."
+    assert missing_names(text) == [
+        "nsight_lab/no_such/module.py: no such file or folder"
+    ]
+
+
+def test_a_missing_module_or_name_is_named() -> None:
+    text = (
+        "nsight_lab.store.writer.StoreWriter, nsight_lab.__version__, "
+        "nsight_lab.contract.records, nsight_lab.store.nowhere, "
+        "nsight_lab.store.writer.NoSuchWriter."
+    )
+    assert missing_names(text) == [
+        "nsight_lab.store.nowhere: nsight_lab.store has no 'nowhere'",
+        (
+            "nsight_lab.store.writer.NoSuchWriter: nsight_lab.store.writer has no "
+            "'NoSuchWriter'"
+        ),
+    ]
+
+
+def test_relative_paths_in_code_are_found_from_the_root_or_the_package() -> None:
+    text = (
+        "`backends/pm/sampler.py`, `src/model/`, `tests/test_wire.py`, `text/html`, "
+        "`application/vnd.nsight-lab.session+json`, `GET sessions/<id>`\n"
+        "```\noptions/ --> plan.py --> backends/gone.py\n```\n"
+        "`store/oldname.py` and `magic.py`"
+    )
+    assert missing_names(text) == [
+        "backends/gone.py: neither under the root nor under nsight_lab/",
+        "magic.py: neither under the root nor under nsight_lab/",
+        "store/oldname.py: neither under the root nor under nsight_lab/",
+    ]
+
+
+def test_a_changed_layer_order_fails_the_table() -> None:
+    layers = _load_architecture().LAYERS
+    swapped = (layers[1], layers[0], *layers[2:])
+    assert layer_rows(swapped) != layer_rows(layers)
+    block = render_table(layer_rows(swapped))
+    assert table_cells(block) == layer_rows(swapped)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--write"]:
+        sys.exit("usage: python tests/test_docs_paths.py --write  (rewrites the table)")
+    write_layer_table()

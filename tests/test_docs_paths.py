@@ -328,6 +328,11 @@ def test_relative_paths_in_code_are_found_from_the_root_or_the_package() -> None
         "magic.py: neither under the root nor under nsight_lab/",
         "store/oldname.py: neither under the root nor under nsight_lab/",
     ]
+    # The README's way: a bare file name after its folder is not looked for.
+    assert missing_names(text, bare=False) == [
+        "backends/gone.py: neither under the root nor under nsight_lab/",
+        "store/oldname.py: neither under the root nor under nsight_lab/",
+    ]
 
 
 def test_a_changed_layer_order_fails_the_table() -> None:

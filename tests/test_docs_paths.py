@@ -291,6 +291,24 @@ def test_every_layer_in_the_table_holds_something() -> None:
     assert [row[0] for row in rows if not row[1]] == []
 
 
+def test_every_package_and_root_module_has_its_line() -> None:
+    # Section 3 of docs/architecture.md: one line per package (and root module).
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    section = text.split("\n## 3.", 1)[1].split("\n## 4.", 1)[0]
+    assert unnamed(section) == [], "add a line to docs/architecture.md's section 3"
+
+
+def unnamed(section: str) -> list[str]:
+    """The packages and root modules of ``nsight_lab/`` that ``section`` never names."""
+    names = [
+        f"{p.name}/" if p.is_dir() else p.name
+        for p in sorted(PACKAGE.iterdir())
+        if (p.is_dir() and (p / "__init__.py").is_file())
+        or (p.suffix == ".py" and p.name not in {"__init__.py", "_version.py"})
+    ]
+    return [name for name in names if f"`{name}`" not in section]
+
+
 # The check itself, on small texts: each part can fail.
 
 
@@ -333,6 +351,14 @@ def test_relative_paths_in_code_are_found_from_the_root_or_the_package() -> None
         "backends/gone.py: neither under the root nor under nsight_lab/",
         "store/oldname.py: neither under the root nor under nsight_lab/",
     ]
+
+
+def test_a_package_without_its_line_is_named() -> None:
+    missing = unnamed("`plan.py` and `store/`")
+    assert "options/" in missing
+    assert "session.py" in missing
+    assert "plan.py" not in missing
+    assert "store/" not in missing
 
 
 def test_a_changed_layer_order_fails_the_table() -> None:

@@ -9,9 +9,12 @@ from __future__ import annotations
 import importlib.util
 import sys
 from pathlib import Path
-from types import ModuleType
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from types import ModuleType
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -133,7 +136,8 @@ def test_a_size_reason_in_the_docstring_lets_a_long_function_pass(tmp_path) -> N
             "__init__.py": "",
             "stats.py": (
                 f"def long():\n{body}"
-                f'def reasoned():\n    """Do it.\n\n    Size: one table.\n    """\n{body}'
+                'def reasoned():\n    """Do it.\n\n    Size: one table.\n    """\n'
+                f"{body}"
             ),
         },
     )

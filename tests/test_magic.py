@@ -323,7 +323,7 @@ def test_target_rsd_stops_adding_runs(ip: InteractiveShell) -> None:
     assert len(durations) == frame["NumRuns"].iloc[0] >= 3
     # No earlier stopping point was passed over ...
     for k in range(3, len(durations)):
-        assert rsd_pct(durations[:k]) > 50, f"met at run {k}, went on to {len(durations)}"
+        assert rsd_pct(durations[:k]) > 50, f"met at {k} runs, ran {len(durations)}"
     # ... and where it stopped, the spread met the target, unless --max-time cut it.
     if rsd_pct(durations) > 50:
         assert frame["RelativeStdDevPct"].iloc[0] > 50

@@ -244,24 +244,31 @@ def weigh(starts: ArrayLike, ends: ArrayLike, layout: Layout[K]) -> Weights[K]:
     region = (unique % max(count, 1)).astype(np.intp)
     np.add.at(total, sample, overlap_ns)
     share = overlap_ns / total[sample] if len(sample) else np.zeros(0)
-    lengths = (spans[:, 1] - spans[:, 0]).astype(np.float64)
-    first = np.full(count, np.nan)
-    last = np.full(count, np.nan)
-    if len(spans):
-        np.fmin.at(first, labels, spans[:, 0].astype(np.float64))
-        np.fmax.at(last, labels, spans[:, 1].astype(np.float64))
+    busy, first, last = _span_bounds(spans, labels, count)
     return Weights(
         keys=keys,
         sample=sample,
         region=region,
         overlap_ns=overlap_ns.astype(np.float64),
         share=share,
-        busy_ns=np.bincount(labels, weights=lengths, minlength=count).astype(
-            np.float64
-        ),
+        busy_ns=busy,
         first_ns=first,
         last_ns=last,
     )
+
+
+def _span_bounds(
+    spans: NDArray[np.int64], labels: NDArray[np.intp], count: int
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Per region: its kernel time, its first kernel start and last kernel end."""
+    lengths = (spans[:, 1] - spans[:, 0]).astype(np.float64)
+    first = np.full(count, np.nan)
+    last = np.full(count, np.nan)
+    if len(spans):
+        np.fmin.at(first, labels, spans[:, 0].astype(np.float64))
+        np.fmax.at(last, labels, spans[:, 1].astype(np.float64))
+    busy = np.bincount(labels, weights=lengths, minlength=count).astype(np.float64)
+    return busy, first, last
 
 
 def _rows_of_pairs(

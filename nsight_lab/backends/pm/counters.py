@@ -67,6 +67,32 @@ class RegionCounters:
     """DRAM writes in the region's write-back window (its dirty lines written back
     after its last kernel), per metric column; zero for all but DRAM writes."""
 
+    @classmethod
+    def empty(cls, width: int, busy_ns: float) -> RegionCounters:
+        """Nothing added yet for a region of ``busy_ns`` kernel time."""
+        return cls(sums=np.zeros(width), ratio_sums=np.zeros(width), busy_ns=busy_ns)
+
+    def add(  # noqa: PLR0913  (one sample batch's parts, each its own column)
+        self,
+        sums: NDArray[np.float64],
+        *,
+        writeback: NDArray[np.float64] | None,
+        ratio_sums: NDArray[np.float64],
+        ratio_ns: float,
+        t_us: list[float],
+        points: list[NDArray[np.float64]],
+    ) -> None:
+        """Add one chunk's share of the samples to this region's totals."""
+        self.sums += sums
+        if writeback is not None:
+            if self.writeback is None:
+                self.writeback = np.zeros(len(self.sums))
+            self.writeback += writeback
+        self.ratio_sums += ratio_sums
+        self.ratio_ns += ratio_ns
+        self.t_us += t_us
+        self.points += points
+
     def values(self, names: Sequence[str]) -> dict[str, float]:
         """The region's value of each metric (only finite ones).
 
@@ -114,6 +140,26 @@ class RegionCounters:
         )
 
 
+@dataclass(frozen=True)
+class _Columns:
+    """How each metric column combines: its kind, timeline scale, write-back."""
+
+    rate: NDArray[np.bool_]
+    ratio: NDArray[np.bool_]
+    scale: NDArray[np.float64]
+    written: NDArray[np.bool_]
+
+    @classmethod
+    def of(cls, names: Sequence[str]) -> _Columns:
+        kinds = [metrics.kind_of(m) for m in names]
+        return cls(
+            rate=np.array([k == "rate" for k in kinds]),
+            ratio=np.array([k == "ratio" for k in kinds]),
+            scale=np.array([metrics.timeline_scale(m) for m in names]),
+            written=np.array([metrics.counts_writeback(m) for m in names]),
+        )
+
+
 def region_counters(
     chunks: Sequence[Samples], layout: attribution.Layout[K], names: Sequence[str]
 ) -> dict[K, RegionCounters]:
@@ -127,82 +173,91 @@ def region_counters(
     Returns:
         Region key -> its counters, for every region some sample overlaps.
     """
-    kinds = [metrics.kind_of(m) for m in names]
-    rate = np.array([k == "rate" for k in kinds])
-    ratio = np.array([k == "ratio" for k in kinds])
-    scale = np.array([metrics.timeline_scale(m) for m in names])
-    written = np.array([metrics.counts_writeback(m) for m in names])
+    columns = _Columns.of(names)
     reads = layout.for_reads()
-    writes = layout.for_writes() if layout.writeback and written.any() else None
+    writes = layout.for_writes() if layout.writeback and columns.written.any() else None
     totals: dict[K, RegionCounters] = {}
     for chunk in chunks:
-        weights = attribution.weigh(chunk.starts, chunk.ends, reads)
-        swept = (
-            attribution.weigh(chunk.starts, chunk.ends, writes)
-            if writes is not None
-            else None
-        )
-        needed = weights.needed()
-        if swept is not None:
-            needed = np.union1d(needed, swept.needed())
-        if len(needed) == 0:
-            continue
-        rows = np.nan_to_num(chunk.values(needed))
-        lengths = (chunk.ends[needed] - chunk.starts[needed]).astype(np.float64)
-        additive = np.where(rate, rows * lengths[:, None], rows)
-        sums = attribution.region_sums(weights, _rows_for(weights, needed, additive))
-        back: dict[K, NDArray[np.float64]] = {}
-        if swept is not None:
-            # The region's dirty lines, written back during its sweep.
-            back = {
-                key: np.where(written, extra, 0.0)
-                for key, extra in attribution.region_sums(
-                    swept, _rows_for(swept, needed, additive)
-                ).items()
-            }
-        keep = np.isin(needed, weights.needed())
-        rows, additive = rows[keep], additive[keep]
-        lengths = lengths[keep]
-        needed = needed[keep]
-        means = attribution.region_means(weights, rows)
-        overlap = np.bincount(
-            weights.region, weights.overlap_ns, minlength=len(weights.keys)
-        )
-        pair_rows = np.searchsorted(needed, weights.sample)
-        # The region's part of each sample over the time it overlapped the region:
-        # its rate while the region's kernels ran (idle and quiet time carried none).
-        rates = (
-            weights.share[:, None]
-            * additive[pair_rows]
-            / weights.overlap_ns[:, None]
-            * scale
-        )
-        point_values = np.where(ratio, rows[pair_rows], rates)
-        mids = (chunk.starts[weights.sample] + chunk.ends[weights.sample]) / 2
-        for i, key in enumerate(weights.keys):
-            if overlap[i] <= 0:
-                continue
-            found = totals.setdefault(
-                key,
-                RegionCounters(
-                    sums=np.zeros(len(names)),
-                    ratio_sums=np.zeros(len(names)),
-                    busy_ns=float(weights.busy_ns[i]),
-                ),
-            )
-            found.sums += sums[key]
-            if key in back:
-                if found.writeback is None:
-                    found.writeback = np.zeros(len(names))
-                found.writeback += back[key]
-            found.ratio_sums += np.nan_to_num(means[key]) * overlap[i]
-            found.ratio_ns += float(overlap[i])
-            mine = weights.region == i
-            first = float(weights.first_ns[i])
-            length = max(float(weights.last_ns[i]) - first, 0.0)
-            found.t_us += (np.clip(mids[mine] - first, 0.0, length) / 1e3).tolist()
-            found.points += list(point_values[mine])
+        _add_chunk(totals, chunk, reads, writes, columns)
     return totals
+
+
+def _add_chunk(
+    totals: dict[K, RegionCounters],
+    chunk: Samples,
+    reads: attribution.Layout[K],
+    writes: attribution.Layout[K] | None,
+    columns: _Columns,
+) -> None:
+    """Add one chunk's samples to the regions they overlap (and their sweeps)."""
+    weights = attribution.weigh(chunk.starts, chunk.ends, reads)
+    swept = (
+        attribution.weigh(chunk.starts, chunk.ends, writes)
+        if writes is not None
+        else None
+    )
+    needed = weights.needed()
+    if swept is not None:
+        needed = np.union1d(needed, swept.needed())
+    if len(needed) == 0:
+        return
+    rows = np.nan_to_num(chunk.values(needed))
+    lengths = (chunk.ends[needed] - chunk.starts[needed]).astype(np.float64)
+    additive = np.where(columns.rate, rows * lengths[:, None], rows)
+    sums = attribution.region_sums(weights, _rows_for(weights, needed, additive))
+    back = _written_back(swept, needed, additive, columns.written)
+    keep = np.isin(needed, weights.needed())
+    rows, additive, needed = rows[keep], additive[keep], needed[keep]
+    means = attribution.region_means(weights, rows)
+    overlap = np.bincount(
+        weights.region, weights.overlap_ns, minlength=len(weights.keys)
+    )
+    pair_rows = np.searchsorted(needed, weights.sample)
+    # The region's part of each sample over the time it overlapped the region:
+    # its rate while the region's kernels ran (idle and quiet time carried none).
+    rates = (
+        weights.share[:, None]
+        * additive[pair_rows]
+        / weights.overlap_ns[:, None]
+        * columns.scale
+    )
+    point_values = np.where(columns.ratio, rows[pair_rows], rates)
+    mids = (chunk.starts[weights.sample] + chunk.ends[weights.sample]) / 2
+    width = len(columns.scale)
+    for i, key in enumerate(weights.keys):
+        if overlap[i] <= 0:
+            continue
+        found = totals.setdefault(
+            key, RegionCounters.empty(width, float(weights.busy_ns[i]))
+        )
+        mine = weights.region == i
+        first = float(weights.first_ns[i])
+        length = max(float(weights.last_ns[i]) - first, 0.0)
+        found.add(
+            sums[key],
+            writeback=back.get(key),
+            ratio_sums=np.nan_to_num(means[key]) * overlap[i],
+            ratio_ns=float(overlap[i]),
+            t_us=(np.clip(mids[mine] - first, 0.0, length) / 1e3).tolist(),
+            points=list(point_values[mine]),
+        )
+
+
+def _written_back(
+    swept: attribution.Weights[K] | None,
+    needed: NDArray[np.intp],
+    additive: NDArray[np.float64],
+    written: NDArray[np.bool_],
+) -> dict[K, NDArray[np.float64]]:
+    """Each region's dirty lines, written back during its sweep (DRAM writes only)."""
+    if swept is None:
+        return {}
+    return {
+        key: np.where(written, extra, 0.0)
+        for key, extra in attribution.region_sums(
+            swept, _rows_for(swept, needed, additive)
+        ).items()
+    }
 
 
 def _rows_for(

@@ -66,6 +66,26 @@ def _struct(params: Any, size: int, **fields: Any) -> Any:  # noqa: ANN401
     return params
 
 
+def _image_bytes(
+    cupti: Any,  # noqa: ANN401  (cupti-python's cupti module)
+    pm_object: Any,  # noqa: ANN401
+    names_ptr: int,
+    count: int,
+    capacity: int,
+) -> int:
+    """Bytes of a counter data image of ``capacity`` samples of ``count`` metrics."""
+    size = _struct(
+        cupti.PmSamplingGetCounterDataSizeParams(),
+        cupti.PM_SAMPLING_GET_COUNTER_DATA_SIZE_PARAMS_STRUCT_SIZE,
+        p_pm_sampling_object=pm_object,
+        p_metric_names=names_ptr,
+        num_metrics=count,
+    )
+    size.max_samples = capacity
+    cupti.pm_sampling_get_counter_data_size(size.ptr)
+    return int(size.counter_data_size)
+
+
 class CuptiImage:
     """:class:`ImageApi` over ``cupti.cupti``'s calls, with every struct kept.
 
@@ -95,17 +115,9 @@ class CuptiImage:
         self._name_bytes = [m.encode() for m in metrics]
         self._names = (ctypes.c_char_p * len(metrics))(*self._name_bytes)
         names_ptr = ctypes.addressof(self._names)
-        size = _struct(
-            cupti.PmSamplingGetCounterDataSizeParams(),
-            cupti.PM_SAMPLING_GET_COUNTER_DATA_SIZE_PARAMS_STRUCT_SIZE,
-            p_pm_sampling_object=pm_object,
-            p_metric_names=names_ptr,
-            num_metrics=len(metrics),
-        )
-        size.max_samples = int(capacity)
-        cupti.pm_sampling_get_counter_data_size(size.ptr)
         self.capacity = int(capacity)
-        self._image = np.zeros(int(size.counter_data_size), dtype=np.uint8)
+        size = _image_bytes(cupti, pm_object, names_ptr, len(metrics), self.capacity)
+        self._image = np.zeros(size, dtype=np.uint8)
         address, length = self._image.ctypes.data, len(self._image)
         on_image = {"counter_data_image_size": length, "p_counter_data_image": address}
         self._init = _struct(

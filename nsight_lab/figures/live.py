@@ -15,12 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 import plotly.graph_objects as go
 
+from nsight_lab.distributed.metrics import is_multi_rank
 from nsight_lab.figures.common import figure_json, finite_value
+from nsight_lab.figures.counters import counters_figure
 from nsight_lab.figures.durations import (
     duration_layout,
     duration_traces,
     point_style,
 )
+from nsight_lab.figures.ranks import LiveRanks
 from nsight_lab.figures.telemetry import (
     clock_custom,
     clock_traces,
@@ -35,7 +38,6 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from nsight_lab.contract.records import RunRecord
-    from nsight_lab.figures.ranks import LiveRanks
 
 
 class _Group:
@@ -48,6 +50,10 @@ class _Group:
         self.label = label
         self.symbol = symbol  # the region's marker (region_style)
         self.band = RunningMean()  # the running band of duration_figure, run by run
+
+
+_POINT_PATHS = ("x", "y", "marker.size", "marker.symbol", "customdata")
+"""What one run adds to its trace of the duration chart."""
 
 
 def _extend_op(
@@ -125,8 +131,6 @@ class LiveFigures:
         shown (a timeline is redrawn, not extended). The final figure (every record:
         each region's run of median duration) is :func:`figures_to_json`'s.
         """
-        from nsight_lab.figures.counters import counters_figure
-
         fresh = [r for r in records if r.series is not None]
         if not fresh:
             return None
@@ -140,9 +144,6 @@ class LiveFigures:
 
     def _add_ranks(self, records: Sequence[RunRecord]) -> dict[str, Any] | None:
         """The per-rank chart's appends (a multi-rank profile's; none otherwise)."""
-        from nsight_lab.distributed.metrics import is_multi_rank
-        from nsight_lab.figures.ranks import LiveRanks
-
         if self._ranks is None:
             if not any(is_multi_rank(r) for r in records):
                 return None
@@ -153,50 +154,15 @@ class LiveFigures:
 
     # -- internals --------------------------------------------------------------------
     def _add_durations(self, records: Sequence[RunRecord]) -> dict[str, Any] | None:
-        figure = self.figures["duration"]
         new_traces: list[dict[str, Any]] = []
         points: dict[int, dict[str, list[Any]]] = {}
         band: dict[int, tuple[list[int], list[float | None], list[float | None]]] = {}
         for record in records:
-            key = (record.annotation, record.config_index)
-            group = self._groups.get(key)
-            if group is None:
-                label = plotly_text(
-                    series_label(record.annotation, record.config, self.with_config)
-                )
-                meta = {
-                    "annotation": meta_text(record.annotation),
-                    "config_index": record.config_index,
-                }
-                traces = duration_traces(
-                    len(self._groups),
-                    label=label,
-                    meta=meta,
-                    band=([], [], []),
-                    points=([], []),
-                    styles=[],
-                )
-                group = _Group(
-                    len(figure["data"]) + len(new_traces),
-                    label,
-                    region_style(len(self._groups)).symbol,
-                )
-                self._groups[key] = group
-                # As figure_json writes them (JSON-safe: names, numbers, lists).
-                new_traces.extend(
-                    json.loads(json.dumps(t.to_plotly_json())) for t in traces
-                )
+            group = self._duration_group(record, new_traces)
             value = record.duration_ns / 1e3
             size, symbol, custom = point_style(record, group.label, group.symbol)
             column = points.setdefault(
-                group.index + 2,
-                {
-                    "x": [],
-                    "y": [],
-                    "marker.size": [],
-                    "marker.symbol": [],
-                    "customdata": [],
-                },
+                group.index + 2, {path: [] for path in _POINT_PATHS}
             )
             column["x"].append(record.run_index)
             column["y"].append(value)
@@ -212,21 +178,10 @@ class LiveFigures:
         extend = []
         if points:
             indices = list(points)
-            extend.append(
-                _extend_op(
-                    indices,
-                    {
-                        path: [points[i][path] for i in indices]
-                        for path in (
-                            "x",
-                            "y",
-                            "marker.size",
-                            "marker.symbol",
-                            "customdata",
-                        )
-                    },
-                )
-            )
+            columns = {
+                path: [points[i][path] for i in indices] for path in _POINT_PATHS
+            }
+            extend.append(_extend_op(indices, columns))
         if band:
             indices = []
             xs_out: list[list[Any]] = []
@@ -237,6 +192,39 @@ class LiveFigures:
                 ys_out += [lows, highs]
             extend.append(_extend_op(indices, {"x": xs_out, "y": ys_out}))
         return self._apply("duration", new_traces, extend)
+
+    def _duration_group(
+        self, record: RunRecord, new_traces: list[dict[str, Any]]
+    ) -> _Group:
+        """The record's (region, config) group; a new one's traces go to new_traces."""
+        key = (record.annotation, record.config_index)
+        group = self._groups.get(key)
+        if group is not None:
+            return group
+        label = plotly_text(
+            series_label(record.annotation, record.config, self.with_config)
+        )
+        meta = {
+            "annotation": meta_text(record.annotation),
+            "config_index": record.config_index,
+        }
+        traces = duration_traces(
+            len(self._groups),
+            label=label,
+            meta=meta,
+            band=([], [], []),
+            points=([], []),
+            styles=[],
+        )
+        group = _Group(
+            len(self.figures["duration"]["data"]) + len(new_traces),
+            label,
+            region_style(len(self._groups)).symbol,
+        )
+        self._groups[key] = group
+        # As figure_json writes them (JSON-safe: names, numbers, lists).
+        new_traces.extend(json.loads(json.dumps(t.to_plotly_json())) for t in traces)
+        return group
 
     def _add_clocks(self, records: Sequence[RunRecord]) -> dict[str, Any] | None:
         xs: list[int] = []

@@ -51,18 +51,22 @@ from jupyter_server.base.websocket import WebSocketMixin
 from tornado.ioloop import IOLoop
 from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
-from nsight_lab.contract.records import SCHEMA_VERSION
 from nsight_lab.errors import StoreError
 from nsight_lab.server.base import CONFIG_KEY, STORE_KEY
+from nsight_lab.server.watcher import (
+    Event,
+    StoreWatcher,
+    merge_events,
+    runs_changed,
+    sessions_changed,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from collections.abc import Set as AbstractSet
 
     from nsight_lab.server.config import NsightLabConfig
     from nsight_lab.server.pg_listen import Notice
     from nsight_lab.server.store_handle import StoreHandle
-    from nsight_lab.store.run_store import RunStore
 
 __all__ = [
     "HUB_KEY",
@@ -75,123 +79,8 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-Event = dict[str, Any]
-
 HUB_KEY = "nsight_lab_events"
 """``web_app.settings`` key of the server's one :class:`EventHub`."""
-
-
-class StoreWatcher:
-    """Turns successive looks at the store into ``runs-changed``/``sessions-changed``.
-
-    Run ids and session ids only grow (``AUTOINCREMENT``), so a session got runs
-    exactly when its largest run id exceeds the largest run id seen at the previous
-    poll. Only sessions that are running, were running, or are new are looked at;
-    should the runs' high-water mark move without any of them explaining it (runs
-    added to a finished session), every session is looked at once.
-
-    Args:
-        handle: The server's store handle.
-    """
-
-    def __init__(self, handle: StoreHandle) -> None:
-        """Start from an empty store; call :meth:`poll` once for a baseline."""
-        self._handle = handle
-        self._reset()
-
-    def _reset(self) -> None:
-        self._seq: int | None = None
-        self._max_session = 0
-        self._max_run = 0
-        self._count = 0
-        self._running: frozenset[int] = frozenset()
-
-    def poll(self) -> list[Event]:
-        """Return the events since the previous call.
-
-        The first call compares the store with an empty one.
-
-        Raises:
-            StoreError: The store exists but cannot be read.
-        """
-        store = self._handle.get()
-        if store is None:
-            return self._forget()
-        seq = store.change_seq()
-        if seq == self._seq:
-            return []
-        self._seq = seq
-        max_session, max_run = store.latest_change()
-        count = store.count_sessions()
-        running = frozenset(
-            s.id for s in store.list_sessions(status="running", limit=None)
-        )
-        events: list[Event] = []
-        if (max_session, count, running) != (
-            self._max_session,
-            self._count,
-            self._running,
-        ):
-            events.append(_sessions_changed(max_session))
-        if max_run > self._max_run:
-            events.extend(self._grown(store, running, max_session, max_run))
-        self._max_session = max(self._max_session, max_session)
-        self._max_run = max(self._max_run, max_run)
-        self._count = count
-        self._running = running
-        return events
-
-    def baseline(self) -> None:
-        """Take the store as it is now as the starting point, with no events.
-
-        What the first :meth:`poll` would learn, without building the events it
-        would drop: no per-session look-up, so a socket opens at once on a store of
-        10,000 sessions (the first poll looks up every session's last run).
-
-        Raises:
-            StoreError: The store exists but cannot be read.
-        """
-        self._reset()
-        store = self._handle.get()
-        if store is None:
-            return
-        seq = store.change_seq()
-        max_session, max_run = store.latest_change()
-        count = store.count_sessions()
-        running = frozenset(
-            s.id for s in store.list_sessions(status="running", limit=None)
-        )
-        self._seq = seq
-        self._max_session, self._max_run = max_session, max_run
-        self._count = count
-        self._running = running
-
-    def _grown(
-        self, store: RunStore, running: frozenset[int], max_session: int, max_run: int
-    ) -> list[Event]:
-        new = max_session - self._max_session
-        fresh = (
-            {s.id for s in store.list_sessions(limit=new) if s.id > self._max_session}
-            if new > 0
-            else set()
-        )
-        last_runs = _last_runs(store, running | self._running | fresh)
-        if max(last_runs.values(), default=0) < max_run:  # runs in a finished session
-            last_runs = _last_runs(
-                store, {s.id for s in store.list_sessions(limit=None)}
-            )
-        return [
-            _runs_changed(sid, last)
-            for sid, last in sorted(last_runs.items())
-            if last > self._max_run
-        ]
-
-    def _forget(self) -> list[Event]:
-        """The store file is gone (or not there yet): back to the empty state."""
-        if self._seq is None:
-            return []
-        self._reset()
-        return [_sessions_changed(0)]
 
 
 class EventHub:
@@ -372,8 +261,8 @@ class EventHub:
             except StoreError as exc:
                 logger.warning("[nsight-lab] events: %s", exc)
                 latest = 0
-            events.append(_sessions_changed(latest))
-        events.extend(_runs_changed(sid, last) for sid, last in sorted(runs.items()))
+            events.append(sessions_changed(latest))
+        events.extend(runs_changed(sid, last) for sid, last in sorted(runs.items()))
         return events
 
     # -- the event loop ------------------------------------------------------------
@@ -451,25 +340,6 @@ class RunEventsSocket(WebSocketMixin, WebSocketHandler, JupyterHandler):
             self.on_close()
 
 
-def merge_events(events: list[Event]) -> list[Event]:
-    """Merge successive events into what one push says: the latest of each kind.
-
-    One ``sessions-changed`` (the last), then one ``runs-changed`` per session with
-    its largest ``last_run_id``, by session id.
-    """
-    sessions: Event | None = None
-    runs: dict[int, int] = {}
-    for event in events:
-        if event["type"] == "sessions-changed":
-            sessions = event
-        else:
-            sid = int(event["session_id"])
-            runs[sid] = max(int(event["last_run_id"]), runs.get(sid, 0))
-    merged = [] if sessions is None else [sessions]
-    merged.extend(_runs_changed(sid, last) for sid, last in sorted(runs.items()))
-    return merged
-
-
 def event_hub(settings: dict[str, Any]) -> EventHub:
     """The server's one :class:`EventHub`, made on the first socket's open."""
     hub: EventHub | None = settings.get(HUB_KEY)
@@ -478,24 +348,3 @@ def event_hub(settings: dict[str, Any]) -> EventHub:
         hub = EventHub(settings[STORE_KEY], config.poll_interval_s)
         settings[HUB_KEY] = hub
     return hub
-
-
-def _runs_changed(session_id: int, last_run_id: int) -> Event:
-    return {
-        "type": "runs-changed",
-        "schema_version": SCHEMA_VERSION,
-        "session_id": session_id,
-        "last_run_id": last_run_id,
-    }
-
-
-def _sessions_changed(latest_session_id: int) -> Event:
-    return {
-        "type": "sessions-changed",
-        "schema_version": SCHEMA_VERSION,
-        "latest_session_id": latest_session_id,
-    }
-
-
-def _last_runs(store: RunStore, session_ids: AbstractSet[int]) -> dict[int, int]:
-    return {sid: store.last_run_id(sid) for sid in sorted(session_ids)}

@@ -39,12 +39,12 @@ import tornado.web
 
 from nsight_lab._version import __version__
 from nsight_lab.contract.registry import registered
-from nsight_lab.errors import OptionError
+from nsight_lab.errors import RequestError
 from nsight_lab.server.base import NsightLabHandler, parse_count, session_store
 from nsight_lab.store.run_store import SESSION_FILTERS
 from nsight_lab.viewmodel.encode import dumps
 from nsight_lab.viewmodel.jobs import compare_json, page_json, page_of
-from nsight_lab.viewmodel.pages import session_page, sessions_page, threshold_fraction
+from nsight_lab.viewmodel.pages import session_page, sessions_page
 
 __all__ = [
     "FILTERS",
@@ -120,7 +120,7 @@ class SessionsHandler(NsightLabHandler):
         (:func:`nsight_lab.viewmodel.pages.sessions_page`).
 
         Raises:
-            OptionError: A filter, ``limit`` or ``offset`` is malformed (400).
+            RequestError: A filter, ``limit`` or ``offset`` is malformed (400).
             StoreError: The store cannot be read (500).
         """
         filters: dict[str, Any] = {
@@ -167,7 +167,7 @@ class SessionHandler(NsightLabHandler):
         ``after_id``). Everything is read and encoded off the event loop.
 
         Raises:
-            OptionError: An argument is malformed (400).
+            RequestError: An argument is malformed (400).
             NotFoundError: No such session (404).
             StoreError: The store cannot be read (500).
         """
@@ -177,36 +177,14 @@ class SessionHandler(NsightLabHandler):
         tail = self.count_argument("tail", -1, maximum=MAX_RUN_LIMIT)
         if tail >= 0 and self.get_query_argument("limit", None):
             msg = "pass either limit (first runs) or tail (last runs), not both"
-            raise OptionError(msg)
+            raise RequestError(msg)
         with_view = self.flag_argument("figures")
+        page = await self._page(sid, after_id, limit, tail, text=not with_view)
+        if isinstance(page, str):  # thousands of runs, no view: a child's JSON text
+            self.reply_json(page)
+            return
         handle, models = self.store_handle, self.view_models
         missing = self.missing_store_message
-        wanted = tail if tail >= 0 else limit
-
-        def small_page() -> tuple[str, bool, dict[str, Any] | None]:
-            """The page when it is small (read here), else ``None`` (for a child)."""
-            store = session_store(handle, sid, missing)
-            count = store.count_runs_after(sid, after_id=after_id, limit=wanted)
-            if min(count, wanted) > THREAD_RUNS:
-                return store.location, store.read_only, None
-            return (
-                store.location,
-                store.read_only,
-                session_page(store, sid, after_id, limit, tail),
-            )
-
-        location, read_only, page = await self.blocking(small_page)
-        if page is None and not with_view:  # thousands of runs: built in a child
-            self.reply_json(
-                await self.workers.run(
-                    page_json, location, read_only, sid, after_id, limit, tail
-                )
-            )
-            return
-        if page is None:
-            page = await self.workers.run(
-                page_of, location, read_only, sid, after_id, limit, tail
-            )
 
         def encode() -> str:
             if not with_view:
@@ -215,6 +193,33 @@ class SessionHandler(NsightLabHandler):
             return dumps({**page, **models.view(store, sid)})
 
         self.reply_json(await self.blocking(encode))
+
+    async def _page(
+        self, sid: int, after_id: int, limit: int, tail: int, *, text: bool
+    ) -> dict[str, Any] | str:
+        """The page of runs: read in a thread when small, else in a child process.
+
+        From a child, as JSON text with ``text`` (nothing to add to it), else as
+        the payload.
+        """
+        handle, missing = self.store_handle, self.missing_store_message
+        wanted = tail if tail >= 0 else limit
+
+        def small_page() -> tuple[str, bool, dict[str, Any] | None]:
+            store = session_store(handle, sid, missing)
+            count = store.count_runs_after(sid, after_id=after_id, limit=wanted)
+            if min(count, wanted) > THREAD_RUNS:
+                return store.location, store.read_only, None
+            page = session_page(store, sid, after_id, limit, tail)
+            return store.location, store.read_only, page
+
+        location, read_only, page = await self.blocking(small_page)
+        if page is not None:
+            return page
+        job = page_json if text else page_of
+        return await self.workers.run(
+            job, location, read_only, sid, after_id, limit, tail
+        )
 
     @tornado.web.authenticated
     async def delete(self, session_id: str) -> None:
@@ -269,7 +274,7 @@ class CompareHandler(NsightLabHandler):
         verdicts. Computed in a child process.
 
         Raises:
-            OptionError: ``a`` or ``b`` is missing or malformed (400).
+            RequestError: ``a`` or ``b`` is missing or malformed (400).
             NotFoundError: Either session is unknown (404).
             StoreError: The store cannot be read (500).
         """
@@ -278,9 +283,13 @@ class CompareHandler(NsightLabHandler):
             raw = self.get_query_argument(name, None)
             if not raw:
                 msg = f"missing {name}; pass two session ids: compare?a=ID&b=ID"
-                raise OptionError(msg)
+                raise RequestError(msg)
             ids.append(parse_count(raw, name))
         a, b = ids
+        from nsight_lab.viewmodel.compare import (  # noqa: PLC0415  (numpy: keeps the server start light)
+            threshold_fraction,
+        )
+
         threshold = threshold_fraction(self.get_query_argument("threshold", None))
         handle = self.store_handle
         missing = self.missing_store_message

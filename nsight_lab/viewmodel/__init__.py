@@ -10,14 +10,18 @@ with the store's new runs), so a sidebar refresh costs the runs added since the 
 
 from __future__ import annotations
 
-from nsight_lab.viewmodel.cache import ViewModels, session_view
-from nsight_lab.viewmodel.session import (
-    MAX_POINTS,
-    KeptBaseline,
-    SessionViewModel,
-    build,
-)
-from nsight_lab.viewmodel.streaming import StreamingSummary
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from nsight_lab.viewmodel.cache import ViewModels, session_view
+    from nsight_lab.viewmodel.session import (
+        MAX_POINTS,
+        KeptBaseline,
+        SessionViewModel,
+        build,
+    )
+    from nsight_lab.viewmodel.streaming import StreamingSummary
 
 __all__ = [
     "MAX_POINTS",
@@ -28,3 +32,29 @@ __all__ = [
     "build",
     "session_view",
 ]
+
+_HOMES = {
+    "MAX_POINTS": "session",
+    "KeptBaseline": "session",
+    "SessionViewModel": "session",
+    "build": "session",
+    "StreamingSummary": "streaming",
+    "ViewModels": "cache",
+    "session_view": "cache",
+}
+
+
+def __getattr__(name: str) -> Any:  # noqa: ANN401  (any of the names above)
+    """The package's names, imported on first use.
+
+    The Jupyter server imports :mod:`nsight_lab.viewmodel.cache` at start; the view
+    model itself (plotly) loads with the first session viewed.
+
+    Raises:
+        AttributeError: No such name.
+    """
+    home = _HOMES.get(name)
+    if home is None:
+        msg = f"module {__name__!r} has no attribute {name!r}"
+        raise AttributeError(msg)
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)

@@ -9,8 +9,11 @@ long the session. A model built from scratch (first view of a session, or after 
 was evicted) reads the session's runs in chunks of :data:`READ_CHUNK`.
 
 While a session viewed is running, one background thread keeps its model fed with
-new runs (every :data:`FOLLOW_INTERVAL_S`), so a refresh only catches up the last
-few and encodes: the per-run work is done as runs arrive, not in the request.
+new runs (every :data:`FOLLOW_INTERVAL_S`, at most :data:`FOLLOW_CHUNK` at a time),
+and a refresh answers the model as the follower left it (a few runs behind the
+store at most, while it keeps up): the per-run work is done as runs arrive, never
+in a request, so a refresh costs the same at the millionth run as at the first.
+A finished session's view (and a running one's first) is caught up in the request.
 
 Thread-safe: the server calls it from worker threads; one lock per model keeps its
 reads and adds in order, so concurrent refreshes of a session read each run once.
@@ -28,18 +31,13 @@ from typing import TYPE_CHECKING, Any
 from nsight_lab.contract.registry import times_the_host
 from nsight_lab.errors import NsightLabError
 from nsight_lab.roofline.peaks import known_peaks
-from nsight_lab.viewmodel.session import (
-    MAX_POINTS,
-    WORK_RUNS,
-    KeptBaseline,
-    SessionViewModel,
-)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from nsight_lab.contract.records import RunRecord, SessionInfo
     from nsight_lab.store.run_store import RunStore
+    from nsight_lab.viewmodel.session import SessionViewModel
 
 logger = logging.getLogger(__name__)
 
@@ -47,10 +45,14 @@ __all__ = ["CAPACITY", "READ_CHUNK", "ViewModels", "latest", "session_view"]
 
 CAPACITY = 8
 """Sessions whose view models are kept; the least recently viewed goes first."""
+MAX_POINTS = 2_000
+"""Points per live trace and runs per region in each window (the view model's)."""
 READ_CHUNK = 20_000
 """Runs read from the store at a time while a model catches up."""
 FOLLOW_INTERVAL_S = 0.05
 """How often the background follower adds a running session's new runs."""
+FOLLOW_CHUNK = 1_000
+"""Runs the follower adds per look (holding the model), so a request waits little."""
 STATUS_INTERVAL_S = 1.0
 """How often the follower re-reads a followed session (has it ended?)."""
 
@@ -123,20 +125,36 @@ class ViewModels:
             self.forget(key)
             raise
         entry = self._entry(key, store, session)
+        followed = session.status == "running" and self._following()
         with entry.lock:
-            self._catch_up(store, session_id, entry)
+            if not (followed and entry.last_run_id > 0):
+                self._catch_up(store, session_id, entry)
             entry.model.session = session
             view = entry.model.to_json()
         if session.status == "running":
             self._follow(store)
         return view
 
-    def _catch_up(self, store: RunStore, session_id: int, entry: _Entry) -> int:
-        """Add the runs stored since the entry's last; return how many (lock held)."""
+    def _following(self) -> bool:
+        with self._lock:
+            return self._follower is not None and self._follower.is_alive()
+
+    def _catch_up(
+        self,
+        store: RunStore,
+        session_id: int,
+        entry: _Entry,
+        most: int | None = None,
+    ) -> int:
+        """Add the runs stored since the entry's last (at most ``most``; lock held).
+
+        Returns how many it added.
+        """
         taken = 0
-        while True:
+        while most is None or taken < most:
+            chunk = READ_CHUNK if most is None else min(READ_CHUNK, most - taken)
             pairs = store.runs_with_ids(
-                session_id, after_id=entry.last_run_id, limit=READ_CHUNK
+                session_id, after_id=entry.last_run_id, limit=chunk
             )
             if not pairs:
                 return taken
@@ -144,8 +162,9 @@ class ViewModels:
             taken += len(pairs)
             entry.model.add([record for _, record in pairs])
             entry.last_run_id = pairs[-1][0]
-            if len(pairs) < READ_CHUNK:
+            if len(pairs) < chunk:
                 return taken
+        return taken
 
     def _follow(self, store: RunStore) -> None:
         """Keep the running sessions' models fed in the background (one thread).
@@ -182,7 +201,7 @@ class ViewModels:
                 if not entry.lock.acquire(blocking=False):
                     continue  # a request is catching it up
                 try:
-                    self._catch_up(store, session_id, entry)
+                    self._catch_up(store, session_id, entry, FOLLOW_CHUNK)
                     if time.monotonic() - entry.checked > STATUS_INTERVAL_S:
                         entry.model.session = store.get_session(session_id)
                         entry.checked = time.monotonic()
@@ -227,6 +246,12 @@ class ViewModels:
 
     def _new_model(self, store: RunStore, session: SessionInfo) -> SessionViewModel:
         """A model with the session's peaks and its kept baseline's runs."""
+        from nsight_lab.viewmodel.session import (  # noqa: PLC0415  (plotly: the first view loads it, not the server's start)
+            WORK_RUNS,
+            KeptBaseline,
+            SessionViewModel,
+        )
+
         peaks = known_peaks(store, session.device, cpu=times_the_host(session.backend))
         kept = store.session_verdicts([session.id]).get(session.id)
         baseline = None

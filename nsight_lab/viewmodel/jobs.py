@@ -2,6 +2,8 @@
 
 Module-level functions with plain arguments (they are pickled to a child process of
 :class:`nsight_lab.server.workers.Workers`): a large page of runs and a comparison.
+Light to import (the server names these functions); the comparison's code loads in
+the child.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from typing import Any
 
 from nsight_lab.store.run_store import RunStore
 from nsight_lab.viewmodel.encode import dumps
-from nsight_lab.viewmodel.pages import compare_payload, session_page
+from nsight_lab.viewmodel.pages import session_page
 
 __all__ = ["compare_json", "page_json", "page_of"]
 
@@ -63,5 +65,9 @@ def compare_json(
         NotFoundError: Either session is unknown.
         StoreError: The store cannot be read.
     """
+    from nsight_lab.viewmodel.compare import (  # noqa: PLC0415  (numpy: in a child; the server starts light)
+        compare_payload,
+    )
+
     with RunStore(path, read_only=read_only) as store:
         return dumps(compare_payload(store, a, b, threshold))

@@ -9,9 +9,11 @@ from which the roofline columns and charts are drawn.
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from typing import TYPE_CHECKING
 
+from nsight_lab.distributed import metrics as rank_metrics
 from nsight_lab.viewmodel.streaming import StreamingSummary
 
 if TYPE_CHECKING:
@@ -19,11 +21,30 @@ if TYPE_CHECKING:
 
     from nsight_lab.contract.records import JsonScalar, RunRecord
 
-__all__ = ["NOT_ROWS", "RegionStats"]
+__all__ = ["NOT_ROWS", "RankStats", "RegionStats"]
 
 NOT_ROWS = ("model__", "rank__", "host__")
 """Metric prefixes that are no counter row (as the results frame): the work model
 (its own columns), the ranks and the host's speed."""
+
+
+class RankStats:
+    """One rank's statistics in a region of a multi-rank session (its summary row)."""
+
+    __slots__ = ("device", "duration", "sm_n", "sm_sum", "throttled")
+
+    def __init__(self, device: str) -> None:
+        """Start with no runs; ``device`` is the rank's label (``cuda:1``)."""
+        self.device = device
+        self.duration = StreamingSummary()
+        self.sm_sum = 0.0
+        self.sm_n = 0
+        self.throttled = 0.0
+
+    @property
+    def sm_clock_mhz(self) -> float | None:
+        """The rank's mean SM clock, or None without telemetry."""
+        return self.sm_sum / self.sm_n if self.sm_n else None
 
 
 class RegionStats:
@@ -38,6 +59,8 @@ class RegionStats:
         metrics: Each counter's statistics, in the order they first came.
         throttled: Runs NVML saw throttled.
         window: The latest records, at most the view model's window.
+        ranks: Each rank's statistics (a multi-rank session's), by rank.
+        ranked: Whether any record was measured in ranks.
     """
 
     __slots__ = (
@@ -48,6 +71,8 @@ class RegionStats:
         "config_index",
         "duration",
         "metrics",
+        "ranked",
+        "ranks",
         "runs",
         "throttled",
         "window",
@@ -65,6 +90,27 @@ class RegionStats:
         self._sm_sum = 0.0
         self._sm_n = 0
         self.window: deque[RunRecord] = deque(maxlen=max(window, 1))
+        self.ranks: dict[int, RankStats] = {}
+        self.ranked = False
+
+    def _add_ranks(self, record: RunRecord) -> None:
+        """Each rank's duration, clock and throttling of a multi-rank record."""
+        self.ranked = True
+        for rank, ordinal in rank_metrics.per_rank(record, rank_metrics.DEVICE).items():
+            if rank not in self.ranks:
+                self.ranks[rank] = RankStats(rank_metrics.device_label(ordinal))
+        durations = rank_metrics.per_rank(record, rank_metrics.DURATION)
+        clocks = rank_metrics.per_rank(record, rank_metrics.SM_CLOCK)
+        throttled = rank_metrics.per_rank(record, rank_metrics.THROTTLED)
+        for rank, stats in self.ranks.items():
+            stats.duration.add(durations.get(rank, math.nan))
+            clock = clocks.get(rank, math.nan)
+            if not math.isnan(clock):
+                stats.sm_sum += clock
+                stats.sm_n += 1
+            flag = throttled.get(rank, math.nan)
+            if not math.isnan(flag):
+                stats.throttled += flag
 
     def add(self, record: RunRecord) -> None:
         """Take one record of this region and config.
@@ -87,6 +133,8 @@ class RegionStats:
             self._sm_n += 1
         self.throttled += bool(telemetry.throttled)
         self.window.append(record)
+        if rank_metrics.is_multi_rank(record):
+            self._add_ranks(record)
 
     @property
     def sm_clock_mhz(self) -> float | None:

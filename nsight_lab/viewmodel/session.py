@@ -95,7 +95,8 @@ class SessionViewModel:
         Args:
             session: The session (its options name the parameters shown).
             peaks: The device's peaks, for the roofline.
-            max_points: Points per live trace and runs per region in the window.
+            max_points: Points per live trace and runs per region in the window
+                (0: every point; the window is then :data:`MAX_POINTS` runs).
             with_config: Label traces with their config; by default when the
                 session plans several configs.
             baseline: The kept baseline to judge the runs against, if any.
@@ -106,7 +107,7 @@ class SessionViewModel:
         self.peaks = peaks
         self.max_points = max_points
         self.baseline = baseline
-        self.live = LiveFigures(with_config=with_config, max_points=max_points)
+        self.live = LiveFigures(with_config=with_config, max_points=max_points or None)
         self.runs = 0
         self.version = 0
         self._groups: dict[tuple[str, int], RegionStats] = {}
@@ -130,7 +131,9 @@ class SessionViewModel:
             key = (record.annotation, record.config_index)
             group = self._groups.get(key)
             if group is None:
-                group = self._groups[key] = RegionStats(record, self.max_points)
+                group = self._groups[key] = RegionStats(
+                    record, self.max_points or MAX_POINTS
+                )
             group.add(record)
             for metric in record.metrics:
                 self._metrics.setdefault(metric, len(self._metrics))

@@ -11,9 +11,9 @@ What is exact and what is not: counts, means, spreads, the SM clock and throttle
 runs are over every run; medians are exact while a region has at most
 :data:`~nsight_lab.viewmodel.streaming.EXACT_VALUES` runs, then within 0.1 %; the
 roofline columns (GB/s, TFLOP/s, % of roof, bound) are over the region's latest
-runs (the view model's window: every run of a session that fits in it). The
-per-rank rows of a multi-rank session are not in these rows (the ranks chart shows
-them); ``--derive`` values are left out (they need the notebook's functions).
+runs (the view model's window: every run of a session that fits in it). A
+multi-rank session's region has its span row, then one row per rank, as the
+frame's. ``--derive`` values are left out (they need the notebook's functions).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
     from nsight_lab.contract.records import SessionInfo
     from nsight_lab.roofline.placement import Placement, RegionWork
-    from nsight_lab.viewmodel.regions import RegionStats
+    from nsight_lab.viewmodel.regions import RankStats, RegionStats
     from nsight_lab.viewmodel.streaming import StreamingSummary
 
 __all__ = ["COUNTER_COLUMNS", "counter_table", "param_names", "region_rows"]
@@ -114,11 +114,10 @@ def _target_of(
     return {g.config_index: g for g in groups if g.annotation == target}
 
 
-def _throttled(group: RegionStats) -> str:
-    if not group.throttled:
+def _throttled(throttled: int, runs: int) -> str:
+    if not throttled:
         return "none"
-    runs = group.duration.n
-    return f"{group.throttled} of {runs}" if runs else str(group.throttled)
+    return f"{throttled} of {runs}" if runs else str(throttled)
 
 
 def region_rows(
@@ -145,37 +144,79 @@ def region_rows(
     target = _normalize_target(session, groups)
     targets = _target_of(groups, target)
     work = _work_columns(works, placements)
+    ranked = any(g.ranked for g in groups)
     rows: list[dict[str, str]] = []
     for g in _ordered(groups):
-        median = g.duration.median
+        divisor = 1.0
         if target is not None:
             base = targets.get(g.config_index)
             if base is None:
                 continue
-            shown = f"{format_number(_finite(median / base.duration.median))}x {target}"
-        else:
-            shown = format_duration(_finite(median))
+            divisor = base.duration.median
+        head = {"Region": _text(g.annotation)}
+        head.update({p: _text(g.config.get(p)) for p in params})
+        if ranked:  # the span row, then each rank's
+            devices = (g.ranks[r].device for r in sorted(g.ranks))
+            head.update({"Rank": "span", "Device": ",".join(dict.fromkeys(devices))})
         cells = work.get((g.annotation, g.config_index), {})
-        mhz = g.sm_clock_mhz
-        row = {"Region": _text(g.annotation)}
-        row.update({p: _text(g.config.get(p)) for p in params})
-        row.update(
+        rows.append(
             {
-                duration_column: shown,
+                **head,
+                duration_column: _duration(g.duration.median, divisor, target),
                 "RSD": format_percent(_finite(g.duration.rsd_pct)),
                 "GB/s": format_number(cells.get("GB/s")),
                 "TFLOP/s": format_number(cells.get("TFLOP/s")),
                 "% of roof": format_percent(cells.get("% of roof")),
                 "Bound": str(cells.get("Bound") or UNDEFINED),
                 "Runs": format_count(g.duration.n),
-                "SM clock": UNDEFINED if mhz is None else f"{mhz:.0f} MHz",
-                "Throttled": _throttled(g),
+                "SM clock": _clock(g.sm_clock_mhz),
+                "Throttled": _throttled(g.throttled, g.duration.n),
                 "Bytes": str(cells.get("Bytes") or UNDEFINED),
                 "FLOPs": str(cells.get("FLOPs") or UNDEFINED),
             }
         )
-        rows.append(row)
+        rows.extend(
+            _rank_row(head, rank, stats, (duration_column, divisor, target))
+            for rank, stats in sorted(g.ranks.items())
+        )
     return _without_empty_columns(rows, keep={"Region", *params})
+
+
+def _duration(median: float, divisor: float, target: str | None) -> str:
+    if target is not None:
+        return f"{format_number(_finite(median / divisor))}x {target}"
+    return format_duration(_finite(median))
+
+
+def _clock(mhz: float | None) -> str:
+    return UNDEFINED if mhz is None else f"{mhz:.0f} MHz"
+
+
+def _rank_row(
+    head: dict[str, str],
+    rank: int,
+    stats: RankStats,
+    duration: tuple[str, float, str | None],
+) -> dict[str, str]:
+    """One rank's row under its region's span row (no roofline of its own)."""
+    column, divisor, target = duration
+    runs = stats.duration.n
+    return {
+        **head,
+        "Rank": str(rank),
+        "Device": _text(stats.device),
+        column: _duration(stats.duration.median, divisor, target),
+        "RSD": format_percent(_finite(stats.duration.rsd_pct)),
+        "GB/s": UNDEFINED,
+        "TFLOP/s": UNDEFINED,
+        "% of roof": UNDEFINED,
+        "Bound": UNDEFINED,
+        "Runs": format_count(runs),
+        "SM clock": _clock(stats.sm_clock_mhz),
+        "Throttled": _throttled(int(stats.throttled), runs),
+        "Bytes": UNDEFINED,
+        "FLOPs": UNDEFINED,
+    }
 
 
 def _without_empty_columns(

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from nsight_lab.figures import LiveFigures, figures_to_json, printable
 from nsight_lab.results import summary_rows
+from nsight_lab.viewmodel import SessionViewModel
 from nsight_lab.viewmodel.progress import ProgressInfo, make_progress
 from nsight_lab.views.bundle import final_bundle
 from nsight_lab.views.widget import NsightWidget
@@ -112,7 +113,7 @@ class WidgetView:
         self.first_draw_s = 0.0
         self.drawn = 0
         # Built here, before the runs: the first figure imports plotly (a one-off).
-        self.live = LiveFigures(with_config=False, max_points=max_points or None)
+        self.model = SessionViewModel(with_config=False, max_points=max_points)
         self._pending: list[RunRecord] = []
         self._keys: set[tuple[int, int, str]] = set()
         self._show = show
@@ -124,6 +125,11 @@ class WidgetView:
         self._synced_points = 0
         self._progress: ProgressInfo | None = None
         self.widget.message = header
+
+    @property
+    def live(self) -> LiveFigures:
+        """The live charts, the view model's (what the widget's appends extend)."""
+        return self.model.live
 
     @property
     def wall_s(self) -> float:
@@ -200,16 +206,7 @@ class WidgetView:
         self._keys = set()
         self._add(records)
         self._pending = []
-        figures = (
-            figures_to_json(
-                self.records,
-                peaks,
-                placements=list(placements),
-                max_points=self.max_points or None,
-            )
-            if self.records or placements
-            else {}
-        )
+        figures = self._final_figures(placements, peaks)
         progress = self._final_progress(status).to_json()
         text = printable("\n".join(m for m in (self.header, message) if m))
         summary = summary_rows(frame)
@@ -234,6 +231,19 @@ class WidgetView:
             self.widget.status = status
 
     # -- internals --------------------------------------------------------------------
+    def _final_figures(
+        self, placements: Sequence[Placement], peaks: Peaks | None
+    ) -> dict[str, dict[str, Any]]:
+        """Every figure once, from every record (each trace thinned evenly)."""
+        if not (self.records or placements):
+            return {}
+        return figures_to_json(
+            self.records,
+            peaks,
+            placements=list(placements),
+            max_points=self.max_points or None,
+        )
+
     def _final_progress(self, status: SessionStatus) -> ProgressInfo:
         """The progress once the session ended: the last one drawn, or the records'."""
         done = len({(r.config_index, r.run_index) for r in self.records})
@@ -273,7 +283,7 @@ class WidgetView:
         if self._pending and not done:  # the end: finish() draws every figure
             if not self.live.points:
                 self.live.with_config = progress.configs_total > 1
-            charts = self.live.add(self._pending)
+            charts = self.model.add(self._pending)
             self._pending = []
             if charts:
                 self._seq += 1
@@ -321,7 +331,7 @@ class WidgetView:
         """Show the widget, once."""
         if not self._show:
             return
-        from IPython.display import display
+        from IPython.display import display  # noqa: PLC0415  (IPython: in a kernel only)
 
         if self._handle is None:
             self._handle = display(self.widget, display_id=True)
@@ -338,7 +348,7 @@ class WidgetView:
         """
         if not self._show:
             return
-        from IPython.display import display
+        from IPython.display import display  # noqa: PLC0415  (IPython: in a kernel only)
 
         if self._handle is None:
             display(bundle, raw=True)

@@ -37,9 +37,10 @@ def store(tmp_path):
 
 
 def test_a_refresh_reads_only_the_runs_stored_since_the_last(store) -> None:
-    # Given: a finished session viewed once
+    # Given: a session viewed once (not running: no follower feeds it)
     sid = store.create_session(backend="events", configs=[{"n": 1}]).id
     store.add_runs(_runs(sid, 0, 300))
+    store.finish_session(sid, "interrupted")
     models = ViewModels(max_points=50)
     first = models.view(store, sid)
     assert models.runs_read == 300
@@ -62,6 +63,7 @@ def test_the_cache_keeps_the_most_recently_viewed_sessions(store) -> None:
     ids = [store.create_session(backend="events").id for _ in range(3)]
     for sid in ids:
         store.add_runs(_runs(sid, 0, 4))
+        store.finish_session(sid, "completed")
     models = ViewModels(capacity=2)
     for sid in ids:
         models.view(store, sid)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from nsight_lab.contract import registry
 from nsight_lab.contract.probe import ProbeResult
-from nsight_lab.errors import BackendUnavailableError, OptionError
+from nsight_lab.errors import BackendUnavailableError, PlanError
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping
@@ -119,7 +119,7 @@ def make_plan(
     Raises:
         BackendUnavailableError: The requested backend (or every candidate for
             ``auto``) cannot run here; the message says why and what to do.
-        OptionError: The options ask for something no backend here provides, or the
+        PlanError: The options ask for something no backend here provides, or the
             config grid is larger than ``--max-configs`` (checked before it is laid
             out: a grid of 12 parameters x 100 values would not fit in memory).
     """
@@ -155,7 +155,7 @@ def make_plan(
             f"configs: {len(config_list.values):,} configs, above "
             f"{options.config_limit:,}; give fewer (or raise --max-configs)"
         )
-        raise OptionError(msg)
+        raise PlanError(msg)
     return replace(
         plan,
         configs=[
@@ -198,7 +198,7 @@ def _check_counters(
     """Refuse ``--metrics`` the backend does not measure, or cannot here together.
 
     Raises:
-        OptionError: A timing backend with counters asked for, or the counter
+        PlanError: A timing backend with counters asked for, or the counter
             backend's verdict (``pm``) refuses them.
     """
     if extra and not entry.counters:
@@ -207,10 +207,10 @@ def _check_counters(
             f"(hardware counters); the {entry.id} backend measures only "
             "gpu__time_duration.sum"
         )
-        raise OptionError(msg)
+        raise PlanError(msg)
     refused = probe.refusal(entry.id, extra) if entry.counters else None
     if refused:
-        raise OptionError(refused)
+        raise PlanError(refused)
 
 
 def _choose(extra: tuple[str, ...], probe: ProbeResult) -> tuple[str, str]:
@@ -253,19 +253,19 @@ def _isolated_backend(requested: str) -> str:
     """The backend ``--isolate`` means, checked against ``--backend``.
 
     Raises:
-        OptionError: ``--backend`` names another backend, or none runs isolated.
+        PlanError: ``--backend`` names another backend, or none runs isolated.
     """
     isolated = [entry.id for entry in registry.registered() if entry.isolated]
     if not isolated:  # pragma: no cover - the registry has one
         msg = "--isolate: no backend of this version runs the cell in a child process"
-        raise OptionError(msg)
+        raise PlanError(msg)
     if requested not in {"auto", *isolated}:
         msg = (
             f"--isolate runs the cell in a child process under Nsight Compute (the "
             f"{isolated[0]} backend), not with --backend {requested}; "
             "drop one of the two"
         )
-        raise OptionError(msg)
+        raise PlanError(msg)
     return requested if requested in isolated else isolated[0]
 
 
@@ -275,7 +275,7 @@ def _check_ranks(options: ProfileOptions, backend: str) -> None:
     ``auto`` is checked once it is resolved to a backend.
 
     Raises:
-        OptionError: The backend times regions in this process only, or
+        PlanError: The backend times regions in this process only, or
             ``--target-rsd`` asks for a number of runs the ranks would have to agree on.
     """
     if options.ranks is None or backend == "auto":
@@ -289,13 +289,13 @@ def _check_ranks(options: ProfileOptions, backend: str) -> None:
             f"--ranks {options.ranks}: the {entry.id} backend cannot time regions in "
             f"several ranks; use {able}, or drop --ranks"
         )
-        raise OptionError(msg)
+        raise PlanError(msg)
     if options.target_rsd_pct is not None:
         msg = (
             f"--ranks {options.ranks}: every rank runs the cell --runs times per "
             "config; drop --target-rsd"
         )
-        raise OptionError(msg)
+        raise PlanError(msg)
 
 
 def _counter_backends() -> str:

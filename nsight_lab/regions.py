@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar, overload
 
 from typing_extensions import Self
 
-from nsight_lab.errors import OptionError, RegionError
+from nsight_lab.errors import CellError, RegionError
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -168,11 +168,11 @@ class annotate:  # noqa: N801  (lower-case to match nsight-python's nsight.annot
         """Create a marker for the region ``name``.
 
         Raises:
-            OptionError: ``name`` is not a non-empty string.
+            CellError: ``name`` is not a non-empty string.
         """
         if not isinstance(name, str) or not name.strip():
             msg = f"annotate: region name must be a non-empty string, got {name!r}"
-            raise OptionError(msg)
+            raise CellError(msg)
         self.name = name
         self.ignore_failures = bool(ignore_failures)
         # The listener each open use of this marker entered under (a decorator's

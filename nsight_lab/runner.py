@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from nsight_lab.contract.collector import Progress, RunKey, RunTiming, WorkModel
 from nsight_lab.contract.records import RunRecord
-from nsight_lab.errors import OptionError
+from nsight_lab.errors import CellError
 from nsight_lab.regions import CELL_REGION, RegionTracker, listening
 from nsight_lab.stats import rsd_pct
 
@@ -114,7 +114,7 @@ class Runner:
 
         Raises:
             RegionError: The cell broke a region rule.
-            OptionError: ``--normalize-against`` names a region the cell lacks.
+            CellError: ``--normalize-against`` names a region the cell lacks.
             BaseException: Whatever the cell raised, unchanged, after the finished
                 runs were written.
         """
@@ -286,7 +286,7 @@ class Runner:
                 f"--normalize-against: no region named {target!r} in the cell; "
                 f"regions seen: {', '.join(repr(n) for n in names)}"
             )
-            raise OptionError(msg)
+            raise CellError(msg)
 
     def _drain_after_error(self) -> None:
         # A CUDA error makes every later call fail.

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from nsight_lab.errors import MeasurementError, NsightLabError, OptionError
+from nsight_lab.errors import InputError, MeasurementError, NsightLabError, OutputError
 from nsight_lab.kernels import check_kernel_counts
 from nsight_lab.plan import make_plan
 
@@ -126,7 +126,7 @@ def plan_profile(
 
     Raises:
         BackendUnavailableError: As :func:`~nsight_lab.plan.make_plan`.
-        OptionError: As :func:`~nsight_lab.plan.make_plan`.
+        PlanError: As :func:`~nsight_lab.plan.make_plan`.
     """
     probe = prober.probe(options)
     return make_plan(options, probe, config_list, notebook_derives=notebook_derives)
@@ -300,7 +300,7 @@ def _write_csv(
     """nsight-python's two CSV files: per run (``profiled_data``) and the results.
 
     Raises:
-        OptionError: The files cannot be written there.
+        OutputError: The files cannot be written there.
     """
     if prefix is None:
         return []
@@ -322,7 +322,7 @@ def _write_csv(
             f"--output-csv: cannot write {str(raw_path)!r}: {exc.strerror or exc}; "
             "give a prefix in a writable directory"
         )
-        raise OptionError(msg) from exc
+        raise OutputError(msg) from exc
     return [raw_path, processed_path]
 
 
@@ -615,7 +615,7 @@ def record_failure(
             store.finish_session(session_id, "interrupted", message)
         _add_note(exc, f"nsight-lab: {kept} (interrupted)")
         return Ended("interrupted", message, None, shown)
-    if isinstance(exc, OptionError) and isinstance(stored, Stored) and not stored.rows:
+    if isinstance(exc, InputError) and isinstance(stored, Stored) and not stored.rows:
         store.delete_session(session_id)
         return Ended("failed", str(exc), None, [])
     error = f"{type(exc).__name__}: {exc}"

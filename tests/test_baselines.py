@@ -18,7 +18,7 @@ import pytest
 from nsight_lab.analysis.baselines import VerdictTable, set_baseline, verdict_table
 from nsight_lab.cli import EXIT_REGRESSION, EXIT_USAGE
 from nsight_lab.contract.records import TIME_METRIC, RunRecord, Telemetry
-from nsight_lab.errors import NotFoundError, OptionError
+from nsight_lab.errors import BaselineError, NotFoundError, OptionError
 from nsight_lab.store.run_store import RunStore
 from nsight_lab.views.bundle import MIME_TYPE, final_bundle
 
@@ -65,7 +65,7 @@ def _session(
 
 def test_set_moves_a_name_and_defaults_to_the_latest_completed_session() -> None:
     with RunStore() as store:
-        with pytest.raises(OptionError, match="no completed session yet"):
+        with pytest.raises(BaselineError, match="no completed session yet"):
             set_baseline(store, "main", None)
         first = _session(store, 1.0, seed=1)
         second = _session(store, 1.0, seed=2)

@@ -4,7 +4,7 @@ import pytest
 
 from nsight_lab.contract.collector import Availability
 from nsight_lab.contract.registry import probe_all
-from nsight_lab.errors import BackendUnavailableError, OptionError
+from nsight_lab.errors import BackendUnavailableError, OptionError, PlanError
 from nsight_lab.options import parse_options
 from nsight_lab.plan import make_plan
 
@@ -48,7 +48,7 @@ def test_counters_need_ncu() -> None:
     with pytest.raises(BackendUnavailableError, match="ncu not found"):
         make_plan(parse_options("--metrics dram__bytes_read.sum"), GPU)
     with pytest.raises(
-        OptionError,
+        PlanError,
         match=r"--metrics dram__bytes_read.sum needs the ncu or pm backend",
     ):
         make_plan(parse_options("--metrics dram__bytes_read.sum --backend events"), GPU)
@@ -73,7 +73,7 @@ def test_a_grid_above_the_limit_is_refused_before_it_is_laid_out() -> None:
         parse_options("--configs 1,2"),
         params=tuple((f"p{i}", tuple(range(100))) for i in range(12)),
     )  # 10^24 configs, past the parser's own check
-    with pytest.raises(OptionError, match="--max-configs"):
+    with pytest.raises(OptionError, match="--max-configs"):  # the options' check
         make_plan(opts, GPU)
     plan = make_plan(parse_options("--configs 1,2 --param m=1,2,3"), GPU)
     assert len(plan.configs) == 6
@@ -86,7 +86,7 @@ def test_isolate_means_the_isolated_backend() -> None:
     assert plan.backend_reason == "requested with --backend ncu"
     assert "dram__bytes_read.sum" in plan.options.metrics  # the roofline's counters
     with pytest.raises(
-        OptionError,
+        PlanError,
         match=r"--isolate runs the cell in a child process under Nsight Compute "
         r"\(the ncu backend\), not with --backend events; drop one of the two",
     ):

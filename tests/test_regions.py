@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from nsight_lab.errors import OptionError, RegionError
+from nsight_lab.errors import CellError, RegionError
 from nsight_lab.regions import RegionTracker, annotate, listening
 
 
@@ -87,5 +87,5 @@ def test_a_region_left_open_is_named() -> None:
 
 @pytest.mark.parametrize("name", ["", "   ", None, 3])
 def test_a_region_needs_a_non_empty_name(name: object) -> None:
-    with pytest.raises(OptionError, match="region name must be a non-empty string"):
+    with pytest.raises(CellError, match="region name must be a non-empty string"):
         annotate(name)  # type: ignore[arg-type]

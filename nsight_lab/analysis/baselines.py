@@ -27,7 +27,7 @@ from nsight_lab.analysis.compare import (
     session_verdict,
 )
 from nsight_lab.analysis.verdict_cells import legend_text, tolerances, verdict_cells
-from nsight_lab.errors import OptionError
+from nsight_lab.errors import BaselineError
 from nsight_lab.options import read_option, shown, whole_number
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ def check_name(raw: str, what: str = "--baseline") -> str:
     or ``_`` first, so a name never reads as a session id.
 
     Raises:
-        OptionError: ``raw`` is not a valid name.
+        BaselineError: ``raw`` is not a valid name.
     """
     return str(read_option("--baseline", raw, what))
 
@@ -70,14 +70,14 @@ def check_threshold_pct(value: float, what: str = "--threshold") -> float:
     """Return ``value`` (a percentage) as a fraction, or raise if out of range.
 
     Raises:
-        OptionError: Not a finite number in ``[0, MAX_THRESHOLD_PCT]``.
+        BaselineError: Not a finite number in ``[0, MAX_THRESHOLD_PCT]``.
     """
     if not (math.isfinite(value) and 0 <= value <= MAX_THRESHOLD_PCT):
         msg = (
             f"{what}: {value!r} is not a percentage from 0 to {MAX_THRESHOLD_PCT:g}; "
             "give the change to ignore, e.g. 2 for 2 %"
         )
-        raise OptionError(msg)
+        raise BaselineError(msg)
     return value / 100.0
 
 
@@ -93,7 +93,7 @@ def require_baseline(store: RunStore, name: str, what: str = "--baseline") -> Ba
     """Return baseline ``name``, refusing a bad or unknown name in one line.
 
     Raises:
-        OptionError: The name is malformed or no baseline has it (names the known
+        BaselineError: The name is malformed or no baseline has it (names the known
             ones and how to set one).
     """
     check_name(name, what)
@@ -104,7 +104,7 @@ def require_baseline(store: RunStore, name: str, what: str = "--baseline") -> Ba
             f"set one with %nsight baseline set {name} [ID] "
             f"(or nsight-lab baseline set {name} [ID])"
         )
-        raise OptionError(msg)
+        raise BaselineError(msg)
     return found
 
 
@@ -112,7 +112,7 @@ def resolve(store: RunStore, ref: str, what: str) -> int:
     """Return the session id ``ref`` names: a session id, or a baseline's name.
 
     Raises:
-        OptionError: ``ref`` is neither a known session id nor a baseline's name.
+        BaselineError: ``ref`` is neither a known session id nor a baseline's name.
         NotFoundError: ``ref`` is an id that no session has.
     """
     text = ref.strip()
@@ -122,7 +122,7 @@ def resolve(store: RunStore, ref: str, what: str) -> int:
         return number
     if text[:1].isdigit():
         msg = f"{what}: {shown(ref)} is not a session id (a whole number from 1)"
-        raise OptionError(msg)
+        raise BaselineError(msg)
     return require_baseline(store, text, what).session_id
 
 
@@ -133,7 +133,7 @@ def set_baseline(store: RunStore, name: str, ref: str | None) -> Baseline:
     completed session.
 
     Raises:
-        OptionError: A malformed name or reference, or no completed session yet.
+        BaselineError: A malformed name or reference, or no completed session yet.
         NotFoundError: ``ref`` is an id that no session has.
     """
     check_name(name, "baseline name")
@@ -144,7 +144,7 @@ def set_baseline(store: RunStore, name: str, ref: str | None) -> Baseline:
                 f"cannot set baseline {name}: the store has no completed session yet; "
                 "profile a cell first, or give a session id"
             )
-            raise OptionError(msg)
+            raise BaselineError(msg)
         session_id = latest
     else:
         session_id = resolve(store, ref, "session")
@@ -277,7 +277,7 @@ def judge_profiled(
     from the store, the candidate's runs are the ones in hand.
 
     Raises:
-        OptionError: No baseline of that name (any more).
+        BaselineError: No baseline of that name (any more).
         NotFoundError: The baseline's session was deleted meanwhile.
         StoreError: The store cannot be read or written.
     """

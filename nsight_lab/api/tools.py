@@ -17,7 +17,7 @@ import warnings
 from enum import Enum
 
 from nsight_lab.contract.registry import backend_choices
-from nsight_lab.errors import OptionError
+from nsight_lab.errors import ArgumentError
 
 __all__ = [
     "Tool",
@@ -57,7 +57,7 @@ def activate(tool: Tool) -> None:
     ``NSPY_NCU_INIT_AT_IMPORT=0``).
 
     Raises:
-        OptionError: ``tool`` is not a :class:`Tool` (a ``ValueError``).
+        ArgumentError: ``tool`` is not a :class:`Tool` (a ``ValueError``).
         RuntimeError: Another tool is active.
     """
     given: object = tool  # user input: checked whatever its annotation says
@@ -66,7 +66,7 @@ def activate(tool: Tool) -> None:
             f"tool must be a nsight.Tool member (one of {[t.name for t in Tool]}), "
             f"got {tool!r}"
         )
-        raise OptionError(msg)
+        raise ArgumentError(msg)
     active = _state["tool"]
     if active is not None and active != tool:
         msg = f"{active!r} is already active; cannot switch to {tool!r}"
@@ -115,12 +115,12 @@ def use_backend(backend: str | None) -> None:
     """Measure the following profiles with ``backend`` (``None``: by the tool).
 
     Raises:
-        OptionError: ``backend`` is not ``auto`` or a registered backend.
+        ArgumentError: ``backend`` is not ``auto`` or a registered backend.
     """
     if backend is not None and backend not in backend_choices():
         expected = ", ".join(repr(b) for b in backend_choices())
         msg = f"use_backend: unknown backend {backend!r}; expected one of {expected}"
-        raise OptionError(msg)
+        raise ArgumentError(msg)
     _state["backend"] = backend
 
 

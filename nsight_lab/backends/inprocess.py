@@ -74,7 +74,7 @@ class InProcessCollector(ABC):
         Raises:
             BackendUnavailableError: :meth:`open` refused (no session was begun).
             RegionError: The cell broke a region rule.
-            OptionError: ``--normalize-against`` names a region the cell lacks.
+            CellError: ``--normalize-against`` names a region the cell lacks.
             BaseException: Whatever the cell raised, after the finished runs were
                 handed to ``out.sink``.
         """

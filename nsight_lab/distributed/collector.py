@@ -71,7 +71,7 @@ class SpawnedRanks:
         See :meth:`nsight_lab.contract.collector.Collector.collect`.
 
         Raises:
-            OptionError: More ranks than visible GPUs (events backend).
+            PlanError: More ranks than visible GPUs (events backend).
             ShippingError: A free variable of the cell cannot be pickled.
             MeasurementError: A rank failed (the message names it and its error);
                 before the first run, no session is left behind.

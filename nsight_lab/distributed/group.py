@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from nsight_lab.errors import OptionError
+from nsight_lab.errors import PlanError
 
 if TYPE_CHECKING:
     from nsight_lab.distributed.assemble import RankRun
@@ -51,7 +51,7 @@ def check_gpus(ranks: int, gpus: int) -> None:
     """Refuse ``--ranks`` beyond the GPUs visible (one GPU per rank under NCCL).
 
     Raises:
-        OptionError: ``ranks`` exceeds ``gpus``.
+        PlanError: ``ranks`` exceeds ``gpus``.
     """
     if ranks > gpus:
         msg = (
@@ -59,7 +59,7 @@ def check_gpus(ranks: int, gpus: int) -> None:
             f"and each rank takes one; give --ranks {max(gpus, 1)} or fewer, or "
             "--backend cpu to run the ranks as gloo processes"
         )
-        raise OptionError(msg)
+        raise PlanError(msg)
 
 
 class GroupComm:

@@ -28,7 +28,7 @@ from nsight_lab.contract.collector import CellCode
 from nsight_lab.contract.records import TIME_METRIC
 from nsight_lab.contract.registry import backend_entry, get_collector
 from nsight_lab.distributed import follows, rank_collector
-from nsight_lab.errors import NsightLabError, OptionError
+from nsight_lab.errors import CellError, NsightLabError
 from nsight_lab.magic.frames import interrupted, one_line, user_frames
 from nsight_lab.magic.warmup import WarmUp
 from nsight_lab.options import check_bindings, parse_options
@@ -235,7 +235,7 @@ class NsightMagics(Magics):
         """Refuse a cell that reads a config name of an earlier cell, now unbound.
 
         Raises:
-            OptionError: The cell reads such a name before (or without) assigning it.
+            CellError: The cell reads such a name before (or without) assigning it.
         """
         shell = self.shell
         assert shell is not None  # noqa: S101
@@ -255,7 +255,7 @@ class NsightMagics(Magics):
                     "%%nsight cell, unbound again after it; declare it in this cell "
                     f"({how}) or assign it in the notebook first"
                 )
-                raise OptionError(msg)
+                raise CellError(msg)
 
     def _session_began(self, session_id: int) -> None:
         self.last_session_id = session_id
@@ -294,7 +294,7 @@ def _check_cell_text(cell: str) -> None:
     """Refuse a cell the store cannot keep (its source is stored as UTF-8 text).
 
     Raises:
-        OptionError: The cell holds a lone surrogate; says on which line.
+        CellError: The cell holds a lone surrogate; says on which line.
     """
     for number, text in enumerate(cell.splitlines(), start=1):
         bad = next((c for c in text if 0xD800 <= ord(c) <= 0xDFFF), None)  # noqa: PLR2004
@@ -303,7 +303,7 @@ def _check_cell_text(cell: str) -> None:
                 f"%%nsight: line {number} of the cell holds a lone surrogate "
                 f"(U+{ord(bad):04X}), which cannot be stored as text; remove it"
             )
-            raise OptionError(msg)
+            raise CellError(msg)
 
 
 def read_configs_from(

@@ -12,7 +12,7 @@ import math
 from typing import TYPE_CHECKING
 
 from nsight_lab.contract.records import TIME_METRIC
-from nsight_lab.errors import OptionError
+from nsight_lab.errors import CellError
 from nsight_lab.roofline.placement import (
     ROOFLINE_COLUMNS,
     WORK_COLUMNS,
@@ -110,7 +110,7 @@ def normalize(frame: pd.DataFrame, target: str) -> pd.DataFrame:
     if target not in set(frame["Annotation"]):
         seen = ", ".join(repr(a) for a in dict.fromkeys(frame["Annotation"]))
         msg = f"--normalize-against: no region named {target!r}; regions seen: {seen}"
-        raise OptionError(msg)
+        raise CellError(msg)
     keys = [CONFIG_COLUMN, "Metric"]
     base = frame.loc[frame["Annotation"] == target, [*keys, *NORMALIZED_COLUMNS]]
     merged: pd.DataFrame = frame.merge(

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from nsight_lab.contract.records import TIME_METRIC, RunRecord
-from nsight_lab.errors import OptionError
+from nsight_lab.errors import CellError
 
 MODEL_PREFIX = "model__"
 """Per-region quantities from the work model (FLOPs, bytes).
@@ -136,7 +136,7 @@ def derived_values(
             profile bound, e.g. a ``torch.dtype``); ``record.config`` by default.
 
     Raises:
-        OptionError: A user function's signature does not fit the metrics and the
+        CellError: A user function's signature does not fit the metrics and the
             config, or it returned something that is not a number, and
             ``spec.failures`` is ``None``.
         Exception: Whatever a user function raised, when ``spec.failures`` is
@@ -169,7 +169,7 @@ def _user_values(
     """A user function's values for one record (NaN where it failed, if collected).
 
     Raises:
-        OptionError, Exception: As :func:`derived_values`.
+        CellError, Exception: As :func:`derived_values`.
     """
     inputs = [_input(record, metric) for metric in spec.inputs]
     values = dict(record.config if config is None else config)
@@ -179,7 +179,7 @@ def _user_values(
         return _call_derive(name, func, inputs, values, warn=spec.warn_units)
     except _DeriveError as exc:
         if spec.failures is None:
-            raise OptionError(str(exc)) from exc.__cause__
+            raise CellError(str(exc)) from exc.__cause__
         spec.failures.add(name, record, exc.reason)
     except (Exception, SystemExit) as exc:  # sys.exit() too: not the profile's
         if spec.failures is None:

@@ -164,7 +164,7 @@ def to_dataframe(  # noqa: PLR0913  (the optional inputs are keyword-only)
         the order they first ran) and config by config.
 
     Raises:
-        OptionError: ``normalize_against`` is not an annotation of the records, or a
+        CellError: ``normalize_against`` is not an annotation of the records, or a
             derive function failed and no failures are collected.
 
     Size: fourteen inputs, documented above (nsight-python's and nsight-lab's); the

@@ -1,7 +1,7 @@
 """The one base class of nsight-lab's REST handlers: store access, JSON, errors.
 
 Errors are mapped in one place (:meth:`NsightLabHandler.write_error`):
-:class:`~nsight_lab.errors.OptionError` is 400,
+:class:`~nsight_lab.errors.InputError` (a malformed request: ``RequestError``) is 400,
 :class:`~nsight_lab.errors.NotFoundError` 404,
 :class:`~nsight_lab.store.run_store.SessionRunningError` 409 and any other
 :class:`~nsight_lab.errors.StoreError` 500, each with the body
@@ -23,7 +23,7 @@ from jupyter_server.base.handlers import APIHandler
 from tornado.ioloop import IOLoop
 
 from nsight_lab.contract.records import SCHEMA_VERSION
-from nsight_lab.errors import NotFoundError, OptionError, StoreError
+from nsight_lab.errors import InputError, NotFoundError, RequestError, StoreError
 from nsight_lab.store.sessions import SessionRunningError
 from nsight_lab.text.numbers import whole_number
 
@@ -60,7 +60,7 @@ WORKERS_KEY = "nsight_lab_workers"
 """``web_app.settings`` key of the extension's child processes (:class:`Workers`)."""
 
 _STATUS_BY_ERROR: tuple[tuple[type[Exception], int], ...] = (
-    (OptionError, 400),
+    (InputError, 400),
     (NotFoundError, 404),  # before StoreError: NotFoundError derives from it
     (SessionRunningError, 409),
     (StoreError, 500),
@@ -173,7 +173,7 @@ class NsightLabHandler(APIHandler):
         """Return the query argument ``name`` as a whole number in ``[0, maximum]``.
 
         Raises:
-            OptionError: The value is not a whole number in range.
+            RequestError: The value is not a whole number in range.
         """
         raw = self.get_query_argument(name, None)
         if raw is None or raw == "":
@@ -184,7 +184,7 @@ class NsightLabHandler(APIHandler):
         """Return the query argument ``name``, one of ``choices`` (default the first).
 
         Raises:
-            OptionError: The value is not one of ``choices``.
+            RequestError: The value is not one of ``choices``.
         """
         raw = self.get_query_argument(name, None)
         if raw is None or raw == "":
@@ -194,19 +194,19 @@ class NsightLabHandler(APIHandler):
                 f"invalid {name} {_shown(raw)!r}; expected one of "
                 f"{', '.join(map(repr, choices))}"
             )
-            raise OptionError(msg)
+            raise RequestError(msg)
         return raw
 
     def flag_argument(self, name: str) -> bool:
         """Return the query argument ``name`` as a flag: 1/true or 0/false (default).
 
         Raises:
-            OptionError: The value is not a flag.
+            RequestError: The value is not a flag.
         """
         raw = (self.get_query_argument(name, None) or "0").lower()
         if raw not in {"0", "1", "true", "false"}:
             msg = f"invalid {name} {_shown(raw)!r}; expected 1 or 0 (true or false)"
-            raise OptionError(msg)
+            raise RequestError(msg)
         return raw in {"1", "true"}
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:  # noqa: ANN401  (tornado's signature)
@@ -247,7 +247,7 @@ def parse_count(raw: str, name: str, *, maximum: int = _SQLITE_INT_MAX) -> int:
         The number.
 
     Raises:
-        OptionError: ``raw`` is not a whole number in range.
+        RequestError: ``raw`` is not a whole number in range.
     """
     value = whole_number(raw, 0, maximum)
     if value is None:
@@ -255,7 +255,7 @@ def parse_count(raw: str, name: str, *, maximum: int = _SQLITE_INT_MAX) -> int:
             f"invalid {name} {_shown(raw)!r}; "
             f"expected a whole number from 0 to {maximum}"
         )
-        raise OptionError(msg)
+        raise RequestError(msg)
     return value
 
 

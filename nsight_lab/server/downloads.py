@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 import tornado.web
 
-from nsight_lab.errors import NotFoundError, OptionError
+from nsight_lab.errors import NotFoundError, RequestError
 from nsight_lab.server.base import NsightLabHandler, parse_count
 from nsight_lab.store.run_store import RunStore
 from nsight_lab.text.safe import frame_to_csv
@@ -55,7 +55,7 @@ class ExportHandler(NsightLabHandler):
         or ``parquet``.
 
         Raises:
-            OptionError: ``format`` or ``what`` is unknown, or Parquet is asked for
+            RequestError: ``format`` or ``what`` is unknown, or Parquet is asked for
                 without pyarrow installed (400).
             NotFoundError: No such session (404).
             StoreError: The store cannot be read (500).
@@ -68,7 +68,7 @@ class ExportHandler(NsightLabHandler):
                 "export format 'parquet' needs pyarrow on the Jupyter server; "
                 "install it with: pip install pyarrow, or use format=csv"
             )
-            raise OptionError(msg)
+            raise RequestError(msg)
         store = await self.blocking(self.session_store, sid)
         # Built in a child process (a large session's frame is millions of objects,
         # whose garbage collection in a thread would hold every request up: 1.1 s
@@ -99,7 +99,7 @@ class ReportHandler(NsightLabHandler):
         """Send the session's ``.ncu-rep`` for config ``N`` (default: the first kept).
 
         Raises:
-            OptionError: ``config`` is not a whole number (400).
+            RequestError: ``config`` is not a whole number (400).
             NotFoundError: No such session, or no report kept for it or that
                 config (404).
             StoreError: The store cannot be read (500).

@@ -81,7 +81,7 @@ class Workers:
     async def run(self, function: Callable[..., _T], *args: Any) -> _T:  # noqa: ANN401  (any arguments)
         """Run the module-level ``function(*args)`` in a child process.
 
-        Its nsight-lab errors (``OptionError``, ``NotFoundError``, ``StoreError``)
+        Its nsight-lab errors (``InputError``, ``NotFoundError``, ``StoreError``)
         propagate as raised.
 
         Raises:

@@ -19,7 +19,7 @@ from nsight_lab.contract.records import (
     SessionInfo,
     Telemetry,
 )
-from nsight_lab.errors import OptionError
+from nsight_lab.errors import QueryError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -141,7 +141,7 @@ def session_filter(  # noqa: PLR0913
             f"invalid status filter {shown!r}; "
             f"expected one of {', '.join(map(repr, SESSION_STATUSES))}"
         )
-        raise OptionError(msg)
+        raise QueryError(msg)
     clauses: list[str] = []
     params: list[Any] = []
     for column, value in (
@@ -192,7 +192,7 @@ def _iso_utc(value: str, name: str) -> str:
     microsecond, so a filter at the ends of the range still means what it says.
 
     Raises:
-        OptionError: ``value`` is not an ISO-8601 date or time (one line).
+        QueryError: ``value`` is not an ISO-8601 date or time (one line).
     """
     text = value.strip()
     try:
@@ -206,7 +206,7 @@ def _iso_utc(value: str, name: str) -> str:
             f"invalid {name} time {shown!r}; expected an ISO-8601 date or time, "
             "e.g. '2025-06-01' or '2025-06-01T12:00:00+00:00'"
         )
-        raise OptionError(msg) from exc
+        raise QueryError(msg) from exc
     if when.tzinfo is None:
         when = when.replace(tzinfo=dt.timezone.utc)
     try:

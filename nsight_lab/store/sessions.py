@@ -12,7 +12,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from nsight_lab.contract.records import SCHEMA_VERSION, SESSION_STATUSES, utc_now
-from nsight_lab.errors import OptionError, StoreError
+from nsight_lab.errors import QueryError, StoreError
 from nsight_lab.store.liveness import Liveness, pid_token
 from nsight_lab.store.migrations import new_session_uuid
 from nsight_lab.store.rows import (
@@ -156,7 +156,7 @@ class SessionQueries(Liveness):
             error: What went wrong, for a failed or interrupted session.
 
         Raises:
-            OptionError: ``status`` is not a final status.
+            QueryError: ``status`` is not a final status.
             NotFoundError: No session has that id.
             StoreError: The store is closed or the write failed.
         """
@@ -165,7 +165,7 @@ class SessionQueries(Liveness):
                 f"cannot finish session {session_id} with status {status!r}; "
                 f"expected one of {', '.join(map(repr, _FINAL_STATUSES))}"
             )
-            raise OptionError(msg)
+            raise QueryError(msg)
         with self._write("finish a session") as conn:
             cur = conn.execute(
                 "UPDATE sessions SET status = ?, error = ?, finished_at = ?"
@@ -257,7 +257,7 @@ class SessionQueries(Liveness):
             The matching sessions, newest first.
 
         Raises:
-            OptionError: A filter value is malformed (time, status, limit or offset).
+            QueryError: A filter value is malformed (time, status, limit or offset).
             StoreError: The store is closed or unreadable.
         """
         where, params = session_filter(
@@ -267,10 +267,10 @@ class SessionQueries(Liveness):
         )  # fmt: skip
         if limit is not None and limit < 0:
             msg = f"invalid limit {limit!r}; expected a count >= 0 or None for all"
-            raise OptionError(msg)
+            raise QueryError(msg)
         if offset < 0:
             msg = f"invalid offset {offset!r}; expected a count >= 0"
-            raise OptionError(msg)
+            raise QueryError(msg)
         sql = (
             f"SELECT {SESSION_COLUMNS} FROM sessions{where}"  # noqa: S608  (constant SQL)
             " ORDER BY id DESC LIMIT ? OFFSET ?"
@@ -299,7 +299,7 @@ class SessionQueries(Liveness):
         """Return how many sessions :meth:`list_sessions` would match without paging.
 
         Raises:
-            OptionError: A filter value is malformed.
+            QueryError: A filter value is malformed.
             StoreError: The store is closed or unreadable.
         """
         where, params = session_filter(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from nsight_lab.distributed.group import GroupInfo, check_gpus, initialised_group
-from nsight_lab.errors import OptionError
+from nsight_lab.errors import PlanError
 
 
 def test_no_group_without_an_initialised_one(tmp_path):
@@ -23,11 +23,11 @@ def test_no_group_without_an_initialised_one(tmp_path):
 
 def test_more_ranks_than_gpus_is_one_line():
     check_gpus(2, 2)
-    with pytest.raises(OptionError) as caught:
+    with pytest.raises(PlanError) as caught:
         check_gpus(3, 2)
     assert str(caught.value) == (
         "--ranks 3: 2 CUDA GPUs visible here and each rank takes one; give --ranks 2 "
         "or fewer, or --backend cpu to run the ranks as gloo processes"
     )
-    with pytest.raises(OptionError, match="1 CUDA GPU visible here"):
+    with pytest.raises(PlanError, match="1 CUDA GPU visible here"):
         check_gpus(2, 1)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 import pytest
 
 from nsight_lab.contract.records import SCHEMA_VERSION, RunRecord, Telemetry, utc_now
-from nsight_lab.errors import NotFoundError, OptionError, StoreError
+from nsight_lab.errors import NotFoundError, QueryError, StoreError
 from nsight_lab.store import migrations as _migrations
 from nsight_lab.store import sqlite_files
 from nsight_lab.store.run_store import INTERRUPTED_ERROR, RunStore
@@ -399,7 +399,7 @@ def test_finish_session(store: RunStore, status: Any) -> None:
 
 def test_finish_session_rejects_bad_status_and_unknown_id(store: RunStore) -> None:
     sid = store.create_session(backend="cpu").id
-    with pytest.raises(OptionError, match="status 'running'; expected one of"):
+    with pytest.raises(QueryError, match="status 'running'; expected one of"):
         store.finish_session(sid, "running")
     with pytest.raises(NotFoundError, match="no session with id 777"):
         store.finish_session(777, "completed")
@@ -562,7 +562,7 @@ def test_list_paging_newest_first(store: RunStore, listed: dict[str, Any]) -> No
 def test_list_rejects_malformed_filters(
     store: RunStore, filters: dict[str, Any], match: str
 ) -> None:
-    with pytest.raises(OptionError, match=match):
+    with pytest.raises(QueryError, match=match):
         store.list_sessions(**filters)
 
 

@@ -68,7 +68,7 @@ from nsight_lab.backends.pm.sampler import (
     open_cupti_sampler,
 )
 from nsight_lab.contract.probe import MetricVerdict
-from nsight_lab.errors import OptionError
+from nsight_lab.errors import PlanError
 from nsight_lab.regions import CELL_REGION
 
 if TYPE_CHECKING:
@@ -102,7 +102,7 @@ class PmMeasurement(SamplingInterval, CuptiMeasurement):
 
         Raises:
             BackendUnavailableError: CUPTI refused; everything opened is closed again.
-            OptionError: ``--metrics`` do not fit in one PM sampling pass.
+            PlanError: ``--metrics`` do not fit in one PM sampling pass.
         """
         require_cuda("pm")  # say "pm" rather than "cupti" when there is no GPU
         super().__init__(options)
@@ -168,7 +168,7 @@ class PmMeasurement(SamplingInterval, CuptiMeasurement):
         """The metrics to sample (as the probe's verdict chose them) and the chip.
 
         Raises:
-            OptionError: ``--metrics`` the verdict refuses (one line, naming what
+            PlanError: ``--metrics`` the verdict refuses (one line, naming what
                 fits together); or nothing to sample.
         """
         wanted = tuple(options.extra_metrics)
@@ -176,7 +176,7 @@ class PmMeasurement(SamplingInterval, CuptiMeasurement):
             why = "no probe" if verdict is None else "the probe checked others"
             verdict = MetricVerdict(wanted, given=True, chosen=wanted, unchecked=why)
         if verdict.refused:
-            raise OptionError(verdict.refused)
+            raise PlanError(verdict.refused)
         if verdict.unchecked is not None:
             self.notes.append(
                 f"PM sampling metrics not checked ahead ({verdict.unchecked}); "
@@ -190,7 +190,7 @@ class PmMeasurement(SamplingInterval, CuptiMeasurement):
             )
         if not verdict.chosen:
             msg = "--metrics: no metric left to PM-sample; name some with --metrics"
-            raise OptionError(msg)
+            raise PlanError(msg)
         return list(verdict.chosen), verdict.where
 
     # -- the quiet gap ---------------------------------------------------------------

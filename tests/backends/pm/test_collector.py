@@ -32,7 +32,7 @@ from nsight_lab.backends.pm.series import unpack
 from nsight_lab.contract.collector import Availability, RunKey
 from nsight_lab.contract.probe import MetricVerdict, ProbeResult
 from nsight_lab.contract.registry import registered
-from nsight_lab.errors import BackendUnavailableError, OptionError
+from nsight_lab.errors import BackendUnavailableError, PlanError
 from nsight_lab.options import parse_options
 from nsight_lab.plan import make_plan
 from nsight_lab.regions import CELL_REGION
@@ -561,7 +561,7 @@ def test_auto_keeps_ncu_and_says_why_pm_could_not() -> None:
 
 def test_pm_by_name_refuses_metrics_it_cannot_take_in_one_line() -> None:
     refusal = "--metrics: these 9 metrics need 2 passes ... fit together: a,b | c"
-    with pytest.raises(OptionError) as caught:
+    with pytest.raises(PlanError) as caught:
         make_plan(
             parse_options("--backend pm --metrics a__b.sum"),
             pm_probe(refusal, ("a__b.sum",)),
@@ -643,7 +643,7 @@ def test_asked_for_metrics_that_do_not_fit_are_refused_in_one_line() -> None:
     options = parse_options(
         "--backend pm --metrics dram__bytes_read.sum,dram__bytes_write.sum"
     )
-    with pytest.raises(OptionError, match="fit together") as caught:
+    with pytest.raises(PlanError, match="fit together") as caught:
         measurement()._choose_metrics(options, verdict(Host(per_pass=1), options))
     assert "\n" not in str(caught.value)
 

@@ -39,13 +39,22 @@ from __future__ import annotations
 import builtins
 import importlib
 import json
+import logging
 import sys
 import time
 import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from nsight_lab.regions import CELL_REGION
+from nsight_lab.backends.ncu.shipping import unship
+from nsight_lab.contract.collector import RunKey
+from nsight_lab.regions import (
+    CELL_REGION,
+    RegionTracker,
+    install_nsight_shim,
+    listening,
+)
+from nsight_lab.runner import running
 
 if TYPE_CHECKING:
     import types
@@ -142,9 +151,22 @@ class _Unmarked:
         """Nothing to mark."""
 
 
+_lines = logging.getLogger("nsight_lab.backends.ncu.child.lines")
+"""The child's lines to its parent (runs done, warnings, its one error): shown on
+the child's stdout, which ncu passes on, once :func:`main` says where."""
+
+
 def _say(text: str) -> None:
-    sys.stdout.write(f"{CHILD_PREFIX} {text}\n")
-    sys.stdout.flush()
+    _lines.info("%s %s", CHILD_PREFIX, text)
+
+
+def _lines_on_stdout() -> None:
+    """Send the child's lines to this process's stdout (the child's own ``main``)."""
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    _lines.addHandler(handler)
+    _lines.setLevel(logging.INFO)
+    _lines.propagate = False
 
 
 def run_payload(payload: dict[str, Any]) -> None:
@@ -157,10 +179,6 @@ def run_payload(payload: dict[str, Any]) -> None:
         ValueError: The payload is of another schema version.
         BaseException: Whatever the cell raised, or a region rule it broke.
     """
-    from nsight_lab.contract.collector import RunKey
-    from nsight_lab.regions import RegionTracker, listening
-    from nsight_lab.runner import running
-
     namespace, code = _prepare(payload)
     ranges = _Ranges(str(payload.get("domain", NVTX_DOMAIN)))
     if not ranges.available:
@@ -214,9 +232,6 @@ def _prepare(payload: dict[str, Any]) -> tuple[dict[str, Any], types.CodeType]:
     Raises:
         ValueError: The payload is of another schema version.
     """
-    from nsight_lab.backends.ncu.shipping import unship
-    from nsight_lab.regions import install_nsight_shim
-
     if payload.get("schema_version") != PAYLOAD_SCHEMA_VERSION:
         msg = (
             f"payload schema {payload.get('schema_version')!r} is not "
@@ -247,10 +262,6 @@ def _marks_regions(
     Raises:
         BaseException: Whatever the cell raised, or a region rule it broke.
     """
-    from nsight_lab.contract.collector import RunKey
-    from nsight_lab.regions import RegionTracker, listening
-    from nsight_lab.runner import running
-
     unmarked = RegionTracker(_Unmarked())
     with listening(unmarked), running(RunKey(config_index, -1, warmup=True)):
         namespace.update(config)
@@ -268,6 +279,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns:
         0, or :data:`EXIT_CELL_FAILED` after printing the one-line error marker.
     """
+    _lines_on_stdout()
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) != 1:
         _say("error: UsageError: expected one argument, the payload path")

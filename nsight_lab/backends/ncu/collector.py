@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from nsight_lab.backends.ncu.isolate import run_isolated
 from nsight_lab.backends.ncu.probe import probe_ncu
 from nsight_lab.errors import NsightLabError
+from nsight_lab.gpu.stack import nvml_devices
 
 if TYPE_CHECKING:
     from nsight_lab.contract.collector import Availability, CellCode, Output
@@ -37,8 +39,6 @@ class NcuCollector:
         no ncu, counter permission, unknown metrics, the cell failing in the child, a
         variable that cannot be shipped, no kernels in the regions).
         """
-        from nsight_lab.backends.ncu.isolate import run_isolated
-
         options = plan.options
         note = (
             f"isolated under ncu: --cache-control {options.cache_control}, "
@@ -57,8 +57,6 @@ class NcuCollector:
 
 def gpu_name() -> str | None:
     """The first GPU's name through NVML (this process opens no CUDA context)."""
-    from nsight_lab.gpu.stack import nvml_devices
-
     try:
         devices = nvml_devices()
     except NsightLabError:

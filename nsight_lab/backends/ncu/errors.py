@@ -1,8 +1,8 @@
 """ncu output parsing and the error messages of the isolated ncu path.
 
-Part of :mod:`nsight_lab.backends.ncu.isolate`: :class:`_Outcome` collects what one ncu
+Part of :mod:`nsight_lab.backends.ncu.isolate`: :class:`Outcome` collects what one ncu
 run
-printed (:func:`_take_line` reads each line), and the ``_raise_for_*`` /
+printed (:func:`take_line` reads each line), and the ``_raise_for_*`` /
 ``_*_message`` helpers turn it into one-line errors (counter permission, unknown
 metrics with close names from :func:`query_metrics`, the cell failing in the child,
 no kernels in the regions). :mod:`nsight_lab.backends.ncu.isolate` re-exports
@@ -51,10 +51,11 @@ _UNKNOWN_METRIC_RE = re.compile(
 _METRIC_NAME_RE = re.compile(r"^(?P<name>[A-Za-z0-9_]+__[A-Za-z0-9_.]+)\s")
 
 
-class _Outcome:
+class Outcome:
     """What one ncu run printed and how it ended."""
 
     def __init__(self) -> None:
+        """Nothing printed yet."""
         self.returncode = 0
         self.tail: deque[str] = deque(maxlen=_TAIL_LINES)
         self.errors: list[str] = []
@@ -63,9 +64,10 @@ class _Outcome:
         self.kernels = 0
 
 
-def _take_line(
-    line: str, outcome: _Outcome, progress: Progress, emit: Callable[[], None]
+def take_line(
+    line: str, outcome: Outcome, progress: Progress, emit: Callable[[], None]
 ) -> None:
+    """Read one line of ncu's output: a kernel profiled, a run done, an error."""
     if kernel := _PROF_KERNEL_RE.match(line):
         outcome.kernels += 1
         progress.message = (
@@ -86,9 +88,15 @@ def _take_line(
         outcome.errors.append(line.removeprefix("==ERROR==").strip())
 
 
-def _raise_for_failure(
-    outcome: _Outcome, ncu: Path, metrics: list[str], report: Path
+def raise_for_failure(
+    outcome: Outcome, ncu: Path, metrics: list[str], report: Path
 ) -> None:
+    """Raise what ncu's run said went wrong, in one line; nothing when it did not.
+
+    Raises:
+        BackendUnavailableError: No permission to read the counters.
+        MeasurementError: An unknown metric, the cell failed, or ncu failed.
+    """
     text = "\n".join(outcome.tail)
     if "ERR_NVGPUCTRPERM" in text:
         msg = (
@@ -121,7 +129,7 @@ def _raise_for_failure(
         raise MeasurementError(msg)
 
 
-def _raise_for_absent_metrics(
+def raise_for_absent_metrics(
     rows: list[KernelRow], config_index: int, ncu: Path, metrics: list[str]
 ) -> None:
     """Raise when a metric is in no kernel of the config's measured runs.
@@ -138,9 +146,10 @@ def _raise_for_absent_metrics(
         raise MeasurementError(_unknown_metric_message(absent, ncu, metrics))
 
 
-def _no_rows_message(
-    config_index: int, config: dict[str, JsonScalar], outcome: _Outcome
+def no_rows_message(
+    config_index: int, config: dict[str, JsonScalar], outcome: Outcome
 ) -> str:
+    """Why a config's ncu run measured no kernel, and what to check."""
     where = f"config {config_index} {config!r}" if config else f"config {config_index}"
     msg = (
         f"no kernels ran inside the annotated regions ({where}): ncu profiles only "

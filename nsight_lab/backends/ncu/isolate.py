@@ -38,20 +38,26 @@ import signal
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nsight_lab.backends.ncu.child import NVTX_DOMAIN, PAYLOAD_SCHEMA_VERSION
 from nsight_lab.backends.ncu.errors import (
     QUERY_METRICS_TIMEOUT_S,
-    _no_rows_message,
-    _Outcome,
-    _raise_for_absent_metrics,
-    _raise_for_failure,
-    _take_line,
+    Outcome,
+    no_rows_message,
     query_metrics,
+    raise_for_absent_metrics,
+    raise_for_failure,
+    take_line,
 )
-from nsight_lab.backends.ncu.report import KernelRow, read_report
+from nsight_lab.backends.ncu.report import (
+    BACKEND_ID,
+    read_report,
+    region_records,
+    regions_by_run,
+)
 from nsight_lab.backends.ncu.shipping import free_variables, ship
 from nsight_lab.contract.collector import Progress
 from nsight_lab.contract.records import TIME_METRIC, RunRecord
@@ -59,7 +65,6 @@ from nsight_lab.errors import BackendUnavailableError, MeasurementError
 from nsight_lab.gpu.stack import NCU_INSTALL_HINT, find_ncu
 from nsight_lab.kernels import KernelFold
 from nsight_lab.paths import reports_dir
-from nsight_lab.regions import CELL_REGION
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -78,7 +83,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-BACKEND_ID = "ncu"
 NVTX_INCLUDE = f"regex:{NVTX_DOMAIN}@.+/"
 """ncu's NVTX filter: every push/pop range of our domain."""
 
@@ -118,13 +122,7 @@ def run_isolated(  # noqa: PLR0913  (the run's collaborators, as Runner's)
         ShippingError: A free variable of the cell cannot be pickled.
         SyntaxError: ``cell_source`` does not compile.
     """
-    ncu = find_ncu()
-    if ncu is None:
-        msg = (
-            f"backend {BACKEND_ID!r} is unavailable: no ncu (Nsight Compute CLI) was "
-            f"found; {NCU_INSTALL_HINT}"
-        )
-        raise BackendUnavailableError(msg)
+    ncu = _require_ncu()
     options = plan.options
     metrics = list(dict.fromkeys((TIME_METRIC, *options.metrics)))
     params = set(options.param_names)
@@ -135,7 +133,6 @@ def run_isolated(  # noqa: PLR0913  (the run's collaborators, as Runner's)
         Path(report_dir) if report_dir is not None else session_report_dir(session_id)
     )
     out_dir.mkdir(parents=True, exist_ok=True)
-
     progress = Progress(len(plan.configs), options.runs)
     records: list[RunRecord] = []
 
@@ -144,67 +141,16 @@ def run_isolated(  # noqa: PLR0913  (the run's collaborators, as Runner's)
             on_progress(progress)
 
     with tempfile.TemporaryDirectory(prefix="nsight-lab-child-") as tmp:
-        work = Path(tmp)
-        namespace_path = work / "namespace.pkl"
-        namespace_path.write_bytes(shipped)
+        run = _ConfigRuns(
+            plan, cell_source, ncu, metrics, session_id, Path(tmp), out_dir
+        )
+        run.namespace_path.write_bytes(shipped)
         for ci, config in enumerate(plan.configs):
             progress.config_index = ci
             progress.runs_done = 0
             progress.message = f"config {ci + 1}/{len(plan.configs)}: starting ncu"
             emit()
-            log_path = work / f"config_{ci}.regions.jsonl"
-            payload_path = work / f"config_{ci}.payload.json"
-            _write_payload(
-                payload_path,
-                source=cell_source,
-                config_index=ci,
-                config=config,
-                runs=options.runs,
-                warmup=options.warmup,
-                namespace_path=namespace_path,
-                log_path=log_path,
-                replay_mode=options.replay_mode,
-            )
-            base = out_dir / f"config_{ci}"
-            command = [
-                str(ncu),
-                "--nvtx",
-                "--nvtx-include",
-                NVTX_INCLUDE,
-                "--metrics",
-                ",".join(metrics),
-                "--cache-control",
-                options.cache_control,
-                "--clock-control",
-                options.clock_control,
-                "--replay-mode",
-                options.replay_mode,
-                "--target-processes",
-                "all",
-                "-f",
-                "-o",
-                str(base),
-                sys.executable,
-                "-m",
-                "nsight_lab.backends.ncu.child",
-                str(payload_path),
-            ]
-            outcome = _run_ncu(command, progress, emit)
-            report = base.with_name(base.name + ".ncu-rep")
-            _raise_for_failure(outcome, ncu, metrics, report)
-            rows = read_report(report, metrics) if report.exists() else []
-            _raise_for_absent_metrics(rows, ci, ncu, metrics)
-            batch = _records(
-                rows,
-                _regions_by_run(log_path),
-                plan=plan,
-                config_index=ci,
-                config=config,
-                session_id=session_id,
-                metrics=metrics,
-            )
-            if not batch:
-                raise MeasurementError(_no_rows_message(ci, config, outcome))
+            batch, report = run.config(ci, config, progress, emit)
             sink(batch)
             records.extend(batch)
             progress.last_records = batch
@@ -213,6 +159,115 @@ def run_isolated(  # noqa: PLR0913  (the run's collaborators, as Runner's)
     progress.status = "completed"
     emit()
     return records
+
+
+def _require_ncu() -> Path:
+    """The ncu to run.
+
+    Raises:
+        BackendUnavailableError: None was found (the message says what to install).
+    """
+    ncu = find_ncu()
+    if ncu is None:
+        msg = (
+            f"backend {BACKEND_ID!r} is unavailable: no ncu (Nsight Compute CLI) was "
+            f"found; {NCU_INSTALL_HINT}"
+        )
+        raise BackendUnavailableError(msg)
+    return ncu
+
+
+@dataclass(frozen=True)
+class _ConfigRuns:
+    """One config at a time under ncu: its payload, its command, its records."""
+
+    plan: Plan
+    cell_source: str
+    ncu: Path
+    metrics: list[str]
+    session_id: int
+    work: Path
+    """The temporary directory of the payloads and region logs."""
+    out_dir: Path
+    """Where the reports are kept."""
+
+    @property
+    def namespace_path(self) -> Path:
+        """The shipped free variables, read by every config's child."""
+        return self.work / "namespace.pkl"
+
+    def config(
+        self,
+        ci: int,
+        config: dict[str, JsonScalar],
+        progress: Progress,
+        emit: Callable[[], None],
+    ) -> tuple[list[RunRecord], Path]:
+        """Run config ``ci`` under ncu; its records and its report.
+
+        Raises:
+            BackendUnavailableError: ncu may not read the counters.
+            MeasurementError: ncu or the cell failed, or no kernel ran in a region.
+        """
+        options = self.plan.options
+        log_path = self.work / f"config_{ci}.regions.jsonl"
+        payload_path = self.work / f"config_{ci}.payload.json"
+        _write_payload(
+            payload_path,
+            source=self.cell_source,
+            config_index=ci,
+            config=config,
+            runs=options.runs,
+            warmup=options.warmup,
+            namespace_path=self.namespace_path,
+            log_path=log_path,
+            replay_mode=options.replay_mode,
+        )
+        base = self.out_dir / f"config_{ci}"
+        outcome = _run_ncu(self._command(base, payload_path), progress, emit)
+        report = base.with_name(base.name + ".ncu-rep")
+        raise_for_failure(outcome, self.ncu, self.metrics, report)
+        rows = read_report(report, self.metrics) if report.exists() else []
+        raise_for_absent_metrics(rows, ci, self.ncu, self.metrics)
+        batch = region_records(
+            rows,
+            regions_by_run(log_path),
+            fold=KernelFold.of(options),
+            config_index=ci,
+            config=config,
+            session_id=self.session_id,
+            metrics=self.metrics,
+        )
+        if not batch:
+            raise MeasurementError(no_rows_message(ci, config, outcome))
+        return batch, report
+
+    def _command(self, base: Path, payload_path: Path) -> list[str]:
+        """The ncu command line of one config: the child under our NVTX filter."""
+        options = self.plan.options
+        return [
+            str(self.ncu),
+            "--nvtx",
+            "--nvtx-include",
+            NVTX_INCLUDE,
+            "--metrics",
+            ",".join(self.metrics),
+            "--cache-control",
+            options.cache_control,
+            "--clock-control",
+            options.clock_control,
+            "--replay-mode",
+            options.replay_mode,
+            "--target-processes",
+            "all",
+            "-f",
+            "-o",
+            str(base),
+            sys.executable,
+            "-m",
+            "nsight_lab.backends.ncu.child",
+            str(payload_path),
+        ]
 
 
 def session_report_dir(session_id: int) -> Path:
@@ -266,9 +321,9 @@ def _child_env() -> dict[str, str]:
 
 def _run_ncu(
     command: list[str], progress: Progress, emit: Callable[[], None]
-) -> _Outcome:
+) -> Outcome:
     logger.debug("running: %s", " ".join(command))
-    outcome = _Outcome()
+    outcome = Outcome()
     process = subprocess.Popen(  # noqa: S603  (our ncu and our child, no shell)
         command,
         stdout=subprocess.PIPE,
@@ -287,7 +342,7 @@ def _run_ncu(
                 line = raw.rstrip("\n")
                 outcome.tail.append(line)
                 logger.debug("ncu: %s", line)
-                _take_line(line, outcome, progress, emit)
+                take_line(line, outcome, progress, emit)
         outcome.returncode = process.wait()
     except BaseException:
         _stop(process)
@@ -308,82 +363,3 @@ def _stop(process: subprocess.Popen[str]) -> None:
 
 
 # ------------------------------------------------------------------------ errors
-
-
-# ----------------------------------------------------------------------- records
-
-
-def _regions_by_run(log_path: Path) -> dict[int, list[str]]:
-    """Run index -> the regions the child logged for it, in the order they ran."""
-    regions: dict[int, list[str]] = {}
-    try:
-        lines = log_path.read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return regions
-    for line in lines:
-        try:
-            entry = json.loads(line)
-            regions.setdefault(int(entry["run_index"]), []).append(str(entry["region"]))
-        except (ValueError, KeyError, TypeError):  # noqa: PERF203  (rare: logged)
-            logger.debug("unreadable region log line: %r", line)
-    return regions
-
-
-def _records(  # noqa: PLR0913  (one field each)
-    rows: list[KernelRow],
-    logged: dict[int, list[str]],
-    *,
-    plan: Plan,
-    config_index: int,
-    config: dict[str, JsonScalar],
-    session_id: int,
-    metrics: list[str],
-) -> list[RunRecord]:
-    """One record per region per measured run, kernels combined per ``--combine``."""
-    grouped: dict[int, dict[str, list[KernelRow]]] = {}
-    for row in rows:
-        if row.config_index != config_index or row.run_index < 0:
-            continue
-        grouped.setdefault(row.run_index, {}).setdefault(row.region, []).append(row)
-    records: list[RunRecord] = []
-    for run_index in sorted(grouped):
-        regions = grouped[run_index]
-        marked = [r for r in logged.get(run_index, ()) if r != CELL_REGION]
-        if marked or len(regions) > 1:
-            # The run marked regions: kernels that ran outside them are not measured.
-            regions.pop(CELL_REGION, None)
-        order = {name: i for i, name in enumerate(marked)}
-        for region, kernels in sorted(
-            regions.items(), key=lambda item: order.get(item[0], len(order))
-        ):
-            fold = KernelFold.of(plan.options)
-            kernels = [k for k in kernels if fold.keep(k.kernel)]  # noqa: PLW2901
-            values = _combine(kernels, metrics, fold)
-            duration = values.pop(TIME_METRIC, None)
-            if duration is None:
-                continue
-            records.append(
-                RunRecord(
-                    session_id=session_id,
-                    config_index=config_index,
-                    config=config,
-                    run_index=run_index,
-                    annotation=region,
-                    duration_ns=duration,
-                    backend=BACKEND_ID,
-                    kernels=tuple(k.kernel for k in kernels),
-                    metrics=values,
-                )
-            )
-    return records
-
-
-def _combine(
-    kernels: list[KernelRow], metrics: list[str], fold: KernelFold
-) -> dict[str, float]:
-    combined: dict[str, float] = {}
-    for metric in metrics:
-        values = [k.metrics[metric] for k in kernels if metric in k.metrics]
-        if values:
-            combined[metric] = fold.fold(values)
-    return combined

@@ -19,12 +19,23 @@ A report whose first non-blank byte is ``[`` is read in that format; nothing els
 from __future__ import annotations
 
 import json
+import logging
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from nsight_lab.contract.records import TIME_METRIC, RunRecord
 from nsight_lab.errors import BackendUnavailableError, MeasurementError
+from nsight_lab.regions import CELL_REGION
+
+if TYPE_CHECKING:
+    from nsight_lab.contract.records import JsonScalar
+    from nsight_lab.kernels import KernelFold
+
+logger = logging.getLogger(__name__)
+
+BACKEND_ID = "ncu"
 
 NVTX_DOMAIN = "nsight_lab"
 _RANGE_RE = re.compile(
@@ -111,7 +122,7 @@ def _read_ncu_report(
     path: Path, metrics: list[str] | tuple[str, ...]
 ) -> list[KernelRow]:
     try:
-        import ncu_report
+        import ncu_report  # noqa: PLC0415  (optional: ncu-report)
     except Exception as exc:
         msg = (
             f"ncu_report cannot be imported ({type(exc).__name__}: {exc}), so the ncu "
@@ -217,3 +228,85 @@ def _read_stand_in(path: Path, metrics: list[str] | tuple[str, ...]) -> list[Ker
             )
         )
     return rows
+
+
+# ----------------------------------------------------------------------- records
+
+
+def regions_by_run(log_path: Path) -> dict[int, list[str]]:
+    """Run index -> the regions the child logged for it, in the order they ran."""
+    regions: dict[int, list[str]] = {}
+    try:
+        lines = log_path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return regions
+    for line in lines:
+        try:
+            entry = json.loads(line)
+            regions.setdefault(int(entry["run_index"]), []).append(str(entry["region"]))
+        except (ValueError, KeyError, TypeError):  # noqa: PERF203  (rare: logged)
+            logger.debug("unreadable region log line: %r", line)
+    return regions
+
+
+def region_records(  # noqa: PLR0913  (one field each)
+    rows: list[KernelRow],
+    logged: dict[int, list[str]],
+    *,
+    fold: KernelFold,
+    config_index: int,
+    config: dict[str, JsonScalar],
+    session_id: int,
+    metrics: list[str],
+) -> list[RunRecord]:
+    """One record per region per measured run, kernels combined per ``fold``.
+
+    ``logged`` is the child's region log (:func:`regions_by_run`): the regions each
+    run marked, in the order they ran.
+    """
+    grouped: dict[int, dict[str, list[KernelRow]]] = {}
+    for row in rows:
+        if row.config_index != config_index or row.run_index < 0:
+            continue
+        grouped.setdefault(row.run_index, {}).setdefault(row.region, []).append(row)
+    records: list[RunRecord] = []
+    for run_index in sorted(grouped):
+        regions = grouped[run_index]
+        marked = [r for r in logged.get(run_index, ()) if r != CELL_REGION]
+        if marked or len(regions) > 1:
+            # The run marked regions: kernels that ran outside them are not measured.
+            regions.pop(CELL_REGION, None)
+        order = {name: i for i, name in enumerate(marked)}
+        for region, kernels in sorted(
+            regions.items(), key=lambda item: order.get(item[0], len(order))
+        ):
+            kernels = [k for k in kernels if fold.keep(k.kernel)]  # noqa: PLW2901
+            values = _combine(kernels, metrics, fold)
+            duration = values.pop(TIME_METRIC, None)
+            if duration is None:
+                continue
+            records.append(
+                RunRecord(
+                    session_id=session_id,
+                    config_index=config_index,
+                    config=config,
+                    run_index=run_index,
+                    annotation=region,
+                    duration_ns=duration,
+                    backend=BACKEND_ID,
+                    kernels=tuple(k.kernel for k in kernels),
+                    metrics=values,
+                )
+            )
+    return records
+
+
+def _combine(
+    kernels: list[KernelRow], metrics: list[str], fold: KernelFold
+) -> dict[str, float]:
+    combined: dict[str, float] = {}
+    for metric in metrics:
+        values = [k.metrics[metric] for k in kernels if metric in k.metrics]
+        if values:
+            combined[metric] = fold.fold(values)
+    return combined

@@ -272,7 +272,7 @@ def _dumps(obj: object) -> bytes:
 @functools.cache
 def _pickler_class() -> type[pickle.Pickler]:
     """A cloudpickle Pickler that ships torch tensors through the CPU."""
-    import cloudpickle
+    import cloudpickle  # noqa: PLC0415  (optional: the ncu extra)
 
     base: type[pickle.Pickler] = cloudpickle.Pickler
 
@@ -311,7 +311,7 @@ def _rebuild_tensor(
     is_parameter: bool,  # noqa: FBT001
 ) -> Any:  # noqa: ANN401
     """Put a shipped tensor back on its device (called while unpickling)."""
-    import torch
+    import torch  # noqa: PLC0415  (optional and heavy: PyTorch)
 
     target = device
     if device != "cpu" and _TARGET_DEVICE[-1] is not None:

@@ -30,15 +30,15 @@ def _fresh_metric_lists():
     errors.query_metrics.cache_clear()
 
 
-def _read(*lines: str) -> tuple[errors._Outcome, Progress, list[str]]:
+def _read(*lines: str) -> tuple[errors.Outcome, Progress, list[str]]:
     outcome, progress, shown = (
-        errors._Outcome(),
+        errors.Outcome(),
         Progress(configs_total=2, runs_target=3),
         [],
     )
     progress.config_index = 1
     for line in lines:
-        errors._take_line(
+        errors.take_line(
             line, outcome, progress, lambda: shown.append(progress.message)
         )
     return outcome, progress, shown
@@ -80,7 +80,7 @@ def test_child_errors_warnings_and_ncu_errors_are_kept_apart():
 
 
 def _failed(returncode: int, *tail: str, errors_seen: tuple[str, ...] = ()):
-    outcome = errors._Outcome()
+    outcome = errors.Outcome()
     outcome.returncode = returncode
     outcome.tail.extend(tail)
     outcome.errors.extend(errors_seen)
@@ -91,27 +91,27 @@ def test_an_ncu_that_exits_without_a_report_quotes_its_last_words(tmp_path):
     report = tmp_path / "none.ncu-rep"
     outcome = _failed(3, "==PROF== Connected", "Segmentation fault", "", "  ")
     with pytest.raises(MeasurementError) as caught:
-        errors._raise_for_failure(outcome, tmp_path / "ncu", ["m.sum"], report)
+        errors.raise_for_failure(outcome, tmp_path / "ncu", ["m.sum"], report)
     message = str(caught.value)
     assert message.startswith("ncu exited with status 3: Segmentation fault; ")
     assert "nsight-lab doctor" in message
     said = _failed(1, "last line", errors_seen=("first error", "the last error"))
     with pytest.raises(MeasurementError, match="status 1: the last error;"):
-        errors._raise_for_failure(said, tmp_path / "ncu", ["m.sum"], report)
+        errors.raise_for_failure(said, tmp_path / "ncu", ["m.sum"], report)
 
 
 def test_a_failed_exit_with_a_report_or_a_clean_exit_is_no_failure(tmp_path):
     report = tmp_path / "r.ncu-rep"
-    errors._raise_for_failure(_failed(0, "ok"), tmp_path / "ncu", [], report)
+    errors.raise_for_failure(_failed(0, "ok"), tmp_path / "ncu", [], report)
     report.write_text("[]", encoding="utf-8")
-    errors._raise_for_failure(_failed(9, "partial"), tmp_path / "ncu", [], report)
+    errors.raise_for_failure(_failed(9, "partial"), tmp_path / "ncu", [], report)
 
 
 def test_the_cells_failure_comes_before_the_exit_status(tmp_path):
     outcome = _failed(1, "x")
     outcome.child_error = "KeyError: 'n'"
     with pytest.raises(MeasurementError, match="the cell failed in the ncu child"):
-        errors._raise_for_failure(outcome, tmp_path / "ncu", [], tmp_path / "r")
+        errors.raise_for_failure(outcome, tmp_path / "ncu", [], tmp_path / "r")
 
 
 @pytest.mark.parametrize(
@@ -158,23 +158,23 @@ def test_a_metric_only_warmups_or_other_configs_have_is_absent(fake_ncu):
     ]
     metrics = ["gpu__time_duration.sum", "dram__bytes_read.sum"]
     with pytest.raises(MeasurementError) as caught:
-        errors._raise_for_absent_metrics(rows, 0, fake_ncu, metrics)
+        errors.raise_for_absent_metrics(rows, 0, fake_ncu, metrics)
     message = str(caught.value)
     assert "'dram__bytes_read.sum'" in message
     assert "'gpu__time_duration.sum'" not in message
     assert "ncu 2025.3.1" in message  # the stand-in's version
-    errors._raise_for_absent_metrics(rows, 1, fake_ncu, ["dram__bytes_read.sum"])
-    errors._raise_for_absent_metrics(rows, 2, fake_ncu, metrics)  # no rows: no verdict
+    errors.raise_for_absent_metrics(rows, 1, fake_ncu, ["dram__bytes_read.sum"])
+    errors.raise_for_absent_metrics(rows, 2, fake_ncu, metrics)  # no rows: no verdict
 
 
 def test_no_rows_names_the_config_and_a_missing_nvtx():
-    bare = errors._Outcome()
-    assert "(config 0)" in errors._no_rows_message(0, {}, bare)
-    assert "(config 1 {'n': 4})" in errors._no_rows_message(1, {"n": 4}, bare)
-    assert "pip install nvtx" not in errors._no_rows_message(0, {}, bare)
-    warned = errors._Outcome()
+    bare = errors.Outcome()
+    assert "(config 0)" in errors.no_rows_message(0, {}, bare)
+    assert "(config 1 {'n': 4})" in errors.no_rows_message(1, {"n": 4}, bare)
+    assert "pip install nvtx" not in errors.no_rows_message(0, {}, bare)
+    warned = errors.Outcome()
     warned.child_warnings.append(NVTX_MISSING)
-    assert "pip install nvtx" in errors._no_rows_message(0, {}, warned)
+    assert "pip install nvtx" in errors.no_rows_message(0, {}, warned)
 
 
 def test_query_metrics_lists_the_base_names_and_nothing_when_ncu_cannot_run(

@@ -24,6 +24,7 @@ import traitlets
 
 from nsight_lab.contract.records import SESSION_STATUSES
 from nsight_lab.figures import CHART_ORDER
+from nsight_lab.views.fallback import failure_bundle, static_bundle, static_text
 
 __all__ = ["STATIC_DIR", "NsightWidget"]
 
@@ -114,8 +115,6 @@ class NsightWidget(anywidget.AnyWidget):
             Nothing: a failure gives a short note instead of the page.
         """
         if self._fallback is None:
-            from nsight_lab.views.fallback import failure_bundle, static_bundle
-
             try:
                 self._fallback = static_bundle(
                     session_id=self.session_id,
@@ -158,8 +157,6 @@ class NsightWidget(anywidget.AnyWidget):
         """
         if self._fallback is not None:
             return str(self._fallback["text/plain"])
-        from nsight_lab.views.fallback import static_text
-
         return static_text(
             session_id=self.session_id,
             status=self.status,
@@ -176,7 +173,7 @@ def _active_types() -> list[str] | None:
     off); a Jupyter kernel computes ``text/html`` as well.
     """
     try:
-        from IPython import get_ipython
+        from IPython import get_ipython  # noqa: PLC0415  (IPython: optional here)
     except ImportError:
         return None
     shell = get_ipython()

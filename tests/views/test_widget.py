@@ -121,13 +121,13 @@ def test_the_widgets_fallback_is_the_progress_and_summary_without_kaleido(
 
 
 def test_any_failure_of_the_static_view_is_a_note_not_an_exception(monkeypatch):
-    from nsight_lab.views import fallback
+    from nsight_lab.views import widget as widget_module
 
     def broken(**_kwargs):
         msg = "a\x00b <script>"
         raise ValueError(msg)
 
-    monkeypatch.setattr(fallback, "static_bundle", broken)
+    monkeypatch.setattr(widget_module, "static_bundle", broken)
     widget = NsightWidget(session_id=9, status="completed")
     data, _ = widget._repr_mimebundle_(include=ALL_VIEWS)
     assert WIDGET_VIEW in data

@@ -24,6 +24,12 @@ from typing import TYPE_CHECKING, Protocol, TypeVar, overload
 from typing_extensions import Self
 
 from nsight_lab.errors import CellError, RegionError
+from nsight_lab.nsight_modules import NSIGHT_PYTHON_VERSION, install_finder
+
+try:
+    from nsight_lab._version import __version__
+except ImportError:  # a source checkout that was never built
+    __version__ = "0.0.0+unknown"
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -289,13 +295,6 @@ def _new_shim() -> _NsightShim:
     ``__version__`` is the nsight-python version whose API it serves;
     ``__nsight_lab_version__`` nsight-lab's own.
     """
-    from nsight_lab.nsight_modules import NSIGHT_PYTHON_VERSION, install_finder
-
-    try:
-        from nsight_lab._version import __version__
-    except ImportError:  # a source checkout that was never built
-        __version__ = "0.0.0+unknown"
-
     install_finder()
     shim = _NsightShim(
         "nsight", "nsight-lab's stand-in for nsight-python (nsight_lab.api)"
@@ -328,7 +327,7 @@ def nsight_python_routed() -> Iterator[None]:
     module = sys.modules.get("nsight")
     if module is None and importlib.util.find_spec("nsight") is not None:
         os.environ.setdefault("NSPY_NCU_INIT_AT_IMPORT", "0")  # no ncu probe at import
-        import nsight as module  # type: ignore[no-redef]
+        import nsight as module  # type: ignore[no-redef]  # noqa: PLC0415  (optional)
     if module is None or getattr(module, "__nsight_lab_shim__", False):
         yield
         return

@@ -54,7 +54,7 @@ class CudaEventsBackend(InProcessCollector):
     def probe(self) -> Availability:
         """Available when PyTorch sees a CUDA device."""
         try:
-            import torch
+            import torch  # noqa: PLC0415  (optional and heavy: PyTorch)
         except ImportError:
             return Availability(
                 ok=False,
@@ -100,7 +100,7 @@ class EventsMeasurement:
 
     def __init__(self, options: ProfileOptions) -> None:
         """Open the GPU context (flush buffer, NVML, clock control)."""
-        import torch
+        import torch  # noqa: PLC0415  (optional and heavy: PyTorch)
 
         self._torch = torch
         self._gpu = GpuContext(torch, options)

@@ -18,6 +18,8 @@ from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, ClassVar
 
 from nsight_lab.regions import nsight_python_routed
+from nsight_lab.roofline.workmodel import count_work
+from nsight_lab.runner import Runner
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -78,8 +80,6 @@ class InProcessCollector(ABC):
             BaseException: Whatever the cell raised, after the finished runs were
                 handed to ``out.sink``.
         """
-        from nsight_lab.runner import Runner
-
         measurement = self.measure(plan)
         said: list[str] = []
         try:
@@ -118,6 +118,4 @@ def work_model(
     )
     if not wanted:
         return None
-    from nsight_lab.roofline.workmodel import count_work
-
     return count_work

@@ -148,6 +148,16 @@ def make_plan(
         model_work=any(d in modelled for d in options.derive),
         metric_verdict=probe.verdicts.get(backend),
     )
+    return _laid_out(plan, config_list)
+
+
+def _laid_out(plan: Plan, config_list: ConfigList | None) -> Plan:
+    """``plan`` with its configs: the options' grid, or the explicit list.
+
+    Raises:
+        PlanError: The explicit list is longer than ``--max-configs``.
+    """
+    options = plan.options
     if config_list is None:
         return replace(plan, configs=options.configs())
     if len(config_list.values) > options.config_limit:

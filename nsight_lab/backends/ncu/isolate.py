@@ -100,8 +100,7 @@ def run_isolated(  # noqa: PLR0913  (the run's collaborators, as Runner's)
     """Profile every config of ``plan`` under ncu in a child process.
 
     Args:
-        plan: The plan (its options give metrics, runs, warm-up, cache and clock
-            control and ``--combine``).
+        plan: The plan (metrics, runs, warm-up, cache, clocks, ``--combine``).
         cell_source: The cell as plain Python (``shell.transform_cell(cell)``).
         user_ns: The notebook namespace; the cell's free variables are shipped from it.
         session_id: Store id the records belong to.
@@ -123,17 +122,13 @@ def run_isolated(  # noqa: PLR0913  (the run's collaborators, as Runner's)
         SyntaxError: ``cell_source`` does not compile.
     """
     ncu = _require_ncu()
-    options = plan.options
-    metrics = list(dict.fromkeys((TIME_METRIC, *options.metrics)))
-    params = set(options.param_names)
-    names = [n for n in free_variables(cell_source, user_ns) if n not in params]
-    shipped = ship(names, user_ns)
-    logger.debug("shipping %d variables to the ncu child: %s", len(names), names)
+    metrics = list(dict.fromkeys((TIME_METRIC, *plan.options.metrics)))
+    shipped = _shipped(plan, cell_source, user_ns)
     out_dir = (
         Path(report_dir) if report_dir is not None else session_report_dir(session_id)
     )
     out_dir.mkdir(parents=True, exist_ok=True)
-    progress = Progress(len(plan.configs), options.runs)
+    progress = Progress(len(plan.configs), plan.options.runs)
     records: list[RunRecord] = []
 
     def emit() -> None:
@@ -146,19 +141,24 @@ def run_isolated(  # noqa: PLR0913  (the run's collaborators, as Runner's)
         )
         run.namespace_path.write_bytes(shipped)
         for ci, config in enumerate(plan.configs):
-            progress.config_index = ci
-            progress.runs_done = 0
-            progress.message = f"config {ci + 1}/{len(plan.configs)}: starting ncu"
-            emit()
-            batch, report = run.config(ci, config, progress, emit)
+            batch = run.config(ci, config, progress, emit)
             sink(batch)
             records.extend(batch)
-            progress.last_records = batch
-            progress.message = f"config {ci + 1}: report kept at {report}"
-            emit()
     progress.status = "completed"
     emit()
     return records
+
+
+def _shipped(plan: Plan, cell_source: str, user_ns: Mapping[str, object]) -> bytes:
+    """The cell's free variables (not the configs' names), pickled for the child.
+
+    Raises:
+        ShippingError: One cannot be pickled.
+    """
+    params = set(plan.options.param_names)
+    names = [n for n in free_variables(cell_source, user_ns) if n not in params]
+    logger.debug("shipping %d variables to the ncu child: %s", len(names), names)
+    return ship(names, user_ns)
 
 
 def _require_ncu() -> Path:
@@ -202,14 +202,18 @@ class _ConfigRuns:
         config: dict[str, JsonScalar],
         progress: Progress,
         emit: Callable[[], None],
-    ) -> tuple[list[RunRecord], Path]:
-        """Run config ``ci`` under ncu; its records and its report.
+    ) -> list[RunRecord]:
+        """Run config ``ci`` under ncu; its records (the progress says where).
 
         Raises:
             BackendUnavailableError: ncu may not read the counters.
             MeasurementError: ncu or the cell failed, or no kernel ran in a region.
         """
         options = self.plan.options
+        progress.config_index = ci
+        progress.runs_done = 0
+        progress.message = f"config {ci + 1}/{len(self.plan.configs)}: starting ncu"
+        emit()
         log_path = self.work / f"config_{ci}.regions.jsonl"
         payload_path = self.work / f"config_{ci}.payload.json"
         _write_payload(
@@ -240,7 +244,10 @@ class _ConfigRuns:
         )
         if not batch:
             raise MeasurementError(no_rows_message(ci, config, outcome))
-        return batch, report
+        progress.last_records = batch
+        progress.message = f"config {ci + 1}: report kept at {report}"
+        emit()
+        return batch
 
     def _command(self, base: Path, payload_path: Path) -> list[str]:
         """The ncu command line of one config: the child under our NVTX filter."""

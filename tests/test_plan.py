@@ -109,9 +109,9 @@ def test_auto_says_when_nothing_can_time_the_cell() -> None:
 def no_hardware(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every way to ask the GPU, its tools or the store raises."""
     from nsight_lab.backends import gpu
-    from nsight_lab.gpu import ncu as tools
     from nsight_lab.backends.pm import availability
     from nsight_lab.contract import registry
+    from nsight_lab.gpu import ncu as tools
     from nsight_lab.gpu import nvml, stack
     from nsight_lab.store import run_store
 

@@ -136,6 +136,7 @@ class SessionsHandler(NsightLabHandler):
             )
 
         self.reply_json(await self.blocking(self.encode_reply, read))
+        self.view_models.prepare()  # the sidebar is open: a session view may follow
 
 
 class SessionHandler(NsightLabHandler):

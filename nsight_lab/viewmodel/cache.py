@@ -21,6 +21,7 @@ reads and adds in order, so concurrent refreshes of a session read each run once
 
 from __future__ import annotations
 
+import importlib
 import logging
 import threading
 import time
@@ -102,6 +103,7 @@ class ViewModels:
         self._entries: OrderedDict[tuple[str, int], _Entry] = OrderedDict()
         self._follower: threading.Thread | None = None
         self._closed = threading.Event()
+        self._prepared = False
 
     def __len__(self) -> int:
         """The view models held."""
@@ -210,6 +212,24 @@ class ViewModels:
                     self.forget((store.location, session_id))
                 finally:
                     entry.lock.release()
+
+    def prepare(self) -> None:
+        """Load the view model's code (plotly) in the background, once.
+
+        The server calls it when the sidebar lists sessions: the first session
+        viewed then does not wait for the import (2 s on a loaded 2-core machine),
+        while a server nobody looks at never loads it.
+        """
+        with self._lock:
+            if self._prepared:
+                return
+            self._prepared = True
+        threading.Thread(
+            target=importlib.import_module,
+            args=("nsight_lab.viewmodel.session",),
+            name="nsight-lab-view-model-import",
+            daemon=True,
+        ).start()
 
     def close(self) -> None:
         """Stop following sessions (the server is stopping)."""

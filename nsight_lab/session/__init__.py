@@ -1,7 +1,7 @@
 """One profile, from a plan to a stored session and its DataFrame.
 
 The ``%%nsight`` magic and nsight-python's API (:mod:`nsight_lab.api`) both profile
-through :func:`profile` (:mod:`.profile`): the session probes once and plans
+through :func:`profile` (:mod:`.profiling`): the session probes once and plans
 (:func:`plan_profile`), the plan's collector measures the cell (or the decorated
 function, as a :class:`~nsight_lab.contract.collector.CellCode`) into a new session
 of the store, streaming each run to the store writer and the live view
@@ -22,7 +22,7 @@ from nsight_lab.session.failure import (
     record_failure,
     stored_runs,
 )
-from nsight_lab.session.profile import plan_profile, profile, rated_clocks_khz
+from nsight_lab.session.profiling import plan_profile, profile, rated_clocks_khz
 from nsight_lab.session.request import (
     MAX_MESSAGE_CHARS,
     Display,

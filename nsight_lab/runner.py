@@ -20,16 +20,18 @@ import time
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
-from nsight_lab.contract.collector import Progress, RunKey, RunTiming, WorkModel
+from nsight_lab.contract.collector import RunKey, RunTiming, WorkModel
+from nsight_lab.contract.progress import make_progress
 from nsight_lab.contract.records import RunRecord
 from nsight_lab.errors import CellError
 from nsight_lab.regions import CELL_REGION, RegionTracker, listening
 from nsight_lab.stats import rsd_pct
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterator, Sequence
 
     from nsight_lab.contract.collector import Measurement
+    from nsight_lab.contract.progress import Progress, ProgressHook
     from nsight_lab.contract.records import JsonScalar
     from nsight_lab.plan import Plan
 
@@ -74,7 +76,7 @@ class Runner:
         measurement: Measurement,
         session_id: int,
         sink: Callable[[list[RunRecord]], None],
-        on_progress: Callable[[Progress], None] | None = None,
+        on_progress: ProgressHook | None = None,
         model_work: Callable[[Callable[[], None]], WorkModel] | None = None,
     ) -> None:
         """Prepare a run of ``plan``.
@@ -84,7 +86,8 @@ class Runner:
             measurement: The opened backend.
             session_id: Store id the records belong to.
             sink: Receives each batch of finished records (the store writer).
-            on_progress: Receives progress after every change.
+            on_progress: Receives a :class:`Progress` after every change, with the
+                records that came with it.
             model_work: Counts FLOPs/bytes per region of one call of the body.
         """
         self.plan = plan
@@ -94,7 +97,12 @@ class Runner:
         self.on_progress = on_progress
         self.model_work = model_work
         self.records: list[RunRecord] = []
-        self.progress = Progress(len(plan.configs), plan.options.runs)
+        self._status = "running"
+        self._config_index = 0
+        self._runs_done_in_config = 0
+        self._runs_done_total = 0
+        self._message = ""
+        self._started_at = time.monotonic()
         self._durations: dict[tuple[int, str], list[float]] = defaultdict(list)
         self._models: dict[int, WorkModel] = {}
         self._failed: dict[RunKey, set[str]] = {}
@@ -139,7 +147,7 @@ class Runner:
         finally:
             if self._freeze:
                 gc.unfreeze()
-        self.progress.status = "completed"
+        self._status = "completed"
         self._emit_progress()
         return self.records
 
@@ -149,8 +157,8 @@ class Runner:
             # What the cell sees: the objects of an explicit config list, else the
             # config's values themselves.
             config = self.plan.bound(ci)
-            self.progress.config_index = ci
-            self.progress.runs_done = 0
+            self._config_index = ci
+            self._runs_done_in_config = 0
             self._emit_progress()
             first_warmup, warmups = 0, options.warmup
             # A backend that sizes itself on a measured warm-up (pm: its sampling
@@ -204,7 +212,7 @@ class Runner:
         key: RunKey,
     ) -> None:
         def show_wait(headroom_c: float, waited_s: float) -> None:
-            self.progress.message = (
+            self._message = (
                 f"waiting for the GPU to cool: {headroom_c:.0f} C of thermal headroom "
                 f"left, waited {waited_s:.1f} s"
             )
@@ -212,7 +220,7 @@ class Runner:
 
         waited = self.measurement.thermal_wait(show_wait)
         if waited:
-            self.progress.message = f"waited {waited:.1f} s for thermal headroom"
+            self._message = f"waited {waited:.1f} s for thermal headroom"
         self._tracker.reset()
         self.measurement.begin_run(key)
         with running(key):
@@ -243,10 +251,9 @@ class Runner:
                 record.duration_ns
             )
         done = len({(r.config_index, r.run_index) for r in batch})
-        self.progress.runs_done += done
-        self.progress.runs_done_total += done
-        self.progress.last_records = batch
-        self._emit_progress()
+        self._runs_done_in_config += done
+        self._runs_done_total += done
+        self._emit_progress(batch)
         if first:
             self._check_normalize_target(batch)
 
@@ -293,6 +300,20 @@ class Runner:
         with contextlib.suppress(BaseException):
             self._collect(wait=True)
 
-    def _emit_progress(self) -> None:
+    @property
+    def progress(self) -> Progress:
+        """Where the run stands now (a snapshot)."""
+        return make_progress(
+            status=self._status,
+            configs_total=len(self.plan.configs),
+            runs_per_config=self.plan.options.runs,
+            config_index=self._config_index,
+            runs_done_in_config=self._runs_done_in_config,
+            runs_done_total=self._runs_done_total,
+            elapsed_s=time.monotonic() - self._started_at,
+            message=self._message,
+        )
+
+    def _emit_progress(self, records: Sequence[RunRecord] = ()) -> None:
         if self.on_progress is not None:
-            self.on_progress(self.progress)
+            self.on_progress(self.progress, records)

@@ -1,10 +1,15 @@
-"""The runner's own duties, through the real magic on the cpu backend."""
+"""The runner's own duties, through the real magic on the cpu backend (and its hook)."""
 
 from __future__ import annotations
 
 import gc
 from typing import TYPE_CHECKING
 
+from nsight_lab.backends.cpu import CpuTimerBackend
+from nsight_lab.contract.progress import Progress
+from nsight_lab.options import parse_options
+from nsight_lab.plan import make_plan
+from nsight_lab.runner import Runner
 from nsight_lab.store.run_store import RunStore
 
 if TYPE_CHECKING:
@@ -66,3 +71,36 @@ def test_a_freeze_made_by_someone_else_is_left_alone(ip: InteractiveShell) -> No
     finally:
         gc.unfreeze()
     assert keep
+
+
+def test_the_progress_hook_gets_snapshots_and_each_batch_once() -> None:
+    options = parse_options("--backend cpu --configs 1,2 --runs 3 --warmup 1")
+    plan = make_plan(options, {"cpu": CpuTimerBackend().probe()})
+    shown: list[tuple[Progress, list]] = []
+    batches: list[list] = []
+    measurement = CpuTimerBackend().open(options)
+    try:
+        runner = Runner(
+            plan,
+            measurement,
+            1,
+            batches.append,
+            on_progress=lambda p, records: shown.append((p, list(records))),
+        )
+        records = runner.run(lambda _config: None)
+    finally:
+        measurement.close()
+    # The records came with the progress once each, as the sink got them.
+    assert [r for _, batch in shown if batch for r in batch] == records
+    assert [batch for _, batch in shown if batch] == batches
+    # Each progress is its own frozen snapshot: a later change leaves it as it was.
+    first, last = shown[0][0], shown[-1][0]
+    assert first is not last
+    assert (first.status, first.runs_done_total) == ("running", 0)
+    assert (last.status, last.runs_done_total, last.runs_planned_total) == (
+        "completed",
+        6,
+        6,
+    )
+    assert [p.runs_done_in_config for p, batch in shown if batch] == [1, 2, 3] * 2
+    assert all(isinstance(p, Progress) for p, _ in shown)

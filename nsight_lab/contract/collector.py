@@ -17,7 +17,6 @@ In-process backends (``cpu``, ``events``, ``cupti``) are written against the sma
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -27,6 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from types import CodeType
 
+    from nsight_lab.contract.progress import ProgressHook
     from nsight_lab.contract.records import JsonScalar
 
 PlanT_contra = TypeVar("PlanT_contra", contravariant=True)
@@ -35,27 +35,6 @@ below the options and the plan, so a collector is typed ``Collector[Plan]`` abov
 
 WorkModel = dict[str, dict[str, float]]
 """Region -> modelled quantities (``model__flops``, ``model__bytes_read``, ...)."""
-
-
-@dataclass
-class Progress:
-    """Where a profile stands; handed to the progress display after each change."""
-
-    configs_total: int
-    runs_target: int
-    config_index: int = 0
-    runs_done: int = 0
-    """Measured runs finished in the current config."""
-    runs_done_total: int = 0
-    started_at: float = field(default_factory=time.monotonic)
-    status: str = "running"
-    message: str = ""
-    last_records: list[RunRecord] = field(default_factory=list)
-
-    @property
-    def elapsed_s(self) -> float:
-        """Seconds since the profile started."""
-        return time.monotonic() - self.started_at
 
 
 @dataclass(frozen=True)
@@ -131,8 +110,9 @@ class Output:
     """
     sink: Callable[[list[RunRecord]], None]
     """Takes each batch of finished records at once (the store writer)."""
-    progress: Callable[[Progress], None] | None = None
-    """Takes the progress after every change (the live view); ``None`` when quiet."""
+    progress: ProgressHook | None = None
+    """Takes the progress after every change, with the records that came with it
+    (the live view); ``None`` when quiet."""
     note: Callable[[str], None] | None = None
     """Adds a note the collector learned after ``begin`` (kept with the session)."""
 

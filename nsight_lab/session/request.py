@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
-    from nsight_lab.contract.collector import Progress
+    from nsight_lab.contract.progress import Progress
     from nsight_lab.contract.records import RunRecord, SessionStatus
     from nsight_lab.results import DeriveSpec, InfoColumn
     from nsight_lab.roofline.placement import Peaks, Placement
@@ -26,8 +26,14 @@ MAX_MESSAGE_CHARS = 300
 class View(Protocol):
     """What shows a running profile (:class:`~nsight_lab.views.live.WidgetView`)."""
 
-    def update(self, progress: Progress, *, force: bool = False) -> None:
-        """Take the progress after a change."""
+    def update(
+        self,
+        progress: Progress,
+        records: Sequence[RunRecord] = (),
+        *,
+        force: bool = False,
+    ) -> None:
+        """Take the progress after a change, with the records that came with it."""
 
     def finish(  # noqa: PLR0913  (the WidgetView's signature)
         self,

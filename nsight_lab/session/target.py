@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
-    from nsight_lab.contract.collector import CellCode, Progress
+    from nsight_lab.contract.collector import CellCode
+    from nsight_lab.contract.progress import Progress
     from nsight_lab.contract.records import RunRecord, SessionStatus
     from nsight_lab.plan import Plan
     from nsight_lab.roofline.placement import Peaks, Placement
@@ -48,17 +49,23 @@ class TextView:
         self._last = time.monotonic()
         say(header)
 
-    def update(self, progress: Progress, *, force: bool = False) -> None:
+    def update(
+        self,
+        progress: Progress,
+        records: Sequence[RunRecord] = (),  # noqa: ARG002  (View's signature)
+        *,
+        force: bool = False,
+    ) -> None:
         """Say where the profile stands, now and then."""
         now = time.monotonic()
         if not force and now - self._last < self.INTERVAL_S:
             return
         self._last = now
-        total = progress.configs_total * progress.runs_target
+        elapsed = progress.elapsed_s or 0.0
         say(
             f"  config {progress.config_index + 1}/{progress.configs_total}: "
-            f"{progress.runs_done_total}/{total} runs, {progress.elapsed_s:.1f} s"
-            + (f" ({progress.message})" if progress.message else "")
+            f"{progress.runs_done_total}/{progress.runs_planned_total} runs, "
+            f"{elapsed:.1f} s" + (f" ({progress.message})" if progress.message else "")
         )
 
     def finish(  # noqa: PLR0913  (View's signature)
@@ -169,10 +176,10 @@ class SessionTarget:
         self.done.extend(batch)
         self._writer.put(batch)
 
-    def progress(self, now: Progress) -> None:
-        """Show the progress in the live view."""
+    def progress(self, now: Progress, records: Sequence[RunRecord]) -> None:
+        """Show the progress, with the records that came with it, in the live view."""
         if self.display is not None:
-            self.display.update(now)
+            self.display.update(now, records)
 
     def session_id(self) -> int:
         """The session the collector began.

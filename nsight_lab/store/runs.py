@@ -145,7 +145,7 @@ class RunQueries(StoreBase):
         """Return a session's complete runs and its newest run's place.
 
         ``(distinct (config_index, run_index) pairs, (config_index, run_index) of the
-        newest stored run or None)``: what :func:`nsight_lab.views.progress.
+        newest stored run or None)``: what :func:`nsight_lab.contract.progress.
         session_progress` needs. Two indexed lookups: the count is kept with the
         session (:meth:`runs_done_counts`).
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from nsight_lab.contract.progress import session_progress
 from nsight_lab.contract.records import (
     SCHEMA_VERSION,
     SessionInfo,
@@ -17,7 +18,6 @@ from nsight_lab.contract.records import (
     session_to_json,
 )
 from nsight_lab.contract.registry import keeps_report
-from nsight_lab.viewmodel.progress import session_progress
 
 if TYPE_CHECKING:
     from nsight_lab.store.baselines import StoredVerdict

@@ -114,7 +114,7 @@ def session_json(  # noqa: PLR0913  (the session's final state, keyword-only)
     Args:
         session_id: The store's session id.
         status: completed, failed or interrupted.
-        progress: :meth:`nsight_lab.viewmodel.progress.ProgressInfo.to_json`.
+        progress: :meth:`nsight_lab.contract.progress.Progress.to_json`.
         message: The header and why the session ended so (control characters
             already made visible).
         figures: Chart name -> plotly figure JSON (``figures_to_json``).
@@ -162,7 +162,7 @@ def final_bundle(  # noqa: PLR0913  (the session's final state, keyword-only)
     Args:
         session_id: The store's session id.
         status: completed, failed or interrupted.
-        progress: :meth:`nsight_lab.viewmodel.progress.ProgressInfo.to_json`.
+        progress: :meth:`nsight_lab.contract.progress.Progress.to_json`.
         message: The header and why the session ended so.
         figures: Chart name -> plotly figure JSON (``figures_to_json``).
         summary: Rows of the summary table (``results.summary_rows``).

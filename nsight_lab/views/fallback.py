@@ -255,7 +255,7 @@ def static_bundle(  # noqa: PLR0913  (the session's state, keyword-only)
     Args:
         session_id: The store's session id.
         status: running, completed, failed or interrupted.
-        progress: :meth:`nsight_lab.viewmodel.progress.ProgressInfo.to_json`; its
+        progress: :meth:`nsight_lab.contract.progress.Progress.to_json`; its
             ``text`` is the progress line.
         message: Notes and the last progress message.
         summary: Rows of the summary table.

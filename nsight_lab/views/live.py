@@ -1,17 +1,18 @@
 """Drive the inline widget from a running profile, on a fixed budget.
 
-:class:`WidgetView`'s ``update(progress, *, force=False)`` is the runner's
-``on_progress`` hook. While runs arrive it appends them to the duration and
-clock figures (:class:`nsight_lab.figures.LiveFigures`: the new points only, sent as
-the widget's ``append`` trait, never a rebuild from every record), at most
-:data:`MAX_UPDATES_PER_S` times a second and only while the time spent in updates
-stays within :data:`UPDATE_BUDGET` of the wall time since the view was created
-(measured: :attr:`WidgetView.update_s`). :meth:`WidgetView.finish` builds every
-figure once from all records, with the summary table, the roofline and the
-byte-traffic chart. The figures come from :mod:`nsight_lab.figures`, the one chart
-implementation; the progress (the ``progress`` trait) from
-:mod:`nsight_lab.viewmodel.progress` and the summary rows from
-:func:`nsight_lab.results.summary_rows`, as the sidebar's: the widget's front end
+:class:`WidgetView`'s ``update(progress, records, *, force=False)`` is the runner's
+``on_progress`` hook (:data:`~nsight_lab.contract.progress.ProgressHook`). While runs
+arrive it appends them to the duration and clock figures
+(:class:`nsight_lab.figures.LiveFigures`: the new points only, sent as the widget's
+``append`` trait, never a rebuild from every record), at most :data:`MAX_UPDATES_PER_S`
+times a second and only while the time spent in updates stays within
+:data:`UPDATE_BUDGET` of the wall time since the view was created (measured:
+:attr:`WidgetView.update_s`). :meth:`WidgetView.finish` builds every figure once from
+all records, with the summary table, the roofline and the byte-traffic chart. The
+figures come from :mod:`nsight_lab.figures`, the one chart implementation; the
+progress (the ``progress`` trait) is the collector's
+:class:`~nsight_lab.contract.progress.Progress` as it came, and the summary rows come
+from :func:`nsight_lab.results.summary_rows`, as the sidebar's: the widget's front end
 only renders them.
 
 The widget is the in-flight view only. At the end, :meth:`WidgetView.finish`
@@ -28,10 +29,10 @@ import math
 import time
 from typing import TYPE_CHECKING, Any, cast
 
+from nsight_lab.contract.progress import make_progress
 from nsight_lab.figures import LiveFigures, figures_to_json, printable
 from nsight_lab.results import summary_rows
 from nsight_lab.viewmodel import SessionViewModel
-from nsight_lab.viewmodel.progress import ProgressInfo, make_progress
 from nsight_lab.views.bundle import final_bundle
 from nsight_lab.views.widget import NsightWidget
 
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from IPython.display import DisplayHandle
 
-    from nsight_lab.contract.collector import Progress
+    from nsight_lab.contract.progress import Progress
     from nsight_lab.contract.records import RunRecord, SessionStatus
     from nsight_lab.roofline.placement import Peaks, Placement
 
@@ -123,7 +124,7 @@ class WidgetView:
         self._last_cost = 0.0
         self._seq = 0
         self._synced_points = 0
-        self._progress: ProgressInfo | None = None
+        self._progress: Progress | None = None
         self.widget.message = header
 
     @property
@@ -137,20 +138,26 @@ class WidgetView:
         return time.perf_counter() - self._started
 
     # -- progress ---------------------------------------------------------------------
-    def update(self, progress: Progress, *, force: bool = False) -> None:
+    def update(
+        self,
+        progress: Progress,
+        records: Sequence[RunRecord] = (),
+        *,
+        force: bool = False,
+    ) -> None:
         """Take ``progress``; show it when the rate and the time budget allow.
 
-        Records arrive in ``progress.last_records``; each is kept once, even when
-        an update is not drawn, and drawn with a later one. An update is drawn at
-        most every :data:`MIN_UPDATE_INTERVAL_S` and only when the time spent in
-        updates, with this one's expected cost (the last one's), stays within
-        ``budget`` of the wall time; a forced update and the last one (the session
-        ended) are always drawn.
+        Records arrive in ``records`` (those that came with this progress); each is
+        kept once, even when an update is not drawn, and drawn with a later one. An
+        update is drawn at most every :data:`MIN_UPDATE_INTERVAL_S` and only when the
+        time spent in updates, with this one's expected cost (the last one's), stays
+        within ``budget`` of the wall time; a forced update and the last one (the
+        session ended) are always drawn.
         """
         start = time.perf_counter()
         first = self.drawn == 0
         try:
-            self._add(progress.last_records)
+            self._add(records)
             done = progress.status != "running"
             if not (done or force):
                 if start - self._last < MIN_UPDATE_INTERVAL_S:
@@ -244,7 +251,7 @@ class WidgetView:
             max_points=self.max_points or None,
         )
 
-    def _final_progress(self, status: SessionStatus) -> ProgressInfo:
+    def _final_progress(self, status: SessionStatus) -> Progress:
         """The progress once the session ended: the last one drawn, or the records'."""
         done = len({(r.config_index, r.run_index) for r in self.records})
         last = self._progress
@@ -288,15 +295,7 @@ class WidgetView:
             if charts:
                 self._seq += 1
         message = "\n".join(m for m in (self.header, progress.message) if m)
-        self._progress = make_progress(
-            status=progress.status if done else "running",
-            configs_total=progress.configs_total,
-            runs_per_config=progress.runs_target,
-            config_index=progress.config_index,
-            runs_done_in_config=progress.runs_done,
-            runs_done_total=progress.runs_done_total,
-            elapsed_s=progress.elapsed_s,
-        )
+        self._progress = progress
         with self.widget.hold_sync():
             self.widget.progress = self._progress.to_json()
             self.widget.message = printable(message)

@@ -62,7 +62,7 @@ class NsightWidget(anywidget.AnyWidget):
     status = traitlets.Enum(SESSION_STATUSES, default_value="running").tag(sync=True)
     progress = traitlets.Dict().tag(sync=True)
     """Where the profile stands:
-    :meth:`nsight_lab.viewmodel.progress.ProgressInfo.to_json`
+    :meth:`nsight_lab.contract.progress.Progress.to_json`
     (counts per config and in total, ``fraction``, ``text``); empty before the first
     update. The front end renders ``text`` and ``fraction`` as they are."""
     message = traitlets.Unicode("").tag(sync=True)

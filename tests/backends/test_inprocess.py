@@ -55,8 +55,8 @@ class _Spy:
     def sink(self, records) -> None:
         self.events.append(("sink", list(records)))
 
-    def progress(self, _progress) -> None:
-        self.events.append(("progress",))
+    def progress(self, _progress, records) -> None:
+        self.events.append(("progress", list(records)))
 
     def sunk(self) -> list:
         return [r for event in self.events if event[0] == "sink" for r in event[1]]

@@ -329,9 +329,17 @@ def test_finish_puts_the_bundle_in_the_widgets_place_then_closes_it(monkeypatch)
 
     monkeypatch.setattr(IPython.display, "display", display)
     view = WidgetView(session_id=5)
-    from nsight_lab.contract.collector import Progress
+    from nsight_lab.contract.progress import make_progress
 
-    view.update(Progress(configs_total=1, runs_target=1), force=True)
+    progress = make_progress(
+        status="running",
+        configs_total=1,
+        runs_per_config=1,
+        config_index=0,
+        runs_done_in_config=0,
+        runs_done_total=0,
+    )
+    view.update(progress, force=True)
     widget = view.widget
     assert calls == [("display", widget, {"display_id": True})]
     closed_when_updated: list[bool] = []

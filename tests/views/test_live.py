@@ -8,7 +8,7 @@ import math
 import pytest
 
 from nsight_lab.backends.cpu import CpuTimerBackend
-from nsight_lab.contract.collector import Progress
+from nsight_lab.contract.progress import make_progress
 from nsight_lab.contract.records import SessionInfo
 from nsight_lab.options import parse_options
 from nsight_lab.plan import make_plan
@@ -46,11 +46,11 @@ def _profile(line, *, view_kwargs=None):
     view = WidgetView(session_id=7, show=False, **(view_kwargs or {}))
     updates = []
 
-    def on_progress(progress):
+    def on_progress(progress, records):
         updates.append(
-            (progress.config_index, progress.runs_done, len(progress.last_records))
+            (progress.config_index, progress.runs_done_in_config, len(records))
         )
-        view.update(progress)
+        view.update(progress, records)
         # What the widget holds after each runner step, as a front end would see it.
         widget = view.widget
         snapshots.append(
@@ -199,18 +199,21 @@ def test_live_traces_keep_the_latest_max_points(monkeypatch):
 
 def test_update_accepts_force_like_progress_display():
     view = WidgetView(show=False, header="session 3 on cpu")
-    progress = Progress(
-        configs_total=3,
-        runs_target=4,
-        config_index=1,
-        runs_done=2,
-        runs_done_total=6,
+    counts = {
+        "status": "running",
+        "configs_total": 3,
+        "runs_per_config": 4,
+        "config_index": 1,
+        "elapsed_s": 1.0,
+    }
+    view.update(make_progress(**counts, runs_done_in_config=2, runs_done_total=6))
+    waiting = make_progress(
+        **counts,
+        runs_done_in_config=3,
+        runs_done_total=7,
+        message="waiting for the GPU to cool",
     )
-    view.update(progress)
-    progress.runs_done = 3
-    progress.runs_done_total = 7
-    progress.message = "waiting for the GPU to cool"
-    view.update(progress, force=True)  # within 0.1 s: drawn because forced
+    view.update(waiting, force=True)  # within 0.1 s: drawn because forced
     shown = view.widget.progress
     assert shown["runs_done_in_config"] == 3
     assert shown["runs_done_total"] == 7

@@ -9,8 +9,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from nsight_lab.contract.progress import make_progress
 from nsight_lab.figures import CHART_ORDER
-from nsight_lab.viewmodel.progress import make_progress
 from nsight_lab.views.bundle import MIME_TYPE
 from nsight_lab.views.live import CLOSED_ESM
 from nsight_lab.views.widget import STATIC_DIR, NsightWidget

@@ -1,12 +1,14 @@
 """ncu output parsing and the error messages of the isolated ncu path.
 
 Part of :mod:`nsight_lab.backends.ncu.isolate`: :class:`Outcome` collects what one ncu
-run
-printed (:func:`take_line` reads each line), and the ``_raise_for_*`` /
-``_*_message`` helpers turn it into one-line errors (counter permission, unknown
-metrics with close names from :func:`query_metrics`, the cell failing in the child,
-no kernels in the regions). :mod:`nsight_lab.backends.ncu.isolate` re-exports
-:func:`query_metrics` and ``QUERY_METRICS_TIMEOUT_S``.
+run printed (:func:`take_line` reads each line, and counts the kernels profiled and
+the child's finished runs in :class:`Counts`, which hands the progress hook a
+:class:`~nsight_lab.contract.progress.Progress` after each change), and the
+``_raise_for_*`` / ``_*_message`` helpers turn it into one-line errors (counter
+permission, unknown metrics with close names from :func:`query_metrics`, the cell
+failing in the child, no kernels in the regions).
+:mod:`nsight_lab.backends.ncu.isolate` re-exports :func:`query_metrics` and
+``QUERY_METRICS_TIMEOUT_S``.
 """
 
 from __future__ import annotations
@@ -17,20 +19,22 @@ import logging
 import re
 import subprocess
 import sys
+import time
 from collections import deque
 from typing import TYPE_CHECKING
 
 from nsight_lab.backends.ncu.child import CHILD_PREFIX, NVTX_MISSING
+from nsight_lab.contract.progress import make_progress
 from nsight_lab.errors import BackendUnavailableError, MeasurementError
 from nsight_lab.gpu.stack import COUNTER_PERMISSION_HINT, format_version, ncu_version
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Iterable, Sequence
     from pathlib import Path
 
     from nsight_lab.backends.ncu.report import KernelRow
-    from nsight_lab.contract.collector import Progress
-    from nsight_lab.contract.records import JsonScalar
+    from nsight_lab.contract.progress import ProgressHook
+    from nsight_lab.contract.records import JsonScalar, RunRecord
 
 # Log as before the split, under the public module's name.
 logger = logging.getLogger("nsight_lab.backends.ncu.isolate")
@@ -64,22 +68,80 @@ class Outcome:
         self.kernels = 0
 
 
-def take_line(
-    line: str, outcome: Outcome, progress: Progress, emit: Callable[[], None]
-) -> None:
+class Counts:
+    """Where the isolated run stands, kept here and shown to ``hook`` after each change.
+
+    ``hook`` gets a :class:`~nsight_lab.contract.progress.Progress` snapshot and the
+    records that came with it (a config's, once its report is read).
+    """
+
+    def __init__(
+        self, configs_total: int, runs_per_config: int, hook: ProgressHook | None
+    ) -> None:
+        """Nothing done yet of ``configs_total`` configs, ``runs_per_config`` each."""
+        self._hook = hook
+        self._configs_total = configs_total
+        self._runs_per_config = runs_per_config
+        self._status = "running"
+        self._config_index = 0
+        self._done_in_config = 0
+        self._done_total = 0
+        self._message = ""
+        self._started_at = time.monotonic()
+
+    def start_config(self, ci: int) -> None:
+        """Config ``ci`` starts under ncu."""
+        self._config_index, self._done_in_config = ci, 0
+        self._message = f"config {ci + 1}/{self._configs_total}: starting ncu"
+        self._emit()
+
+    def kernel(self, name: str, count: int) -> None:
+        """Kernel ``name`` is being profiled, the ``count``-th of this config."""
+        self._message = (
+            f'config {self._config_index + 1}: profiling "{name}" (kernel {count})'
+        )
+        self._emit()
+
+    def run_done(self) -> None:
+        """The child finished a measured run."""
+        self._done_in_config += 1
+        self._done_total += 1
+        self._emit()
+
+    def config_done(self, records: Sequence[RunRecord], report: Path) -> None:
+        """The config's report was read into ``records`` (kept at ``report``)."""
+        self._message = f"config {self._config_index + 1}: report kept at {report}"
+        self._emit(records)
+
+    def completed(self) -> None:
+        """Every config ran."""
+        self._status = "completed"
+        self._emit()
+
+    def _emit(self, records: Sequence[RunRecord] = ()) -> None:
+        if self._hook is None:
+            return
+        progress = make_progress(
+            status=self._status,
+            configs_total=self._configs_total,
+            runs_per_config=self._runs_per_config,
+            config_index=self._config_index,
+            runs_done_in_config=self._done_in_config,
+            runs_done_total=self._done_total,
+            elapsed_s=time.monotonic() - self._started_at,
+            message=self._message,
+        )
+        self._hook(progress, records)
+
+
+def take_line(line: str, outcome: Outcome, counts: Counts) -> None:
     """Read one line of ncu's output: a kernel profiled, a run done, an error."""
     if kernel := _PROF_KERNEL_RE.match(line):
         outcome.kernels += 1
-        progress.message = (
-            f'config {progress.config_index + 1}: profiling "{kernel["kernel"]}" '
-            f"(kernel {outcome.kernels})"
-        )
-        emit()
+        counts.kernel(kernel["kernel"], outcome.kernels)
     elif run := _CHILD_RUN_RE.match(line):
         if int(run["run"]) >= 0:
-            progress.runs_done += 1
-            progress.runs_done_total += 1
-            emit()
+            counts.run_done()
     elif line.startswith(_CHILD_ERROR):
         outcome.child_error = line.removeprefix(_CHILD_ERROR)
     elif line.startswith(_CHILD_WARNING):

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING
 from nsight_lab.backends.ncu.child import NVTX_DOMAIN, PAYLOAD_SCHEMA_VERSION
 from nsight_lab.backends.ncu.errors import (
     QUERY_METRICS_TIMEOUT_S,
+    Counts,
     Outcome,
     no_rows_message,
     query_metrics,
@@ -59,7 +60,6 @@ from nsight_lab.backends.ncu.report import (
     regions_by_run,
 )
 from nsight_lab.backends.ncu.shipping import free_variables, ship
-from nsight_lab.contract.collector import Progress
 from nsight_lab.contract.records import TIME_METRIC, RunRecord
 from nsight_lab.errors import BackendUnavailableError, MeasurementError
 from nsight_lab.gpu.stack import NCU_INSTALL_HINT, find_ncu
@@ -69,6 +69,7 @@ from nsight_lab.paths import reports_dir
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
+    from nsight_lab.contract.progress import ProgressHook
     from nsight_lab.contract.records import JsonScalar
     from nsight_lab.plan import Plan
 
@@ -94,7 +95,7 @@ def run_isolated(  # noqa: PLR0913  (the run's collaborators, as Runner's)
     session_id: int,
     sink: Callable[[list[RunRecord]], None],
     *,
-    on_progress: Callable[[Progress], None] | None = None,
+    on_progress: ProgressHook | None = None,
     report_dir: Path | str | None = None,
 ) -> list[RunRecord]:
     """Profile every config of ``plan`` under ncu in a child process.
@@ -105,7 +106,8 @@ def run_isolated(  # noqa: PLR0913  (the run's collaborators, as Runner's)
         user_ns: The notebook namespace; the cell's free variables are shipped from it.
         session_id: Store id the records belong to.
         sink: Receives the records of each config as soon as its report is read.
-        on_progress: Receives progress after every change (kernels, runs, configs).
+        on_progress: Receives a :class:`~nsight_lab.contract.progress.Progress` after
+            every change (kernels, runs, configs), with each config's records.
         report_dir: Where the ``config_<i>.ncu-rep`` reports are kept; default
             ``reports_dir()/session_<session_id>``.
 
@@ -128,24 +130,18 @@ def run_isolated(  # noqa: PLR0913  (the run's collaborators, as Runner's)
         Path(report_dir) if report_dir is not None else session_report_dir(session_id)
     )
     out_dir.mkdir(parents=True, exist_ok=True)
-    progress = Progress(len(plan.configs), plan.options.runs)
+    counts = Counts(len(plan.configs), plan.options.runs, on_progress)
     records: list[RunRecord] = []
-
-    def emit() -> None:
-        if on_progress is not None:
-            on_progress(progress)
-
     with tempfile.TemporaryDirectory(prefix="nsight-lab-child-") as tmp:
         run = _ConfigRuns(
             plan, cell_source, ncu, metrics, session_id, Path(tmp), out_dir
         )
         run.namespace_path.write_bytes(shipped)
         for ci, config in enumerate(plan.configs):
-            batch = run.config(ci, config, progress, emit)
+            batch = run.config(ci, config, counts)
             sink(batch)
             records.extend(batch)
-    progress.status = "completed"
-    emit()
+    counts.completed()
     return records
 
 
@@ -200,8 +196,7 @@ class _ConfigRuns:
         self,
         ci: int,
         config: dict[str, JsonScalar],
-        progress: Progress,
-        emit: Callable[[], None],
+        counts: Counts,
     ) -> list[RunRecord]:
         """Run config ``ci`` under ncu; its records (the progress says where).
 
@@ -210,10 +205,7 @@ class _ConfigRuns:
             MeasurementError: ncu or the cell failed, or no kernel ran in a region.
         """
         options = self.plan.options
-        progress.config_index = ci
-        progress.runs_done = 0
-        progress.message = f"config {ci + 1}/{len(self.plan.configs)}: starting ncu"
-        emit()
+        counts.start_config(ci)
         log_path = self.work / f"config_{ci}.regions.jsonl"
         payload_path = self.work / f"config_{ci}.payload.json"
         _write_payload(
@@ -228,7 +220,7 @@ class _ConfigRuns:
             replay_mode=options.replay_mode,
         )
         base = self.out_dir / f"config_{ci}"
-        outcome = _run_ncu(self._command(base, payload_path), progress, emit)
+        outcome = _run_ncu(self._command(base, payload_path), counts)
         report = base.with_name(base.name + ".ncu-rep")
         raise_for_failure(outcome, self.ncu, self.metrics, report)
         rows = read_report(report, self.metrics) if report.exists() else []
@@ -244,9 +236,7 @@ class _ConfigRuns:
         )
         if not batch:
             raise MeasurementError(no_rows_message(ci, config, outcome))
-        progress.last_records = batch
-        progress.message = f"config {ci + 1}: report kept at {report}"
-        emit()
+        counts.config_done(batch, report)
         return batch
 
     def _command(self, base: Path, payload_path: Path) -> list[str]:
@@ -326,9 +316,7 @@ def _child_env() -> dict[str, str]:
     return env
 
 
-def _run_ncu(
-    command: list[str], progress: Progress, emit: Callable[[], None]
-) -> Outcome:
+def _run_ncu(command: list[str], counts: Counts) -> Outcome:
     logger.debug("running: %s", " ".join(command))
     outcome = Outcome()
     process = subprocess.Popen(  # noqa: S603  (our ncu and our child, no shell)
@@ -349,7 +337,7 @@ def _run_ncu(
                 line = raw.rstrip("\n")
                 outcome.tail.append(line)
                 logger.debug("ncu: %s", line)
-                take_line(line, outcome, progress, emit)
+                take_line(line, outcome, counts)
         outcome.returncode = process.wait()
     except BaseException:
         _stop(process)

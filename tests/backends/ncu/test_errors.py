@@ -14,13 +14,17 @@ error names, metrics absent from the measured runs, and the metric list of
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 from nsight_lab.backends.ncu import errors
 from nsight_lab.backends.ncu.child import CHILD_PREFIX, NVTX_MISSING
 from nsight_lab.backends.ncu.report import KernelRow
-from nsight_lab.contract.collector import Progress
 from nsight_lab.errors import MeasurementError
+
+if TYPE_CHECKING:
+    from nsight_lab.contract.progress import Progress
 
 
 @pytest.fixture(autouse=True)
@@ -30,18 +34,16 @@ def _fresh_metric_lists():
     errors.query_metrics.cache_clear()
 
 
-def _read(*lines: str) -> tuple[errors.Outcome, Progress, list[str]]:
-    outcome, progress, shown = (
-        errors.Outcome(),
-        Progress(configs_total=2, runs_target=3),
-        [],
-    )
-    progress.config_index = 1
+def _read(*lines: str) -> tuple[errors.Outcome, list[Progress], list[str]]:
+    """Read ``lines`` in config 2 of 2 (3 runs each): the outcome, the progress
+    snapshots the hook got after the config started, their messages."""
+    outcome, seen = errors.Outcome(), []
+    counts = errors.Counts(2, 3, lambda progress, _records: seen.append(progress))
+    counts.start_config(1)
+    seen.clear()
     for line in lines:
-        errors.take_line(
-            line, outcome, progress, lambda: shown.append(progress.message)
-        )
-    return outcome, progress, shown
+        errors.take_line(line, outcome, counts)
+    return outcome, seen, [p.message for p in seen]
 
 
 def test_each_profiled_kernel_is_counted_and_shown():
@@ -57,17 +59,23 @@ def test_each_profiled_kernel_is_counted_and_shown():
 
 
 def test_measured_runs_are_counted_and_warmup_runs_are_not():
-    _, progress, shown = _read(
+    _, seen, _ = _read(
         f"{CHILD_PREFIX} config 1 run -1 done",  # a warm-up run
         f"{CHILD_PREFIX} config 1 run 0 done",
         f"{CHILD_PREFIX} config 1 run 1 done",
     )
-    assert (progress.runs_done, progress.runs_done_total) == (2, 2)
-    assert len(shown) == 2  # the progress is shown once per measured run
+    assert len(seen) == 2  # the progress is shown once per measured run
+    last = seen[-1]
+    assert (last.config_index, last.runs_done_in_config, last.runs_done_total) == (
+        1,
+        2,
+        2,
+    )
+    assert last.runs_planned_total == 6
 
 
 def test_child_errors_warnings_and_ncu_errors_are_kept_apart():
-    outcome, progress, shown = _read(
+    outcome, seen, shown = _read(
         f"{CHILD_PREFIX} warning: {NVTX_MISSING}",
         "==ERROR== something ncu said",
         f"{CHILD_PREFIX} error: ZeroDivisionError: division by zero",
@@ -76,7 +84,7 @@ def test_child_errors_warnings_and_ncu_errors_are_kept_apart():
     assert outcome.child_warnings == [NVTX_MISSING]
     assert outcome.errors == ["something ncu said"]
     assert outcome.child_error == "ZeroDivisionError: division by zero"
-    assert (outcome.kernels, progress.runs_done_total, shown) == (0, 0, [])
+    assert (outcome.kernels, seen, shown) == (0, [], [])
 
 
 def _failed(returncode: int, *tail: str, errors_seen: tuple[str, ...] = ()):

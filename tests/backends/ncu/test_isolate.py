@@ -73,11 +73,14 @@ class Calls:
         self.messages = []
         self.runs_done = []
         self.statuses = []
+        self.shown_records = []
 
     def sink(self, records):
         self.batches.append(list(records))
 
-    def progress(self, progress):
+    def progress(self, progress, records):
+        if records:
+            self.shown_records.append(list(records))
         self.messages.append(progress.message)
         self.runs_done.append(progress.runs_done_total)
         self.statuses.append(progress.status)
@@ -128,6 +131,7 @@ def test_end_to_end_two_configs_two_regions_three_runs(user_ns, tmp_path):
     assert any('profiling "stand_in_kernel"' in m for m in calls.messages)
     assert calls.runs_done[-1] == 6
     assert calls.statuses[-1] == "completed"
+    assert calls.shown_records == calls.batches  # each config's records, once
 
     argv = json.loads(args_file.read_text())
     assert argv[:2] == ["--nvtx", "--nvtx-include"]

@@ -204,7 +204,7 @@ def test_an_unreadable_series_is_left_out_of_the_chart() -> None:
 
 
 def test_the_live_widget_draws_each_regions_newest_sampled_run() -> None:
-    from nsight_lab.contract.collector import Progress
+    from nsight_lab.contract.progress import make_progress
     from nsight_lab.figures import LiveFigures
     from nsight_lab.views.live import WidgetView
 
@@ -222,11 +222,16 @@ def test_the_live_widget_draws_each_regions_newest_sampled_run() -> None:
     # The inline widget: the chart appears with a whole re-send of the figures, then
     # each update replaces it (an append whose change is the figure).
     view = WidgetView(show=False, budget=1.0)
-    progress = Progress(configs_total=1, runs_target=3)
     for run in range(3):
-        progress.runs_done = progress.runs_done_total = run + 1
-        progress.last_records = [pm_record("x*2", run, 120.0 + run)]
-        view.update(progress, force=True)
+        progress = make_progress(
+            status="running",
+            configs_total=1,
+            runs_per_config=3,
+            config_index=0,
+            runs_done_in_config=run + 1,
+            runs_done_total=run + 1,
+        )
+        view.update(progress, [pm_record("x*2", run, 120.0 + run)], force=True)
         assert "counters" in view.widget.figures
     change = view.widget.append["charts"]["counters"]
     assert change["figure"]["data"][0]["y"][:5] == [3002.0] * 5

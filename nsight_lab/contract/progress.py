@@ -1,10 +1,14 @@
-"""Where a profile stands: the one progress computation every view shows.
+"""Where a profile stands: the one progress type, made here and shown by every view.
 
-The inline widget (its ``progress`` trait, from the runner's progress), the static
-fallback (the same trait) and the sidebar (``session.progress`` of ``GET
-sessions/<id>``, from the store) all show a :class:`ProgressInfo` built here, as
-:meth:`ProgressInfo.to_json`; the front ends render its ``text`` and ``fraction``
-and compute nothing.
+A collector (the :class:`~nsight_lab.runner.Runner`, the distributed stream, the
+isolated ncu run) keeps its counters to itself and hands its progress hook
+(:data:`ProgressHook`) a frozen :class:`Progress` snapshot made by
+:func:`make_progress`, with the records that just arrived. The inline widget (its
+``progress`` trait), the static fallback (the same trait), the progress lines of a
+profile in no notebook and the sidebar (``session.progress`` of ``GET
+sessions/<id>``, from the store: :func:`session_progress`) all show that one type, as
+:meth:`Progress.to_json`; the front ends render its ``text`` and ``fraction`` and
+compute nothing.
 
 Names say what they count, so a total is never read as a per-config number:
 ``runs_per_config`` (``--runs``), ``runs_planned_total`` (configs x runs per config),
@@ -16,14 +20,18 @@ total over all configs (``Plan.runs_planned``).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from nsight_lab.contract.records import RunRecord
 
 if TYPE_CHECKING:
     from nsight_lab.contract.records import SessionInfo
 
 __all__ = [
-    "ProgressInfo",
+    "Progress",
+    "ProgressHook",
     "format_seconds",
     "make_progress",
     "session_progress",
@@ -50,7 +58,7 @@ def format_seconds(seconds: float) -> str:
 
 
 @dataclass(frozen=True)
-class ProgressInfo:
+class Progress:
     """Where a profile stands, in names that cannot be misread.
 
     Build it with :func:`make_progress` or :func:`session_progress`.
@@ -74,6 +82,10 @@ class ProgressInfo:
     """Seconds since the profile started; None where not known (the sidebar)."""
     eta_s: float | None
     """Estimated seconds left while running; None when unknown or ended."""
+    message: str = ""
+    """What the collector is doing now (``waited 2.0 s for thermal headroom``,
+    ``config 2: profiling "gemm"``); shown beside the progress, not in
+    :meth:`to_json`."""
 
     @property
     def fraction(self) -> float:
@@ -107,7 +119,7 @@ class ProgressInfo:
         return " · ".join(parts)
 
     def to_json(self) -> dict[str, Any]:
-        """The wire shape: every field, ``fraction`` and ``text`` (JSON-safe)."""
+        """The wire shape: every field but ``message``, ``fraction`` and ``text``."""
         return {
             "status": self.status,
             "configs_total": self.configs_total,
@@ -132,7 +144,8 @@ def make_progress(  # noqa: PLR0913  (one keyword per counter)
     runs_done_in_config: int,
     runs_done_total: int,
     elapsed_s: float | None = None,
-) -> ProgressInfo:
+    message: str = "",
+) -> Progress:
     """Return the progress of a profile; the ETA comes from the elapsed time.
 
     Counts are clamped to be non-negative and ``config_index`` to the configs.
@@ -155,7 +168,7 @@ def make_progress(  # noqa: PLR0913  (one keyword per counter)
         and planned > 0
     ):
         eta = max(elapsed_s * (planned - done) / done, 0.0)
-    return ProgressInfo(
+    return Progress(
         status=status,
         configs_total=configs,
         config_index=min(max(int(config_index), 0), configs - 1),
@@ -165,6 +178,7 @@ def make_progress(  # noqa: PLR0913  (one keyword per counter)
         runs_done_total=done,
         elapsed_s=elapsed_s,
         eta_s=eta,
+        message=message,
     )
 
 
@@ -173,7 +187,7 @@ def session_progress(
     *,
     runs_done_total: int,
     newest: tuple[int, int] | None,
-) -> ProgressInfo:
+) -> Progress:
     """Return the progress of a stored session (what the sidebar shows).
 
     Args:
@@ -197,6 +211,11 @@ def session_progress(
         runs_done_in_config=done_in_config,
         runs_done_total=runs_done_total,
     )
+
+
+ProgressHook = Callable[[Progress, Sequence[RunRecord]], None]
+"""``hook(progress, records)``: a collector's progress after every change, with the
+measured records that arrived with it (usually none)."""
 
 
 def _finite(value: float | None) -> float | None:

@@ -1,4 +1,4 @@
-"""nsight_lab.viewmodel.progress: the one progress line and fraction every view shows.
+"""nsight_lab.contract.progress: the one progress type, line and fraction views show.
 
 The live widget's and the wire's progress lines are in tests/views/test_bundle.py and
 tests/test_wire.py; here: the seconds format, the ETA, clamping, the fraction, what
@@ -7,17 +7,18 @@ the text leaves out, the JSON shape, and a stored session's progress.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
 import pytest
 
-from nsight_lab.contract.records import SessionInfo, SessionStatus
-from nsight_lab.viewmodel.progress import (
+from nsight_lab.contract.progress import (
     format_seconds,
     make_progress,
     session_progress,
 )
+from nsight_lab.contract.records import SessionInfo, SessionStatus
 
 
 @pytest.mark.parametrize(
@@ -153,3 +154,11 @@ def test_a_stored_session_without_runs_is_at_its_first_config():
     assert progress.fraction == 0.0
     ended = session_progress(_session("completed"), runs_done_total=0, newest=None)
     assert ended.fraction == 1.0
+
+
+def test_a_progress_is_a_frozen_snapshot_and_its_message_is_not_on_the_wire():
+    progress = _running(message="waited 2.0 s for thermal headroom")
+    assert progress.message == "waited 2.0 s for thermal headroom"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        progress.runs_done_total = 31  # type: ignore[misc]
+    assert "message" not in progress.to_json()

@@ -93,7 +93,7 @@ export interface ISessionInfo {
 }
 
 /**
- * Where a profile stands (nsight_lab/views/progress.py `ProgressInfo.to_json`),
+ * Where a profile stands (nsight_lab/contract/progress.py `Progress.to_json`),
  * computed in Python; the views show `text` and `fraction` as they are.
  */
 export interface IProgress {

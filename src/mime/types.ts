@@ -23,7 +23,7 @@ export interface ISessionBundle {
   version: number;
   session_id: number;
   status: SessionStatus;
-  /** Where the profile ended (views/progress.py); empty if it never started. */
+  /** Where the profile ended (nsight_lab/contract/progress.py); empty if it never started. */
   progress: IProgress | Record<string, never>;
   /** The header (backend, device, notes) and why the session ended so. */
   message: string;

@@ -28,7 +28,7 @@ export interface IWidgetTraits {
   session_id: number;
   status: WidgetStatus;
   /**
-   * Where the profile stands, computed in Python (views/progress.py); empty before
+   * Where the profile stands, computed in Python (contract/progress.py); empty before
    * the first update. Rendered as it is: `text` and `fraction`.
    */
   progress: IProgress | Record<string, never>;

@@ -109,7 +109,7 @@ function figure(points: number): IFigure {
   };
 }
 
-/** A served progress (as views/progress.py sends it; the text is not recomputed). */
+/** A served progress (as nsight_lab/contract/progress.py sends it; the text is not recomputed). */
 function progress(overrides: Partial<IProgress>): IProgress {
   return {
     status: 'running',

@@ -202,7 +202,8 @@ class Server:
             except OSError:
                 if time.time() > deadline or self.proc.poll() is not None:
                     self.stop()
-                    msg = f"the server did not start; see {home / 'server.log'}"
+                    tail = (home / "server.log").read_text()[-2000:]
+                    msg = f"the server did not start:\n{tail}"
                     raise RuntimeError(msg) from None
                 time.sleep(0.2)
 
@@ -444,7 +445,10 @@ def main() -> int:
     }
     for engine in engines:
         print(f"[live_refresh] {engine} ...", file=sys.stderr, flush=True)
-        out[engine] = run_engine(engine, args)
+        try:
+            out[engine] = run_engine(engine, args)
+        except (OSError, RuntimeError, subprocess.SubprocessError) as exc:
+            out[engine] = {"error": f"{type(exc).__name__}: {exc}", "met": False}
         print(json.dumps(out[engine], indent=1), file=sys.stderr, flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, indent=2) + "\n")

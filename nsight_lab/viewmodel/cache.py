@@ -232,8 +232,16 @@ class ViewModels:
         ).start()
 
     def close(self) -> None:
-        """Stop following sessions (the server is stopping)."""
+        """Stop following sessions (the server is stopping); wait for the follower.
+
+        Idempotent. The follower's last look finishes first (it may hold a store
+        connection the server is about to close).
+        """
         self._closed.set()
+        with self._lock:
+            follower = self._follower
+        if follower is not None and follower is not threading.current_thread():
+            follower.join(timeout=5.0)
 
     def forget(self, key: tuple[str, int]) -> None:
         """Drop one session's view model (deleted, or its store changed)."""

@@ -93,12 +93,8 @@ def _jupyter_labextension_paths() -> list[dict[str, str]]:
     return [{"src": "labextension", "dest": "nsight-lab"}]
 
 
-def _jupyter_server_extension_points() -> list[dict[str, str]]:
-    return [{"module": "nsight_lab"}]
+def _jupyter_server_extension_points() -> list[dict[str, Any]]:
+    # An ExtensionApp, for its stop hook (nsight_lab.server.app says why).
+    from nsight_lab.server.app import NsightLabApp  # noqa: PLC0415  (jupyter_server: server only)
 
-
-def _load_jupyter_server_extension(server_app: Any) -> None:  # noqa: ANN401
-    from nsight_lab.server import setup_handlers  # noqa: PLC0415  (tornado: server only)
-
-    setup_handlers(server_app.web_app)
-    server_app.log.info("[nsight-lab] server extension loaded")
+    return [{"module": "nsight_lab", "app": NsightLabApp}]

@@ -18,14 +18,14 @@ Importing this package loads no backend and no magic (tests/server/test_imports.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from jupyter_server.utils import url_path_join
 
 from nsight_lab.server.base import CONFIG_KEY, MODELS_KEY, STORE_KEY, WORKERS_KEY
 from nsight_lab.server.config import NsightLabConfig
 from nsight_lab.server.downloads import ExportHandler, ReportHandler
-from nsight_lab.server.events import RunEventsSocket
+from nsight_lab.server.events import HUB_KEY, RunEventsSocket
 from nsight_lab.server.handlers import (
     MAX_FIGURE_POINTS,
     CompareHandler,
@@ -40,7 +40,13 @@ from nsight_lab.viewmodel.cache import ViewModels
 if TYPE_CHECKING:
     from tornado.web import Application
 
-__all__ = ["API_PATH", "URL_PATH", "NsightLabConfig", "setup_handlers"]
+__all__ = [
+    "API_PATH",
+    "URL_PATH",
+    "NsightLabConfig",
+    "setup_handlers",
+    "stop_handlers",
+]
 
 URL_PATH = "nsight-lab"
 """The extension's URL namespace below the server's base URL."""
@@ -92,3 +98,24 @@ def setup_handlers(web_app: Application) -> None:
         workers.warm()
     except (OSError, RuntimeError) as exc:
         logger.warning("[nsight-lab] figure workers not started ahead: %s", exc)
+
+
+def stop_handlers(settings: dict[str, Any]) -> None:
+    """Stop what :func:`setup_handlers` and the requests started. Idempotent.
+
+    The child processes (their pool waits for a running job), the event watcher's
+    thread and the store connections; called by the server's shutdown through
+    :meth:`nsight_lab.server.app.NsightLabApp.stop_extension`.
+    """
+    models = settings.get(MODELS_KEY)
+    if models is not None:  # its follower thread reads the store: stop it first
+        models.close()
+    workers = settings.get(WORKERS_KEY)
+    if workers is not None:
+        workers.shutdown()
+    hub = settings.pop(HUB_KEY, None)
+    if hub is not None:
+        hub.close()
+    handle = settings.get(STORE_KEY)
+    if handle is not None:
+        handle.close()

@@ -6,6 +6,7 @@ The extension owns them (a :class:`Workers` in its settings, no process-wide poo
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import tornado.web
 
@@ -80,3 +81,25 @@ def test_a_host_that_cannot_start_children_now_still_loads_the_extension(
     ]
     assert "/nsight-lab/api/status" in paths  # the routes are registered all the same
     assert "figure workers not started ahead: [Errno 11]" in caplog.text
+
+
+async def test_the_servers_shutdown_stops_its_children(jp_serverapp) -> None:
+    """A server that stops leaves no child behind (each test server left two: 22 GB).
+
+    The server's own shutdown path (``cleanup_extensions``, what ``_cleanup`` and a
+    Ctrl-C of ``jupyter lab`` run) reaches the extension's stop hook.
+    """
+    owned = jp_serverapp.web_app.settings[WORKERS_KEY]
+    [future.result(timeout=120) for future in owned.warm()]
+    pids = list(owned.pool._processes)  # noqa: SLF001
+    assert len(pids) == workers.WORKERS
+    assert _alive(pids) == pids
+    await jp_serverapp.cleanup_extensions()
+    assert owned.pool is None
+    assert _alive(pids) == []
+    await jp_serverapp.cleanup_extensions()  # idempotent: a second stop is harmless
+
+
+def _alive(pids: list[int]) -> list[int]:
+    """The pids of processes that still exist (a reaped child has no /proc entry)."""
+    return [pid for pid in pids if Path(f"/proc/{pid}").exists()]

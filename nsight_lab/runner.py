@@ -21,17 +21,17 @@ from collections import defaultdict
 from typing import TYPE_CHECKING
 
 from nsight_lab.contract.collector import RunKey, RunTiming, WorkModel
-from nsight_lab.contract.progress import make_progress
+from nsight_lab.contract.progress import ProgressCounter
 from nsight_lab.contract.records import RunRecord
 from nsight_lab.errors import CellError
 from nsight_lab.regions import CELL_REGION, RegionTracker, listening
 from nsight_lab.stats import rsd_pct
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import Callable, Iterator
 
     from nsight_lab.contract.collector import Measurement
-    from nsight_lab.contract.progress import Progress, ProgressHook
+    from nsight_lab.contract.progress import ProgressHook
     from nsight_lab.contract.records import JsonScalar
     from nsight_lab.plan import Plan
 
@@ -97,12 +97,9 @@ class Runner:
         self.on_progress = on_progress
         self.model_work = model_work
         self.records: list[RunRecord] = []
-        self._status = "running"
-        self._config_index = 0
-        self._runs_done_in_config = 0
-        self._runs_done_total = 0
-        self._message = ""
-        self._started_at = time.monotonic()
+        self.counter = ProgressCounter(
+            len(plan.configs), plan.options.runs, on_progress
+        )
         self._durations: dict[tuple[int, str], list[float]] = defaultdict(list)
         self._models: dict[int, WorkModel] = {}
         self._failed: dict[RunKey, set[str]] = {}
@@ -147,8 +144,8 @@ class Runner:
         finally:
             if self._freeze:
                 gc.unfreeze()
-        self._status = "completed"
-        self._emit_progress()
+        self.counter.complete()
+        self.counter.emit()
         return self.records
 
     def _run_configs(self, body: Callable[[dict[str, JsonScalar]], None]) -> None:
@@ -157,9 +154,8 @@ class Runner:
             # What the cell sees: the objects of an explicit config list, else the
             # config's values themselves.
             config = self.plan.bound(ci)
-            self._config_index = ci
-            self._runs_done_in_config = 0
-            self._emit_progress()
+            self.counter.start_config(ci)
+            self.counter.emit()
             first_warmup, warmups = 0, options.warmup
             # A backend that sizes itself on a measured warm-up (pm: its sampling
             # interval) gets one per config, whatever --warmup says.
@@ -212,15 +208,15 @@ class Runner:
         key: RunKey,
     ) -> None:
         def show_wait(headroom_c: float, waited_s: float) -> None:
-            self._message = (
+            self.counter.message = (
                 f"waiting for the GPU to cool: {headroom_c:.0f} C of thermal headroom "
                 f"left, waited {waited_s:.1f} s"
             )
-            self._emit_progress()
+            self.counter.emit()
 
         waited = self.measurement.thermal_wait(show_wait)
         if waited:
-            self._message = f"waited {waited:.1f} s for thermal headroom"
+            self.counter.message = f"waited {waited:.1f} s for thermal headroom"
         self._tracker.reset()
         self.measurement.begin_run(key)
         with running(key):
@@ -250,10 +246,8 @@ class Runner:
             self._durations[(record.config_index, record.annotation)].append(
                 record.duration_ns
             )
-        done = len({(r.config_index, r.run_index) for r in batch})
-        self._runs_done_in_config += done
-        self._runs_done_total += done
-        self._emit_progress(batch)
+        self.counter.runs_done(len({(r.config_index, r.run_index) for r in batch}))
+        self.counter.emit(batch)
         if first:
             self._check_normalize_target(batch)
 
@@ -299,21 +293,3 @@ class Runner:
         # A CUDA error makes every later call fail.
         with contextlib.suppress(BaseException):
             self._collect(wait=True)
-
-    @property
-    def progress(self) -> Progress:
-        """Where the run stands now (a snapshot)."""
-        return make_progress(
-            status=self._status,
-            configs_total=len(self.plan.configs),
-            runs_per_config=self.plan.options.runs,
-            config_index=self._config_index,
-            runs_done_in_config=self._runs_done_in_config,
-            runs_done_total=self._runs_done_total,
-            elapsed_s=time.monotonic() - self._started_at,
-            message=self._message,
-        )
-
-    def _emit_progress(self, records: Sequence[RunRecord] = ()) -> None:
-        if self.on_progress is not None:
-            self.on_progress(self.progress, records)

@@ -1,8 +1,8 @@
 """Where a profile stands: the one progress type, made here and shown by every view.
 
 A collector (the :class:`~nsight_lab.runner.Runner`, the distributed stream, the
-isolated ncu run) keeps its counters to itself and hands its progress hook
-(:data:`ProgressHook`) a frozen :class:`Progress` snapshot made by
+isolated ncu run) counts its runs in one :class:`ProgressCounter`, which hands its
+progress hook (:data:`ProgressHook`) a frozen :class:`Progress` snapshot made by
 :func:`make_progress`, with the records that just arrived. The inline widget (its
 ``progress`` trait), the static fallback (the same trait), the progress lines of a
 profile in no notebook and the sidebar (``session.progress`` of ``GET
@@ -20,6 +20,7 @@ total over all configs (``Plan.runs_planned``).
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Progress",
+    "ProgressCounter",
     "ProgressHook",
     "format_seconds",
     "make_progress",
@@ -216,6 +218,62 @@ def session_progress(
 ProgressHook = Callable[[Progress, Sequence[RunRecord]], None]
 """``hook(progress, records)``: a collector's progress after every change, with the
 measured records that arrived with it (usually none)."""
+
+
+class ProgressCounter:
+    """A collector's counters: where its profile stands, shown to ``hook`` on change.
+
+    The one place runs done are counted; :attr:`progress` is the snapshot and
+    :meth:`emit` hands it to ``hook`` with the records that came with it.
+    """
+
+    def __init__(
+        self, configs_total: int, runs_per_config: int, hook: ProgressHook | None
+    ) -> None:
+        """Nothing done yet of ``configs_total`` configs, ``runs_per_config`` each."""
+        self.hook = hook
+        self.configs_total = configs_total
+        self.runs_per_config = runs_per_config
+        self.status = "running"
+        self.config_index = 0
+        self.runs_done_in_config = 0
+        self.runs_done_total = 0
+        self.message = ""
+        """What the collector is doing now (:attr:`Progress.message`)."""
+        self._started_at = time.monotonic()
+
+    def start_config(self, config_index: int) -> None:
+        """Config ``config_index`` starts: none of its runs done yet (no emit)."""
+        self.config_index = config_index
+        self.runs_done_in_config = 0
+
+    def runs_done(self, count: int = 1) -> None:
+        """``count`` more complete runs of the current config (no emit)."""
+        self.runs_done_in_config += count
+        self.runs_done_total += count
+
+    def complete(self) -> None:
+        """Every config ran: the status becomes completed (no emit)."""
+        self.status = "completed"
+
+    @property
+    def progress(self) -> Progress:
+        """Where the profile stands now (a snapshot)."""
+        return make_progress(
+            status=self.status,
+            configs_total=self.configs_total,
+            runs_per_config=self.runs_per_config,
+            config_index=self.config_index,
+            runs_done_in_config=self.runs_done_in_config,
+            runs_done_total=self.runs_done_total,
+            elapsed_s=time.monotonic() - self._started_at,
+            message=self.message,
+        )
+
+    def emit(self, records: Sequence[RunRecord] = ()) -> None:
+        """Hand ``hook`` the progress and ``records`` (nothing without a hook)."""
+        if self.hook is not None:
+            self.hook(self.progress, records)
 
 
 def _finite(value: float | None) -> float | None:

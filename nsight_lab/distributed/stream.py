@@ -8,19 +8,15 @@ rank runs (:mod:`.worker`) and :func:`bindings` the configs' values it binds.
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from nsight_lab.contract.progress import make_progress
+from nsight_lab.contract.progress import ProgressCounter
 from nsight_lab.distributed.assemble import assemble
 from nsight_lab.distributed.worker import RankJob
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from nsight_lab.contract.collector import CellCode, Output
-    from nsight_lab.contract.progress import Progress
     from nsight_lab.contract.records import RunRecord
     from nsight_lab.distributed.assemble import RankRun
     from nsight_lab.plan import Plan
@@ -35,11 +31,9 @@ class RunStream:
         self.out = out
         self.session_id = session_id
         self.records: list[RunRecord] = []
-        self._status = "running"
-        self._config_index = 0
-        self._runs_done_in_config = 0
-        self._runs_done_total = 0
-        self._started_at = time.monotonic()
+        self.counter = ProgressCounter(
+            len(plan.configs), plan.options.runs, out.progress
+        )
 
     def run(self, config_index: int, run_index: int, runs: list[RankRun]) -> None:
         """One run gathered from every rank: its records to the sink, the progress."""
@@ -53,35 +47,15 @@ class RunStream:
         )
         self.out.sink(batch)
         self.records.extend(batch)
-        if config_index != self._config_index:
-            self._config_index = config_index
-            self._runs_done_in_config = 0
-        self._runs_done_in_config += 1
-        self._runs_done_total += 1
-        self.emit(batch)
-
-    @property
-    def progress(self) -> Progress:
-        """Where the stream stands now (a snapshot)."""
-        return make_progress(
-            status=self._status,
-            configs_total=len(self.plan.configs),
-            runs_per_config=self.plan.options.runs,
-            config_index=self._config_index,
-            runs_done_in_config=self._runs_done_in_config,
-            runs_done_total=self._runs_done_total,
-            elapsed_s=time.monotonic() - self._started_at,
-        )
-
-    def emit(self, records: Sequence[RunRecord] = ()) -> None:
-        """Report the progress and ``records`` just streamed, where ``out`` takes it."""
-        if self.out.progress is not None:
-            self.out.progress(self.progress, records)
+        if config_index != self.counter.config_index:
+            self.counter.start_config(config_index)
+        self.counter.runs_done()
+        self.counter.emit(batch)
 
     def finish(self) -> list[RunRecord]:
         """Report completion; every record streamed."""
-        self._status = "completed"
-        self.emit()
+        self.counter.complete()
+        self.counter.emit()
         return self.records
 
 

@@ -14,11 +14,13 @@ import math
 import pytest
 
 from nsight_lab.contract.progress import (
+    Progress,
+    ProgressCounter,
     format_seconds,
     make_progress,
     session_progress,
 )
-from nsight_lab.contract.records import SessionInfo, SessionStatus
+from nsight_lab.contract.records import RunRecord, SessionInfo, SessionStatus
 
 
 @pytest.mark.parametrize(
@@ -162,3 +164,44 @@ def test_a_progress_is_a_frozen_snapshot_and_its_message_is_not_on_the_wire():
     with pytest.raises(dataclasses.FrozenInstanceError):
         progress.runs_done_total = 31  # type: ignore[misc]
     assert "message" not in progress.to_json()
+
+
+def test_the_progress_counter_counts_runs_per_config_and_shows_each_emit():
+    shown: list[tuple[Progress, int]] = []
+    counter = ProgressCounter(3, 30, lambda p, records: shown.append((p, len(records))))
+    counter.runs_done(30)
+    counter.start_config(1)
+    counter.runs_done()
+    counter.runs_done(2)
+    counter.message = "waited 2.0 s for thermal headroom"
+    counter.emit(
+        [
+            RunRecord(
+                session_id=1,
+                config_index=1,
+                config={"n": 2},
+                run_index=2,
+                annotation="cell",
+                duration_ns=1.0,
+                backend="cpu",
+            )
+        ]
+    )
+    progress, records = shown[-1]
+    assert (progress.config_index, progress.runs_done_in_config) == (1, 3)
+    assert progress.runs_done_total == 33
+    assert progress.status == "running"
+    assert progress.message == "waited 2.0 s for thermal headroom"
+    assert records == 1
+    counter.complete()
+    counter.emit()
+    assert shown[-1][0].status == "completed"
+    assert shown[-1][0].fraction == 1.0
+    assert len(shown) == 2
+
+
+def test_a_progress_counter_without_a_hook_emits_nothing_and_keeps_counting():
+    counter = ProgressCounter(2, 5, None)
+    counter.runs_done(4)
+    counter.emit()
+    assert counter.progress.text.startswith("4 / 10 runs · config 1 / 2 · run 4 / 5")

@@ -19,12 +19,11 @@ import logging
 import re
 import subprocess
 import sys
-import time
 from collections import deque
 from typing import TYPE_CHECKING
 
 from nsight_lab.backends.ncu.child import CHILD_PREFIX, NVTX_MISSING
-from nsight_lab.contract.progress import make_progress
+from nsight_lab.contract.progress import ProgressCounter
 from nsight_lab.errors import BackendUnavailableError, MeasurementError
 from nsight_lab.gpu.stack import COUNTER_PERMISSION_HINT, format_version, ncu_version
 
@@ -33,7 +32,6 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from nsight_lab.backends.ncu.report import KernelRow
-    from nsight_lab.contract.progress import ProgressHook
     from nsight_lab.contract.records import JsonScalar, RunRecord
 
 # Log as before the split, under the public module's name.
@@ -68,70 +66,40 @@ class Outcome:
         self.kernels = 0
 
 
-class Counts:
-    """Where the isolated run stands, kept here and shown to ``hook`` after each change.
+class Counts(ProgressCounter):
+    """Where the isolated run stands: the :class:`ProgressCounter`, with ncu's steps.
 
-    ``hook`` gets a :class:`~nsight_lab.contract.progress.Progress` snapshot and the
-    records that came with it (a config's, once its report is read).
+    ``hook`` gets a :class:`~nsight_lab.contract.progress.Progress` snapshot after each
+    change and the records that came with it (a config's, once its report is read).
     """
 
-    def __init__(
-        self, configs_total: int, runs_per_config: int, hook: ProgressHook | None
-    ) -> None:
-        """Nothing done yet of ``configs_total`` configs, ``runs_per_config`` each."""
-        self._hook = hook
-        self._configs_total = configs_total
-        self._runs_per_config = runs_per_config
-        self._status = "running"
-        self._config_index = 0
-        self._done_in_config = 0
-        self._done_total = 0
-        self._message = ""
-        self._started_at = time.monotonic()
-
-    def start_config(self, ci: int) -> None:
-        """Config ``ci`` starts under ncu."""
-        self._config_index, self._done_in_config = ci, 0
-        self._message = f"config {ci + 1}/{self._configs_total}: starting ncu"
-        self._emit()
+    def start_config(self, config_index: int) -> None:
+        """Config ``config_index`` starts under ncu."""
+        super().start_config(config_index)
+        self.message = f"config {config_index + 1}/{self.configs_total}: starting ncu"
+        self.emit()
 
     def kernel(self, name: str, count: int) -> None:
         """Kernel ``name`` is being profiled, the ``count``-th of this config."""
-        self._message = (
-            f'config {self._config_index + 1}: profiling "{name}" (kernel {count})'
+        self.message = (
+            f'config {self.config_index + 1}: profiling "{name}" (kernel {count})'
         )
-        self._emit()
+        self.emit()
 
     def run_done(self) -> None:
         """The child finished a measured run."""
-        self._done_in_config += 1
-        self._done_total += 1
-        self._emit()
+        self.runs_done()
+        self.emit()
 
     def config_done(self, records: Sequence[RunRecord], report: Path) -> None:
         """The config's report was read into ``records`` (kept at ``report``)."""
-        self._message = f"config {self._config_index + 1}: report kept at {report}"
-        self._emit(records)
+        self.message = f"config {self.config_index + 1}: report kept at {report}"
+        self.emit(records)
 
     def completed(self) -> None:
         """Every config ran."""
-        self._status = "completed"
-        self._emit()
-
-    def _emit(self, records: Sequence[RunRecord] = ()) -> None:
-        if self._hook is None:
-            return
-        progress = make_progress(
-            status=self._status,
-            configs_total=self._configs_total,
-            runs_per_config=self._runs_per_config,
-            config_index=self._config_index,
-            runs_done_in_config=self._done_in_config,
-            runs_done_total=self._done_total,
-            elapsed_s=time.monotonic() - self._started_at,
-            message=self._message,
-        )
-        self._hook(progress, records)
+        self.complete()
+        self.emit()
 
 
 def take_line(line: str, outcome: Outcome, counts: Counts) -> None:

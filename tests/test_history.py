@@ -1,5 +1,5 @@
-"""nsight_lab.cli.history: stored sessions, runs and baselines as tables (a SQLite
-store).
+"""nsight_lab.cli.history and results.stored: stored sessions, runs and baselines as
+tables (a SQLite store).
 
 The CLI's use of them (newest first, ``show``, ``export``) is in tests/test_cli.py and
 the server's downloads in tests/server/test_downloads.py; here: the exact shape of
@@ -14,12 +14,11 @@ from nsight_lab.cli.history import (
     BASELINE_COLUMNS,
     HISTORY_COLUMNS,
     baselines_frame,
-    runs_frame,
-    session_results,
     sessions_frame,
 )
 from nsight_lab.contract.records import TIME_METRIC, RunRecord, Telemetry
 from nsight_lab.errors import NotFoundError
+from nsight_lab.results.stored import runs_frame, session_results
 from nsight_lab.store.run_store import RunStore
 
 

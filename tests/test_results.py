@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from nsight_lab.cli import history
+from nsight_lab.cli import reports
 from nsight_lab.contract.records import TIME_METRIC, RunRecord, SessionInfo
 from nsight_lab.results import session_results, summary_rows, to_dataframe
 from nsight_lab.roofline.placement import (
@@ -146,7 +146,7 @@ FIXTURE = Path(__file__).parent / "fixtures" / "h200_block.sqlite"
 
 
 def test_a_stored_sessions_frame_on_the_h200_fixture(nsight_home: Path) -> None:
-    """results.session_results (moved from cli/history) on real H200 sessions.
+    """results.session_results (results/stored.py) on real H200 sessions.
 
     The shapes are those the pre-split results.py gave at b0053db; each time row's
     median is the median of the session's stored durations of that region.
@@ -155,7 +155,7 @@ def test_a_stored_sessions_frame_on_the_h200_fixture(nsight_home: Path) -> None:
     shutil.copyfile(FIXTURE, nsight_home / "store.sqlite")
     shapes = {1: (12, 44), 2: (12, 44), 3: (12, 44), 4: (36, 44), 5: (204, 44)}
     shapes[6] = (16, 45)  # the sweep's parameter column
-    assert history.session_results is session_results  # the CLI reads the same
+    assert reports.session_results is session_results  # the CLI reads the same
     with RunStore() as store:
         for sid, shape in shapes.items():
             frame = session_results(store, sid)

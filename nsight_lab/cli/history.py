@@ -1,7 +1,8 @@
-"""Read past sessions back from the store as tables.
+"""Past sessions and baselines as tables, for ``%nsight history`` and the CLI.
 
-For ``%nsight history/show`` and the CLI. A session's results frame is
-:func:`nsight_lab.results.session_results` (the views build it too).
+A session's results frame and its runs as flat rows are
+:func:`nsight_lab.results.stored.session_results` and
+:func:`~nsight_lab.results.stored.runs_frame` (the server's export builds them too).
 """
 
 from __future__ import annotations
@@ -9,9 +10,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pandas as pd
-
-from nsight_lab.contract.records import TIME_METRIC, record_to_json
-from nsight_lab.results.stored import session_results
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -23,8 +21,6 @@ __all__ = [
     "BASELINE_COLUMNS",
     "HISTORY_COLUMNS",
     "baselines_frame",
-    "runs_frame",
-    "session_results",
     "sessions_frame",
 ]
 
@@ -61,27 +57,6 @@ def sessions_frame(store: RunStore, sessions: Sequence[SessionInfo]) -> pd.DataF
         for s in sessions
     ]
     frame: pd.DataFrame = pd.DataFrame(rows, columns=list(HISTORY_COLUMNS))
-    return frame
-
-
-def runs_frame(store: RunStore, session_ids: Sequence[int]) -> pd.DataFrame:
-    """Every stored run of ``session_ids`` as flat rows (the export format)."""
-    rows = []
-    for sid in session_ids:
-        for record in store.runs(sid):
-            data = record_to_json(record)
-            tel = data.pop("telemetry")
-            config = data.pop("config")
-            metrics = data.pop("metrics")
-            data["kernels"] = ";".join(data["kernels"])
-            data.pop("schema_version")
-            row = {**data, **{f"param_{k}": v for k, v in config.items()}}
-            row["metric"] = TIME_METRIC
-            row.update({f"{k}": v for k, v in tel.items()})
-            row["clock_event_reasons"] = ", ".join(tel["clock_event_reasons"])
-            row.update({f"metric_{k}": v for k, v in metrics.items()})
-            rows.append(row)
-    frame: pd.DataFrame = pd.DataFrame(rows)
     return frame
 
 

@@ -59,7 +59,8 @@ def line_command(line: str) -> pd.DataFrame | None:
 def _table(args: argparse.Namespace) -> pd.DataFrame | None:  # noqa: PLR0911  (per command)
     """The DataFrame a notebook shows for ``args``, or ``None`` for printed output."""
     from nsight_lab.cli import reports  # noqa: PLC0415  (pandas: on first use)
-    from nsight_lab.cli.history import baselines_frame, session_results  # noqa: PLC0415
+    from nsight_lab.cli.history import baselines_frame  # noqa: PLC0415
+    from nsight_lab.results.stored import session_results  # noqa: PLC0415  (pandas)
     from nsight_lab.text.frame import shown_frame  # noqa: PLC0415  (pandas)
     from nsight_lab.views.summary import session_text  # noqa: PLC0415  (pandas)
 

@@ -72,7 +72,7 @@ def _show(store: RunStore, args: argparse.Namespace) -> int:
     fitted to the terminal's width unless ``--wide``; ``--runs`` prints every run,
     ``--json`` the results DataFrame.
     """
-    from nsight_lab.cli.history import runs_frame, session_results  # noqa: PLC0415  (pandas)
+    from nsight_lab.results.stored import runs_frame, session_results  # noqa: PLC0415  (pandas)
     from nsight_lab.views.summary import session_text  # noqa: PLC0415  (pandas)
 
     session_id = args.session_id
@@ -155,7 +155,7 @@ def run_parsed(args: argparse.Namespace) -> int:
 
 def _export_frames(store: RunStore, args: argparse.Namespace) -> list[pd.DataFrame]:
     """``export``: the frames to write (each session's results, or all runs)."""
-    from nsight_lab.cli.history import runs_frame, session_results  # noqa: PLC0415  (pandas)
+    from nsight_lab.results.stored import runs_frame, session_results  # noqa: PLC0415  (pandas)
 
     if args.what == "results":
         return [session_results(store, sid) for sid in args.session_ids]

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from nsight_lab.analysis.baselines import require_baseline
-from nsight_lab.cli.history import session_results, sessions_frame
+from nsight_lab.cli.history import sessions_frame
 from nsight_lab.cli.parser import FILTERS
+from nsight_lab.results.stored import session_results
 from nsight_lab.roofline.peaks import cached_peaks, device_name
 from nsight_lab.roofline.placement import peaks_for
 from nsight_lab.store.run_store import RunStore

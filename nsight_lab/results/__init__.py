@@ -55,7 +55,7 @@ from nsight_lab.results.derive import (
 )
 from nsight_lab.results.frame import InfoColumn, to_dataframe
 from nsight_lab.results.ranks import SPAN_RANK, add_rank_rows
-from nsight_lab.results.stored import session_results, stored_results
+from nsight_lab.results.stored import runs_frame, session_results, stored_results
 from nsight_lab.results.summary import summary_counters, summary_rows
 
 __all__ = [
@@ -70,6 +70,7 @@ __all__ = [
     "UserDerive",
     "add_rank_rows",
     "derived_values",
+    "runs_frame",
     "session_results",
     "stored_results",
     "summary_counters",

@@ -1,14 +1,18 @@
-"""A stored session's results DataFrame, rebuilt from its runs.
+"""A stored session's tables: its results DataFrame rebuilt from its runs, its runs.
 
-For the views and the CLI alike (``nsight-lab show``, the sidebar, the static page):
-the session's options give the parameters, the built-in derived metrics and the
-normalization; the store's device peaks give the roofline.
+For the CLI and the server's export alike (``nsight-lab show --frame``, ``nsight-lab
+export``, ``GET sessions/<id>/export``): the session's options give the parameters,
+the built-in derived metrics and the normalization; the store's device peaks give the
+roofline. :func:`runs_frame` is every stored run as a flat row (the export format).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import pandas as pd
+
+from nsight_lab.contract.records import TIME_METRIC, record_to_json
 from nsight_lab.contract.registry import times_the_host
 from nsight_lab.results.derive import BUILTIN_DERIVES
 from nsight_lab.results.frame import to_dataframe
@@ -17,11 +21,11 @@ from nsight_lab.roofline.peaks import known_peaks
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    import pandas as pd
-
     from nsight_lab.contract.records import RunRecord, SessionInfo
     from nsight_lab.roofline.placement import Peaks
     from nsight_lab.store.run_store import RunStore
+
+__all__ = ["runs_frame", "session_results", "stored_results"]
 
 
 def stored_results(
@@ -68,3 +72,28 @@ def session_results(store: RunStore, session_id: int) -> pd.DataFrame:
     session = store.get_session(session_id)
     peaks = known_peaks(store, session.device, cpu=times_the_host(session.backend))
     return stored_results(store.runs(session_id), session, peaks)
+
+
+def runs_frame(store: RunStore, session_ids: Sequence[int]) -> pd.DataFrame:
+    """Every stored run of ``session_ids`` as flat rows (the export format).
+
+    Raises:
+        NotFoundError: No session of one of ``session_ids``.
+    """
+    rows = []
+    for sid in session_ids:
+        for record in store.runs(sid):
+            data = record_to_json(record)
+            tel = data.pop("telemetry")
+            config = data.pop("config")
+            metrics = data.pop("metrics")
+            data["kernels"] = ";".join(data["kernels"])
+            data.pop("schema_version")
+            row = {**data, **{f"param_{k}": v for k, v in config.items()}}
+            row["metric"] = TIME_METRIC
+            row.update({f"{k}": v for k, v in tel.items()})
+            row["clock_event_reasons"] = ", ".join(tel["clock_event_reasons"])
+            row.update({f"metric_{k}": v for k, v in metrics.items()})
+            rows.append(row)
+    frame: pd.DataFrame = pd.DataFrame(rows)
+    return frame

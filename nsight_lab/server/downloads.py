@@ -49,10 +49,9 @@ class ExportHandler(NsightLabHandler):
         """Send the session as a file (``Content-Disposition: attachment``).
 
         ``what=runs`` (default) is one flat row per stored run
-        (:func:`nsight_lab.cli.history.runs_frame`); ``what=results`` the results table
-        (:func:`nsight_lab.cli.history.session_results`). ``format`` is ``csv``
-        (default)
-        or ``parquet``.
+        (:func:`nsight_lab.results.stored.runs_frame`); ``what=results`` the results
+        table (:func:`nsight_lab.results.stored.session_results`). ``format`` is
+        ``csv`` (default) or ``parquet``.
 
         Raises:
             RequestError: ``format`` or ``what`` is unknown, or Parquet is asked for
@@ -131,12 +130,12 @@ def write_export(
         NotFoundError: No such session.
         StoreError: The store cannot be read.
     """
-    from nsight_lab.cli import history  # noqa: PLC0415  (pandas: in a child, on the first export only)
+    from nsight_lab.results import stored  # noqa: PLC0415  (pandas: in a child, on the first export only)
 
     frame: pd.DataFrame = (
-        history.runs_frame(store, [session_id])
+        stored.runs_frame(store, [session_id])
         if what == "runs"
-        else history.session_results(store, session_id)
+        else stored.session_results(store, session_id)
     )
     if fmt == "csv":
         # Text cells a spreadsheet would run as formulas (=, +, -, @...) get a "'".

@@ -270,7 +270,7 @@ async def test_export_is_built_in_the_worker_and_streamed_in_chunks(
     import threading
     from pathlib import Path
 
-    from nsight_lab.cli.history import runs_frame
+    from nsight_lab.results.stored import runs_frame
     from nsight_lab.server import downloads
     from nsight_lab.server.workers import Workers
     from nsight_lab.store.run_store import RunStore

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from nsight_lab.cli.history import session_results
 from nsight_lab.results import summary_counters, summary_rows
+from nsight_lab.results.stored import session_results
 from nsight_lab.store.run_store import RunStore
 from nsight_lab.views.summary import REGION_COLUMNS, summary_text
 

@@ -168,10 +168,11 @@ class BaselineQueries(StoreBase):
                 f" WHERE session_id IN ({marks})",
                 ids,
             ).fetchall()
-        return {int(row[0]): _verdict_from_row(row) for row in rows}
+        return {int(row[0]): verdict_from_row(row) for row in rows}
 
 
-def _verdict_from_row(row: Sequence[Any]) -> StoredVerdict:
+def verdict_from_row(row: Sequence[Any]) -> StoredVerdict:
+    """The verdict a row of ``session_verdicts`` holds (its columns in order)."""
     return StoredVerdict(
         session_id=int(row[0]),
         baseline_name=str(row[1]),

@@ -31,6 +31,20 @@ def in_list(ids: Sequence[int]) -> tuple[list[int], str]:
     return unique, ", ".join("?" * len(unique))
 
 
+def check_page(limit: int | None, offset: int) -> None:
+    """Check a page's ``limit`` (a count or ``None`` for all) and ``offset``.
+
+    Raises:
+        QueryError: Either is negative.
+    """
+    if limit is not None and limit < 0:
+        msg = f"invalid limit {limit!r}; expected a count >= 0 or None for all"
+        raise QueryError(msg)
+    if offset < 0:
+        msg = f"invalid offset {offset!r}; expected a count >= 0"
+        raise QueryError(msg)
+
+
 SESSION_COLUMNS = (
     "id, name, notebook, device, host, pid, backend, backend_reason, options_json,"
     " configs_json, runs_planned, cell_source, notes_json, status, error, created_at,"

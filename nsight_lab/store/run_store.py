@@ -7,7 +7,8 @@ parts, one concept each: its connections and transactions
 :mod:`nsight_lab.store.postgres`), sessions (:mod:`nsight_lab.store.sessions`),
 writers' liveness (:mod:`nsight_lab.store.liveness`), adding runs
 (:mod:`nsight_lab.store.run_writes`), reading them (:mod:`nsight_lab.store.runs`),
-baselines (:mod:`nsight_lab.store.baselines`); row conversion and filter SQL in
+baselines (:mod:`nsight_lab.store.baselines`), the session list's one read
+(:mod:`nsight_lab.store.listing`); row conversion and filter SQL in
 :mod:`nsight_lab.store.rows`. The writer (the kernel) commits each batch of runs in
 one short transaction, so readers on other connections (the Jupyter server, the CLI)
 see each run as soon as ``add_runs`` returns. The schema is versioned with ``PRAGMA
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from nsight_lab.contract.records import utc_now
 from nsight_lab.errors import StoreError
 from nsight_lab.store.baselines import BaselineQueries
+from nsight_lab.store.listing import ListingQueries
 from nsight_lab.store.liveness import INTERRUPTED_ERROR
 from nsight_lab.store.run_writes import RunWrites
 from nsight_lab.store.runs import RunQueries
@@ -56,7 +58,7 @@ SESSION_FILTERS = (
 """Keyword filters of ``RunStore.list_sessions`` and ``count_sessions``."""
 
 
-class RunStore(SessionQueries, RunWrites, RunQueries, BaselineQueries):
+class RunStore(SessionQueries, RunWrites, RunQueries, BaselineQueries, ListingQueries):
     """Sessions and their per-run records in one SQLite file or PostgreSQL database.
 
     Writes go through one connection under a lock; reads use a connection per

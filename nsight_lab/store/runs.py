@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from nsight_lab.contract.records import RunRecord
+    from nsight_lab.store.dialect import Connection
 
 
 class RunQueries(StoreBase):
@@ -194,19 +195,8 @@ class RunQueries(StoreBase):
         Raises:
             StoreError: The store is closed or unreadable.
         """
-        ids, marks = in_list(session_ids)
-        if not ids:
-            return {}
         with self._read("read regions") as conn:
-            rows = conn.execute(
-                "SELECT session_id, annotation FROM session_annotations"  # noqa: S608
-                f" WHERE session_id IN ({marks}) ORDER BY session_id, annotation",
-                ids,
-            ).fetchall()
-        out: dict[int, list[str]] = {}
-        for session_id, annotation in rows:
-            out.setdefault(int(session_id), []).append(str(annotation))
-        return out
+            return read_regions(conn, session_ids, self._dialect.max_parameters)
 
     def count_runs_after(
         self, session_id: int, *, after_id: int = 0, limit: int | None = None
@@ -230,3 +220,21 @@ class RunQueries(StoreBase):
                 ),
             ).fetchone()
         return int(row[0])
+
+
+def read_regions(
+    conn: Connection, session_ids: Sequence[int], step: int
+) -> dict[int, list[str]]:
+    """Each of ``session_ids``' regions, sorted; ``step`` ids a statement at most."""
+    ids = list(dict.fromkeys(session_ids))
+    out: dict[int, list[str]] = {}
+    for start in range(0, len(ids), step):
+        chunk, marks = in_list(ids[start : start + step])
+        rows = conn.execute(
+            "SELECT session_id, annotation FROM session_annotations"  # noqa: S608  (constant SQL)
+            f" WHERE session_id IN ({marks}) ORDER BY session_id, annotation",
+            chunk,
+        ).fetchall()
+        for session_id, annotation in rows:
+            out.setdefault(int(session_id), []).append(str(annotation))
+    return out

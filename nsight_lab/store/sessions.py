@@ -17,6 +17,7 @@ from nsight_lab.store.liveness import Liveness, pid_token
 from nsight_lab.store.migrations import new_session_uuid
 from nsight_lab.store.rows import (
     SESSION_COLUMNS,
+    check_page,
     in_list,
     session_filter,
     session_from_row,
@@ -265,12 +266,7 @@ class SessionQueries(Liveness):
             status=status, since=since, until=until, text=text, host=host, user=user,
             like=self._dialect.like,
         )  # fmt: skip
-        if limit is not None and limit < 0:
-            msg = f"invalid limit {limit!r}; expected a count >= 0 or None for all"
-            raise QueryError(msg)
-        if offset < 0:
-            msg = f"invalid offset {offset!r}; expected a count >= 0"
-            raise QueryError(msg)
+        check_page(limit, offset)
         sql = (
             f"SELECT {SESSION_COLUMNS} FROM sessions{where}"  # noqa: S608  (constant SQL)
             " ORDER BY id DESC LIMIT ? OFFSET ?"

@@ -55,28 +55,23 @@ def sessions_page(
     ``run_count`` (records: one per region per run), ``runs_done`` (runs: one
     per config and repetition, what ``runs_planned_total`` counts) and its
     ``regions`` (names, sorted); no progress (per session, in ``GET
-    sessions/<id>``), so the list stays a few indexed reads.
+    sessions/<id>``), so the list stays two indexed reads
+    (:meth:`~nsight_lab.store.run_store.RunStore.list_session_page`).
 
     Raises:
         RequestError: A filter value is malformed.
         StoreError: The store cannot be read.
     """
-    total = store.count_sessions(**filters)
-    sessions = store.list_sessions(**filters, limit=limit, offset=offset)
-    ids = [s.id for s in sessions]
-    counts = store.run_counts(ids)
-    done = store.runs_done_counts(ids)
-    regions = store.regions_of(ids)
-    verdicts = store.session_verdicts(ids)
+    page = store.list_session_page(**filters, limit=limit, offset=offset)
     return {
-        "total": total,
+        "total": page.total,
         "sessions": [
             {
-                **session_json(s, counts.get(s.id, 0), verdicts.get(s.id)),
-                "runs_done": done.get(s.id, 0),
-                "regions": regions.get(s.id, []),
+                **session_json(row.session, row.run_count, row.verdict),
+                "runs_done": row.runs_done,
+                "regions": row.regions,
             }
-            for s in sessions
+            for row in page.sessions
         ],
     }
 

@@ -50,15 +50,15 @@ class StoreBase:
         *,
         read_only: bool | None = None,
     ) -> None:
-        """Open (create, upgrade) the store at ``path``; see ``RunStore``.
+        """Connect to the SQLite file or PostgreSQL database at ``path``.
 
-        Args:
-            path: The SQLite file or a ``postgresql://`` URL; default
-                :func:`nsight_lab.paths.store_location`.
-            read_only: ``True`` opens an existing store for reading only; ``None``
-                (default) does so when the file exists but it or its directory is
-                not writable (a read-only mount, another user's store); ``False``
-                always opens it for writing. On PostgreSQL ``None`` means writable.
+        Tells the engine from ``path``, opens the write connection (a SQLite file
+        and its directory are created, a read-only one is opened for reading) and
+        upgrades the schema; the arguments are :class:`RunStore`'s.
+
+        Raises:
+            StoreError: ``path`` is a URL made into a file path, or the store
+                cannot be opened.
         """
         location = store_location() if path is None else os.fspath(path)
         if location.lower().startswith(pg.MANGLED) and not pg.is_postgres_url(location):

@@ -61,9 +61,8 @@ SESSION_FILTERS = (
 class RunStore(SessionQueries, RunWrites, RunQueries, BaselineQueries, ListingQueries):
     """Sessions and their per-run records in one SQLite file or PostgreSQL database.
 
-    Writes go through one connection under a lock; reads use a connection per
-    thread (SQLite connections are not to be shared by concurrent threads), so a
-    long read or write never blocks a read in another thread. A store whose
+    Its connections (one for writes, one per reading thread) are
+    :class:`~nsight_lab.store.connection.StoreBase`'s. A store whose
     file or directory is not writable is opened read-only (writes then raise
     :class:`StoreError`). Use it as a context manager or call
     :meth:`close`. Opening a store creates it (and its directory), upgrades an older
@@ -93,7 +92,10 @@ class RunStore(SessionQueries, RunWrites, RunQueries, BaselineQueries, ListingQu
         *,
         read_only: bool | None = None,
     ) -> None:
-        """Open (create, upgrade) the store at ``path``; see the class docstring.
+        """Open the store at ``path``, then mark its orphaned sessions interrupted.
+
+        A session still ``running`` whose writer process is gone becomes
+        ``interrupted``; on a read-only store that is left undone (logged).
 
         Args:
             path: The SQLite file or a ``postgresql://`` URL; default

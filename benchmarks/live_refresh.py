@@ -7,7 +7,7 @@ refresh than the last. The target: with a session of 1,000,000 runs streaming at
 and the server's other requests are unaffected, on SQLite and on PostgreSQL.
 
 For each engine this starts a real Jupyter server with the nsight-lab extension on a
-fresh store (PostgreSQL: a throwaway cluster, tests/_postgres.py), then, at once:
+fresh store (PostgreSQL: a throwaway cluster; both from ``_server.py``), then, at once:
 
 - a writer process stores ``--runs`` records at ``--rate`` records/s through
   :class:`~nsight_lab.store.writer.StoreWriter` into a running session (what a
@@ -33,23 +33,24 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
-import secrets
-import shutil
-import socket
-import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+from _server import (
+    ROOT,
+    SMALL_PATHS,
+    Server,
+    fresh_store,
+    run_info,
+    running_server,
+    summary,
+)
+
 TARGET_REFRESH_P99_MS = 100.0
-SMALL_PATHS = ("nsight-lab/api/status", "nsight-lab/api/sessions?limit=20")
 IDLE_S = 5.0
 HTTP_ERROR = 400
 
@@ -117,121 +118,6 @@ while not os.path.exists(stop_file):
     time.sleep(0.02)
 print(json.dumps(out))
 """
-
-_CONFIG = r"""
-import time
-
-_LOG = open({log!r}, "a", buffering=1)
-
-
-def _log_function(handler):
-    _LOG.write(
-        "%.6f\t%d\t%.3f\t%s\n"
-        % (
-            time.time(),
-            handler.get_status(),
-            1000.0 * handler.request.request_time(),
-            handler.request.uri,
-        )
-    )
-
-
-c.ServerApp.tornado_settings = {{"log_function": _log_function}}
-"""
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _summary(values_ms: list[float]) -> dict[str, Any]:
-    if not values_ms:
-        return {"n": 0}
-    ordered = sorted(values_ms)
-    p99 = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
-    return {
-        "n": len(ordered),
-        "p50_ms": round(statistics.median(ordered), 1),
-        "p99_ms": round(p99, 1),
-        "max_ms": round(ordered[-1], 1),
-    }
-
-
-class Server:
-    """A Jupyter server with nsight-lab on ``location``, logging each request's time."""
-
-    def __init__(self, repo: Path, home: Path, location: str | None) -> None:
-        """Start the server and wait until it answers."""
-        self.port = _free_port()
-        self.token = secrets.token_hex(16)
-        self.base = f"http://127.0.0.1:{self.port}/"
-        self.times = home / "request_times.tsv"
-        config = home / "jupyter_server_config.py"
-        config.write_text(_CONFIG.format(log=str(self.times)))
-        env = dict(os.environ, NSIGHT_LAB_HOME=str(home), PYTHONPATH=str(repo))
-        env.pop("NSIGHT_LAB_STORE", None)
-        if location is not None:
-            env["NSIGHT_LAB_STORE"] = location
-        self.log = (home / "server.log").open("w")
-        self.proc = subprocess.Popen(  # noqa: S603  (our own arguments)
-            [
-                sys.executable,
-                "-m",
-                "jupyter_server",
-                f"--config={config}",
-                f"--ServerApp.port={self.port}",
-                "--ServerApp.ip=127.0.0.1",
-                f"--IdentityProvider.token={self.token}",
-                "--ServerApp.open_browser=False",
-                "--ServerApp.allow_root=True",
-                "--ServerApp.jpserver_extensions={'nsight_lab': True}",
-                f"--ServerApp.root_dir={home}",
-            ],
-            cwd=repo,
-            env=env,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-        )
-        deadline = time.time() + 90
-        while True:
-            try:
-                self.get("nsight-lab/api/status")
-                break
-            except OSError:
-                if time.time() > deadline or self.proc.poll() is not None:
-                    self.stop()
-                    tail = (home / "server.log").read_text()[-2000:]
-                    msg = f"the server did not start:\n{tail}"
-                    raise RuntimeError(msg) from None
-                time.sleep(0.2)
-
-    def get(self, path: str) -> bytes:
-        """GET ``path`` (below the base URL) with the token; the body."""
-        req = urllib.request.Request(  # noqa: S310  (our own local server)
-            self.base + path, headers={"Authorization": f"token {self.token}"}
-        )
-        with urllib.request.urlopen(req, timeout=120) as resp:  # noqa: S310
-            return bytes(resp.read())
-
-    def request_times(self) -> list[tuple[float, int, float, str]]:
-        """(finished at, status, server ms, uri) of every request served so far."""
-        rows = []
-        for line in self.times.read_text().splitlines():
-            at, status, ms, uri = line.split("\t", 3)
-            rows.append((float(at), int(status), float(ms), uri))
-        return rows
-
-    def stop(self) -> None:
-        """Stop the server."""
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.log.close()
 
 
 def _probe(server: Server, stop_file: Path) -> subprocess.Popen[str]:
@@ -351,14 +237,14 @@ def _measure(
         "runs_written": int(written),
         "write_s": round(float(elapsed), 1),
         "rate_achieved": round(int(written) / float(elapsed), 1),
-        "refresh_server": _summary(refresh_ms),
-        "refresh_client": _summary([r["client_ms"] for r in refreshes]),
-        "new_runs_per_refresh": _summary([float(r["new_runs"]) for r in refreshes]),
+        "refresh_server": summary(refresh_ms),
+        "refresh_client": summary([r["client_ms"] for r in refreshes]),
+        "new_runs_per_refresh": summary([float(r["new_runs"]) for r in refreshes]),
         "refresh_bytes_max": max((r["bytes"] for r in refreshes), default=0),
         "runs_in_last_summary": last.get("runs_in_summary"),
         "refresh_p99_over_time_ms": _by_tenth(refresh_ms),
-        "small_idle": {p: _summary(v) for p, v in small_idle.items()},
-        "small_busy": {p: _summary(v) for p, v in small_busy.items()},
+        "small_idle": {p: summary(v) for p, v in small_idle.items()},
+        "small_busy": {p: summary(v) for p, v in small_busy.items()},
         "failed_requests": len(failed),
     }
 
@@ -368,35 +254,17 @@ def _by_tenth(values_ms: list[float]) -> list[float]:
     if len(values_ms) < 10:  # noqa: PLR2004
         return []
     size = len(values_ms) // 10
-    return [_summary(values_ms[i * size : (i + 1) * size])["p99_ms"] for i in range(10)]
+    return [summary(values_ms[i * size : (i + 1) * size])["p99_ms"] for i in range(10)]
 
 
 def run_engine(engine: str, args: argparse.Namespace) -> dict[str, Any]:
     """Everything for one engine, on a store of its own."""
-    cluster = None
-    home = Path(tempfile.mkdtemp(prefix=f"nsight-lab-live-{engine}-"))
-    if engine == "postgresql":
-        sys.path.insert(0, str(ROOT))
-        from tests import _postgres  # noqa: PLC0415  (only for this engine)
-
-        bin_dir = _postgres.find_bin_dir()
-        if bin_dir is None:
+    with fresh_store(engine, "nsight-lab-live") as store:
+        if store is None:
             return {"skipped": "no PostgreSQL binaries (initdb, pg_ctl)"}
-        cluster = _postgres.start(bin_dir)
-        location = cluster.url()
-    else:
-        location = str(home / "store.sqlite")
-    try:
-        server = Server(args.repo, home, location if cluster else None)
-        try:
+        with running_server(args.repo, store, log_times=True) as server:
             time.sleep(args.settle)  # the worker processes' start-up imports
-            result = _measure(server, location, args.repo, args)
-        finally:
-            server.stop()
-    finally:
-        if cluster is not None:
-            cluster.stop()
-        shutil.rmtree(home, ignore_errors=True)
+            result = _measure(server, store.location, args.repo, args)
     result["met"] = (
         result["refresh_server"].get("p99_ms", 1e9) <= TARGET_REFRESH_P99_MS
         and result["failed_requests"] == 0
@@ -430,17 +298,7 @@ def main() -> int:
         "target": {"refresh_server_p99_ms": TARGET_REFRESH_P99_MS},
         "refresh": "GET sessions/<id>?after_id=<last>&tail=1&figures=1",
         "small_requests": list(SMALL_PATHS),
-        "commit": subprocess.run(  # noqa: S603
-            ["git", "-C", str(args.repo), "rev-parse", "--short", "HEAD"],  # noqa: S607
-            capture_output=True,
-            text=True,
-            check=False,
-        ).stdout.strip(),
-        "machine": {
-            "cpus": os.cpu_count(),
-            "platform": platform.platform(),
-            "python": platform.python_version(),
-        },
+        **run_info(args.repo),
         "args": {k: str(v) for k, v in vars(args).items()},
     }
     for engine in engines:

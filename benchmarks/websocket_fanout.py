@@ -7,7 +7,7 @@ kernel-like writer stores 5,000 runs/s, small requests stay <= 50 ms p50 and <= 
 p99, on SQLite and on PostgreSQL.
 
 For each engine this starts a real Jupyter server with the nsight-lab extension on a
-fresh store (PostgreSQL: a throwaway cluster, tests/_postgres.py), then:
+fresh store (PostgreSQL: a throwaway cluster; both from ``_server.py``), then:
 
 1. ``idle``: small requests (``GET status`` and ``GET sessions?limit=20``, one after
    the other) with nothing else going on;
@@ -36,24 +36,27 @@ import asyncio
 import contextlib
 import json
 import os
-import platform
 import resource
-import secrets
-import shutil
-import socket
-import statistics
 import subprocess
 import sys
-import tempfile
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+from _server import (
+    ROOT,
+    SMALL_PATHS,
+    Server,
+    fresh_store,
+    run_info,
+    running_server,
+    summary,
+)
+from tornado.httpclient import HTTPRequest
+from tornado.websocket import websocket_connect
+
 TARGET_P50_MS = 50.0
 TARGET_P99_MS = 250.0
-SMALL_PATHS = ("nsight-lab/api/status", "nsight-lab/api/sessions?limit=20")
 FILL_BATCH = 10_000
 SETTLE_S = 10.0
 
@@ -113,31 +116,11 @@ print(json.dumps(out))
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _raise_open_files(wanted: int) -> int:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     target = min(hard, max(soft, wanted))
     resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
     return target
-
-
-def _summary(latencies_ms: list[float], failed: int = 0) -> dict[str, Any]:
-    if not latencies_ms:
-        return {"n": 0, "failed": failed}
-    ordered = sorted(latencies_ms)
-    p99 = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
-    return {
-        "n": len(ordered),
-        "p50_ms": round(statistics.median(ordered), 1),
-        "p99_ms": round(p99, 1),
-        "max_ms": round(ordered[-1], 1),
-        "failed": failed,
-    }
 
 
 _FILL = r"""
@@ -190,72 +173,6 @@ def _fill_export_session(repo: Path, location: str, runs: int) -> int:
     return int(out.stdout.split()[-1])
 
 
-class Server:
-    """A Jupyter server with nsight-lab on ``location``, serving ``repo``'s code."""
-
-    def __init__(self, repo: Path, home: Path, location: str | None) -> None:
-        """Start the server and wait until it answers."""
-        self.repo = repo
-        self.port = _free_port()
-        self.token = secrets.token_hex(16)
-        self.base = f"http://127.0.0.1:{self.port}/"
-        env = dict(os.environ, NSIGHT_LAB_HOME=str(home), PYTHONPATH=str(repo))
-        env.pop("NSIGHT_LAB_STORE", None)
-        if location is not None:
-            env["NSIGHT_LAB_STORE"] = location
-        self.log = (home / "server.log").open("w")
-        self.proc = subprocess.Popen(  # noqa: S603  (our own arguments)
-            [
-                sys.executable,
-                "-m",
-                "jupyter_server",
-                f"--ServerApp.port={self.port}",
-                "--ServerApp.ip=127.0.0.1",
-                f"--IdentityProvider.token={self.token}",
-                "--ServerApp.open_browser=False",
-                "--ServerApp.allow_root=True",
-                "--ServerApp.jpserver_extensions={'nsight_lab': True}",
-                f"--ServerApp.root_dir={home}",
-            ],
-            cwd=repo,
-            env=env,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-        )
-        deadline = time.time() + 60
-        while not self._answers():
-            if time.time() > deadline or self.proc.poll() is not None:
-                self.stop()
-                msg = f"the server did not start; see {home / 'server.log'}"
-                raise RuntimeError(msg)
-            time.sleep(0.2)
-
-    def _answers(self) -> bool:
-        try:
-            self.get("nsight-lab/api/status")
-        except OSError:
-            return False
-        return True
-
-    def get(self, path: str) -> bytes:
-        """GET ``path`` (below the base URL) with the token; the body."""
-        req = urllib.request.Request(  # noqa: S310  (our own local server)
-            self.base + path, headers={"Authorization": f"token {self.token}"}
-        )
-        with urllib.request.urlopen(req, timeout=120) as resp:  # noqa: S310
-            return bytes(resp.read())
-
-    def stop(self) -> None:
-        """Stop the server."""
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.log.close()
-
-
 def _probe(server: Server, seconds: float) -> subprocess.Popen[str]:
     return subprocess.Popen(  # noqa: S603
         [
@@ -282,9 +199,6 @@ def _probe_result(proc: subprocess.Popen[str]) -> list[Probe]:
 
 
 async def _open_sockets(server: Server, count: int) -> list[Any]:
-    from tornado.httpclient import HTTPRequest
-    from tornado.websocket import websocket_connect
-
     url = f"ws://127.0.0.1:{server.port}/nsight-lab/api/events"
     sockets = []
     for _ in range(count):
@@ -389,16 +303,16 @@ def _timed(pairs: list[Probe]) -> dict[str, Any]:
     listed sessions' runs, a cost of its own beside a large session).
     """
 
-    def summary(chosen: list[Probe]) -> dict[str, Any]:
-        return _summary(
+    def of(chosen: list[Probe]) -> dict[str, Any]:
+        return summary(
             [(b - a) * 1000 for a, b, _, _ in chosen],
             sum(1 for _, _, ok, _ in chosen if not ok),
         )
 
     return {
-        **summary(pairs),
+        **of(pairs),
         "by_path": {
-            path: summary([p for p in pairs if p[3] == index])
+            path: of([p for p in pairs if p[3] == index])
             for index, path in enumerate(SMALL_PATHS)
         },
     }
@@ -406,40 +320,23 @@ def _timed(pairs: list[Probe]) -> dict[str, Any]:
 
 def run_engine(engine: str, args: argparse.Namespace) -> dict[str, Any]:
     """Everything for one engine, on a store of its own."""
-    cluster = None
-    home = Path(tempfile.mkdtemp(prefix=f"nsight-lab-fanout-{engine}-"))
-    location: str
-    if engine == "postgresql":
-        sys.path.insert(0, str(ROOT))
-        from tests import _postgres
-
-        bin_dir = _postgres.find_bin_dir()
-        if bin_dir is None:
+    with fresh_store(engine, "nsight-lab-fanout") as store:
+        if store is None:
             return {"skipped": "no PostgreSQL binaries (initdb, pg_ctl)"}
-        cluster = _postgres.start(bin_dir)
-        location = cluster.url()
-    else:
-        location = str(home / "store.sqlite")
-    try:
-        export_session = _fill_export_session(args.repo, location, args.export_runs)
-        server = Server(args.repo, home, location if cluster else None)
-        try:
+        export_session = _fill_export_session(
+            args.repo, store.location, args.export_runs
+        )
+        with running_server(args.repo, store) as server:
             result = asyncio.run(
                 _scenario(
                     server,
-                    location,
+                    store.location,
                     sockets=args.sockets,
                     rate=args.rate,
                     seconds=args.seconds,
                     export_session=export_session,
                 )
             )
-        finally:
-            server.stop()
-    finally:
-        if cluster is not None:
-            cluster.stop()
-        shutil.rmtree(home, ignore_errors=True)
     busy = result["sockets_and_writer"]
     result["met"] = (
         busy.get("p50_ms", 1e9) <= TARGET_P50_MS
@@ -470,22 +367,13 @@ def main() -> int:
     args.repo = args.repo.resolve()
     files = _raise_open_files(args.sockets * 2 + 256)
     engines = ("sqlite", "postgresql") if args.engine == "both" else (args.engine,)
+    info = run_info(args.repo)
+    info["machine"]["open_files_limit"] = files
     out: dict[str, Any] = {
         "targets": {"p50_ms": TARGET_P50_MS, "p99_ms": TARGET_P99_MS},
         "small_requests": list(SMALL_PATHS),
         "served_from": str(args.repo),
-        "commit": subprocess.run(  # noqa: S603
-            ["git", "-C", str(args.repo), "rev-parse", "--short", "HEAD"],  # noqa: S607
-            capture_output=True,
-            text=True,
-            check=False,
-        ).stdout.strip(),
-        "machine": {
-            "cpus": os.cpu_count(),
-            "platform": platform.platform(),
-            "python": platform.python_version(),
-            "open_files_limit": files,
-        },
+        **info,
         "args": {k: str(v) for k, v in vars(args).items()},
     }
     for engine in engines:

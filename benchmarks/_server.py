@@ -4,13 +4,16 @@ What ``live_refresh.py`` and ``websocket_fanout.py`` share: a throwaway store pe
 engine (:func:`fresh_store`: a SQLite file in a temporary home, or a throwaway
 PostgreSQL cluster from ``tests/_postgres.py``), the server started on it
 (:class:`Server`, optionally logging each request's own server time through a
-``log_function`` in its config), the latency summary (:func:`summary`) and the
-header of a result file (:func:`run_info`).
+``log_function`` in its config), the latency summary (:func:`summary`), the
+arguments every server benchmark takes (:func:`engine_parser`) and the run over
+the engines into one result file (:func:`run_info`, :func:`measure_engines`).
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
+import json
 import os
 import platform
 import secrets
@@ -27,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL_PATHS = ("nsight-lab/api/status", "nsight-lab/api/sessions?limit=20")
@@ -230,3 +233,47 @@ def running_server(
         yield server
     finally:
         server.stop()
+
+
+def engine_parser(doc: str, result_name: str) -> argparse.ArgumentParser:
+    """A parser with ``OUT``, ``--engine`` and ``--repo``; ``doc``'s first line.
+
+    ``OUT`` defaults to ``benchmarks/results/<result_name>``, ``--engine`` (sqlite,
+    postgresql or both) to both, ``--repo`` (the nsight_lab served) to this checkout.
+    """
+    parser = argparse.ArgumentParser(description=doc.split("\n", maxsplit=1)[0])
+    parser.add_argument(
+        "out",
+        nargs="?",
+        type=Path,
+        default=ROOT / "benchmarks" / "results" / result_name,
+    )
+    parser.add_argument(
+        "--engine", choices=("sqlite", "postgresql", "both"), default="both"
+    )
+    parser.add_argument("--repo", type=Path, default=ROOT, help="the nsight_lab served")
+    return parser
+
+
+def measure_engines(
+    name: str,
+    args: argparse.Namespace,
+    out: dict[str, Any],
+    run_engine: Callable[[str, argparse.Namespace], dict[str, Any]],
+) -> None:
+    """``run_engine`` for each of ``args.engine``'s engines into ``out``; write it.
+
+    An engine that fails gets ``{"error": ..., "met": False}``, and the others
+    still run. Progress goes to stderr, prefixed ``[name]``.
+    """
+    both = ("sqlite", "postgresql")
+    for engine in both if args.engine == "both" else (args.engine,):
+        print(f"[{name}] {engine} ...", file=sys.stderr, flush=True)
+        try:
+            out[engine] = run_engine(engine, args)
+        except (OSError, RuntimeError, subprocess.SubprocessError) as exc:
+            out[engine] = {"error": f"{type(exc).__name__}: {exc}", "met": False}
+        print(json.dumps(out[engine], indent=1), file=sys.stderr, flush=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(out, indent=2) + "\n")
+    print(f"wrote {args.out}", file=sys.stderr)

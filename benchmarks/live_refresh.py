@@ -30,25 +30,28 @@ quick pass: ``--runs 50000``). ``--repo DIR`` serves another checkout's nsight_l
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from _server import (
-    ROOT,
     SMALL_PATHS,
     Server,
+    engine_parser,
     fresh_store,
+    measure_engines,
     run_info,
     running_server,
     summary,
 )
+
+if TYPE_CHECKING:
+    import argparse
+    from pathlib import Path
 
 TARGET_REFRESH_P99_MS = 100.0
 IDLE_S = 5.0
@@ -275,25 +278,14 @@ def run_engine(engine: str, args: argparse.Namespace) -> dict[str, Any]:
 
 def main() -> int:
     """Measure each engine and write the JSON."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument(
-        "out",
-        nargs="?",
-        type=Path,
-        default=ROOT / "benchmarks" / "results" / "live_refresh.json",
-    )
-    parser.add_argument(
-        "--engine", choices=("sqlite", "postgresql", "both"), default="both"
-    )
+    parser = engine_parser(__doc__, "live_refresh.json")
     parser.add_argument("--runs", type=int, default=1_000_000, help="records written")
     parser.add_argument("--rate", type=float, default=5000.0, help="records/s")
     parser.add_argument("--regions", type=int, default=4, help="regions per run")
     parser.add_argument("--interval-ms", type=float, default=200.0)
     parser.add_argument("--settle", type=float, default=10.0, help="s after start")
-    parser.add_argument("--repo", type=Path, default=ROOT, help="the nsight_lab served")
     args = parser.parse_args()
     args.repo = args.repo.resolve()
-    engines = ("sqlite", "postgresql") if args.engine == "both" else (args.engine,)
     out: dict[str, Any] = {
         "target": {"refresh_server_p99_ms": TARGET_REFRESH_P99_MS},
         "refresh": "GET sessions/<id>?after_id=<last>&tail=1&figures=1",
@@ -301,16 +293,7 @@ def main() -> int:
         **run_info(args.repo),
         "args": {k: str(v) for k, v in vars(args).items()},
     }
-    for engine in engines:
-        print(f"[live_refresh] {engine} ...", file=sys.stderr, flush=True)
-        try:
-            out[engine] = run_engine(engine, args)
-        except (OSError, RuntimeError, subprocess.SubprocessError) as exc:
-            out[engine] = {"error": f"{type(exc).__name__}: {exc}", "met": False}
-        print(json.dumps(out[engine], indent=1), file=sys.stderr, flush=True)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(out, indent=2) + "\n")
-    print(f"wrote {args.out}", file=sys.stderr)
+    measure_engines("live_refresh", args, out, run_engine)
     return 0
 
 

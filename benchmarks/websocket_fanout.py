@@ -31,7 +31,6 @@ serves another checkout's nsight_lab (the "before" figures: a worktree of dbddba
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import json
@@ -40,20 +39,24 @@ import resource
 import subprocess
 import sys
 import time
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from _server import (
-    ROOT,
     SMALL_PATHS,
     Server,
+    engine_parser,
     fresh_store,
+    measure_engines,
     run_info,
     running_server,
     summary,
 )
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import websocket_connect
+
+if TYPE_CHECKING:
+    import argparse
+    from pathlib import Path
 
 TARGET_P50_MS = 50.0
 TARGET_P99_MS = 250.0
@@ -348,25 +351,14 @@ def run_engine(engine: str, args: argparse.Namespace) -> dict[str, Any]:
 
 def main() -> int:
     """Measure each engine and write the JSON."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument(
-        "out",
-        nargs="?",
-        type=Path,
-        default=ROOT / "benchmarks" / "results" / "websocket_fanout.json",
-    )
-    parser.add_argument(
-        "--engine", choices=("sqlite", "postgresql", "both"), default="both"
-    )
+    parser = engine_parser(__doc__, "websocket_fanout.json")
     parser.add_argument("--sockets", type=int, default=1000)
     parser.add_argument("--rate", type=float, default=5000.0, help="runs/s written")
     parser.add_argument("--seconds", type=float, default=20.0, help="per measurement")
     parser.add_argument("--export-runs", type=int, default=130_000, help="~21 MB CSV")
-    parser.add_argument("--repo", type=Path, default=ROOT, help="the nsight_lab served")
     args = parser.parse_args()
     args.repo = args.repo.resolve()
     files = _raise_open_files(args.sockets * 2 + 256)
-    engines = ("sqlite", "postgresql") if args.engine == "both" else (args.engine,)
     info = run_info(args.repo)
     info["machine"]["open_files_limit"] = files
     out: dict[str, Any] = {
@@ -376,13 +368,7 @@ def main() -> int:
         **info,
         "args": {k: str(v) for k, v in vars(args).items()},
     }
-    for engine in engines:
-        print(f"[websocket_fanout] {engine} ...", file=sys.stderr, flush=True)
-        out[engine] = run_engine(engine, args)
-        print(json.dumps(out[engine], indent=1), file=sys.stderr, flush=True)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(out, indent=2) + "\n")
-    print(f"wrote {args.out}", file=sys.stderr)
+    measure_engines("websocket_fanout", args, out, run_engine)
     return 0
 
 

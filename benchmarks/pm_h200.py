@@ -523,6 +523,7 @@ class SamplerWatch:
             if stats is not None:
                 with contextlib.suppress(TypeError):
                     seen.update(vars(stats))
+                    seen["largest_share"] = stats.largest_share
             for name in ("interval_ns", "limit", "mode"):
                 if hasattr(sampler, name):
                     seen[name] = getattr(sampler, name)

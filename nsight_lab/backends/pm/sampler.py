@@ -131,12 +131,17 @@ class DrainStats:
     """Stopping, making the image, decoding, reading timestamps, starting again."""
     largest: int = 0
     """The most samples one drain found waiting."""
-    largest_share: float = 0.0
-    """``largest`` over the image's capacity: by design at most about a half."""
+    capacity: int = 0
+    """The samples one image may hold (the sampler's ``limit``); 0 unknown."""
     repaired: int = 0
     """Samples whose missing start time was taken from the one before."""
     cut: int = 0
     """Samples at the end of a drain without an end time (cut by the stop)."""
+
+    @property
+    def largest_share(self) -> float:
+        """``largest`` over ``capacity``: by design at most about a half (0 unknown)."""
+        return self.largest / self.capacity if self.capacity > 0 else 0.0
 
 
 class PmSampler:
@@ -168,6 +173,7 @@ class PmSampler:
         self._configure()
         self.limit = pacing.capacity(api.bytes_per_sample)
         """The samples one image may hold for these metrics (see :mod:`.pacing`)."""
+        self.stats.capacity = self.limit
         self._start()
 
     def _configure(self) -> None:
@@ -236,8 +242,7 @@ class PmSampler:
         stats.drains += 1
         stats.samples += found
         stats.decode_s += time.perf_counter() - started
-        if found > stats.largest:
-            stats.largest, stats.largest_share = found, found / self.limit
+        stats.largest = max(stats.largest, found)
         return [chunk] if chunk is not None else []
 
     def _decode(self, image: ImageApi) -> Chunk | None:

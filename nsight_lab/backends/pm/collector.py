@@ -36,6 +36,7 @@ other counter in it, go to outside (:mod:`.counters`).
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import dataclasses
 import logging
@@ -342,7 +343,9 @@ class PmMeasurement(SamplingInterval, CuptiMeasurement):
                 first = firsts.get((run.seq, slot))
                 if first is None:
                     continue
-                between = any(previous_end <= t < first for t in starts)
+                # A cell kernel starts in [previous_end, first): starts is sorted.
+                at = bisect.bisect_left(starts, previous_end)
+                between = at < len(starts) and starts[at] < first
                 if not self._learned_entries and not between:
                     self._clean_entry.add(slot)
                 elif between and slot in self._clean_entry:

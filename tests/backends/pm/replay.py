@@ -28,12 +28,15 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from nsight_lab.backends.cupti import KernelActivity
 from nsight_lab.contract.records import Telemetry
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 READ = "dram__bytes_read.sum"
 WRITE = "dram__bytes_write.sum"
@@ -89,6 +92,23 @@ class Costs:
         return Costs(image=18.6e-6, decode=42e-6, evaluate=19.6e-6)
 
 
+def per_bin(
+    kernels: Sequence[Kernel], amounts: Sequence[float], edges: np.ndarray
+) -> np.ndarray:
+    """How much of ``amounts`` (one per kernel) falls in each bin of ``edges``.
+
+    Kernels run one at a time, each spreading its amount evenly over its span: the
+    cumulative amount is piecewise linear in time.
+    """
+    if not kernels:
+        return np.zeros(len(edges) - 1)
+    times = np.array([t for k in kernels for t in (k.start, k.end)], dtype=np.float64)
+    cum = np.concatenate(([0.0], np.cumsum(amounts)))
+    at = np.empty(2 * len(kernels))
+    at[0::2], at[1::2] = cum[:-1], cum[1:]
+    return np.diff(np.interp(edges.astype(np.float64), times, at, left=0.0))
+
+
 class ReplayGpu:
     """The GPU timeline, the L2's dirty bytes, the truth per external id."""
 
@@ -140,18 +160,10 @@ class ReplayGpu:
         at a time, each at a constant rate: the cumulative bytes are piecewise linear).
         """
         ks = [k for k in self.kernels if k.end > since]
-        if not ks:
-            zeros = np.zeros(len(edges) - 1)
-            return zeros, zeros.copy()
-        times = np.array([t for k in ks for t in (k.start, k.end)], dtype=np.float64)
-        out = []
-        for amounts in ([k.reads for k in ks], [k.writes for k in ks]):
-            cum = np.concatenate(([0.0], np.cumsum(amounts)))
-            at = np.empty(2 * len(ks))
-            at[0::2], at[1::2] = cum[:-1], cum[1:]
-            total = np.interp(edges.astype(np.float64), times, at, left=0.0)
-            out.append(np.diff(total))
-        return out[0], out[1]
+        return (
+            per_bin(ks, [k.reads for k in ks], edges),
+            per_bin(ks, [k.writes for k in ks], edges),
+        )
 
     def forget_before(self, t: int) -> None:
         """Drop kernels that ended before ``t`` (no later sample can see them)."""
@@ -354,14 +366,7 @@ class ReplaySampling:
 
     def _busy(self, edges: np.ndarray) -> np.ndarray:
         ks = [k for k in self.gpu.kernels if k.end > edges[0]]
-        if not ks:
-            return np.zeros(len(edges) - 1)
-        times = np.array([t for k in ks for t in (k.start, k.end)], dtype=np.float64)
-        lengths = [k.end - k.start for k in ks]
-        cum = np.concatenate(([0.0], np.cumsum(lengths)))
-        at = np.empty(2 * len(ks))
-        at[0::2], at[1::2] = cum[:-1], cum[1:]
-        return np.diff(np.interp(edges.astype(np.float64), times, at, left=0.0))
+        return per_bin(ks, [k.end - k.start for k in ks], edges)
 
     def image(self, capacity: int) -> ReplayImage:
         """A new image (CUPTI takes at most 10,000 samples)."""

@@ -27,6 +27,9 @@ MODEL_PREFIX = "model__"
 They are carried in record metrics.
 """
 
+RunKey = tuple[int, str, int, int]
+"""A run of a session: ``(session_id, annotation, config_index, run_index)``."""
+
 UserDerive = Callable[..., object]
 """A derive function: ``f(*metric_values, *config_values)`` as nsight-python calls it.
 
@@ -106,6 +109,11 @@ class DeriveSpec:
         warn_units: Warn, as nsight-python does, for a value returned without a unit.
         failures: Collects user functions' failures (their value becomes NaN);
             ``None``: a failure raises (the user's own exception, unchanged).
+        computed: Each run's derived values as :func:`derived_values` computed them
+            (by :func:`run_key`), kept only when there are user functions: user code
+            is called once per run (by the results frame) and the view model takes
+            its values from here
+            (:meth:`nsight_lab.viewmodel.SessionViewModel.add_derived`).
     """
 
     names: Sequence[str] = ()
@@ -113,6 +121,26 @@ class DeriveSpec:
     inputs: Sequence[str] = (TIME_METRIC,)
     warn_units: bool = False
     failures: DeriveFailures | None = None
+    computed: dict[RunKey, dict[str, tuple[float, float | str]]] = field(
+        default_factory=dict
+    )
+
+
+def run_key(record: RunRecord) -> RunKey:
+    """A run's key in :attr:`DeriveSpec.computed`: session, region, config, run."""
+    return (record.session_id, record.annotation, record.config_index, record.run_index)
+
+
+def stored_derive(options: Mapping[str, object]) -> DeriveSpec:
+    """The derived metrics a stored session's runs give again: the built-in ones.
+
+    A session's options name its ``--derive`` metrics; ``tflops`` and ``gbps`` are
+    computed from the runs' work model, while a user function is not stored (the
+    notebook that defined it is not here), so its values are not either.
+    """
+    names = options.get("derive") or []
+    listed = names if isinstance(names, list | tuple) else []
+    return DeriveSpec(names=tuple(str(d) for d in listed if d in BUILTIN_DERIVES))
 
 
 def derived_values(
@@ -156,6 +184,8 @@ def derived_values(
             out["gbps"] = (moved / ns if ns > 0 else math.nan, "GB/s")
         elif func is not None:
             out.update(_user_values(name, func, record, spec, config))
+    if spec.functions:
+        spec.computed[run_key(record)] = out
     return out
 
 

@@ -14,7 +14,7 @@ import pandas as pd
 
 from nsight_lab.contract.records import TIME_METRIC, record_to_json
 from nsight_lab.contract.registry import times_the_host
-from nsight_lab.results.derive import BUILTIN_DERIVES
+from nsight_lab.results.derive import stored_derive
 from nsight_lab.results.frame import to_dataframe
 from nsight_lab.roofline.peaks import known_peaks
 
@@ -45,7 +45,7 @@ def stored_results(
     params = [str(p) for p in (options.get("params") or {})]
     if not params and session.configs:  # an explicit config list (--configs-from)
         params = [str(p) for p in session.configs[0]]
-    derive = [str(d) for d in options.get("derive") or [] if d in BUILTIN_DERIVES]
+    derive = stored_derive(options)
     target = options.get("normalize_against")
     if target is not None and not any(r.annotation == target for r in records):
         target = None

@@ -57,6 +57,7 @@ class RegionStats:
         runs: Records taken (NaN durations included).
         duration: The duration's statistics (ns; NaN durations left out).
         metrics: Each counter's statistics, in the order they first came.
+        derived: Each ``--derive`` metric's statistics (:meth:`add_derived`).
         throttled: Runs NVML saw throttled.
         window: The latest records, at most the view model's window.
         ranks: Each rank's statistics (a multi-rank session's), by rank.
@@ -69,6 +70,7 @@ class RegionStats:
         "annotation",
         "config",
         "config_index",
+        "derived",
         "duration",
         "metrics",
         "ranked",
@@ -86,6 +88,7 @@ class RegionStats:
         self.runs = 0
         self.duration = StreamingSummary()
         self.metrics: dict[str, StreamingSummary] = {}
+        self.derived: dict[str, StreamingSummary] = {}
         self.throttled = 0
         self._sm_sum = 0.0
         self._sm_n = 0
@@ -135,6 +138,18 @@ class RegionStats:
         self.window.append(record)
         if rank_metrics.is_multi_rank(record):
             self._add_ranks(record)
+
+    def add_derived(self, values: Mapping[str, tuple[float, float | str]]) -> None:
+        """Take one run's derived values (name -> (value, unit)); NaN ones count none.
+
+        Raises:
+            Nothing.
+        """
+        for name, (value, _unit) in values.items():
+            stats = self.derived.get(name)
+            if stats is None:
+                stats = self.derived[name] = StreamingSummary()
+            stats.add(value)
 
     @property
     def sm_clock_mhz(self) -> float | None:

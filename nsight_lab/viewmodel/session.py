@@ -17,6 +17,13 @@ counters-over-time and per-rank clock charts, the roofline columns and the verdi
 against a baseline (its latest runs too) are drawn from each region's latest
 :data:`WORK_RUNS` runs (every run while a session fits in that). No pandas anywhere
 on this path.
+
+``--derive`` metrics are counter rows (:mod:`nsight_lab.viewmodel.summary`): the
+built-in ``tflops``/``gbps`` are computed as runs arrive; a user function's values
+come from its :class:`~nsight_lab.results.derive.DeriveSpec` once the results frame
+has called it (:meth:`SessionViewModel.add_derived`): the view model never calls
+user code. A stored session's view model (the server's) has the built-in ones only:
+user functions and their values are not stored.
 """
 
 from __future__ import annotations
@@ -41,6 +48,12 @@ from nsight_lab.figures import (
 from nsight_lab.figures.durations import duration_layout
 from nsight_lab.figures.ranks import RANKS_CHART, rank_figures
 from nsight_lab.figures.telemetry import missing_telemetry
+from nsight_lab.results.derive import (
+    DeriveSpec,
+    derived_values,
+    run_key,
+    stored_derive,
+)
 from nsight_lab.roofline.placement import place_session, region_work
 from nsight_lab.viewmodel import summary
 from nsight_lab.viewmodel.regions import RegionStats
@@ -81,7 +94,7 @@ class SessionViewModel:
         version: Bumped by every :meth:`add` that took records (a cache key).
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913  (keyword-only settings)
         self,
         session: SessionInfo | None = None,
         *,
@@ -89,6 +102,7 @@ class SessionViewModel:
         max_points: int = MAX_POINTS,
         with_config: bool | None = None,
         baseline: KeptBaseline | None = None,
+        derive: DeriveSpec | None = None,
     ) -> None:
         """Start with no runs.
 
@@ -100,6 +114,10 @@ class SessionViewModel:
             with_config: Label traces with their config; by default when the
                 session plans several configs.
             baseline: The kept baseline to judge the runs against, if any.
+            derive: The ``--derive`` metrics; by default the built-in ones the
+                session's options name (:func:`~nsight_lab.results.derive.
+                stored_derive`). With user functions, every derived value comes
+                from :meth:`add_derived`.
         """
         if with_config is None:
             with_config = session is not None and len(session.configs) > 1
@@ -112,6 +130,8 @@ class SessionViewModel:
         self.version = 0
         self._groups: dict[tuple[str, int], RegionStats] = {}
         self._metrics: dict[str, int] = {}
+        self.derive = derive or stored_derive(session.options if session else {})
+        self._derived: dict[str, float | str] = {}
         self._view: tuple[int, dict[str, Any]] | None = None
         self._layout: tuple[object, dict[str, Any]] | None = None
 
@@ -137,9 +157,50 @@ class SessionViewModel:
             group.add(record)
             for metric in record.metrics:
                 self._metrics.setdefault(metric, len(self._metrics))
+            if self.derive.names and not self.derive.functions:
+                self._take_derived(group, derived_values(record, self.derive))
         self.runs += len(records)
         self.version += 1
         return self.live.add(records)
+
+    def add_derived(self, records: Sequence[RunRecord]) -> None:
+        """Take the ``--derive`` values the results frame computed for ``records``.
+
+        Only with user functions (built-in metrics are computed by :meth:`add`):
+        their values, each run's as :func:`~nsight_lab.results.derive.
+        derived_values` kept them in :attr:`derive`'s ``computed``, which the view
+        model reads and never recomputes (user code runs once per run). Call it
+        once per record, after :meth:`add` took it; runs without values are
+        skipped.
+
+        Raises:
+            Nothing.
+        """
+        if not self.derive.functions:
+            return
+        taken = False
+        for record in records:
+            values = self.derive.computed.get(run_key(record))
+            group = self._groups.get((record.annotation, record.config_index))
+            if values is not None and group is not None:
+                self._take_derived(group, values)
+                taken = True
+        if taken:
+            self.version += 1
+
+    def _take_derived(
+        self, group: RegionStats, values: dict[str, tuple[float, float | str]]
+    ) -> None:
+        group.add_derived(values)
+        for name, (_value, unit) in values.items():
+            if isinstance(unit, str) or name not in self._derived:
+                self._derived[name] = unit  # the frame's: the last unit given
+
+    def set_peaks(self, peaks: Peaks | None) -> None:
+        """Place the regions under ``peaks`` from now on (the roofline, % of roof)."""
+        if peaks != self.peaks:
+            self.peaks = peaks
+            self.version += 1
 
     @property
     def regions(self) -> list[RegionStats]:
@@ -199,7 +260,9 @@ class SessionViewModel:
             "figures": self._figures(window, placements),
             "chart_order": list(CHART_ORDER),
             "summary": summary.region_rows(self.session, groups, works, placements),
-            "counters": summary.counter_table(self.session, groups, self._metrics),
+            "counters": summary.counter_table(
+                self.session, groups, self._metrics, self._derived
+            ),
             "verdicts": self._verdicts(recent),
         }
         self._view = (self.version, view)
@@ -259,21 +322,27 @@ class SessionViewModel:
         ).to_json()
 
 
-def build(
+def build(  # noqa: PLR0913  (keyword-only settings)
     records: Iterable[RunRecord],
     session: SessionInfo | None = None,
     *,
     peaks: Peaks | None = None,
     max_points: int = MAX_POINTS,
     baseline: KeptBaseline | None = None,
+    derive: DeriveSpec | None = None,
 ) -> SessionViewModel:
     """A view model of ``records`` taken at once (what incremental adds must equal).
+
+    With user ``--derive`` functions, their values are taken as computed
+    (:meth:`SessionViewModel.add_derived`).
 
     Raises:
         Nothing.
     """
     model = SessionViewModel(
-        session, peaks=peaks, max_points=max_points, baseline=baseline
+        session, peaks=peaks, max_points=max_points, baseline=baseline, derive=derive
     )
-    model.add(list(records))
+    taken = list(records)
+    model.add(taken)
+    model.add_derived(taken)
     return model

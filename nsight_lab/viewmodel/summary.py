@@ -13,7 +13,12 @@ runs are over every run; medians are exact while a region has at most
 roofline columns (GB/s, TFLOP/s, % of roof, bound) are over the region's latest
 runs (the view model's window: every run of a session that fits in it). A
 multi-rank session's region has its span row, then one row per rank, as the
-frame's. ``--derive`` values are left out (they need the notebook's functions).
+frame's. ``--derive`` metrics are counter rows after the measured ones, as the
+frame's, wherever the view model has their values
+(:meth:`~nsight_lab.viewmodel.session.SessionViewModel.add_derived`: in the kernel,
+a user function's values as the results frame computed them; from the store, the
+built-in ``tflops``/``gbps`` only, since user functions and their values are not
+stored).
 """
 
 from __future__ import annotations
@@ -235,15 +240,15 @@ def _without_empty_columns(
     return [{k: v for k, v in row.items() if k not in empty} for row in rows]
 
 
-def _counter_cells(
+def _counter_cells(  # noqa: PLR0913, PLR0917  (one row's parts)
     g: RegionStats,
     metric: str,
     stats: StreamingSummary,
     params: Sequence[str],
     divisor: float,
+    unit: str,
 ) -> dict[str, Any]:
-    unit = metric_unit(metric)
-    median = stats.median / divisor if stats.n else math.nan
+    median = _ratio(stats.median, divisor) if stats.n else math.nan
     top = stats.max if stats.n else math.nan  # MaxValue is not normalized
     zero = median == 0 and not (top and not math.isnan(top))
     cells = [
@@ -261,12 +266,15 @@ def counter_table(
     session: SessionInfo | None,
     groups: Sequence[RegionStats],
     metric_order: Mapping[str, int],
+    derived: Mapping[str, float | str] | None = None,
 ) -> dict[str, Any]:
     """The counter table: every metric but the duration, per region and config.
 
-    As :func:`nsight_lab.views.summary.counter_table`: ``{"columns", "rows",
-    "zero"}``, each row ``{"cells", "zero"}`` (``zero``: the counter read zero in
-    every run). ``metric_order`` numbers the metrics in the order they first came.
+    As :func:`nsight_lab.results.summary_counters` of the results frame:
+    ``{"columns", "rows", "zero"}``, each row ``{"cells", "zero"}`` (``zero``: the
+    counter read zero in every run). ``metric_order`` numbers the metrics in the
+    order they first came; ``derived`` gives the ``--derive`` metrics' units, in
+    their order: their rows follow every measured one (the frame's order).
 
     Raises:
         Nothing.
@@ -275,17 +283,42 @@ def counter_table(
     columns = ["Region", *params, *COUNTER_COLUMNS[1:]]
     target = _normalize_target(session, groups)
     targets = _target_of(groups, target)
+    ordered = [
+        (g, targets.get(g.config_index))
+        for g in _ordered(groups)
+        if target is None or g.config_index in targets
+    ]
     rows = []
-    for g in _ordered(groups):
-        base = targets.get(g.config_index)
-        if target is not None and base is None:
-            continue
+    for g, base in ordered:
         for metric in sorted(g.metrics, key=lambda m: metric_order.get(m, 0)):
-            divisor = 1.0
-            if base is not None:
-                other = base.metrics.get(metric)
-                if other is None:
-                    continue
-                divisor = other.median
-            rows.append(_counter_cells(g, metric, g.metrics[metric], params, divisor))
+            divisor = _divisor(base.metrics if base else None, metric)
+            if divisor is not None:
+                stats = g.metrics[metric]
+                unit = metric_unit(metric)
+                rows.append(_counter_cells(g, metric, stats, params, divisor, unit))
+    units = derived or {}
+    for g, base in ordered:
+        for name in (n for n in units if n in g.derived):
+            divisor = _divisor(base.derived if base else None, name)
+            if divisor is not None:
+                given = units[name]
+                unit = given if isinstance(given, str) else metric_unit(name)
+                rows.append(
+                    _counter_cells(g, name, g.derived[name], params, divisor, unit)
+                )
     return {"columns": columns, "rows": rows, "zero": sum(r["zero"] for r in rows)}
+
+
+def _ratio(value: float, divisor: float) -> float:
+    """``value / divisor`` as the frame's division: NaN for 0/0, ±inf for x/0."""
+    if divisor == 0:
+        return math.nan if value == 0 or math.isnan(value) else math.inf * value
+    return value / divisor
+
+
+def _divisor(base: Mapping[str, StreamingSummary] | None, metric: str) -> float | None:
+    """1, or the target region's median of ``metric`` (None: the target has none)."""
+    if base is None:
+        return 1.0
+    other = base.get(metric)
+    return None if other is None else other.median

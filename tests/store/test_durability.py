@@ -210,13 +210,21 @@ class Probe:
     def longest_wait(self, start: float, end: float) -> float:
         """The longest the server left the probe without an answer from ``start`` to
         ``end`` (monotonic seconds), past the probe's own pause; ``inf`` when no answer
-        came before ``start`` or after ``end`` (waits up to 30 s for the one after)."""
+        came before ``start`` or after ``end`` (waits up to 30 s for the one after).
+
+        Raises:
+            AssertionError: The probe process stopped (its stderr says why).
+        """
         deadline = time.monotonic() + 30
         while True:
             answers = [at for _, at in _entries(self._log, PROBE_ENTRY)]
             if answers and answers[-1] > end:
                 break
-            if time.monotonic() > deadline or self._proc.poll() is not None:
+            assert self._proc.poll() is None, (
+                "the probe stopped: "
+                + (self._log.parent / "probe-stderr.txt").read_text()[-2000:]
+            )
+            if time.monotonic() > deadline:
                 return math.inf
             time.sleep(0.01)
         before = [at for at in answers if at <= start]

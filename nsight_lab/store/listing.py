@@ -23,7 +23,10 @@ from nsight_lab.store.rows import (
 from nsight_lab.store.runs import read_regions
 
 if TYPE_CHECKING:
-    from nsight_lab.contract.records import SessionInfo, SessionStatus
+    from typing_extensions import Unpack
+
+    from nsight_lab.contract.records import SessionInfo
+    from nsight_lab.store.rows import SessionFilters
 
 __all__ = ["ListedSession", "ListingQueries", "SessionPage"]
 
@@ -60,36 +63,25 @@ class SessionPage:
 class ListingQueries(StoreBase):
     """The session list method of :class:`~nsight_lab.store.run_store.RunStore`."""
 
-    def list_session_page(  # noqa: PLR0913  (one keyword per filter)
+    def list_session_page(
         self,
         *,
-        notebook: str | None = None,
-        annotation: str | None = None,
-        device: str | None = None,
-        host: str | None = None,
-        user: str | None = None,
-        backend: str | None = None,
-        status: SessionStatus | None = None,
-        since: str | None = None,
-        until: str | None = None,
-        text: str | None = None,
         limit: int | None = 50,
         offset: int = 0,
+        **filters: Unpack[SessionFilters],
     ) -> SessionPage:
         """Return a page of sessions with their counts, regions and verdicts.
 
-        The filters, ``limit`` and ``offset`` mean what they mean for
-        ``list_sessions``; ``total`` is what ``count_sessions`` would say.
+        The :class:`~nsight_lab.store.rows.SessionFilters`, ``limit`` and
+        ``offset`` mean what they mean for ``list_sessions``; ``total`` is what
+        ``count_sessions`` would say.
 
         Raises:
-            QueryError: A filter value is malformed (time, status, limit or offset).
+            QueryError: A filter is unknown or malformed (time, status), or the
+                limit or offset is.
             StoreError: The store is closed or unreadable.
         """
-        where, params = session_filter(
-            notebook=notebook, annotation=annotation, device=device, backend=backend,
-            status=status, since=since, until=until, text=text, host=host, user=user,
-            like=self._dialect.like,
-        )  # fmt: skip
+        where, params = session_filter(filters, self._dialect.like)
         check_page(limit, offset)
         # One row always (the total), with the page's sessions joined to it.
         sql = (

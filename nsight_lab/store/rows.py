@@ -2,27 +2,60 @@
 
 The column lists, ``sqlite3`` rows to and from
 :class:`~nsight_lab.contract.records.RunRecord`
-and :class:`~nsight_lab.contract.records.SessionInfo`, the ``WHERE`` clause of
-``RunStore.list_sessions`` / ``count_sessions``, and the ``IN (?, ...)`` list of the
-per-session lookups (:func:`in_list`).
+and :class:`~nsight_lab.contract.records.SessionInfo`, the session filters
+(:class:`SessionFilters`) and their ``WHERE`` clause, and the ``IN (?, ...)`` list
+of the per-session lookups (:func:`in_list`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from nsight_lab.contract.records import (
     SESSION_STATUSES,
     RunRecord,
     SessionInfo,
+    SessionStatus,
     Telemetry,
 )
 from nsight_lab.errors import QueryError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+
+class SessionFilters(TypedDict, total=False):
+    """The keyword filters of the session list; ``None`` or absent: no filter.
+
+    Taken by ``RunStore.list_sessions``, ``count_sessions`` and ``list_session_page``.
+    """
+
+    notebook: str | None
+    """Only sessions of this notebook path."""
+    annotation: str | None
+    """Only sessions with a region of exactly this name."""
+    device: str | None
+    """Only sessions on this device (GPU) name."""
+    host: str | None
+    """Only sessions written on this host."""
+    user: str | None
+    """Only sessions written by this login name."""
+    backend: str | None
+    """Only sessions measured by this backend id."""
+    status: SessionStatus | None
+    """Only sessions with this status."""
+    since: str | None
+    """Only sessions created at or after this ISO-8601 time (naive = UTC)."""
+    until: str | None
+    """Only sessions created before this ISO-8601 time (naive = UTC)."""
+    text: str | None
+    """Case-insensitive substring of name, notebook, cell source or a region."""
+
+
+SESSION_FILTERS: tuple[str, ...] = tuple(SessionFilters.__annotations__)
+"""The names of the :class:`SessionFilters`, in order."""
 
 
 def in_list(ids: Sequence[int]) -> tuple[list[int], str]:
@@ -130,24 +163,26 @@ def run_from_row(row: Sequence[Any]) -> RunRecord:
     )
 
 
-def session_filter(  # noqa: PLR0913
-    *,
-    notebook: str | None,
-    annotation: str | None,
-    device: str | None,
-    backend: str | None,
-    status: str | None,
-    since: str | None,
-    until: str | None,
-    text: str | None,
-    host: str | None = None,
-    user: str | None = None,
-    like: str = "LIKE",
+def session_filter(
+    filters: SessionFilters, like: str = "LIKE"
 ) -> tuple[str, list[Any]]:
     """Return the ``WHERE`` clause (or ``""``) and its parameters for the filters.
 
     ``like`` is the engine's case-insensitive ``LIKE`` (``Dialect.like``).
+
+    Raises:
+        QueryError: A filter is unknown or its value malformed (status, time).
     """
+    unknown = [name for name in filters if name not in SESSION_FILTERS]
+    if unknown:
+        msg = (
+            f"unknown session filter {unknown[0]!r}; "
+            f"expected one of {', '.join(SESSION_FILTERS)}"
+        )
+        raise QueryError(msg)
+    status = filters.get("status")
+    annotation, text = filters.get("annotation"), filters.get("text")
+    since, until = filters.get("since"), filters.get("until")
     if status is not None and status not in SESSION_STATUSES:
         cut = len(status) > _MAX_TIME_CHARS
         shown = status[:_MAX_TIME_CHARS] + "…" if cut else status
@@ -158,10 +193,11 @@ def session_filter(  # noqa: PLR0913
         raise QueryError(msg)
     clauses: list[str] = []
     params: list[Any] = []
-    for column, value in (
-        ("notebook", notebook), ("device", device), ("backend", backend),
-        ("status", status), ("host", host), ("user_name", user),
+    for column, name in (
+        ("notebook", "notebook"), ("device", "device"), ("backend", "backend"),
+        ("status", "status"), ("host", "host"), ("user_name", "user"),
     ):  # fmt: skip
+        value = filters.get(name)
         if value is not None:
             clauses.append(f"{column} = ?")
             params.append(value)

@@ -32,6 +32,7 @@ from nsight_lab.errors import StoreError
 from nsight_lab.store.baselines import BaselineQueries
 from nsight_lab.store.listing import ListingQueries
 from nsight_lab.store.liveness import INTERRUPTED_ERROR
+from nsight_lab.store.rows import SESSION_FILTERS
 from nsight_lab.store.run_writes import RunWrites
 from nsight_lab.store.runs import RunQueries
 from nsight_lab.store.sessions import SessionQueries, SessionRunningError
@@ -42,20 +43,6 @@ if TYPE_CHECKING:
 __all__ = ["INTERRUPTED_ERROR", "SESSION_FILTERS", "RunStore", "SessionRunningError"]
 
 logger = logging.getLogger(__name__)
-
-SESSION_FILTERS = (
-    "notebook",
-    "annotation",
-    "device",
-    "host",
-    "user",
-    "backend",
-    "status",
-    "since",
-    "until",
-    "text",
-)
-"""Keyword filters of ``RunStore.list_sessions`` and ``count_sessions``."""
 
 
 class RunStore(SessionQueries, RunWrites, RunQueries, BaselineQueries, ListingQueries):

@@ -26,7 +26,10 @@ from nsight_lab.store.rows import (
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from typing_extensions import Unpack
+
     from nsight_lab.contract.records import SessionInfo, SessionStatus
+    from nsight_lab.store.rows import SessionFilters
 
 _FINAL_STATUSES = tuple(s for s in SESSION_STATUSES if s != "running")
 _INSERT_SESSION_SQL = (
@@ -222,50 +225,29 @@ class SessionQueries(Liveness):
                 raise SessionRunningError(msg)
             conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
 
-    def list_sessions(  # noqa: PLR0913  (one keyword per filter)
+    def list_sessions(
         self,
         *,
-        notebook: str | None = None,
-        annotation: str | None = None,
-        device: str | None = None,
-        host: str | None = None,
-        user: str | None = None,
-        backend: str | None = None,
-        status: SessionStatus | None = None,
-        since: str | None = None,
-        until: str | None = None,
-        text: str | None = None,
         limit: int | None = 50,
         offset: int = 0,
+        **filters: Unpack[SessionFilters],
     ) -> list[SessionInfo]:
         """Return sessions newest first, filtered and paged. Never reads ``runs``.
 
         Args:
-            notebook: Only sessions of this notebook path.
-            annotation: Only sessions with a region of exactly this name.
-            device: Only sessions on this device (GPU) name.
-            host: Only sessions written on this host.
-            user: Only sessions written by this login name.
-            backend: Only sessions measured by this backend id.
-            status: Only sessions with this status.
-            since: Only sessions created at or after this ISO-8601 time (naive = UTC).
-            until: Only sessions created before this ISO-8601 time (naive = UTC).
-            text: Case-insensitive substring of name, notebook, cell source or a region.
             limit: At most this many sessions; ``None`` for all.
             offset: Skip this many matching sessions first.
+            **filters: The :class:`~nsight_lab.store.rows.SessionFilters`.
 
         Returns:
             The matching sessions, newest first.
 
         Raises:
-            QueryError: A filter value is malformed (time, status, limit or offset).
+            QueryError: A filter is unknown or malformed (time, status), or the
+                limit or offset is.
             StoreError: The store is closed or unreadable.
         """
-        where, params = session_filter(
-            notebook=notebook, annotation=annotation, device=device, backend=backend,
-            status=status, since=since, until=until, text=text, host=host, user=user,
-            like=self._dialect.like,
-        )  # fmt: skip
+        where, params = session_filter(filters, self._dialect.like)
         check_page(limit, offset)
         sql = (
             f"SELECT {SESSION_COLUMNS} FROM sessions{where}"  # noqa: S608  (constant SQL)
@@ -278,31 +260,14 @@ class SessionQueries(Liveness):
             )
             return [session_from_row(r) for r in rows.fetchall()]
 
-    def count_sessions(  # noqa: PLR0913  (same filters as list_sessions)
-        self,
-        *,
-        notebook: str | None = None,
-        annotation: str | None = None,
-        device: str | None = None,
-        host: str | None = None,
-        user: str | None = None,
-        backend: str | None = None,
-        status: SessionStatus | None = None,
-        since: str | None = None,
-        until: str | None = None,
-        text: str | None = None,
-    ) -> int:
+    def count_sessions(self, **filters: Unpack[SessionFilters]) -> int:
         """Return how many sessions :meth:`list_sessions` would match without paging.
 
         Raises:
-            QueryError: A filter value is malformed.
+            QueryError: A filter is unknown or malformed.
             StoreError: The store is closed or unreadable.
         """
-        where, params = session_filter(
-            notebook=notebook, annotation=annotation, device=device, backend=backend,
-            status=status, since=since, until=until, text=text, host=host, user=user,
-            like=self._dialect.like,
-        )  # fmt: skip
+        where, params = session_filter(filters, self._dialect.like)
         with self._read("count sessions") as conn:
             row = conn.execute(f"SELECT count(*) FROM sessions{where}", params)  # noqa: S608  (constant SQL)
             return int(row.fetchone()[0])

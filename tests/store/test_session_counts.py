@@ -144,3 +144,17 @@ def test_a_sessions_listing_is_at_most_two_statements(
     assert rows[two]["baseline_verdict"]["verdict"] == "regressed"
     assert rows[half]["baseline_verdict"] is None
     assert rows[empty]["regions"] == []
+
+
+def test_an_unknown_session_filter_is_refused_in_one_line(
+    store_location: Path | str,
+) -> None:
+    db: Any = store_location
+    with RunStore(db) as store:
+        for read in (
+            store.list_sessions,
+            store.count_sessions,
+            store.list_session_page,
+        ):
+            with pytest.raises(QueryError, match="unknown session filter 'gpu'"):
+                read(gpu="H200")  # type: ignore[call-arg]

@@ -173,24 +173,9 @@ def session_filter(
     Raises:
         QueryError: A filter is unknown or its value malformed (status, time).
     """
-    unknown = [name for name in filters if name not in SESSION_FILTERS]
-    if unknown:
-        msg = (
-            f"unknown session filter {unknown[0]!r}; "
-            f"expected one of {', '.join(SESSION_FILTERS)}"
-        )
-        raise QueryError(msg)
-    status = filters.get("status")
+    _check_filters(filters)
     annotation, text = filters.get("annotation"), filters.get("text")
     since, until = filters.get("since"), filters.get("until")
-    if status is not None and status not in SESSION_STATUSES:
-        cut = len(status) > _MAX_TIME_CHARS
-        shown = status[:_MAX_TIME_CHARS] + "…" if cut else status
-        msg = (
-            f"invalid status filter {shown!r}; "
-            f"expected one of {', '.join(map(repr, SESSION_STATUSES))}"
-        )
-        raise QueryError(msg)
     clauses: list[str] = []
     params: list[Any] = []
     for column, name in (
@@ -226,6 +211,26 @@ def session_filter(
         )  # fmt: skip
         params.extend([pattern] * 4)
     return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
+
+
+def _check_filters(filters: SessionFilters) -> None:
+    """Refuse an unknown filter or status in one line (times: :func:`_iso_utc`)."""
+    unknown = [name for name in filters if name not in SESSION_FILTERS]
+    if unknown:
+        msg = (
+            f"unknown session filter {unknown[0]!r}; "
+            f"expected one of {', '.join(SESSION_FILTERS)}"
+        )
+        raise QueryError(msg)
+    status = filters.get("status")
+    if status is not None and status not in SESSION_STATUSES:
+        cut = len(status) > _MAX_TIME_CHARS
+        shown = status[:_MAX_TIME_CHARS] + "…" if cut else status
+        msg = (
+            f"invalid status filter {shown!r}; "
+            f"expected one of {', '.join(map(repr, SESSION_STATUSES))}"
+        )
+        raise QueryError(msg)
 
 
 _MAX_TIME_CHARS = 64

@@ -27,7 +27,7 @@ wheels_sh=${WHEELS_SH:-/work/shared/device/wheels.sh}
 specs=(
   cupti-python==13.4.0 nvidia-cuda-cupti==13.4.92 pyelftools==0.33
   ncu-report==2026.3.1 nvtx==0.2.17
-  plotly==7.1.0 platformdirs==4.14.9
+  plotly==7.1.0 platformdirs==4.14.9 orjson==3.13.0
   anywidget==0.11.0 ipywidgets==8.1.9 psygnal==0.16.1 comm==0.2.3
   ipython==9.18.1 traitlets==5.16.1 decorator==5.3.1 ipython-pygments-lexers==1.1.1
   matplotlib-inline==0.2.2 pexpect==4.9.0 ptyprocess==0.7.0 prompt_toolkit==3.0.53

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from jupyter_server.base.handlers import APIHandler
@@ -26,6 +25,7 @@ from nsight_lab.contract.records import SCHEMA_VERSION
 from nsight_lab.errors import InputError, NotFoundError, RequestError, StoreError
 from nsight_lab.store.sessions import SessionRunningError
 from nsight_lab.text.numbers import whole_number
+from nsight_lab.viewmodel.encode import dumps
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -68,25 +68,6 @@ _STATUS_BY_ERROR: tuple[tuple[type[Exception], int], ...] = (
 _SQLITE_INT_MAX = 2**63 - 1
 _SHOWN_CHARS = 40
 """Longer request values are cut to this many characters in error messages."""
-
-
-def dumps(payload: dict[str, Any]) -> str:
-    """Return strict JSON of ``payload`` with NaN and infinities written as ``null``.
-
-    Raises:
-        TypeError: A value is not JSON-able.
-    """
-    return json.dumps(_finite(payload), allow_nan=False)
-
-
-def _finite(value: Any) -> Any:  # noqa: ANN401  (any JSON value)
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
 
 
 class NsightLabHandler(APIHandler):

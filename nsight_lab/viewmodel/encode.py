@@ -1,4 +1,12 @@
-"""Strict JSON of a payload: NaN and infinities written as ``null``."""
+"""Strict JSON of a payload: NaN and infinities written as ``null``.
+
+Encoded with orjson: a live session's view (about 1 MB of figures, refreshed
+every 200 ms per open sidebar) takes 2 ms where the standard library's
+``json.dumps`` took 25 ms (``benchmarks/results/live_refresh.json``). orjson writes
+NaN and infinities as ``null`` itself, which is what strict JSON readers (the
+browser's ``JSON.parse``) need. What orjson cannot encode (an integer past 64 bits,
+a subclass it refuses) goes through the standard library with the same result.
+"""
 
 from __future__ import annotations
 
@@ -6,22 +14,32 @@ import json
 import math
 from typing import Any
 
-__all__ = ["dumps"]
+import orjson
+
+__all__ = ["dumps", "dumps_bytes"]
+
+_OPTIONS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
 
 
-def dumps(payload: dict[str, Any]) -> str:
-    """Return strict JSON of ``payload`` with NaN and infinities written as ``null``.
-
-    Encoded at once when every float is finite (the view model's payloads are);
-    only a payload with a NaN or an infinity is walked to replace them.
+def dumps_bytes(payload: Any) -> bytes:  # noqa: ANN401  (any JSON-able value)
+    """Return strict JSON of ``payload`` as UTF-8 bytes (what a response sends).
 
     Raises:
         TypeError: A value is not JSON-able.
     """
     try:
-        return json.dumps(payload, allow_nan=False)
-    except ValueError:
-        return json.dumps(_finite(payload), allow_nan=False)
+        return orjson.dumps(payload, option=_OPTIONS)
+    except orjson.JSONEncodeError:
+        return json.dumps(_finite(payload), allow_nan=False).encode()
+
+
+def dumps(payload: Any) -> str:  # noqa: ANN401  (any JSON-able value)
+    """Return strict JSON of ``payload`` with NaN and infinities written as ``null``.
+
+    Raises:
+        TypeError: A value is not JSON-able.
+    """
+    return dumps_bytes(payload).decode()
 
 
 def _finite(value: Any) -> Any:  # noqa: ANN401  (any JSON value)

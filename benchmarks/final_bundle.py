@@ -84,6 +84,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from nsight_lab.roofline.placement import Peaks, place_records
+    from nsight_lab.viewmodel.summary import median_bars
     from nsight_lab.views.bundle import MIME_TYPE
     from nsight_lab.views.fallback import static_bundle
 
@@ -106,7 +107,7 @@ def main() -> None:
             progress=data["progress"],
             message=data["message"],
             summary=data["summary"],
-            records=records,
+            bars=median_bars(view.model.regions),
         )
         return time.perf_counter() - t0
 

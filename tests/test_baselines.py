@@ -139,7 +139,7 @@ def test_the_verdict_table_in_the_final_bundle_static_page_and_text() -> None:
     wire = table.to_json()
     bundle = final_bundle(
         session_id=slow, status="completed", progress={}, message="", figures={},
-        summary=[], records=[], verdicts=wire,
+        summary=[], verdicts=wire,
     )  # fmt: skip
     assert bundle[MIME_TYPE]["verdicts"] == wire
     text = bundle["text/plain"]

@@ -159,6 +159,8 @@ class SessionTarget:
                 session_id=session.id,
                 header=header,
                 sidebar_link=session_link(session.id, session.uuid),
+                session=session,
+                derive=self._request.derive,
             )
         elif self._request.display == "text":
             self.display = TextView(header)

@@ -24,6 +24,7 @@ stored).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nsight_lab.analysis.compare import metric_label, metric_unit
@@ -41,12 +42,19 @@ from nsight_lab.text.visible import printable
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from nsight_lab.contract.records import SessionInfo
+    from nsight_lab.contract.records import JsonScalar, SessionInfo
     from nsight_lab.roofline.placement import Placement, RegionWork
     from nsight_lab.viewmodel.regions import RankStats, RegionStats
     from nsight_lab.viewmodel.streaming import StreamingSummary
 
-__all__ = ["COUNTER_COLUMNS", "counter_table", "param_names", "region_rows"]
+__all__ = [
+    "COUNTER_COLUMNS",
+    "MedianBar",
+    "counter_table",
+    "median_bars",
+    "param_names",
+    "region_rows",
+]
 
 COUNTER_COLUMNS = ("Region", "Metric", "Median", "RSD", "Runs")
 """The counter table's columns (the config's parameters follow ``Region``)."""
@@ -314,6 +322,39 @@ def _ratio(value: float, divisor: float) -> float:
     if divisor == 0:
         return math.nan if value == 0 or math.isnan(value) else math.inf * value
     return value / divisor
+
+
+@dataclass(frozen=True)
+class MedianBar:
+    """One region and config's median duration: a bar of the static page.
+
+    Attributes:
+        region: The region's name.
+        config_index: The config's index.
+        config: The config's parameters.
+        median_ns: The median duration over every run (ns; NaN without one).
+        runs: Runs with a duration.
+    """
+
+    region: str
+    config_index: int
+    config: Mapping[str, JsonScalar]
+    median_ns: float
+    runs: int
+
+
+def median_bars(groups: Sequence[RegionStats]) -> list[MedianBar]:
+    """Each region and config's median duration, region by region as they first ran.
+
+    Raises:
+        Nothing.
+    """
+    return [
+        MedianBar(
+            g.annotation, g.config_index, g.config, g.duration.median, g.duration.n
+        )
+        for g in _ordered(groups)
+    ]
 
 
 def _divisor(base: Mapping[str, StreamingSummary] | None, metric: str) -> float | None:

@@ -5,14 +5,16 @@ When it ends, :meth:`~nsight_lab.views.live.WidgetView.finish` replaces that out
 with :func:`final_bundle`'s data and closes the widget:
 
 - :data:`MIME_TYPE` (``application/vnd.nsight-lab.session+json``): the session as
-  JSON (:func:`session_json`): its final figures (``figures.figures_to_json``, the
-  one chart builder), the chart order, the progress line, the message, the summary
-  rows, the session id. The lab extension's mime renderer (``src/mime/``) draws it
-  with the widget's own code, in JupyterLab 4 and Notebook 7, with or without a
-  kernel: a saved notebook shows every chart when reopened.
+  JSON (:func:`session_json`): its final figures, the chart order, the progress
+  line, the message, the summary rows and the verdicts, the session id: the
+  widget's view model's (:meth:`nsight_lab.viewmodel.SessionViewModel.to_json`,
+  what the sidebar shows of the same session). The lab extension's mime renderer
+  (``src/mime/``) draws it with the widget's own code, in JupyterLab 4 and
+  Notebook 7, with or without a kernel: a saved notebook shows every chart when
+  reopened.
 - ``text/html``: the static page of :mod:`nsight_lab.views.fallback` (the progress
-  line, median bars per region and config, the summary table) for hosts without the
-  lab extension: GitHub, nbconvert, Colab, VS Code.
+  line, median bars per region and config, the summary table: the view model's
+  rows) for hosts without the lab extension: GitHub, nbconvert, Colab, VS Code.
 - ``text/plain``: the summary as text (terminals, ``print`` of the output).
 
 **The widget view is not kept in the final bundle.** A saved notebook holds no
@@ -45,7 +47,7 @@ from nsight_lab.views.fallback import failure_bundle, static_bundle
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from nsight_lab.contract.records import RunRecord
+    from nsight_lab.viewmodel.summary import MedianBar
 
 __all__ = [
     "BUNDLE_VERSION",
@@ -117,13 +119,12 @@ def session_json(  # noqa: PLR0913  (the session's final state, keyword-only)
         progress: :meth:`nsight_lab.contract.progress.Progress.to_json`.
         message: The header and why the session ended so (control characters
             already made visible).
-        figures: Chart name -> plotly figure JSON (``figures_to_json``).
-        summary: Rows of the summary table (``results.summary_rows``).
+        figures: Chart name -> plotly figure JSON (the view model's).
+        summary: Rows of the summary table (the view model's).
         sidebar_link: The session's link in the lab extension's sidebar.
         verdicts: The verdict table against ``--baseline``
             (:meth:`nsight_lab.analysis.baselines.VerdictTable.to_json`), drawn under
-            the
-            summary; ``None`` (sent as null) without one.
+            the summary; ``None`` (sent as null) without one.
 
     Raises:
         Nothing.
@@ -153,7 +154,7 @@ def final_bundle(  # noqa: PLR0913  (the session's final state, keyword-only)
     message: str,
     figures: Mapping[str, Any],
     summary: Sequence[Mapping[str, Any]],
-    records: Sequence[RunRecord],
+    bars: Sequence[MedianBar] = (),
     sidebar_link: str = "",
     verdicts: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
@@ -164,9 +165,10 @@ def final_bundle(  # noqa: PLR0913  (the session's final state, keyword-only)
         status: completed, failed or interrupted.
         progress: :meth:`nsight_lab.contract.progress.Progress.to_json`.
         message: The header and why the session ended so.
-        figures: Chart name -> plotly figure JSON (``figures_to_json``).
-        summary: Rows of the summary table (``results.summary_rows``).
-        records: Every record of the session (the static page's median bars).
+        figures: Chart name -> plotly figure JSON (the view model's).
+        summary: Rows of the summary table (the view model's).
+        bars: The median duration per region and config (the static page's bars:
+            :func:`nsight_lab.viewmodel.summary.median_bars`).
         sidebar_link: The session's link in the lab extension's sidebar.
         verdicts: The verdict table against ``--baseline``, under the summary.
 
@@ -180,7 +182,7 @@ def final_bundle(  # noqa: PLR0913  (the session's final state, keyword-only)
             progress=progress,
             message=message,
             summary=summary,
-            records=records,
+            bars=bars,
             verdicts=verdicts,
         )
     except Exception as exc:  # noqa: BLE001  (a display must never raise)

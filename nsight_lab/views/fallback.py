@@ -3,8 +3,9 @@
 A cell's final output (:mod:`nsight_lab.views.bundle`) carries this HTML as
 ``text/html`` beside nsight-lab's own MIME type: hosts without the lab extension
 (GitHub, nbconvert, Colab, VS Code) show it. It holds the session's progress line,
-a bar per region and config of the median duration (HTML bars drawn from the
-records), the summary table, and a note saying where the interactive charts are.
+a bar per region and config of the median duration (the view model's
+:class:`~nsight_lab.viewmodel.summary.MedianBar`: over every run, from its running
+statistics), the summary table, and a note saying where the interactive charts are.
 
 Nothing here runs a browser or exports an image: the page is plain text, built in a
 few milliseconds (``benchmarks/final_bundle.py`` measures it), so a cell whose
@@ -22,11 +23,9 @@ from __future__ import annotations
 
 import html
 import math
-from collections import defaultdict
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from nsight_lab.figures.theme import PALETTE
-from nsight_lab.stats import summarize
 from nsight_lab.text.units import format_duration
 from nsight_lab.text.visible import printable
 from nsight_lab.views.verdicts import verdict_html, verdict_text
@@ -34,7 +33,8 @@ from nsight_lab.views.verdicts import verdict_html, verdict_text
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from nsight_lab.contract.records import JsonScalar, RunRecord
+    from nsight_lab.contract.records import JsonScalar
+    from nsight_lab.viewmodel.summary import MedianBar
 
 __all__ = [
     "failure_bundle",
@@ -167,36 +167,30 @@ def _config_text(config: Mapping[str, JsonScalar]) -> str:
     return ", ".join(f"{k}={v}" for k, v in config.items())
 
 
-def _median_bars(records: Sequence[RunRecord]) -> str:
+def _median_bars(bars: Sequence[MedianBar]) -> str:
     """A table of the median duration per region and config, each with a bar.
 
-    Regions in the order they first ran, configs in order; one colour per region
-    (:data:`nsight_lab.figures.PALETTE`, as the duration chart's first traces). The
-    longest bar is :data:`BAR_WIDTH_PX` wide; the others are to scale.
+    ``bars`` in their order (the view model's: regions as they first ran, configs
+    in order); one colour per region (:data:`nsight_lab.figures.PALETTE`, as the
+    duration chart's first traces). The longest bar is :data:`BAR_WIDTH_PX` wide;
+    the others are to scale.
     """
-    groups: dict[tuple[str, int], list[float]] = defaultdict(list)
-    configs: dict[int, Mapping[str, JsonScalar]] = {}
-    for record in records:
-        groups[(record.annotation, record.config_index)].append(record.duration_ns)
-        configs.setdefault(record.config_index, record.config)
-    if not groups:
+    if not bars:
         return ""
-    regions = list(dict.fromkeys(annotation for annotation, _ in groups))
-    keys = sorted(groups, key=lambda key: (regions.index(key[0]), key[1]))
-    medians = {key: summarize(groups[key]).median for key in keys}
-    top = max((m for m in medians.values() if math.isfinite(m)), default=0.0)
-    with_config = len(configs) > 1
+    regions = list(dict.fromkeys(bar.region for bar in bars))
+    top = max((b.median_ns for b in bars if math.isfinite(b.median_ns)), default=0.0)
+    with_config = len({bar.config_index for bar in bars}) > 1
     rows = []
-    for annotation, ci in keys:
-        median = medians[(annotation, ci)]
+    for bar in bars:
+        median = bar.median_ns
         share = median / top if top > 0 and math.isfinite(median) else 0.0
-        colour = PALETTE[regions.index(annotation) % len(PALETTE)]
-        config = _escape(_config_text(configs[ci])) if with_config else ""
+        colour = PALETTE[regions.index(bar.region) % len(PALETTE)]
+        config = _escape(_config_text(bar.config)) if with_config else ""
         rows.append(
-            f"<tr><td>{_escape(annotation)}</td>"
+            f"<tr><td>{_escape(bar.region)}</td>"
             + (f"<td>{config}</td>" if with_config else "")
             + f'<td class="num">{_escape(format_duration(median))}</td>'
-            f'<td class="num">{len(groups[(annotation, ci)])}</td>'
+            f'<td class="num">{bar.runs}</td>'
             f'<td style="width:{BAR_WIDTH_PX}px"><div style="width:'
             f"{max(share * BAR_WIDTH_PX, 1):.0f}px;height:0.8em;"
             f'background-color:{colour}"></div></td></tr>'
@@ -247,7 +241,7 @@ def static_bundle(  # noqa: PLR0913  (the session's state, keyword-only)
     progress: Mapping[str, Any],
     message: str,
     summary: Sequence[Mapping[str, Any]],
-    records: Sequence[RunRecord] = (),
+    bars: Sequence[MedianBar] = (),
     verdicts: Mapping[str, Any] | None = None,
 ) -> dict[str, str]:
     """Return ``text/plain`` and ``text/html`` views of a session.
@@ -259,9 +253,10 @@ def static_bundle(  # noqa: PLR0913  (the session's state, keyword-only)
             ``text`` is the progress line.
         message: Notes and the last progress message.
         summary: Rows of the summary table.
-        records: The session's records: a bar per region and config of their
-            median duration, and a note on where the interactive charts are
-            (none while running: the live view's fallback is the progress line).
+        bars: The median duration per region and config
+            (:func:`nsight_lab.viewmodel.summary.median_bars`), drawn as bars with
+            a note on where the interactive charts are (none while running: the
+            live view's fallback is the progress line).
         verdicts: The verdict table against a baseline
             (:meth:`nsight_lab.analysis.baselines.VerdictTable.to_json`), shown under
             the summary; ``None`` without ``--baseline``.
@@ -281,7 +276,7 @@ def static_bundle(  # noqa: PLR0913  (the session's state, keyword-only)
         summary=summary,
         verdicts=verdicts,
     )
-    body = _html_body(session_id, status, progress, message, summary, records, verdicts)
+    body = _html_body(session_id, status, progress, message, summary, bars, verdicts)
     return {
         "text/plain": plain,
         "text/html": f'<div class="jp-nsightLab-Static">{body}</div>',
@@ -294,7 +289,7 @@ def _html_body(  # noqa: PLR0913, PLR0917  (static_bundle's inputs)
     progress: Mapping[str, Any],
     message: str,
     summary: Sequence[Mapping[str, Any]],
-    records: Sequence[RunRecord],
+    bars: Sequence[MedianBar],
     verdicts: Mapping[str, Any] | None,
 ) -> str:
     """The ``text/html`` view's body: title, progress, bars, tables, verdicts."""
@@ -308,11 +303,11 @@ def _html_body(  # noqa: PLR0913, PLR0917  (static_bundle's inputs)
     ]
     if message:
         parts.append(f"<pre>{_escape(message)}</pre>")
-    if records:
-        parts.append(_median_bars(records))
+    if bars:
+        parts.append(_median_bars(bars))
     parts.append(_summary_html(summary))
     if verdicts:
         parts.append(verdict_html(verdicts))
-    if records:
+    if bars:
         parts.append(_where_the_charts_are(session_id))
     return "".join(parts)

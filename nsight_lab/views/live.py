@@ -7,13 +7,21 @@ arrive it appends them to the duration and clock figures
 ``append`` trait, never a rebuild from every record), at most :data:`MAX_UPDATES_PER_S`
 times a second and only while the time spent in updates stays within
 :data:`UPDATE_BUDGET` of the wall time since the view was created (measured:
-:attr:`WidgetView.update_s`). :meth:`WidgetView.finish` builds every figure once from
-all records, with the summary table, the roofline and the byte-traffic chart. The
-figures come from :mod:`nsight_lab.figures`, the one chart implementation; the
-progress (the ``progress`` trait) is the collector's
-:class:`~nsight_lab.contract.progress.Progress` as it came, and the summary rows come
-from :func:`nsight_lab.results.summary_rows`, as the sidebar's: the widget's front end
-only renders them.
+:attr:`WidgetView.update_s`). The runs go into the widget's
+:class:`~nsight_lab.viewmodel.SessionViewModel` (:attr:`WidgetView.model`) as they
+arrive, and :meth:`WidgetView.finish` reads the final state from it, as the sidebar
+reads the same session: its figures (the roofline and byte-traffic charts too), its
+summary rows and verdicts, and the static page's median bars. The progress (the
+``progress`` trait) is the collector's :class:`~nsight_lab.contract.progress.Progress`
+as it came; the widget's front end only renders what it is sent.
+
+**The final charts show each trace's latest points.** The duration and clock
+charts are the live ones: each trace its latest ``max_points`` points (the CI band
+and the axes over every run), as the live view and the sidebar show them, not every
+run thinned evenly as before the view model; the roofline, traffic, counter and
+per-rank charts are drawn from each region's latest runs
+(:data:`nsight_lab.viewmodel.session.WORK_RUNS`). The summary's statistics are over
+every run (:mod:`nsight_lab.viewmodel.summary`).
 
 The widget is the in-flight view only. At the end, :meth:`WidgetView.finish`
 replaces the cell's output with the final bundle of :mod:`nsight_lab.views.bundle`
@@ -30,9 +38,9 @@ import time
 from typing import TYPE_CHECKING, Any, cast
 
 from nsight_lab.contract.progress import make_progress
-from nsight_lab.figures import LiveFigures, figures_to_json, printable
-from nsight_lab.results import summary_rows
-from nsight_lab.viewmodel import SessionViewModel
+from nsight_lab.figures import LiveFigures, printable
+from nsight_lab.viewmodel.session import SessionViewModel
+from nsight_lab.viewmodel.summary import median_bars
 from nsight_lab.views.bundle import final_bundle
 from nsight_lab.views.widget import NsightWidget
 
@@ -43,7 +51,8 @@ if TYPE_CHECKING:
     from IPython.display import DisplayHandle
 
     from nsight_lab.contract.progress import Progress
-    from nsight_lab.contract.records import RunRecord, SessionStatus
+    from nsight_lab.contract.records import RunRecord, SessionInfo, SessionStatus
+    from nsight_lab.results.derive import DeriveSpec
     from nsight_lab.roofline.placement import Peaks, Placement
 
 __all__ = [
@@ -62,7 +71,7 @@ MIN_UPDATE_INTERVAL_S = 1 / MAX_UPDATES_PER_S
 UPDATE_BUDGET = 0.05
 """Share of the wall time that live updates may take (measured, all of them)."""
 MAX_POINTS = 2000
-"""Points per trace: the latest ones while running, evenly thinned at the end."""
+"""Points per trace: the latest ones, while running and at the end."""
 CHECKPOINT_MIN_POINTS = 256
 """Points appended before the first re-send of the whole live figures."""
 CLOSED_ESM = "export default { render() {} };"
@@ -91,6 +100,8 @@ class WidgetView:
         max_points: int = MAX_POINTS,
         show: bool = True,
         budget: float = UPDATE_BUDGET,
+        session: SessionInfo | None = None,
+        derive: DeriveSpec | None = None,
     ) -> None:
         """Create the widget (displayed on the first update when ``show``).
 
@@ -103,6 +114,10 @@ class WidgetView:
             max_points: Points per trace (the latest while running).
             show: Display the widget in the cell output (False in tests).
             budget: Share of the wall time live updates may take.
+            session: The stored session (its parameters, normalization and
+                ``--derive`` names label the summary, as the sidebar's).
+            derive: The profile's derived metrics; a user function's values reach
+                the view model once the results frame computed them.
         """
         self.widget = NsightWidget(session_id=session_id, sidebar_link=sidebar_link)
         self.header = header
@@ -114,7 +129,12 @@ class WidgetView:
         self.first_draw_s = 0.0
         self.drawn = 0
         # Built here, before the runs: the first figure imports plotly (a one-off).
-        self.model = SessionViewModel(with_config=False, max_points=max_points)
+        self.model = SessionViewModel(
+            session,
+            with_config=None if session else False,
+            max_points=max_points,
+            derive=derive,
+        )
         self._pending: list[RunRecord] = []
         self._keys: set[tuple[int, int, str]] = set()
         self._show = show
@@ -184,39 +204,42 @@ class WidgetView:
 
     def finish(  # noqa: PLR0913  (the session's results, keyword-only after records)
         self,
-        frame: pd.DataFrame | None,
+        frame: pd.DataFrame | None,  # noqa: ARG002  (View's: the model has the rows)
         records: Sequence[RunRecord],
-        placements: Sequence[Placement] = (),
+        placements: Sequence[Placement] = (),  # noqa: ARG002  (the model places them)
         peaks: Peaks | None = None,
         *,
         status: SessionStatus = "completed",
         message: str = "",
         verdicts: Mapping[str, Any] | None = None,
     ) -> None:
-        """Show the final state: the summary table and every figure, built once.
+        """Show the final state, the view model's: its figures, summary and bars.
 
-        The cell's output becomes the final bundle (:attr:`bundle`) in place of
-        the widget, which is closed; the widget's traits still hold the final
-        state (for a caller that kept it; nothing is sent to a front end).
+        The records not taken yet go into :attr:`model`, with the ``--derive``
+        values the results frame computed; the cell's output becomes the final
+        bundle (:attr:`bundle`) in place of the widget, which is closed; the
+        widget's traits still hold the final state (for a caller that kept it;
+        nothing is sent to a front end).
 
         Args:
-            frame: The results DataFrame (None when the session failed before one).
+            frame: The results DataFrame (None when the session failed before one);
+                not read: the summary is the view model's.
             records: Every record of the session.
-            placements: Regions placed under the roofline (``place_records``).
+            placements: Not read: the view model places the regions itself under
+                ``peaks`` (``place_session``).
             peaks: The device's peaks; no roofline without them.
             status: How the session ended.
             message: Why it ended so, for a failed or interrupted session.
             verdicts: The verdict table against ``--baseline``, drawn under the
                 summary (:meth:`nsight_lab.analysis.baselines.VerdictTable.to_json`).
         """
-        self.records = []
-        self._keys = set()
-        self._add(records)
-        self._pending = []
-        figures = self._final_figures(placements, peaks)
+        view = self._final_view(records, peaks)
+        figures = view["figures"] if self.model.runs else {}
         progress = self._final_progress(status).to_json()
         text = printable("\n".join(m for m in (self.header, message) if m))
-        summary = summary_rows(frame)
+        summary = view["summary"]
+        if verdicts is None:
+            verdicts = view["verdicts"]
         self.bundle = final_bundle(
             session_id=self.widget.session_id,
             status=status,
@@ -224,7 +247,7 @@ class WidgetView:
             message=text,
             figures=figures,
             summary=summary,
-            records=self.records,
+            bars=median_bars(self.model.regions),
             sidebar_link=self.widget.sidebar_link,
             verdicts=verdicts,
         )
@@ -238,18 +261,20 @@ class WidgetView:
             self.widget.status = status
 
     # -- internals --------------------------------------------------------------------
-    def _final_figures(
-        self, placements: Sequence[Placement], peaks: Peaks | None
-    ) -> dict[str, dict[str, Any]]:
-        """Every figure once, from every record (each trace thinned evenly)."""
-        if not (self.records or placements):
-            return {}
-        return figures_to_json(
-            self.records,
-            peaks,
-            placements=list(placements),
-            max_points=self.max_points or None,
-        )
+    def _final_view(
+        self, records: Sequence[RunRecord], peaks: Peaks | None
+    ) -> dict[str, Any]:
+        """The view model's payload once it took every record and the peaks."""
+        self._add(records)
+        if self._pending:
+            if not self.live.points and self.model.session is None:
+                self.live.with_config = len({r.config_index for r in self.records}) > 1
+            self.model.add(self._pending)
+            self._pending = []
+        self.model.add_derived(self.records)  # the frame has computed them now
+        if peaks is not None:
+            self.model.set_peaks(peaks)
+        return self.model.to_json()
 
     def _final_progress(self, status: SessionStatus) -> Progress:
         """The progress once the session ended: the last one drawn, or the records'."""

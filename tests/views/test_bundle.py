@@ -23,6 +23,8 @@ from nsight_lab.plan import make_plan
 from nsight_lab.results import to_dataframe
 from nsight_lab.roofline.placement import Peaks, place_records
 from nsight_lab.runner import Runner
+from nsight_lab.viewmodel import build
+from nsight_lab.viewmodel.summary import median_bars
 from nsight_lab.views import bundle as bundle_module
 from nsight_lab.views.bundle import BUNDLE_VERSION, MIME_TYPE, final_bundle
 from nsight_lab.views.fallback import format_duration, static_bundle
@@ -63,11 +65,20 @@ def _profile(line: str, body=_body) -> tuple[WidgetView, list[RunRecord]]:
 
     options = parse_options(line)
     plan = make_plan(options, {"cpu": CpuTimerBackend().probe()})
+    session = SessionInfo(
+        id=11,
+        status="completed",
+        backend="cpu",
+        created_at="x",
+        options=options.to_json(),
+        configs=plan.configs,
+    )
     view = WidgetView(
         session_id=11,
         header="nsight-lab session 11: backend cpu",
         sidebar_link="#nsight-lab/sessions/11",
         show=False,
+        session=session,
     )
     measurement = CpuTimerBackend().open(options)
     runner = Runner(
@@ -82,7 +93,6 @@ def _profile(line: str, body=_body) -> tuple[WidgetView, list[RunRecord]]:
         records = runner.run(body)
     finally:
         measurement.close()
-    session = SessionInfo(id=11, status="completed", backend="cpu", created_at="x")
     frame = to_dataframe(records, session, options.param_names)
     view.finish(frame, records, place_records(records, CPU_PEAKS), CPU_PEAKS)
     return view, records
@@ -171,7 +181,6 @@ def test_figure_floats_are_rounded_and_nothing_else_changes():
         message="",
         figures={"duration": figure},
         summary=[{"AvgValue": 6473.033333333334}],
-        records=[],
     )[MIME_TYPE]
     rounded = data["figures"]["duration"]
     trace = rounded["data"][0]
@@ -221,7 +230,7 @@ def test_the_static_page_needs_no_kaleido_and_draws_median_bars(profiled, monkey
         progress=data["progress"],
         message=data["message"],
         summary=data["summary"],
-        records=records,
+        bars=median_bars(build(records).regions),
     )["text/html"]
     assert "<img" not in page
     assert "data:image" not in page
@@ -265,7 +274,7 @@ def test_median_bars_show_the_median_of_each_region_and_config():
         progress={},
         message="",
         summary=[],
-        records=records,
+        bars=median_bars(build(records).regions),
     )["text/html"]
     assert "1.200 µs" in page
     assert "2.400 µs" in page
@@ -302,7 +311,6 @@ def test_a_failing_static_page_is_one_line_and_our_type_stays(monkeypatch):
         message="",
         figures={},
         summary=[],
-        records=[],
     )
     assert bundle[MIME_TYPE]["status"] == "failed"
     assert "no static view of this session here: ValueError" in bundle["text/plain"]

@@ -43,7 +43,15 @@ def _body(config):
 def _profile(line, *, view_kwargs=None):
     options = parse_options(line)
     plan = make_plan(options, {"cpu": CpuTimerBackend().probe()})
-    view = WidgetView(session_id=7, show=False, **(view_kwargs or {}))
+    session = SessionInfo(
+        id=7,
+        status="running",
+        backend="cpu",
+        created_at="x",
+        options=options.to_json(),
+        configs=plan.configs,
+    )
+    view = WidgetView(session_id=7, show=False, session=session, **(view_kwargs or {}))
     updates = []
 
     def on_progress(progress, records):
@@ -189,12 +197,12 @@ def test_live_traces_keep_the_latest_max_points(monkeypatch):
     for trace in points:  # the latest runs appended, 10 at most
         last = trace["x"][-1]
         assert trace["x"] == list(range(max(last - 9, 0), last + 1))
-    view.finish(None, records)  # the final figure: all runs, evenly thinned to 10
+    view.finish(None, records)  # the final figure: the view model's, the latest 10
     final = view.widget.figures["duration"]["data"]
     for trace in (t for t in final if t["mode"] == "lines+markers"):
-        assert len(trace["x"]) == 10
-        assert trace["x"][0] == 0
-        assert trace["x"][-1] == 11
+        assert trace["x"] == list(range(2, 12))
+    # ... while the summary is over every run
+    assert [row["Runs"] for row in view.widget.summary] == ["12", "12"]
 
 
 def test_update_accepts_force_like_progress_display():
@@ -243,7 +251,8 @@ def test_failed_session_keeps_its_runs_and_says_why():
     measurement.close()
     view.finish(None, runner.records, status="failed", message="RuntimeError: boom")
     assert view.widget.status == "failed"
-    assert view.widget.summary == []
+    # The runs done are summarised (as the sidebar shows the stored session)
+    assert [row["Runs"] for row in view.widget.summary] == ["2"]
     assert len(view.records) == 2
     assert "RuntimeError: boom" in view.widget.message
     assert set(view.widget.figures) == {"duration", "clocks"}

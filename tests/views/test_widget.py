@@ -162,7 +162,10 @@ NOTEBOOK_CELLS = [
     """
     options = parse_options("--backend cpu --configs 128,512 --runs 4 --warmup 1")
     plan = make_plan(options, {"cpu": CpuTimerBackend().probe()})
-    view = WidgetView(session_id=42, header="nsight-lab session 42: backend cpu")
+    session = SessionInfo(id=42, status="completed", backend="cpu", created_at="x",
+                          options=options.to_json(), configs=plan.configs)
+    view = WidgetView(session_id=42, header="nsight-lab session 42: backend cpu",
+                      session=session)
 
     def body(config):
         x = torch.ones(int(config["n"]))
@@ -178,7 +181,6 @@ NOTEBOOK_CELLS = [
     measurement.close()
     peaks = Peaks(device="cpu", flops_per_s={"fp32": 1e11},
                   dram_bytes_per_s=2e10, source="test")
-    session = SessionInfo(id=42, status="completed", backend="cpu", created_at="x")
     frame = to_dataframe(records, session, options.param_names)
     view.finish(frame, records, place_records(records, peaks), peaks)
     """,

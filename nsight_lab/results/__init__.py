@@ -37,26 +37,32 @@ One module per step: :mod:`.derive` (derived metrics, user ``--derive`` function
 :mod:`.frame` (records -> rows, :func:`to_dataframe`), :mod:`.columns` (the roofline
 and normalization columns), :mod:`.ranks` (a multi-rank session's per-rank rows),
 :mod:`.stored` (a stored session's frame) and :mod:`.summary` (the frame as the text
-cells every view shows). This package re-exports their public names.
+cells every view shows). This package re-exports their public names, each imported
+on first use: :mod:`.derive` alone (what the view model computes derived metrics
+with) loads no pandas, so neither does the server's view model.
 """
 
 from __future__ import annotations
 
-from nsight_lab.results.columns import NORMALIZED_COLUMNS
-from nsight_lab.results.derive import (
-    BUILTIN_DERIVES,
-    MISSING_UNIT_WARNING,
-    MODEL_PREFIX,
-    DeriveFailures,
-    DeriveSpec,
-    UserDerive,
-    derived_values,
-    warn_at_user,
-)
-from nsight_lab.results.frame import InfoColumn, to_dataframe
-from nsight_lab.results.ranks import SPAN_RANK, add_rank_rows
-from nsight_lab.results.stored import runs_frame, session_results, stored_results
-from nsight_lab.results.summary import summary_counters, summary_rows
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from nsight_lab.results.columns import NORMALIZED_COLUMNS
+    from nsight_lab.results.derive import (
+        BUILTIN_DERIVES,
+        MISSING_UNIT_WARNING,
+        MODEL_PREFIX,
+        DeriveFailures,
+        DeriveSpec,
+        UserDerive,
+        derived_values,
+        warn_at_user,
+    )
+    from nsight_lab.results.frame import InfoColumn, to_dataframe
+    from nsight_lab.results.ranks import SPAN_RANK, add_rank_rows
+    from nsight_lab.results.stored import runs_frame, session_results, stored_results
+    from nsight_lab.results.summary import summary_counters, summary_rows
 
 __all__ = [
     "BUILTIN_DERIVES",
@@ -78,3 +84,37 @@ __all__ = [
     "to_dataframe",
     "warn_at_user",
 ]
+
+_HOMES = {
+    "NORMALIZED_COLUMNS": "columns",
+    "BUILTIN_DERIVES": "derive",
+    "MISSING_UNIT_WARNING": "derive",
+    "MODEL_PREFIX": "derive",
+    "DeriveFailures": "derive",
+    "DeriveSpec": "derive",
+    "UserDerive": "derive",
+    "derived_values": "derive",
+    "warn_at_user": "derive",
+    "InfoColumn": "frame",
+    "to_dataframe": "frame",
+    "SPAN_RANK": "ranks",
+    "add_rank_rows": "ranks",
+    "runs_frame": "stored",
+    "session_results": "stored",
+    "stored_results": "stored",
+    "summary_counters": "summary",
+    "summary_rows": "summary",
+}
+
+
+def __getattr__(name: str) -> Any:  # noqa: ANN401  (any of the names above)
+    """The package's names, each imported from its module on first use.
+
+    Raises:
+        AttributeError: No such name.
+    """
+    home = _HOMES.get(name)
+    if home is None:
+        msg = f"module {__name__!r} has no attribute {name!r}"
+        raise AttributeError(msg)
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import subprocess
+import sys
 
 import pytest
 from hypothesis import given, settings
@@ -201,3 +203,22 @@ def test_built_in_derive_values_arrive_with_the_runs(derive) -> None:
     assert len(gbps) == len(derive)
     if derive:
         assert gbps[0][3].startswith("600")
+
+
+def test_the_view_model_with_its_derive_rows_loads_no_pandas() -> None:
+    # Given: a fresh interpreter
+    probe = (
+        "import sys\n"
+        "from nsight_lab.viewmodel import build\n"
+        "from nsight_lab.results.derive import DeriveSpec\n"
+        "build([])\n"
+        "print('pandas' in sys.modules)\n"
+    )
+
+    # When: it imports the view model and its derive computation
+    result = subprocess.run(  # noqa: S603  (our own interpreter, fixed code)
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    )
+
+    # Then: no pandas on the server's request path
+    assert result.stdout.strip() == "False"

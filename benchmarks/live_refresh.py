@@ -246,6 +246,7 @@ def _measure(
         "refresh_bytes_max": max((r["bytes"] for r in refreshes), default=0),
         "runs_in_last_summary": last.get("runs_in_summary"),
         "refresh_p99_over_time_ms": _by_tenth(refresh_ms),
+        "refresh_server_first_ms": [round(ms, 1) for ms in refresh_ms[:30]],
         "small_idle": {p: summary(v) for p, v in small_idle.items()},
         "small_busy": {p: summary(v) for p, v in small_busy.items()},
         "failed_requests": len(failed),

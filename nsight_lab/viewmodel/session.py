@@ -253,20 +253,40 @@ class SessionViewModel:
             return self._view[1]
         recent = self.window(WORK_RUNS)
         window = [r for r in recent if not math.isnan(r.duration_ns)]
-        works = region_work(window)
         placements = place_session(window, self.peaks) if self.peaks else []
-        groups = self.regions
         view = {
             "figures": self._figures(window, placements),
             "chart_order": list(CHART_ORDER),
-            "summary": summary.region_rows(self.session, groups, works, placements),
-            "counters": summary.counter_table(
-                self.session, groups, self._metrics, self._derived
-            ),
+            **self._tables(window, placements),
             "verdicts": self._verdicts(recent),
         }
         self._view = (self.version, view)
         return view
+
+    def tables(self) -> dict[str, Any]:
+        """``{"summary", "counters"}`` alone, no figure: what a terminal shows.
+
+        The same rows as :meth:`to_json`'s (``nsight-lab show`` prints them).
+
+        Raises:
+            Nothing.
+        """
+        recent = self.window(WORK_RUNS)
+        window = [r for r in recent if not math.isnan(r.duration_ns)]
+        placements = place_session(window, self.peaks) if self.peaks else []
+        return self._tables(window, placements)
+
+    def _tables(
+        self, window: Sequence[RunRecord], placements: Sequence[Any]
+    ) -> dict[str, Any]:
+        groups = self.regions
+        works = region_work(window)
+        return {
+            "summary": summary.region_rows(self.session, groups, works, placements),
+            "counters": summary.counter_table(
+                self.session, groups, self._metrics, self._derived
+            ),
+        }
 
     def _figures(
         self, window: Sequence[RunRecord], placements: Sequence[Any]

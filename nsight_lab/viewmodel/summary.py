@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COUNTER_COLUMNS",
+    "REGION_COLUMNS",
     "MedianBar",
     "counter_table",
     "median_bars",
@@ -56,6 +57,12 @@ __all__ = [
     "region_rows",
 ]
 
+REGION_COLUMNS = (
+    "Region", "Duration", "RSD", "GB/s", "TFLOP/s", "% of roof", "Bound", "Runs",
+    "SM clock", "Throttled", "Bytes", "FLOPs",
+)  # fmt: skip
+"""The region table's columns (the config's parameters follow ``Region``):
+``Duration`` is the median, ``Bytes``/``FLOPs`` say measured or modelled."""
 COUNTER_COLUMNS = ("Region", "Metric", "Median", "RSD", "Runs")
 """The counter table's columns (the config's parameters follow ``Region``)."""
 

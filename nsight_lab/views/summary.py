@@ -1,7 +1,8 @@
 """The results table as terminal text: one row per region that leads with the answer.
 
-The cells are :mod:`nsight_lab.results.summary`'s (the region table and the counter
-table, the strings every view shows); here they are laid out for a terminal:
+The cells are the view model's (:mod:`nsight_lab.viewmodel.summary`: the region
+table and the counter table, the strings every view shows, from running statistics
+over every run); here they are laid out for a terminal:
 
 - **Text** (:func:`summary_text`): both tables fitted to a terminal's width,
   leaving out the least needed columns first, or every column (``wide``).
@@ -12,14 +13,11 @@ from __future__ import annotations
 import textwrap
 from typing import TYPE_CHECKING, Any
 
-from nsight_lab.results.stored import session_results
-from nsight_lab.results.summary import (
-    COUNTER_COLUMNS,
-    REGION_COLUMNS,
-    summary_counters,
-    summary_rows,
-)
+from nsight_lab.contract.registry import times_the_host
+from nsight_lab.roofline.peaks import known_peaks
 from nsight_lab.text.safe import for_terminal
+from nsight_lab.viewmodel.session import build
+from nsight_lab.viewmodel.summary import COUNTER_COLUMNS, REGION_COLUMNS
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -157,10 +155,12 @@ def session_text(
     Raises:
         StoreError: No session ``session_id`` in the store.
     """
-    frame = session_results(store, session_id)
     session = store.get_session(session_id)
+    peaks = known_peaks(store, session.device, cpu=times_the_host(session.backend))
+    model = build(store.runs(session_id), session, peaks=peaks)
+    tables = model.tables()
     runs = store.runs_done(session_id)[0]
-    regions = len(set(frame["Annotation"])) if not frame.empty else 0
+    regions = len({g.annotation for g in model.regions})
     title = f"session {session.id}" + (f" {session.name}" if session.name else "")
     facts = [
         session.status,
@@ -172,9 +172,7 @@ def session_text(
     lines = [f"{title}: {', '.join(f for f in facts if f)}"]
     if session.error:
         lines.append(f"error: {session.error}")
-    text = summary_text(
-        summary_rows(frame), summary_counters(frame), width=width, wide=wide
-    )
+    text = summary_text(tables["summary"], tables["counters"], width=width, wide=wide)
     lines.append(text or "no runs stored")
     out = []
     for line in "\n".join(lines).splitlines():

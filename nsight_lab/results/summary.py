@@ -1,10 +1,11 @@
-"""The results table as people read it: text cells that lead with the answer.
+"""A results DataFrame's summary as people read it: cells that lead with the answer.
 
 Input is the results DataFrame (:func:`~nsight_lab.results.to_dataframe`); output is
-text cells, so the sidebar, the inline widget, a cell's static page and
-``nsight-lab show`` show the same strings (formatted once, by
-:mod:`nsight_lab.text.units`; the front ends only show them). Laid out as terminal
-text by :mod:`nsight_lab.views.summary`.
+the text cells every view shows. The views themselves (the sidebar, the inline widget,
+a cell's bundle and static page, ``nsight-lab show``) read the same rows from the view
+model (:mod:`nsight_lab.viewmodel.summary`, running statistics, no pandas); these are
+the frame's, for a frame in hand and as the reference the view model's rows are
+tested against (``tests/viewmodel``: equal on the H200 fixture and generated sessions).
 
 - **Regions** (:func:`summary_rows`): per region and config, the median duration,
   its RSD, the achieved GB/s and TFLOP/s, % of roof and the bound first; then the
@@ -101,13 +102,11 @@ def _duration_column(row: Mapping[str, Any]) -> str:
 
 
 def summary_rows(frame: pd.DataFrame | None) -> list[dict[str, str]]:
-    """Rows of the summary table from the results DataFrame: the one summary.
+    """Rows of the summary table from a results DataFrame.
 
-    One row of text cells per region and config that leads with the answer. The
-    inline widget (its ``summary`` trait), the sidebar (``summary`` of ``GET
-    sessions/<id>?figures=1``, over every stored run), a cell's static page and
-    ``nsight-lab show`` show these rows; the front ends only render them. The other
-    metrics are :func:`summary_counters`.
+    One row of text cells per region and config that leads with the answer: the
+    rows the view model gives every view (:func:`nsight_lab.viewmodel.summary.
+    region_rows`), from a frame. The other metrics are :func:`summary_counters`.
 
     Keys: ``Region``, the config's parameters, then :data:`REGION_COLUMNS` but
     ``Region``, less those with nothing in any row (a cpu session's roofline, an

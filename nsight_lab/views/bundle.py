@@ -157,6 +157,7 @@ def final_bundle(  # noqa: PLR0913  (the session's final state, keyword-only)
     bars: Sequence[MedianBar] = (),
     sidebar_link: str = "",
     verdicts: Mapping[str, Any] | None = None,
+    counters: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Return the cell's final MIME bundle: our type, ``text/html``, ``text/plain``.
 
@@ -171,6 +172,8 @@ def final_bundle(  # noqa: PLR0913  (the session's final state, keyword-only)
             :func:`nsight_lab.viewmodel.summary.median_bars`).
         sidebar_link: The session's link in the lab extension's sidebar.
         verdicts: The verdict table against ``--baseline``, under the summary.
+        counters: The counter table, on the static page only (the lab renderer
+            shows the summary; the sidebar shows the counters).
 
     Raises:
         Nothing: a static page that cannot be built is one line saying why.
@@ -184,6 +187,7 @@ def final_bundle(  # noqa: PLR0913  (the session's final state, keyword-only)
             summary=summary,
             bars=bars,
             verdicts=verdicts,
+            counters=counters,
         )
     except Exception as exc:  # noqa: BLE001  (a display must never raise)
         logger.warning("[nsight-lab] static fallback failed: %r", exc)

@@ -3,7 +3,9 @@
 A cell's final output (:mod:`nsight_lab.views.bundle`) carries this HTML as
 ``text/html`` beside nsight-lab's own MIME type: hosts without the lab extension
 (GitHub, nbconvert, Colab, VS Code) show it. It holds the session's progress line,
-a bar per region and config of the median duration (the view model's
+the counter table (counters and ``--derive`` metrics, those that read zero in every
+run left out with a count), a bar per region and config of the median duration (the
+view model's
 :class:`~nsight_lab.viewmodel.summary.MedianBar`: over every run, from its running
 statistics), the summary table, and a note saying where the interactive charts are.
 
@@ -226,6 +228,34 @@ def static_text(  # noqa: PLR0913  (the session's state, keyword-only)
     return _plain("\n".join(part for part in parts if part))
 
 
+def _counters_html(counters: Mapping[str, Any] | None) -> str:
+    """The counter table (the view model's), less the rows that read zero throughout."""
+    rows = list((counters or {}).get("rows") or [])
+    shown = [row for row in rows if not row.get("zero")]
+    hidden = len(rows) - len(shown)
+    if not rows:
+        return ""
+    columns = list((counters or {}).get("columns") or [])
+    head = "".join(f"<th>{_escape(c)}</th>" for c in columns)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{_escape(cell)}</td>" for cell in row["cells"]) + "</tr>"
+        for row in shown
+    )
+    note = (
+        f"<p><i>{hidden} counter row{'s' if hidden != 1 else ''} that read 0 in every "
+        "run not shown</i></p>"
+        if hidden
+        else ""
+    )
+    table = (
+        '<table class="jp-nsightLab-Static-counters">'
+        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        if shown
+        else ""
+    )
+    return table + note
+
+
 def _where_the_charts_are(session_id: int) -> str:
     return (
         "<p><i>Interactive charts of this session: open the notebook in JupyterLab "
@@ -243,6 +273,7 @@ def static_bundle(  # noqa: PLR0913  (the session's state, keyword-only)
     summary: Sequence[Mapping[str, Any]],
     bars: Sequence[MedianBar] = (),
     verdicts: Mapping[str, Any] | None = None,
+    counters: Mapping[str, Any] | None = None,
 ) -> dict[str, str]:
     """Return ``text/plain`` and ``text/html`` views of a session.
 
@@ -260,6 +291,8 @@ def static_bundle(  # noqa: PLR0913  (the session's state, keyword-only)
         verdicts: The verdict table against a baseline
             (:meth:`nsight_lab.analysis.baselines.VerdictTable.to_json`), shown under
             the summary; ``None`` without ``--baseline``.
+        counters: The counter table (``SessionViewModel.to_json()["counters"]``),
+            drawn under the summary in the HTML.
 
     Returns:
         The MIME bundle entries.
@@ -276,7 +309,8 @@ def static_bundle(  # noqa: PLR0913  (the session's state, keyword-only)
         summary=summary,
         verdicts=verdicts,
     )
-    body = _html_body(session_id, status, progress, message, summary, bars, verdicts)
+    tables = (summary, counters, verdicts)
+    body = _html_body(session_id, status, progress, message, bars, tables)
     return {
         "text/plain": plain,
         "text/html": f'<div class="jp-nsightLab-Static">{body}</div>',
@@ -288,11 +322,18 @@ def _html_body(  # noqa: PLR0913, PLR0917  (static_bundle's inputs)
     status: str,
     progress: Mapping[str, Any],
     message: str,
-    summary: Sequence[Mapping[str, Any]],
     bars: Sequence[MedianBar],
-    verdicts: Mapping[str, Any] | None,
+    tables: tuple[
+        Sequence[Mapping[str, Any]],
+        Mapping[str, Any] | None,
+        Mapping[str, Any] | None,
+    ],
 ) -> str:
-    """The ``text/html`` view's body: title, progress, bars, tables, verdicts."""
+    """The ``text/html`` view's body: title, progress, bars, tables, verdicts.
+
+    ``tables``: the summary rows, the counter table and the verdicts.
+    """
+    summary, counters, verdicts = tables
     title = f"nsight-lab session {session_id}: {status}"
     line = str(progress.get("text", ""))
     parts = [
@@ -306,6 +347,7 @@ def _html_body(  # noqa: PLR0913, PLR0917  (static_bundle's inputs)
     if bars:
         parts.append(_median_bars(bars))
     parts.append(_summary_html(summary))
+    parts.append(_counters_html(counters))
     if verdicts:
         parts.append(verdict_html(verdicts))
     if bars:

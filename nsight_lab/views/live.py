@@ -248,6 +248,7 @@ class WidgetView:
             figures=figures,
             summary=summary,
             bars=median_bars(self.model.regions),
+            counters=view["counters"],
             sidebar_link=self.widget.sidebar_link,
             verdicts=verdicts,
         )

@@ -138,3 +138,35 @@ def test_the_text_view_skips_what_is_empty():
 )
 def test_durations_at_the_edges_of_their_units(ns, text):
     assert format_duration(ns) == text
+
+
+def test_the_counter_table_shows_under_the_summary_less_its_zero_rows():
+    counters = {
+        "columns": ["Region", "Metric", "Median", "RSD", "Runs"],
+        "rows": [
+            {"cells": ["a<b>", "gbps", "600.0 GB/s", "1.0 %", "3"], "zero": False},
+            {"cells": ["a<b>", "idle.sum", "0", "-", "3"], "zero": True},
+        ],
+        "zero": 1,
+    }
+    page = static_bundle(
+        session_id=4,
+        status="completed",
+        progress={},
+        message="",
+        summary=[{"Region": "a<b>", "Duration": "1.000 µs"}],
+        counters=counters,
+    )["text/html"]
+    table = page.split('class="jp-nsightLab-Static-counters"', 1)[1]
+    assert page.index("Static-summary") < page.index("Static-counters")
+    assert "<td>gbps</td><td>600.0 GB/s</td>" in table
+    assert "a&lt;b&gt;" in table
+    assert "<b>" not in table.split("</table>")[0].replace("<b>Median", "")
+    assert "idle.sum" not in page
+    assert "1 counter row that read 0 in every run not shown" in page
+    assert (
+        "Static-counters"
+        not in static_bundle(
+            session_id=4, status="completed", progress={}, message="", summary=[]
+        )["text/html"]
+    )

@@ -260,3 +260,22 @@ def test_failed_session_keeps_its_runs_and_says_why():
 
 def test_summary_rows_of_an_empty_frame():
     assert summary_rows(None) == []
+
+
+def test_the_final_page_shows_the_view_models_derive_rows():
+    # Given: a profile with a built-in --derive metric
+    _, _, view, records, _, _ = _profile(
+        "--backend cpu --configs 256 --runs 4 --warmup 0 --derive gbps"
+    )
+
+    # When
+    view.finish(None, records)
+
+    # Then: its counter rows (the view model's) are on the static page
+    bundle = view.bundle
+    assert bundle is not None
+    counters = view.model.to_json()["counters"]
+    assert [r["cells"][2] for r in counters["rows"]] == ["gbps", "gbps"]
+    page = bundle["text/html"]
+    assert 'class="jp-nsightLab-Static-counters"' in page
+    assert page.count("<td>gbps</td>") == 2

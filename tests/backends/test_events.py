@@ -123,9 +123,18 @@ def test_cache_flush_makes_an_l2_resident_read_slower() -> None:
     print(  # noqa: T201  (the two figures, in the H200 log with pytest -rA)
         f"16 MB read: from the L2 {hot_us:.2f} us, after the flush {cold_us:.2f} us"
     )
-    assert cold_us > 1.05 * hot_us, (
+    # The claim is "slower", judged as one: the flushed reads rank above the
+    # L2-resident ones (one-sided Mann-Whitney U). A fixed margin judged the size of
+    # the effect instead, which moved with the machine: 13-15 % on three H200s, 4 %
+    # (12.64 vs 13.15 us) on the fourth.
+    from scipy.stats import mannwhitneyu
+
+    p = float(mannwhitneyu(cold, hot, alternative="greater").pvalue)
+    print(f"one-sided Mann-Whitney p = {p:.2g}")  # noqa: T201  (in the H200 log)
+    assert cold_us > hot_us and p < 0.001, (  # noqa: PT018  (one claim: slower)
         f"after the flush {cold_us:.2f} us, from the L2 {hot_us:.2f} us (medians of "
-        f"{len(cold)} and {len(hot)}): the flush did not make the read slower"
+        f"{len(cold)} and {len(hot)}; one-sided Mann-Whitney p = {p:.2g}): the flush "
+        "did not make the read slower"
     )
 
 

@@ -42,6 +42,14 @@ def write_html(fig: go.Figure, path: str | os.PathLike[str]) -> Path:
     return out
 
 
+_ATTEMPTS = 2
+"""Calls of kaleido per PNG when its browser fails (not when the figure is rejected)."""
+_BROWSER_HINT = (
+    "kaleido needs Chrome or Chromium: install one (e.g. apt-get install chromium) "
+    "or set BROWSER_PATH to its executable"
+)
+
+
 def _figure_rejected(exc: BaseException) -> bool:
     """Whether kaleido ran and plotly.js rejected the figure (a KaleidoError)."""
     return type(exc).__name__ == "KaleidoError"
@@ -78,21 +86,45 @@ def write_png(  # noqa: PLR0913  (the image options are keyword-only)
     image = go.Figure(fig)
     if background is not None:
         image.update_layout(paper_bgcolor=background, plot_bgcolor=background)
-    try:
-        png = image.to_image(format="png", width=width, height=height, scale=scale)
-    except Exception as exc:  # kaleido's own errors derive from Exception only
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
-        if _figure_rejected(exc):
-            msg = f"cannot write {str(out)!r} as PNG: {type(exc).__name__}: {first}"
-            raise StaticExportError(msg, unavailable=False) from exc
-        if importlib.util.find_spec("kaleido") is None:
-            hint = "install kaleido with: pip install 'kaleido>=1'"
-        else:
-            hint = (
-                "kaleido needs Chrome or Chromium: install one (e.g. apt-get install "
-                "chromium) or set BROWSER_PATH to its executable"
-            )
-        msg = f"cannot write {str(out)!r} as PNG: {first}; {hint}"
-        raise StaticExportError(msg) from exc
+    png = _to_png(image, out, width=width, height=height, scale=scale)
     out.write_bytes(png)
     return out
+
+
+def _to_png(
+    image: go.Figure, out: Path, *, width: int, height: int, scale: float
+) -> bytes:
+    """The PNG bytes of ``image``; a failure of the browser is tried once more.
+
+    kaleido drives a headless Chrome: on a loaded machine its page was seen to be
+    called before its scripts had loaded ("ReferenceError: kaleido_scopes is not
+    defined", two test commands side by side on 2 cores), which a second call in a
+    fresh browser does not meet. A figure plotly.js rejects is not tried again.
+
+    Raises:
+        StaticExportError: kaleido or a browser is missing, the browser failed
+            twice, or the figure was rejected.
+    """
+    where = f"cannot write {str(out)!r} as PNG"
+    for attempt in range(1, _ATTEMPTS + 1):
+        try:
+            png: bytes = image.to_image(
+                format="png", width=width, height=height, scale=scale
+            )
+        except Exception as exc:  # noqa: PERF203  (kaleido's errors derive from Exception only)
+            text = str(exc).strip()
+            first = text.splitlines()[0] if text else repr(exc)
+            if _figure_rejected(exc):
+                msg = f"{where}: {type(exc).__name__}: {first}"
+                raise StaticExportError(msg, unavailable=False) from exc
+            if importlib.util.find_spec("kaleido") is None:
+                msg = (
+                    f"{where}: {first}; install kaleido with: pip install 'kaleido>=1'"
+                )
+                raise StaticExportError(msg) from exc
+            if attempt == _ATTEMPTS:
+                msg = f"{where} (tried {attempt} times): {first}; {_BROWSER_HINT}"
+                raise StaticExportError(msg) from exc
+        else:
+            return png
+    raise AssertionError  # unreachable: the last attempt returns or raises

@@ -93,7 +93,7 @@ def main() -> None:
     )
     view, records, frame = _profile()
     start = time.perf_counter()
-    view.finish(frame, records, place_records(records, peaks), peaks)
+    view.finish(records, peaks)
     finish_s = time.perf_counter() - start
     bundle = view.bundle
     assert bundle is not None  # noqa: S101

@@ -11,7 +11,6 @@ from nsight_lab.errors import NsightLabError, OutputError
 from nsight_lab.gpu.stack import nvml_devices
 from nsight_lab.kernels import check_kernel_counts
 from nsight_lab.plan import make_plan
-from nsight_lab.roofline.placement import place_session
 from nsight_lab.session.output import say
 from nsight_lab.session.request import Profiled
 from nsight_lab.session.target import SessionTarget, finish_display
@@ -101,7 +100,7 @@ def profile(  # noqa: PLR0913  (the profile's collaborators, keyword-only after 
     verdicts = _judge(store, session_id, records, plan.options.baseline, notes)
     if verdicts is not None:
         frame.attrs["verdicts"] = verdicts
-    _show_end(store, target, frame, records, verdicts)
+    _show_end(store, target, records, verdicts)  # after the frame: its --derive values
     # Its text form escapes the control characters of region names (issue 22).
     from nsight_lab.text.frame import shown_frame  # noqa: PLC0415  (pandas)
 
@@ -112,24 +111,17 @@ def profile(  # noqa: PLR0913  (the profile's collaborators, keyword-only after 
 def _show_end(
     store: RunStore,
     target: SessionTarget,
-    frame: pd.DataFrame,
     records: list[RunRecord],
     verdicts: dict[str, Any] | None,
 ) -> None:
-    """Show the finished profile in its view (the roofline placed), if it has one."""
+    """Show the finished profile in its view, if it has one."""
     view, peaks, session_id = target.display, target.peaks, target.session_id()
     if view is None:
         return
     finish_display(
         store,
         session_id,
-        lambda shown: shown.finish(
-            frame,
-            records,
-            place_session(records, peaks) if peaks else [],
-            peaks,
-            verdicts=verdicts,
-        ),
+        lambda shown: shown.finish(records, peaks, verdicts=verdicts),
         view,
     )
 

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from nsight_lab.contract.progress import Progress
     from nsight_lab.contract.records import RunRecord, SessionStatus
     from nsight_lab.results import DeriveSpec, InfoColumn
-    from nsight_lab.roofline.placement import Peaks, Placement
+    from nsight_lab.roofline.placement import Peaks
 
 Display = Literal["widget", "text", "none"]
 """How a running profile shows: the inline widget, progress lines on stderr, or not."""
@@ -35,11 +35,9 @@ class View(Protocol):
     ) -> None:
         """Take the progress after a change, with the records that came with it."""
 
-    def finish(  # noqa: PLR0913  (the WidgetView's signature)
+    def finish(
         self,
-        frame: pd.DataFrame | None,
         records: Sequence[RunRecord],
-        placements: Sequence[Placement] = (),
         peaks: Peaks | None = None,
         *,
         status: SessionStatus = "completed",

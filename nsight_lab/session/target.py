@@ -23,13 +23,11 @@ from nsight_lab.views.verdicts import verdict_text
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
-    import pandas as pd
-
     from nsight_lab.contract.collector import CellCode
     from nsight_lab.contract.progress import Progress
     from nsight_lab.contract.records import RunRecord, SessionStatus
     from nsight_lab.plan import Plan
-    from nsight_lab.roofline.placement import Peaks, Placement
+    from nsight_lab.roofline.placement import Peaks
     from nsight_lab.session.request import ProfileRequest, View
     from nsight_lab.store.run_store import RunStore
     from nsight_lab.store.writer import StoreWriter
@@ -68,12 +66,10 @@ class TextView:
             f"{elapsed:.1f} s" + (f" ({progress.message})" if progress.message else "")
         )
 
-    def finish(  # noqa: PLR0913  (View's signature)
+    def finish(
         self,
-        frame: pd.DataFrame | None,  # noqa: ARG002
         records: Sequence[RunRecord],
-        placements: Sequence[Placement] = (),  # noqa: ARG002
-        peaks: Peaks | None = None,  # noqa: ARG002
+        peaks: Peaks | None = None,  # noqa: ARG002  (View's signature)
         *,
         status: SessionStatus = "completed",
         message: str = "",
@@ -208,7 +204,7 @@ class SessionTarget:
                 self._store,
                 self.id,
                 lambda view: view.finish(
-                    None, ended.stored, status=ended.status, message=ended.message
+                    ended.stored, status=ended.status, message=ended.message
                 ),
                 self.display,
             )

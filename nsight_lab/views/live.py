@@ -47,13 +47,12 @@ from nsight_lab.views.widget import NsightWidget
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    import pandas as pd
     from IPython.display import DisplayHandle
 
     from nsight_lab.contract.progress import Progress
     from nsight_lab.contract.records import RunRecord, SessionInfo, SessionStatus
     from nsight_lab.results.derive import DeriveSpec
-    from nsight_lab.roofline.placement import Peaks, Placement
+    from nsight_lab.roofline.placement import Peaks
 
 __all__ = [
     "CLOSED_ESM",
@@ -202,11 +201,9 @@ class WidgetView:
         if not first:
             self._last_cost = cost
 
-    def finish(  # noqa: PLR0913  (the session's results, keyword-only after records)
+    def finish(
         self,
-        frame: pd.DataFrame | None,  # noqa: ARG002  (View's: the model has the rows)
         records: Sequence[RunRecord],
-        placements: Sequence[Placement] = (),  # noqa: ARG002  (the model places them)
         peaks: Peaks | None = None,
         *,
         status: SessionStatus = "completed",
@@ -222,12 +219,9 @@ class WidgetView:
         nothing is sent to a front end).
 
         Args:
-            frame: The results DataFrame (None when the session failed before one);
-                not read: the summary is the view model's.
             records: Every record of the session.
-            placements: Not read: the view model places the regions itself under
-                ``peaks`` (``place_session``).
-            peaks: The device's peaks; no roofline without them.
+            peaks: The device's peaks; no roofline without them (the view model
+                places the regions under them).
             status: How the session ended.
             message: Why it ended so, for a failed or interrupted session.
             verdicts: The verdict table against ``--baseline``, drawn under the

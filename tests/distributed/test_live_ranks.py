@@ -26,5 +26,5 @@ def test_the_widget_gets_the_ranks_chart_live_and_at_the_end(ranked):
     assert data[1]["x"] == list(range(len(records)))
     # Later runs went as appends to that chart (extendTraces in the front end).
     assert "ranks" in view.widget.append["charts"]
-    view.finish(None, records)
+    view.finish(records)
     assert {"ranks", "rank_clocks"} <= set(view.widget.figures)

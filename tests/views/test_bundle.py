@@ -20,8 +20,7 @@ from nsight_lab.contract.records import RunRecord, SessionInfo
 from nsight_lab.figures import CHART_ORDER
 from nsight_lab.options import parse_options
 from nsight_lab.plan import make_plan
-from nsight_lab.results import to_dataframe
-from nsight_lab.roofline.placement import Peaks, place_records
+from nsight_lab.roofline.placement import Peaks
 from nsight_lab.runner import Runner
 from nsight_lab.viewmodel import build
 from nsight_lab.viewmodel.summary import median_bars
@@ -93,8 +92,7 @@ def _profile(line: str, body=_body) -> tuple[WidgetView, list[RunRecord]]:
         records = runner.run(body)
     finally:
         measurement.close()
-    frame = to_dataframe(records, session, options.param_names)
-    view.finish(frame, records, place_records(records, CPU_PEAKS), CPU_PEAKS)
+    view.finish(records, CPU_PEAKS)
     return view, records
 
 
@@ -358,7 +356,7 @@ def test_finish_puts_the_bundle_in_the_widgets_place_then_closes_it(monkeypatch)
         real_update(handle, obj, **kwargs)
 
     monkeypatch.setattr(_Handle, "update", update)
-    view.finish(None, [], status="interrupted", message="KeyboardInterrupt")
+    view.finish([], status="interrupted", message="KeyboardInterrupt")
     assert calls[1] == ("update", view.bundle, {"raw": True})
     assert closed_when_updated == [False]  # replaced first, closed after
     assert widget.comm is None
@@ -375,7 +373,7 @@ def test_a_session_that_ends_before_any_update_shows_the_bundle_alone(monkeypatc
         IPython.display, "display", lambda obj, **kw: calls.append((obj, kw))
     )
     view = WidgetView(session_id=6)
-    view.finish(None, [], status="failed", message="RuntimeError: boom")
+    view.finish([], status="failed", message="RuntimeError: boom")
     assert calls == [(view.bundle, {"raw": True})]  # no widget was ever shown
     assert view.widget.comm is None
 

@@ -139,10 +139,11 @@ def test_widget_follows_the_runner_and_finishes_with_every_chart(monkeypatch):  
     assert "roofline" not in widget.figures
 
     session = SessionInfo(id=7, status="completed", backend="cpu", created_at="now")
-    frame = to_dataframe(records, session, options.param_names, derive=options.derive)
+    # As the magic: the results frame computes the --derive values the view takes.
+    to_dataframe(records, session, options.param_names, derive=options.derive)
     placements = place_records(records, CPU_PEAKS)
     assert placements
-    view.finish(frame, records, placements, CPU_PEAKS)
+    view.finish(records, CPU_PEAKS)
     assert set(widget.figures) == {"duration", "clocks", "roofline", "traffic"}
     assert widget.status == "completed"
     rows = widget.summary
@@ -197,7 +198,7 @@ def test_live_traces_keep_the_latest_max_points(monkeypatch):
     for trace in points:  # the latest runs appended, 10 at most
         last = trace["x"][-1]
         assert trace["x"] == list(range(max(last - 9, 0), last + 1))
-    view.finish(None, records)  # the final figure: the view model's, the latest 10
+    view.finish(records)  # the final figure: the view model's, the latest 10
     final = view.widget.figures["duration"]["data"]
     for trace in (t for t in final if t["mode"] == "lines+markers"):
         assert trace["x"] == list(range(2, 12))
@@ -249,7 +250,7 @@ def test_failed_session_keeps_its_runs_and_says_why():
     with pytest.raises(RuntimeError):
         runner.run(body)
     measurement.close()
-    view.finish(None, runner.records, status="failed", message="RuntimeError: boom")
+    view.finish(runner.records, status="failed", message="RuntimeError: boom")
     assert view.widget.status == "failed"
     # The runs done are summarised (as the sidebar shows the stored session)
     assert [row["Runs"] for row in view.widget.summary] == ["2"]
@@ -269,7 +270,7 @@ def test_the_final_page_shows_the_view_models_derive_rows():
     )
 
     # When
-    view.finish(None, records)
+    view.finish(records)
 
     # Then: its counter rows (the view model's) are on the static page
     bundle = view.bundle

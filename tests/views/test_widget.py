@@ -154,8 +154,7 @@ NOTEBOOK_CELLS = [
     from nsight_lab.plan import make_plan
     from nsight_lab.contract.records import SessionInfo
     from nsight_lab.regions import annotate
-    from nsight_lab.results import to_dataframe
-    from nsight_lab.roofline.placement import Peaks, place_records
+    from nsight_lab.roofline.placement import Peaks
     from nsight_lab.runner import Runner
     from nsight_lab.roofline.workmodel import count_work
     """,
@@ -181,8 +180,7 @@ NOTEBOOK_CELLS = [
     measurement.close()
     peaks = Peaks(device="cpu", flops_per_s={"fp32": 1e11},
                   dram_bytes_per_s=2e10, source="test")
-    frame = to_dataframe(records, session, options.param_names)
-    view.finish(frame, records, place_records(records, peaks), peaks)
+    view.finish(records, peaks)
     """,
 ]
 

@@ -271,7 +271,11 @@ class Runner:
                 backend=self.plan.backend,
                 kernels=timing.kernels.get(name, ()),
                 # Measured counters after the model: a counted value wins.
-                metrics={**model.get(name, {}), **timing.counters.get(name, {})},
+                metrics={
+                    **model.get(name, {}),
+                    **timing.shape.get(name, {}),
+                    **timing.counters.get(name, {}),
+                },
                 telemetry=timing.telemetry,
                 thermal_wait_s=timing.thermal_wait_s,
                 series=timing.series.get(name),

@@ -71,6 +71,9 @@ class RunTiming:
     """Region name -> counter metric -> its value in this run (counter backends)."""
     series: dict[str, bytes] = field(default_factory=dict)
     """Region name -> its packed counter timeline (``pm.series.pack``), if sampled."""
+    shape: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Region name -> its shape in this run (:mod:`nsight_lab.contract.shape`), where
+    the backend sees each activity record (``cupti``, ``pm``)."""
 
 
 @dataclass(frozen=True)

@@ -2,12 +2,17 @@
 
 Nsight Compute runs this module; it runs the cell once per warm-up and measured run of
 each config in the payload, with every ``nsight_lab.annotate`` region (or, in a run that
-marks none, the whole cell) pushed as an NVTX range in the domain the payload names::
+marks none, the whole cell) marked as an NVTX start/end range in the domain the payload
+names::
 
     f"{region} [c{config_index} r{run_index}]"      # warm-up runs are r-1, r-2, ...
 
-so that ``ncu --nvtx --nvtx-include "regex:nsight_lab@.+/"`` profiles exactly the
-kernels inside them. Its protocol with the parent
+so that ``ncu --nvtx --nvtx-include "regex:nsight_lab@.+"`` profiles exactly the
+kernels inside them. Start/end ranges, not push/pop: a push/pop range holds only the
+kernels its own thread launches, so the kernels of ``loss.backward()`` (launched by
+PyTorch's autograd threads) or of a ``threading.Thread`` inside a region would be left
+out; a start/end range holds every kernel the process launches while it is open, as
+NVIDIA's nsight-python 1.1 marks its annotations. Its protocol with the parent
 (:mod:`nsight_lab.backends.ncu.isolate`):
 
 * the payload is a JSON file (see ``isolate._write_payload``) naming the cell source,
@@ -19,13 +24,13 @@ kernels inside them. Its protocol with the parent
 * one line per finished run goes to stdout: ``[nsight-lab-child] config C run R done``;
 * a failure prints ``[nsight-lab-child] error: <Type>: <message>`` (one line; the full
   traceback follows on stderr) and exits with :data:`EXIT_CELL_FAILED`;
-* without the ``nvtx`` package no range can be pushed: the child says so once with
+* without the ``nvtx`` package no range can be marked: the child says so once with
   ``[nsight-lab-child] warning: ...`` and runs anyway (ncu then profiles nothing).
 
 Until a run shows that the cell marks regions, each run is also wrapped in a ``cell``
 range, so that a cell without regions is profiled whole. Under ncu's range replay
 (payload ``"replay_mode": "range"``) a run wrapped so would be one range, its regions
-inside it: there the first run pushes no range at all (it is the first warm-up run,
+inside it: there the first run marks no range at all (it is the first warm-up run,
 or, with no warm-up, one extra run that is neither measured nor logged) and tells
 whether the cell marks regions before any range is profiled.
 
@@ -83,25 +88,33 @@ def range_name(region: str, config_index: int, run_index: int) -> str:
 
 
 class _Ranges:
-    """Pushes and pops NVTX ranges in one domain (no-ops without ``nvtx``)."""
+    """Starts and ends process-wide NVTX ranges in one domain (no-ops without ``nvtx``).
+
+    ``nvtx.start_range`` returns a handle that ``nvtx.end_range`` takes; the open
+    handles are kept last-started first, as the ``cell`` wrap is started before a
+    region's range and ended after it (regions do not nest).
+    """
 
     def __init__(self, domain: str) -> None:
         self.available = True
+        self._open: list[object] = []
         try:
             nvtx = importlib.import_module("nvtx")
         except ImportError:
             self.available = False
-            self._push: Callable[[str], object] = lambda _name: None
-            self._pop: Callable[[], object] = lambda: None
+            self._start: Callable[[str], object] = lambda _name: None
+            self._end: Callable[[object], object] = lambda _handle: None
             return
-        self._push = lambda name: nvtx.push_range(message=name, domain=domain)
-        self._pop = lambda: nvtx.pop_range(domain=domain)
+        self._start = lambda name: nvtx.start_range(message=name, domain=domain)
+        self._end = nvtx.end_range
 
-    def push(self, name: str) -> None:
-        self._push(name)
+    def start(self, name: str) -> None:
+        """Open the range ``name``: every thread's kernels from now on are in it."""
+        self._open.append(self._start(name))
 
-    def pop(self) -> None:
-        self._pop()
+    def end(self) -> None:
+        """Close the range opened last."""
+        self._end(self._open.pop())
 
 
 class _RunRanges:
@@ -121,12 +134,12 @@ class _RunRanges:
         self._t_start = 0
 
     def enter_region(self, name: str) -> None:
-        self._ranges.push(range_name(name, self._config_index, self._run_index))
+        self._ranges.start(range_name(name, self._config_index, self._run_index))
         self._t_start = time.perf_counter_ns()
 
     def exit_region(self, name: str) -> None:
         t_end = time.perf_counter_ns()
-        self._ranges.pop()
+        self._ranges.end()
         self.write(name, self._t_start, t_end)
 
     def write(self, region: str, t_start_ns: int, t_end_ns: int) -> None:
@@ -142,7 +155,7 @@ class _RunRanges:
 
 
 class _Unmarked:
-    """A run's regions, checked but neither pushed as NVTX ranges nor logged."""
+    """A run's regions, checked but neither marked as NVTX ranges nor logged."""
 
     def enter_region(self, name: str) -> None:
         """Nothing to mark."""
@@ -206,7 +219,7 @@ def run_payload(payload: dict[str, Any]) -> None:
                 regions = RegionTracker(run_ranges)
                 wrap = not has_regions
                 if wrap:
-                    ranges.push(range_name(CELL_REGION, ci, ri))
+                    ranges.start(range_name(CELL_REGION, ci, ri))
                 t_start = time.perf_counter_ns()
                 try:
                     # current_run() as in the notebook's process: info collectors
@@ -217,7 +230,7 @@ def run_payload(payload: dict[str, Any]) -> None:
                 finally:
                     t_end = time.perf_counter_ns()
                     if wrap:
-                        ranges.pop()
+                        ranges.end()
                 regions.check_closed()
                 if regions.seen:
                     has_regions = True

@@ -3,7 +3,7 @@
 For each config, :func:`run_isolated` writes a payload (the cell, the config, runs,
 warm-up and the shipped free variables), runs::
 
-    ncu --nvtx --nvtx-include "regex:nsight_lab@.+/" --metrics M1,M2,...
+    ncu --nvtx --nvtx-include "regex:nsight_lab@.+" --metrics M1,M2,...
         --cache-control C --clock-control K --replay-mode R --target-processes all
         -f -o REPORT_DIR/config_<i>  python -m nsight_lab.backends.ncu.child PAYLOAD
 
@@ -84,8 +84,13 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-NVTX_INCLUDE = f"regex:{NVTX_DOMAIN}@.+/"
-"""ncu's NVTX filter: every push/pop range of our domain."""
+NVTX_INCLUDE = f"regex:{NVTX_DOMAIN}@.+"
+"""ncu's NVTX filter: every start/end range of our domain.
+
+In ``--nvtx-include`` a trailing ``/`` names a push/pop range and its absence a
+start/end range; the child marks start/end ranges so that kernels launched by other
+threads inside a region (autograd's) are profiled too.
+"""
 
 
 def run_isolated(  # noqa: PLR0913  (the run's collaborators, as Runner's)

@@ -2,10 +2,11 @@
 
 Real reports (``.ncu-rep``) are read with NVIDIA's ``ncu_report`` module (the
 ``ncu-report`` wheel, imported lazily): ranges -> actions (kernels) -> the action's NVTX
-state -> the ``nsight_lab`` domain's push/pop ranges give the region, config and run
+state -> the ``nsight_lab`` domain's start/end ranges give the region, config and run
 (see :func:`nsight_lab.backends.ncu.child.range_name`); ``action[metric].value()``
-gives each
-metric.
+gives each metric. The domain's push/pop ranges are read too: reports written before
+the child marked start/end ranges (and plain ncu runs of scripts that push
+``nsight_lab`` ranges, as the benchmarks do) keep reading the same.
 
 **Stand-in format.** CI has no GPU and no Nsight Compute; its stand-in ``ncu``
 (``tests/fixtures/fake_ncu.py``) writes the report as a JSON list instead::
@@ -64,7 +65,7 @@ class KernelRow:
     """One profiled kernel, attributed to the region and run it ran in."""
 
     range_name: str
-    """The NVTX range as pushed by the child, e.g. ``"matmul [c0 r2]"``."""
+    """The NVTX range as marked by the child, e.g. ``"matmul [c0 r2]"``."""
     region: str
     config_index: int
     run_index: int
@@ -162,14 +163,26 @@ def _read_ncu_report(
 
 
 def _domain_ranges(state: Any) -> list[str]:  # noqa: ANN401  (an ncu_report.INvtxState)
+    """Our domain's range names around one kernel: push/pop ones, then start/end ones.
+
+    Either kind may name the region (see the module docstring); at most one region
+    and the ``cell`` wrap are open at once, so their order does not matter.
+    """
     if state is None:
         return []
     names: list[str] = []
     for domain_id in state.domains():
         domain = state.domain_by_id(domain_id)
         if domain is not None and domain.name() == NVTX_DOMAIN:
-            names.extend(str(n) for n in domain.push_pop_ranges())
+            names.extend(str(n) for n in _ranges_of(domain, "push_pop_ranges"))
+            names.extend(str(n) for n in _ranges_of(domain, "start_end_ranges"))
     return names
+
+
+def _ranges_of(domain: Any, kind: str) -> tuple[object, ...]:  # noqa: ANN401
+    """``domain.<kind>()``, or nothing where this ``ncu_report`` lacks that kind."""
+    method = getattr(domain, kind, None)
+    return tuple(method() or ()) if method is not None else ()
 
 
 def _innermost(names: list[str]) -> tuple[str, tuple[str, int, int]] | None:

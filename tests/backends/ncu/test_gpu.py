@@ -147,3 +147,50 @@ def test_clock_control_base_matches_ncu(tmp_path):
     # matmul took 1,621 vs 1,635 us); at NVML's default applications clock (1,980 MHz)
     # the events path had run about a quarter faster than ncu's.
     assert events_ns == pytest.approx(ncu_ns, rel=0.03)
+
+
+def test_a_kernel_launched_by_another_thread_inside_the_region_is_measured(tmp_path):
+    """A region whose kernel a ``threading.Thread`` launches (joined inside it).
+
+    As autograd's threads launch ``loss.backward()``'s kernels: with push/pop ranges
+    (per thread) the kernel was outside the region and the region read 2.4 us or
+    nothing; the child's start/end ranges hold every thread's kernels.
+    """
+    torch = _cuda_torch()
+    x = torch.randn(N, device="cuda")
+    cell = textwrap.dedent(
+        """
+        import threading
+        import nsight_lab
+        out = {}
+        def launch():
+            out["y"] = x * 2
+            torch.cuda.synchronize()
+        with nsight_lab.annotate("threaded"):
+            worker = threading.Thread(target=launch)
+            worker.start()
+            worker.join()
+        """
+    )
+    records, _ = run("--runs 2 --warmup 1", cell, {"x": x, "torch": torch}, tmp_path)
+    print(  # noqa: T201
+        "threaded region:",
+        [(r.annotation, r.kernels, r.duration_ns) for r in records],
+    )
+    assert [r.annotation for r in records] == ["threaded"] * 2
+    for r in records:
+        assert any("elementwise" in k or "mul" in k.lower() for k in r.kernels), r
+        assert r.duration_ns > 0
+
+
+def _cuda_torch():
+    """torch with a CUDA device, or a skip that prints why."""
+    try:
+        import torch
+    except ImportError:
+        print("skipped: torch is not installed")  # noqa: T201
+        pytest.skip("torch is not installed")
+    if not torch.cuda.is_available():
+        print("skipped: torch sees no CUDA device")  # noqa: T201
+        pytest.skip("torch sees no CUDA device")
+    return torch

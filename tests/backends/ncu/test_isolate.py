@@ -135,7 +135,7 @@ def test_end_to_end_two_configs_two_regions_three_runs(user_ns, tmp_path):
 
     argv = json.loads(args_file.read_text())
     assert argv[:2] == ["--nvtx", "--nvtx-include"]
-    assert argv[2] == "regex:nsight_lab@.+/"
+    assert argv[2] == "regex:nsight_lab@.+"  # start/end ranges: no trailing "/"
     metrics = argv[argv.index("--metrics") + 1].split(",")
     assert metrics[0] == TIME_METRIC
     assert argv[argv.index("--cache-control") + 1] == "all"

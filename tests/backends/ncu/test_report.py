@@ -38,24 +38,44 @@ class _Metric:
 
 @dataclass
 class _Domain:
+    """A domain as the child marks it now: its ranges are start/end ranges."""
+
     domain_name: str
     ranges: list[str]
+    pushed: list[str] = field(default_factory=list)
 
     def name(self) -> str:
         return self.domain_name
 
-    def push_pop_ranges(self) -> list[str]:
-        return self.ranges
+    def start_end_ranges(self) -> tuple[str, ...]:
+        return tuple(self.ranges)
+
+    def push_pop_ranges(self) -> tuple[str, ...]:
+        return tuple(self.pushed)
+
+
+@dataclass
+class _PushPopOnlyDomain:
+    """A domain of an ``ncu_report`` that reads push/pop ranges only."""
+
+    domain_name: str
+    pushed: list[str]
+
+    def name(self) -> str:
+        return self.domain_name
+
+    def push_pop_ranges(self) -> tuple[str, ...]:
+        return tuple(self.pushed)
 
 
 @dataclass
 class _NvtxState:
-    by_id: dict[int, _Domain]
+    by_id: dict[int, _Domain | _PushPopOnlyDomain]
 
     def domains(self) -> list[int]:
         return list(self.by_id)
 
-    def domain_by_id(self, domain_id: int) -> _Domain | None:
+    def domain_by_id(self, domain_id: int) -> _Domain | _PushPopOnlyDomain | None:
         return self.by_id.get(domain_id)
 
 
@@ -104,6 +124,11 @@ def _ours(*names: str) -> _NvtxState:
             7: _Domain(NVTX_DOMAIN, list(names)),
         }
     )
+
+
+def _pushed(*names: str) -> _NvtxState:
+    """The NVTX state of a report written when the child pushed push/pop ranges."""
+    return _NvtxState({3: _Domain(NVTX_DOMAIN, [], pushed=list(names))})
 
 
 @pytest.fixture
@@ -160,6 +185,36 @@ def test_a_report_is_walked_range_by_range_action_by_action(monkeypatch, binary_
     assert rows[0].range_name == "matmul [c0 r1]"
     assert rows[0].metrics == {TIME: 2500.0, BYTES: 4000.0}  # in ns and bytes
     assert rows[1].metrics == {TIME: 7.0}  # a metric the kernel lacks is left out
+
+
+def test_start_end_and_push_pop_ranges_are_both_read(monkeypatch, binary_report):
+    """Start/end ranges (the child's now) and push/pop ones (older reports) alike."""
+    actions = [
+        # A start/end region range with the cell's start/end wrap around it.
+        _Action("backward", _ours("cell [c0 r0]", "loss [c0 r0]")),
+        # An older report: the region and the wrap as push/pop ranges.
+        _Action("old", _pushed("cell [c0 r1]", "loss [c0 r1]")),
+        # One kind each: the region is found whichever kind holds it.
+        _Action(
+            "mixed",
+            _NvtxState({1: _Domain(NVTX_DOMAIN, ["cell [c0 r2]"], ["loss [c0 r2]"])}),
+        ),
+        # An ncu_report without start/end ranges still reads push/pop ones.
+        _Action(
+            "legacy",
+            _NvtxState({2: _PushPopOnlyDomain(NVTX_DOMAIN, ["loss [c0 r3]"])}),
+        ),
+        # Start/end ranges of another domain are not ours.
+        _Action("foreign", _NvtxState({4: _Domain("other", ["loss [c0 r4]"])})),
+    ]
+    _install(monkeypatch, lambda _path: _Context([_Range(actions)]))
+    rows = read_report(binary_report, [TIME])
+    assert [(r.kernel, r.region, r.run_index) for r in rows] == [
+        ("backward", "loss", 0),
+        ("old", "loss", 1),
+        ("mixed", "loss", 2),
+        ("legacy", "loss", 3),
+    ]
 
 
 @pytest.mark.parametrize(

@@ -169,7 +169,8 @@ def test_a_steady_launch_bound_region_has_no_spread_clause():
 def test_a_healthy_region_says_nothing():
     runs = [run(9.5e6 + i, busy=9.5e6, span=9.8e6, host=1e7, index=i) for i in range(5)]
     v = check_region(runs, placed(72.0, 9.5e6))
-    assert not v.said
+    assert v.flags == ()
+    assert v.note == ""
     assert v.flag_text == ""
     assert v.busy_text == "95 %"
     assert checks_json([v]) == []

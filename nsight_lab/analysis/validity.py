@@ -1,39 +1,34 @@
 """Numbers that cannot be true, and launch-bound regions: per region and config.
 
-Issue 28: a backward pass read by the cupti backend as ``2.083 µs · 2.309e+06 GB/s ·
-68934 % of roof`` was shown as a plain number, and a launch-bound region's RSD of
-24 % read as noise. These rules look at a region's runs (their shape metrics,
-:mod:`nsight_lab.contract.shape`, where a per-kernel backend gave them) and its
-roofline placement, and say, in one short line each, what cannot be true, its likely
-cause and what to do; every view shows what they return and computes nothing itself.
+Issue 28: a backward read by the cupti backend as ``2.083 µs · 68934 % of roof`` was
+shown as a plain number, and a launch-bound region's RSD of 24 % read as noise. These
+rules read a region's runs (their shape metrics, :mod:`nsight_lab.contract.shape`,
+where a per-kernel backend gave them) and its roofline placement, and say in one short
+line each what cannot be true, its likely cause and what to do. Every view shows what
+they return (through the view model and the frame) and decides nothing itself.
 
-**Flags** (:class:`Flag`: a number shown is not to be believed):
+**Flags** (:class:`Flag`):
 
-- ``over_roof``: achieved throughput above its roof by more than
-  :data:`ROOF_TOLERANCE_PCT`. The roofs are the datasheet's at the boost clock,
-  which the SM clock does not pass, or measured by ``%nsight peaks`` (a copy and a
-  matmul whose own spread is a few per cent); a median duration is good to a
-  fraction of a per cent. 10 % over the roof is past all of that, so what is left
-  is a duration that misses work or a work figure (modelled) that counts work this
-  region did not do (or, for modelled bytes, data the L2 served).
-- ``over_span``: in some run, the region's kernel time (its duration: the sum of
-  its kernels) passes its GPU span by more than :data:`SPAN_TOLERANCE` on one
-  stream. Kernels of one stream run one after another, and the GPU timer's
-  rounding is monotone, so their sum cannot pass the span; only overlapping
-  launches (programmatic dependent launch lets a kernel's prologue start under its
-  predecessor's tail, a few per cent of a region) or records counted twice do.
-  Several streams overlap legitimately: not flagged.
-- ``low_coverage``: the GPU was busy less than :data:`COVERAGE_FLOOR` of the
-  region's time on the host (median over runs): its GPU numbers describe under a
-  hundredth of it (kernels launched where they were not attributed, or host work).
+- ``over_roof``: past :data:`ROOF_TOLERANCE_PCT` of its roof. Roofs are the
+  datasheet's at the boost clock, which the SM clock does not pass, or measured by
+  ``%nsight peaks`` (a copy and a matmul, a few per cent of spread); a median
+  duration is good to well under 1 %. 10 % over is past all of that: the duration
+  misses work, or a modelled work figure counts work the region did not do (or, for
+  modelled bytes, data the L2 served).
+- ``over_span``: in some run, on one stream, the kernel time (the duration: the sum
+  of its kernels) passes the GPU span by :data:`SPAN_TOLERANCE`. Kernels of one
+  stream run one after another and the GPU timer rounds monotonically, so only
+  overlapping launches (programmatic dependent launch starts a prologue under the
+  previous kernel's tail: a few per cent) or records counted twice do that. Several
+  streams overlap legitimately: not flagged.
+- ``low_coverage``: the GPU busy under :data:`COVERAGE_FLOOR` of the region's host
+  span (median over runs): its GPU numbers describe under a hundredth of it.
 
 **The launch-bound note** (:attr:`Validity.note`): the GPU busy under
-:data:`LAUNCH_BOUND_BELOW` of the span (more idle than working: the host's launches
-set the pace), and, when the duration's RSD is past
-:data:`~nsight_lab.stats.STABLE_RSD_PCT`, whether the spread follows the host: the
-host span varies at least as much, run to run, as the GPU's busy time.
-
-Backends without shape metrics (events, cpu, ncu) get the roof check only.
+:data:`LAUNCH_BOUND_BELOW` of the span (idle more than working: launches set the
+pace); with a duration RSD past :data:`~nsight_lab.stats.STABLE_RSD_PCT`, it says
+the spread follows the host when the host span varies run to run at least as much
+as the GPU's busy time. Backends without shape metrics get the roof check only.
 """
 
 from __future__ import annotations
@@ -55,23 +50,11 @@ if TYPE_CHECKING:
     from nsight_lab.roofline.placement import Placement
 
 __all__ = [
-    "COVERAGE_FLOOR",
-    "LAUNCH_BOUND_BELOW",
-    "ROOF_TOLERANCE_PCT",
-    "SPAN_TOLERANCE",
-    "Flag",
-    "RegionShape",
-    "Validity",
-    "check_region",
-    "check_session",
-    "checks_json",
-    "checks_lines",
-    "coverage_flag",
-    "launch_note",
-    "region_shape",
-    "roof_flag",
+    "COVERAGE_FLOOR", "LAUNCH_BOUND_BELOW", "ROOF_TOLERANCE_PCT", "SPAN_TOLERANCE",
+    "Flag", "RegionShape", "Validity", "check_region", "check_session", "checks_json",
+    "checks_lines", "coverage_flag", "launch_note", "region_shape", "roof_flag",
     "span_flag",
-]
+]  # fmt: skip
 
 ROOF_TOLERANCE_PCT = 110.0
 """% of roof past which a placement cannot be true (see the module's docstring)."""
@@ -301,11 +284,6 @@ class Validity:
             return ""
         text = format_percent(self.busy_pct)
         return f"{text} launch-bound" if self.note else text
-
-    @property
-    def said(self) -> bool:
-        """Whether there is anything to say (a flag or a note)."""
-        return bool(self.flags or self.note)
 
 
 def check_region(

@@ -218,9 +218,32 @@ def _check_counters(
             "gpu__time_duration.sum"
         )
         raise PlanError(msg)
-    refused = probe.refusal(entry.id, extra) if entry.counters else None
+    refused = _refusal(entry.id, extra, probe) if entry.counters else None
     if refused:
         raise PlanError(refused)
+
+
+def _refusal(backend_id: str, extra: tuple[str, ...], probe: ProbeResult) -> str | None:
+    """Why ``backend_id`` cannot measure every one of ``extra`` here, or ``None``.
+
+    The backend's own refusal first (pm names the metrics its chip does not sample,
+    or the passes they need). A verdict that took only some of the metrics asked
+    for is a refusal too: every metric asked for is measured, or the plan moves on
+    (``auto``) or says which are left out (a named backend); none goes missing
+    from the results without a word.
+    """
+    refused = probe.refusal(backend_id, extra)
+    verdict = probe.verdicts.get(backend_id)
+    if refused or verdict is None or not extra or verdict.asked != extra:
+        return refused
+    left_out = verdict.left_out
+    if not left_out:
+        return None
+    return (
+        f"--metrics: PM sampling on {verdict.where} cannot take "
+        f"{', '.join(left_out)} with the rest in one pass; use --backend ncu for "
+        f"{'it' if len(left_out) == 1 else 'them'}"
+    )
 
 
 def _choose(extra: tuple[str, ...], probe: ProbeResult) -> tuple[str, str]:
@@ -233,10 +256,13 @@ def _choose(extra: tuple[str, ...], probe: ProbeResult) -> tuple[str, str]:
     skipped: list[str] = []
     for entry in candidates:
         found = probe.availability(entry.id)
-        # A counter backend may run here and still not take these metrics (pm).
-        refused = probe.refusal(entry.id, extra) if found is not None else None
+        # A counter backend may run here and still not take these metrics (pm):
+        # auto takes one only if it measures every metric asked for.
+        refused = _refusal(entry.id, extra, probe) if found is not None else None
         if found is not None and found.ok and not refused:
-            why = skipped[0] if skipped else ""
+            # The note says why the earlier candidate was passed over, e.g. which
+            # metrics PM sampling does not take on this chip.
+            why = skipped[0].removeprefix("--metrics: ") if skipped else ""
             return entry.id, entry.auto_reason.format(
                 metrics=_listed(extra, ", "), why=why
             )

@@ -88,13 +88,15 @@ class PmChecks:
     def verdict(self, wanted: tuple[str, ...], *, given: bool) -> MetricVerdict:
         """The verdict on ``wanted`` on the current CUDA device; never raises.
 
-        Given metrics (``--metrics``) are refused as a whole (PM sampling does not
-        start, a metric it cannot sample, more than one pass), which the plan says
-        in one line; the defaults are trimmed to the first group that fits one
+        Metrics asked for (``--metrics``, nsight-python's ``metrics=``:
+        :func:`asked_for`) are refused as a whole (PM sampling does not start, a
+        metric it cannot sample, more than one pass), which the plan says in one
+        line; the defaults are trimmed to the first group that fits one
         pass. Where the check itself fails, given metrics are refused with the
         reason and the defaults are taken unchecked (CUPTI checks them when it
         configures sampling), said in the notes.
         """
+        given = asked_for(wanted, given=given)
         try:
             torch = require_cuda("pm")
             index = int(torch.cuda.current_device())
@@ -111,15 +113,32 @@ class PmChecks:
             )
 
 
+def asked_for(wanted: tuple[str, ...], *, given: bool) -> bool:
+    """Whether ``wanted`` must be sampled whole (all or nothing), not trimmed.
+
+    Only the backend's own defaults (:data:`~.metrics.DEFAULT_METRICS`) are trimmed
+    to what fits: any other metrics were asked for by someone, and one dropped
+    here would be missing from the results without a word. nsight-python's
+    ``metrics=`` reaches the probe without ``--metrics`` among the options given,
+    so ``given`` alone cannot tell: on an H100 its examples 08, 09 and 11 were
+    trimmed to nothing ("no metric left to PM-sample") instead of moving to ncu,
+    and ``sm__throughput`` was dropped from a pair PM sampling half takes.
+    """
+    return given or tuple(wanted) != metrics.DEFAULT_METRICS
+
+
 def judged(
     check: metrics.MetricCheck, wanted: tuple[str, ...], *, given: bool
 ) -> MetricVerdict:
     """What ``check`` says of ``wanted``: refused as a whole, or trimmed to one pass.
 
+    Only the backend's own defaults are trimmed (:func:`asked_for`).
+
     Raises:
         Exception: Whatever the profiler host API raised (the caller says so).
     """
     where = check.host.chip
+    given = asked_for(wanted, given=given)
     if given:
         refused = check.why_not(wanted)
         return MetricVerdict(wanted, given, refused, chosen=wanted, where=where)

@@ -1,9 +1,12 @@
 """The ``cupti`` backend: per-kernel GPU durations and names from CUPTI activity.
 
 Each region pushes a CUPTI *external correlation id* (kind CUSTOM2; Kineto uses CUSTOM0
-and CUSTOM1) while it runs, so every CUDA API call made inside it, and the kernels those
-calls launch, carry the region's id. After a run, the activity buffers are flushed and
-kernels are grouped by id into regions; ``--combine`` folds several kernels of a region
+and CUSTOM1) while it runs, so every CUDA API call the opening thread makes inside it,
+and the kernels those calls launch, carry the region's id; launches of other threads
+(autograd's engine threads run ``backward()``) are given the region open in the process
+when they were made (:mod:`nsight_lab.backends.causes`). After a run, the activity
+buffers are flushed and kernels (memcpys and memsets too) are grouped into regions;
+``--combine`` folds several kernels of a region
 (``sum`` of kernel durations, the ``max``, or the ``first`` launched). Unlike the events
 backend this excludes launch gaps between kernels, which is how Nsight Compute's
 ``gpu__time_duration.sum`` sees a region too.
@@ -39,9 +42,12 @@ from nsight_lab.backends.activity import (
     INSTALL_HINT,
     ActivityBuffer,
     KernelActivity,
+    external_kind,
 )
-from nsight_lab.backends.gpu import GpuContext, require_cuda
+from nsight_lab.backends.causes import Causes, RegionTimeline, attribute_causes
+from nsight_lab.backends.gpu import GpuContext, refuse_beside_profiler, require_cuda
 from nsight_lab.backends.inprocess import InProcessCollector
+from nsight_lab.backends.shape import region_shapes
 from nsight_lab.contract.collector import Availability, RunKey, RunTiming
 from nsight_lab.contract.records import Telemetry
 from nsight_lab.errors import BackendUnavailableError
@@ -67,6 +73,8 @@ class PendingRun:
     regions: list[str] = field(default_factory=list)
     telemetry: Telemetry = field(default_factory=Telemetry)
     thermal_wait_s: float = 0.0
+    host_ns: dict[str, int] = field(default_factory=dict)
+    """Region -> its open time on the host (CUPTI's clock)."""
 
 
 def combine_kernels(
@@ -103,11 +111,14 @@ def attribute(
     external_ids: dict[int, int],
     runs: Sequence[PendingRun],
     how: CombineMode | KernelFold,
+    causes: Causes | None = None,
 ) -> list[RunTiming]:
     """Group kernels into the regions of ``runs`` by external correlation id.
 
     Kernels with no id (the L2 flush, work outside any profiled run) are ignored.
     A run with no regions is the whole cell: every kernel launched during it.
+    With ``causes`` (what the ids were resolved from), each region's shape
+    (:mod:`nsight_lab.contract.shape`) comes with its timing.
     """
     by_id = kernels_by_external_id(kernels, external_ids)
     keep = how.keep if isinstance(how, KernelFold) else lambda _: True
@@ -140,6 +151,7 @@ def attribute(
                 },
                 telemetry=run.telemetry,
                 thermal_wait_s=run.thermal_wait_s,
+                shape={} if causes is None else region_shapes(regions, run, causes),
             )
         )
     return timings
@@ -185,6 +197,7 @@ class CuptiMeasurement:
     def __init__(self, options: ProfileOptions) -> None:
         """Start CUPTI activity collection and open the GPU context."""
         self._torch = require_cuda("cupti")
+        refuse_beside_profiler(self._torch, "cupti")
         self._activity = ActivityBuffer()
         self._cupti = self._activity.load()
         self._combine = KernelFold.of(options)
@@ -196,7 +209,9 @@ class CuptiMeasurement:
             raise
         self.notes: list[str] = self._gpu.notes
         self.device_name: str | None = self._gpu.name
-        self._kind = self._cupti.ExternalCorrelationKind.CUSTOM2
+        self._kind = external_kind(self._cupti)
+        self._timeline = RegionTimeline()
+        self._opened_ns = 0
         self._seq = 0
         self._depth = 0
         self._current: PendingRun | None = None
@@ -235,6 +250,11 @@ class CuptiMeasurement:
         self._before_run()
         self._current = PendingRun(key=key, seq=self._seq)
         self._push(self._seq * IDS_PER_RUN)
+        self._timeline.mark(self._now(), self._seq * IDS_PER_RUN)
+
+    def _now(self) -> int:
+        """CUPTI's clock: the timebase of its API records."""
+        return int(self._cupti.get_timestamp())
 
     def enter_region(self, name: str) -> None:
         """Flush the L2 and tag the region's launches with its own id."""
@@ -244,9 +264,16 @@ class CuptiMeasurement:
         self._before_region()
         run.regions.append(name)
         self._push(run.seq * IDS_PER_RUN + len(run.regions))
+        self._opened_ns = self._now()
+        self._timeline.mark(self._opened_ns, run.seq * IDS_PER_RUN + len(run.regions))
 
-    def exit_region(self, name: str) -> None:  # noqa: ARG002
+    def exit_region(self, name: str) -> None:
         """Stop tagging launches with the region's id."""
+        closed = self._now()
+        run = self._current
+        if run is not None:
+            run.host_ns[name] = closed - self._opened_ns
+            self._timeline.mark(closed, run.seq * IDS_PER_RUN)
         self._pop()
         self._after_region()
 
@@ -255,6 +282,7 @@ class CuptiMeasurement:
         run = self._current
         if run is None:  # pragma: no cover - runner contract
             return
+        self._timeline.mark(self._now(), None)
         self._pop()
         self._after_run(run)
         run.telemetry = self._gpu.telemetry()
@@ -266,6 +294,8 @@ class CuptiMeasurement:
         """Unwind the id stack of a run whose cell raised."""
         while self._depth > 0:
             self._pop()
+        if self._current is not None:
+            self._timeline.mark(self._now(), None)
         self._current = None
 
     def completed(self, *, wait: bool) -> list[RunTiming]:
@@ -276,22 +306,22 @@ class CuptiMeasurement:
         if not (wait or due or len(self._pending) >= MAX_PENDING_RUNS):
             return []
         self._torch.cuda.synchronize()
-        kernels, external_ids = self._activity.drain()
+        kernels, stamped, launches = self._activity.drain()
         self._last_flush = time.monotonic()
         runs, self._pending = self._pending, []
-        return self._timings(kernels, external_ids, runs)
+        causes = attribute_causes(kernels, stamped, launches, self._timeline)
+        if self._current is None:  # between runs: no later launch needs older marks
+            self._timeline.forget_before(self._now())
+        return self._timings(causes, runs)
 
-    def _timings(
-        self,
-        kernels: list[KernelActivity],
-        external_ids: dict[int, int],
-        runs: list[PendingRun],
-    ) -> list[RunTiming]:
-        """The timings of ``runs`` from the kernels read since the last collection.
+    def _timings(self, causes: Causes, runs: list[PendingRun]) -> list[RunTiming]:
+        """The timings of ``runs`` from the activity read since the last collection.
 
         Called with the GPU idle (synchronized), every kernel of ``runs`` read.
         """
-        return attribute(kernels, external_ids, runs, self._combine)
+        return attribute(
+            causes.kernels, causes.external_ids, runs, self._combine, causes
+        )
 
     def close(self) -> None:
         """Stop CUPTI collection and release the GPU context (clocks reset)."""

@@ -50,6 +50,25 @@ def require_cuda(backend_id: str) -> Any:  # noqa: ANN401  (the torch module)
     return torch
 
 
+def refuse_beside_profiler(torch: Any, backend_id: str) -> None:  # noqa: ANN401
+    """Refuse, before anything runs, while ``torch.profiler`` is recording.
+
+    Kineto holds CUPTI's activity callbacks for the profile: a CUPTI backend opened
+    inside it would take them away (Kineto's trace loses its kernels) or lose its own.
+
+    Raises:
+        BackendUnavailableError: A torch.profiler profile is recording.
+    """
+    enabled = getattr(torch.autograd.profiler, "_is_profiler_enabled", False)
+    if enabled:
+        msg = (
+            f"backend {backend_id!r} cannot measure inside a running torch.profiler "
+            "profile (both need CUPTI's activity records): end the "
+            "`with torch.profiler.profile()` block first, or use --backend events"
+        )
+        raise BackendUnavailableError(msg)
+
+
 def thermal_guard(
     options: ProfileOptions,
     headroom_c: Callable[[], float | None],

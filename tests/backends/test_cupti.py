@@ -150,6 +150,10 @@ class _FakeCupti:
 
     class ActivityKind:
         CONCURRENT_KERNEL, RUNTIME, DRIVER, EXTERNAL_CORRELATION = 1, 2, 3, 4
+        KERNEL, MEMCPY, MEMSET = 5, 6, 7
+
+    class ExternalCorrelationKind:
+        CUSTOM2 = 12
 
     def __init__(self) -> None:
         self.enabled: set[int] = set()
@@ -163,6 +167,9 @@ class _FakeCupti:
     def activity_disable(self, kind: int) -> None:
         self.enabled.discard(kind)
 
+    def activity_flush_all(self, _flag: int) -> None:
+        self.flushed = getattr(self, "flushed", 0) + 1
+
 
 def test_one_subscription_at_a_time_each_with_its_own_records() -> None:
     from nsight_lab.backends.activity import SUBSCRIBED, ActivityBuffer
@@ -174,11 +181,12 @@ def test_one_subscription_at_a_time_each_with_its_own_records() -> None:
     try:
         with pytest.raises(BackendUnavailableError, match="'cupti' is busy"):
             second.start()
-        assert first.cupti.enabled == {1, 2, 3, 4}
+        assert first.cupti.enabled == {1, 2, 3, 4, 6, 7}
         assert second.cupti.enabled == set()  # refused before it enabled anything
     finally:
         first.stop()
     assert not first.cupti.enabled
+    assert first.cupti.flushed == 1  # its buffers taken back, not left to Kineto
     assert not SUBSCRIBED.locked()
     second.start()  # the slot is free again
     second.stop()

@@ -75,6 +75,7 @@ from nsight_lab.regions import CELL_REGION
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from nsight_lab.backends.causes import Causes
     from nsight_lab.contract.collector import RunKey, RunTiming
     from nsight_lab.options import ProfileOptions
 
@@ -282,14 +283,10 @@ class PmMeasurement(SamplingInterval, CuptiMeasurement):
             self._done_events = []
         return timings
 
-    def _timings(
-        self,
-        kernels: list[KernelActivity],
-        external_ids: dict[int, int],
-        runs: list[PendingRun],
-    ) -> list[RunTiming]:
+    def _timings(self, causes: Causes, runs: list[PendingRun]) -> list[RunTiming]:
         """The cupti timings, each region given its counters and timeline."""
-        timings = super()._timings(kernels, external_ids, runs)
+        timings = super()._timings(causes, runs)
+        kernels, external_ids = causes.kernels, causes.external_ids
         started = time.perf_counter()
         sampled = self._sampler.sampled_s()
         try:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -213,11 +214,20 @@ class ReplayActivity:
     def stop(self) -> None:
         """Nothing to stop."""
 
-    def drain(self) -> tuple[list[KernelActivity], dict[int, int]]:
-        """The kernels since the last drain and their external ids."""
+    def get_timestamp(self) -> int:
+        """CUPTI's clock: every launch here is stamped, so it only has to go up."""
+        self.clock = getattr(self, "clock", 0) + 1
+        return self.clock
+
+    def drain(self) -> tuple[list[KernelActivity], dict[int, int], dict[int, Any]]:
+        """The kernels since the last drain, their external ids, no API calls.
+
+        Every replayed launch is the measuring thread's own (stamped): the launches of
+        other threads are replayed by ``tests/backends/test_causes.py``.
+        """
         got, self.records = self.records, []
         kernels = [KernelActivity(k.name, k.start, k.end, k.corr) for k in got]
-        return kernels, {k.corr: k.ext for k in got if k.ext is not None}
+        return kernels, {k.corr: k.ext for k in got if k.ext is not None}, {}
 
 
 class ReplayImage:
@@ -430,6 +440,9 @@ class ReplayTorch:
                 return ReplayEvent(outer)
 
         self.cuda = Cuda()
+        self.autograd = SimpleNamespace(
+            profiler=SimpleNamespace(_is_profiler_enabled=False)
+        )
 
 
 class ReplayGpuContext:

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from nsight_lab.backends.causes import Causes, RegionTimeline
 from nsight_lab.backends.cupti import (
     IDS_PER_RUN,
     ActivityBuffer,
@@ -59,6 +60,10 @@ class FakeCupti:
 
     def activity_pop_external_correlation_id(self, _kind: Any) -> None:
         self.calls.log.append("pop")
+
+    def get_timestamp(self) -> int:
+        self.clock = getattr(self, "clock", 0) + 1_000
+        return self.clock
 
 
 class FakeGpu:
@@ -137,6 +142,8 @@ def measurement(
     m._combine = "sum"
     m._seq = 0
     m._depth = 0
+    m._timeline = RegionTimeline()
+    m._opened_ns = 0
     m._current = None
     m._pending = []
     m._last_flush = 0.0
@@ -269,7 +276,7 @@ def test_counters_per_region_and_run_are_the_known_numbers() -> None:
     kernels, ext, runs, chunk = batch()
     m = measurement()
     m._sampler = FakeSampler([chunk])
-    first, second = m._timings(kernels, ext, runs)
+    first, second = m._timings(Causes(kernels, ext, {}), runs)
     for timing in (first, second):
         assert timing.regions == {"copy": 100.0 * US, "tiny": 8.0 * US}
         copy, tiny = timing.counters["copy"], timing.counters["tiny"]
@@ -312,7 +319,7 @@ def test_a_dirty_write_back_in_the_regions_sweep_is_its_write_and_only_that() ->
         _values=dict(enumerate(values)),
     )  # fmt: skip
     m._sampler = FakeSampler([chunk])
-    (timing,) = m._timings(kernels, ext, [run])
+    (timing,) = m._timings(Causes(kernels, ext, {}), [run])
     assert timing.counters["sum"] == {
         "dram__bytes_read.sum": 300.0,  # the sweep's reads are not the region's
         "dram__bytes_write.sum": 0.0,  # written while its kernels ran, as ncu counts
@@ -356,7 +363,7 @@ def test_the_first_run_of_each_config_is_collected_alone(
     sampler = FakeSampler([])
     m._sampler = sampler
     drained = [0]
-    monkeypatch.setattr(m._activity, "drain", lambda: drained.append(1) or ([], {}))
+    monkeypatch.setattr(m._activity, "drain", lambda: drained.append(1) or ([], {}, {}))
     for config in (0, 1):
         m.begin_run(RunKey(config, 0, warmup=True))
         assert m._sizing == RunKey(config, 0, warmup=True)
@@ -395,7 +402,7 @@ def test_the_whole_cell_is_one_region_when_it_has_none() -> None:
         _values={0: np.array([7.0]), 1: np.array([5.0]), 2: np.array([6.0])},
     )
     m._sampler = FakeSampler([chunk])
-    (timing,) = m._timings(kernels, ext, [run])
+    (timing,) = m._timings(Causes(kernels, ext, {}), [run])
     assert timing.counters == {CELL_REGION: {"dram__bytes_read.sum": 11.0}}
     assert CELL_REGION in timing.series
 
@@ -415,7 +422,7 @@ def test_the_host_cost_is_counted() -> None:
     kernels, ext, runs, chunk = batch()
     m = measurement()
     m._sampler = FakeSampler([chunk])
-    m._timings(kernels, ext, runs)
+    m._timings(Causes(kernels, ext, {}), runs)
     assert m.cost.drains == 1
     assert m.cost.samples_decoded == len(chunk)
     # Only the samples that overlap a region were needed (not the flush-only ones).
@@ -427,7 +434,7 @@ def test_raw_batches_keep_what_a_fixture_needs() -> None:
     m = measurement()
     m._sampler = FakeSampler([chunk])
     m.keep_raw = True
-    m._timings(kernels, ext, runs)
+    m._timings(Causes(kernels, ext, {}), runs)
     (raw,) = m.raw
     assert [r[:2] for r in raw.writeback] == [r[:2] for r in raw.regions]
     assert raw.metrics == list(METRICS)

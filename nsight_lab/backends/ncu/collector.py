@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from nsight_lab.backends.ncu.isolate import run_isolated
+from nsight_lab.backends.ncu.isolate import run_isolated, ship_cell_variables
 from nsight_lab.backends.ncu.probe import probe_ncu
 from nsight_lab.errors import NsightLabError
 from nsight_lab.gpu.stack import nvml_devices
@@ -40,6 +40,8 @@ class NcuCollector:
         variable that cannot be shipped, no kernels in the regions).
         """
         options = plan.options
+        # What cannot reach the child is named before a session opens or ncu starts.
+        shipped = ship_cell_variables(plan, cell.python, cell.namespace)
         note = (
             f"isolated under ncu: --cache-control {options.cache_control}, "
             f"--clock-control {options.clock_control} passed to ncu"
@@ -52,6 +54,7 @@ class NcuCollector:
             session_id,
             out.sink,
             on_progress=out.progress,
+            shipped=shipped,
         )
 
 

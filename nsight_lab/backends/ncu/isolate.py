@@ -80,6 +80,7 @@ __all__ = [
     "QUERY_METRICS_TIMEOUT_S",
     "query_metrics",
     "run_isolated",
+    "ship_cell_variables",
 ]
 
 logger = logging.getLogger(__name__)
@@ -102,6 +103,7 @@ def run_isolated(  # noqa: PLR0913  (the run's collaborators, as Runner's)
     *,
     on_progress: ProgressHook | None = None,
     report_dir: Path | str | None = None,
+    shipped: bytes | None = None,
 ) -> list[RunRecord]:
     """Profile every config of ``plan`` under ncu in a child process.
 
@@ -115,6 +117,9 @@ def run_isolated(  # noqa: PLR0913  (the run's collaborators, as Runner's)
             every change (kernels, runs, configs), with each config's records.
         report_dir: Where the ``config_<i>.ncu-rep`` reports are kept; default
             ``reports_dir()/session_<session_id>``.
+        shipped: The cell's variables as :func:`ship_cell_variables` gave them
+            (the collector ships them before it opens a session); default: shipped
+            here, before ncu starts.
 
     Returns:
         Every record, in the order handed to ``sink``.
@@ -130,7 +135,8 @@ def run_isolated(  # noqa: PLR0913  (the run's collaborators, as Runner's)
     """
     ncu = _require_ncu()
     metrics = list(dict.fromkeys((TIME_METRIC, *plan.options.metrics)))
-    shipped = _shipped(plan, cell_source, user_ns)
+    if shipped is None:
+        shipped = ship_cell_variables(plan, cell_source, user_ns)
     out_dir = (
         Path(report_dir) if report_dir is not None else session_report_dir(session_id)
     )
@@ -150,7 +156,9 @@ def run_isolated(  # noqa: PLR0913  (the run's collaborators, as Runner's)
     return records
 
 
-def _shipped(plan: Plan, cell_source: str, user_ns: Mapping[str, object]) -> bytes:
+def ship_cell_variables(
+    plan: Plan, cell_source: str, user_ns: Mapping[str, object]
+) -> bytes:
     """The cell's free variables (not the configs' names), pickled for the child.
 
     Raises:

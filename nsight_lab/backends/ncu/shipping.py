@@ -8,12 +8,16 @@ the variables the cell reads but does not define must travel with it:
 * :func:`ship` turns them into bytes with cloudpickle: modules go by name and are
   re-imported in the child; torch tensors (CPU or CUDA, also inside lists, dicts and
   modules) are copied to the CPU with their device and ``requires_grad`` recorded, and
-  re-materialised on that device by :func:`unship`; functions and classes defined in the
+  re-materialised on that device by :func:`unship`; ``torch.compile``'d modules and
+  functions and ``ctypes.CDLL`` libraries are rebuilt in the child
+  (:mod:`nsight_lab.backends.ncu.rebuild`); functions and classes defined in the
   notebook (``__main__``) are pickled by value; everything else by cloudpickle;
 * :func:`unship` rebuilds the namespace in the child.
 
-A value that cannot be pickled raises :class:`ShippingError`, one line that names the
-variable, its type and what to do.
+A value that cannot be pickled raises :class:`ShippingError` before the child starts:
+one line that names the variable, the object inside it at fault, its type, why, and
+what to do (:mod:`nsight_lab.backends.ncu.unshippable`). A CUDA graph is one: it is
+captured in this process's CUDA context and cannot be rebuilt elsewhere.
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ import sys
 import types
 from typing import TYPE_CHECKING, Any
 
+from nsight_lab.backends.ncu.rebuild import reduce_for_child
+from nsight_lab.backends.ncu.unshippable import explain
 from nsight_lab.errors import MeasurementError
 
 if TYPE_CHECKING:
@@ -243,24 +249,12 @@ def _raise_for_culprit(values: Mapping[str, object]) -> None:
         try:
             _dumps(value)
         except Exception as exc:  # noqa: PERF203  (stops at the first failure)
-            kind = f"{type(value).__module__}.{type(value).__qualname__}"
-            kind = kind.removeprefix("builtins.")
-            msg = (
-                f"cannot ship variable {name!r} ({kind}) to the ncu child process: "
-                f"it cannot be pickled ({type(exc).__name__}: {_first_line(exc)}); "
-                "create it inside the cell, or pass --backend events"
-            )
-            raise ShippingError(msg) from exc
+            raise ShippingError(explain(name, value, exc, _dumps)) from exc
     msg = (
         "the cell's variables cannot be pickled together (each one alone can); "
         "create them inside the cell, or pass --backend events"
     )
     raise ShippingError(msg)
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else "no message"
 
 
 def _dumps(obj: object) -> bytes:
@@ -271,7 +265,7 @@ def _dumps(obj: object) -> bytes:
 
 @functools.cache
 def _pickler_class() -> type[pickle.Pickler]:
-    """A cloudpickle Pickler that ships torch tensors through the CPU."""
+    """A cloudpickle Pickler: tensors via the CPU, some objects rebuilt in the child."""
     import cloudpickle  # noqa: PLC0415  (optional: the ncu extra)
 
     base: type[pickle.Pickler] = cloudpickle.Pickler
@@ -279,6 +273,8 @@ def _pickler_class() -> type[pickle.Pickler]:
     class TensorShippingPickler(base):  # type: ignore[valid-type,misc]
         def reducer_override(self, obj: object) -> object:
             reduced = _reduce_tensor(obj)
+            if reduced is None:
+                reduced = reduce_for_child(obj)
             if reduced is not None:
                 return reduced
             return super().reducer_override(obj)

@@ -385,3 +385,28 @@ def test_probe_with_and_without_ncu(monkeypatch, tmp_path):
     assert not missing.ok
     assert "no ncu" in missing.reason
     assert missing.hint == gpu_stack.NCU_INSTALL_HINT
+
+
+def test_the_collector_names_what_cannot_ship_before_a_session_opens(user_ns):
+    from nsight_lab.backends.ncu.shipping import ShippingError
+    from nsight_lab.contract.collector import CellCode
+
+    class CUDAGraph:  # as the pickler meets torch's
+        def __reduce__(self):
+            msg = "cannot pickle 'CUDAGraph' object"
+            raise TypeError(msg)
+
+    class Out:
+        begun = False
+
+        def begin(self, *_args):
+            self.begun = True
+            return 1
+
+    user_ns["graph"] = CUDAGraph()
+    source = "graph.replay()\n"
+    cell = CellCode(source, source, compile(source, "<cell>", "exec"), user_ns)
+    out = Out()
+    with pytest.raises(ShippingError, match="build \\(capture\\) the CUDA graph"):
+        NcuCollector().collect(plan_for("--runs 1"), cell, out)  # type: ignore[arg-type]
+    assert not out.begun

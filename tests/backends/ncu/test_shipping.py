@@ -1,14 +1,18 @@
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import math
 import pickle
 import socket
 import subprocess
 import sys
 import textwrap
+import threading
 
 import pytest
 
+from nsight_lab.backends.ncu.rebuild import compile_settings
 from nsight_lab.backends.ncu.shipping import ShippingError, free_variables, ship, unship
 
 torch = pytest.importorskip("torch")
@@ -205,3 +209,147 @@ def test_cuda_tensor_ships_through_the_cpu_and_comes_back_on_the_gpu():
     assert out["x"].device.type == "cuda"
     assert out["x"].requires_grad
     assert torch.equal(out["x"].detach().cpu(), torch.arange(4.0))
+
+
+# ------------------------------------------ what cannot travel, and what is rebuilt
+
+
+class CUDAGraph:
+    """Stands in for ``torch.cuda.CUDAGraph``: pickling fails the same way."""
+
+    def __reduce__(self):
+        msg = "cannot pickle 'CUDAGraph' object"
+        raise TypeError(msg)
+
+
+def _refusal(names, ns) -> str:
+    with pytest.raises(ShippingError) as err:
+        ship(names, ns)
+    message = str(err.value)
+    assert "\n" not in message
+    return message
+
+
+def test_a_cuda_graph_is_named_with_what_to_do():
+    message = _refusal(["g"], {"g": CUDAGraph()})
+    assert message.startswith("cannot ship variable 'g' (")
+    assert "CUDAGraph) to the ncu child process: a CUDA graph is captured" in message
+    assert "build (capture) the CUDA graph inside the cell" in message
+    assert message.endswith(
+        "or use --backend pm or cupti, which measure in this process"
+    )
+
+
+def test_torchs_own_cuda_graph_class_is_recognised():
+    graph = object.__new__(torch.cuda.CUDAGraph)  # CPU torch: no CUDA context needed
+    from nsight_lab.backends.ncu.unshippable import _advice
+
+    why, todo = _advice(graph, TypeError("x"))
+    assert "CUDA graph" in why
+    assert "inside the cell" in todo
+
+
+def test_a_graph_inside_a_notebook_function_is_found_where_it_is():
+    ns = notebook(
+        """
+        def replay():
+            graphs["step"].replay()
+        """
+    )
+    ns["graphs"] = {"step": CUDAGraph()}
+    message = _refusal(["replay"], ns)
+    assert (
+        "variable 'replay' to the ncu child process: function 'replay' reads global "
+        "'graphs' -> ['step'] (" in message
+    )
+    assert "build (capture) the CUDA graph inside the cell" in message
+
+
+def test_a_ctypes_pointer_in_the_analyze_kernel_call_names_the_function():
+    """nsight-python's path ships an IsolatedCall; the fault is named inside it."""
+    from nsight_lab.api.cell import (
+        CALL,
+        IsolatedCall,
+    )
+
+    ns = notebook(
+        """
+        def bench(n):
+            return handle.value + n
+        """
+    )
+    ns["handle"] = ctypes.c_void_p(1234)
+    ns[CALL] = IsolatedCall(func=ns["bench"], names=("n",), configs=[((1,), {"n": 1})])
+    message = _refusal([CALL], ns)
+    assert message.startswith(
+        "cannot ship the function nsight.analyze.kernel profiles to the ncu child "
+        "process: .func -> function 'bench' reads global 'handle' (ctypes.c_void_p): "
+        "a ctypes pointer or function pointer holds an address in this process; "
+    )
+    assert "or use --backend pm or cupti" in message
+
+
+def test_another_unpicklable_object_keeps_the_general_advice():
+    ns = {"holder": [1, {"lock": threading.Lock()}]}
+    message = _refusal(["holder"], ns)
+    assert "variable 'holder' to the ncu child process: [1] -> ['lock']" in message
+    assert "(_thread.lock): it cannot be pickled (TypeError:" in message
+    assert message.endswith("create it inside the cell, or pass --backend events")
+
+
+def test_a_ctypes_library_is_loaded_again_with_its_prototypes():
+    libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+    libm.cos.restype = ctypes.c_double
+    libm.cos.argtypes = [ctypes.c_double]
+    out = unship(ship(["libm"], {"libm": libm}))["libm"]
+    assert out is not libm
+    assert out._name == libm._name  # noqa: SLF001
+    assert out.cos(0.0) == 1.0  # a double back: the prototype travelled
+
+
+def test_a_compiled_module_ships_as_its_module_and_is_compiled_again():
+    module = torch.nn.Linear(3, 2)
+    compiled = torch.compile(module, mode="reduce-overhead", fullgraph=True)
+    out = unship(ship(["m"], {"m": compiled}))["m"]
+    assert type(out).__name__ == "OptimizedModule"
+    assert (
+        compile_settings(out)
+        == compile_settings(compiled)
+        == {
+            "fullgraph": True,
+            "backend": "inductor",
+            "options": {"triton.cudagraphs": True},
+            "dynamic": None,
+        }
+    )
+    assert torch.equal(out._orig_mod.weight, module.weight)  # noqa: SLF001
+
+
+def test_a_compiled_notebook_function_ships_and_runs():
+    ns = notebook("def f(x):\n    return x + 1\n")
+    ns["cf"] = torch.compile(ns["f"], backend="eager")
+    out = unship(ship(["cf"], ns))["cf"]
+    assert compile_settings(out) == compile_settings(ns["cf"])
+    assert torch.equal(out(torch.ones(2)), torch.full((2,), 2.0))
+
+
+def test_a_compiled_module_whose_module_cannot_travel_names_the_module():
+    class Holder(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.graph = CUDAGraph()
+
+        def forward(self, x):
+            return x
+
+    message = _refusal(["model"], {"model": torch.compile(Holder(), backend="eager")})
+    assert "variable 'model' to the ncu child process: " in message
+    assert ".graph (" in message
+    assert "a CUDA graph is captured" in message
+
+
+def test_internal_names_match_the_api():
+    from nsight_lab.api.cell import CALL
+    from nsight_lab.backends.ncu.unshippable import _INTERNAL
+
+    assert CALL in _INTERNAL

@@ -262,7 +262,7 @@ def _choose(extra: tuple[str, ...], probe: ProbeResult) -> tuple[str, str]:
         if found is not None and found.ok and not refused:
             # The note says why the earlier candidate was passed over, e.g. which
             # metrics PM sampling does not take on this chip.
-            why = skipped[0].removeprefix("--metrics: ") if skipped else ""
+            why = skipped[0] if skipped else ""
             return entry.id, entry.auto_reason.format(
                 metrics=_listed(extra, ", "), why=why
             )

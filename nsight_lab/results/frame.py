@@ -3,7 +3,11 @@
 The columns and their meanings are :mod:`nsight_lab.results`'s. :func:`to_dataframe`
 groups the runs, summarises each group's values (:func:`nsight_lab.stats.summarize`),
 then adds the roofline and normalization (:mod:`.columns`) and a multi-rank session's
-per-rank rows (:mod:`.ranks`).
+per-rank rows (:mod:`.ranks`). A metric asked for that no record measured stops the
+frame in one line (:func:`_check_requested`) rather than leaving its row out.
+
+Size: :func:`to_dataframe`'s documented inputs and the row steps it calls are one
+reading; split, the steps would pass the same context around.
 """
 
 from __future__ import annotations
@@ -18,7 +22,9 @@ import pandas as pd
 
 from nsight_lab.analysis.compare import metric_unit
 from nsight_lab.contract.records import TIME_METRIC, RunRecord
+from nsight_lab.contract.shape import PREFIX as SHAPE_PREFIX
 from nsight_lab.distributed.metrics import PREFIX as RANK_PREFIX
+from nsight_lab.errors import CellError
 from nsight_lab.host_speed import PREFIX as HOST_PREFIX
 from nsight_lab.results.columns import CONFIG_COLUMN, add_roofline, normalize
 from nsight_lab.results.derive import (
@@ -37,9 +43,10 @@ if TYPE_CHECKING:
     from nsight_lab.contract.records import SessionInfo
     from nsight_lab.roofline.placement import Peaks
 
-_NOT_ROWS = (MODEL_PREFIX, RANK_PREFIX, HOST_PREFIX)
+_NOT_ROWS = (MODEL_PREFIX, RANK_PREFIX, HOST_PREFIX, SHAPE_PREFIX)
 """Metrics that are no ``Metric`` row: the work model (its own columns), the ranks
-(per-rank rows) and the host's speed (it qualifies comparisons)."""
+(per-rank rows), the host's speed (it qualifies comparisons) and a region's shape
+(the ``GPUBusyPct`` and ``Flag`` columns, :func:`.columns.add_validity`)."""
 
 
 @dataclass(frozen=True)
@@ -129,6 +136,7 @@ def to_dataframe(  # noqa: PLR0913  (the optional inputs are keyword-only)
     info: Sequence[InfoColumn] = (),
     raw: list[dict[str, object]] | None = None,
     metrics: Sequence[str] | None = None,
+    required: Sequence[str] = (),
 ) -> pd.DataFrame:
     """Aggregate per-run records into the results DataFrame.
 
@@ -156,7 +164,9 @@ def to_dataframe(  # noqa: PLR0913  (the optional inputs are keyword-only)
         metrics: The metrics that get rows (nsight-python's ``metrics``: there the
             duration is a row only when asked for), with the derived ones; None:
             the duration and every counter measured (the magic's frame). The
-            roofline columns sit on the duration's rows.
+            roofline columns sit on the duration's rows. Each must get a row.
+        required: Metrics that must get a row where ``metrics`` is None (the
+            magic's ``--metrics``); a stored session rebuilt for export passes none.
 
     Returns:
         One row per (annotation, metric, config), in nsight-python's order: the
@@ -164,10 +174,12 @@ def to_dataframe(  # noqa: PLR0913  (the optional inputs are keyword-only)
         the order they first ran) and config by config.
 
     Raises:
-        CellError: ``normalize_against`` is not an annotation of the records, or a
-            derive function failed and no failures are collected.
+        CellError: ``normalize_against`` is not an annotation of the records, a
+            derive function failed and no failures are collected, or a metric of
+            ``metrics``/``required`` has no value in any record (never a frame
+            silently without it).
 
-    Size: fourteen inputs, documented above (nsight-python's and nsight-lab's); the
+    Size: fifteen inputs, documented above (nsight-python's and nsight-lab's); the
     body is the steps: gather the runs, one row per key, the added columns.
     """
     spec = (
@@ -179,6 +191,8 @@ def to_dataframe(  # noqa: PLR0913  (the optional inputs are keyword-only)
     )
     ctx = _Context(session, param_names, config_values, rated_clocks_khz, info)
     runs = _gathered(records, spec, ctx, metrics, raw)
+    if records:
+        _check_requested(runs, (*required, *(metrics or ())), session.backend)
     rows: list[dict[str, object]] = []
     config_of: list[int] = []
     for (annotation, metric, ci), values in _nsight_python_order(
@@ -205,6 +219,33 @@ def to_dataframe(  # noqa: PLR0913  (the optional inputs are keyword-only)
     frame = add_rank_rows(frame, records, CONFIG_COLUMN)  # multi-rank sessions only
     result: pd.DataFrame = frame.drop(columns=CONFIG_COLUMN)
     return result
+
+
+def _check_requested(runs: _Runs, requested: Sequence[str], backend: str) -> None:
+    """Refuse a frame without a row for a metric that was asked for.
+
+    A counter backend that measured only some of the metrics asked for (PM
+    sampling on a chip that does not sample one) would otherwise give a frame with
+    no row for it and no word why (seen on an H100: ``sm__throughput`` missing).
+
+    Raises:
+        CellError: One line naming the missing metrics and what to do.
+    """
+    present = {metric for _, metric, _ in runs.series} | runs.derived
+    missing = [
+        m
+        for m in dict.fromkeys(requested)
+        if m not in present and not m.startswith(_NOT_ROWS)
+    ]
+    if not missing:
+        return
+    them = "it" if len(missing) == 1 else "them"
+    msg = (
+        f"metrics: {', '.join(missing)} asked for, but the {backend} backend "
+        f"measured no value of {them} (no row would show {them}); "
+        f"profile {them} with --backend ncu"
+    )
+    raise CellError(msg)
 
 
 def _gathered(

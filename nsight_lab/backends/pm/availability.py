@@ -93,16 +93,17 @@ class PmChecks:
         metric it cannot sample, more than one pass), which the plan says in one
         line; the defaults are trimmed to the first group that fits one
         pass. Where the check itself fails, given metrics are refused with the
-        reason and the defaults are taken unchecked (CUPTI checks them when it
-        configures sampling), said in the notes.
+        reason and metrics not marked given are taken unchecked (CUPTI checks them
+        when it configures sampling: an error then, never a metric dropped), said
+        in the notes.
         """
-        given = asked_for(wanted, given=given)
         try:
             torch = require_cuda("pm")
             index = int(torch.cuda.current_device())
-            problem = self.start_problem(index) if given else None
+            whole = asked_for(wanted, given=given)
+            problem = self.start_problem(index) if whole else None
             if problem is not None:
-                return MetricVerdict(wanted, given, refused=problem)
+                return MetricVerdict(wanted, whole, refused=problem)
             check = self.check(torch, index)
             return judged(check, wanted, given=given)
         except Exception as exc:  # noqa: BLE001  (a probe never raises)

@@ -283,6 +283,12 @@ class MetricCheck:
         )
 
     def _refusal(self, refused: list[str]) -> str:
+        """One line: the metrics refused, close names it takes, what to do.
+
+        A close name is on the same unit (the part before ``__``): a typo's fix,
+        not another unit's metric (``dram__throughput`` is no hint for a refused
+        ``sm__throughput``, the tutorial's pair, though the two spell alike).
+        """
         names = ", ".join(refused)
         close: list[str] = []
         try:
@@ -290,7 +296,9 @@ class MetricCheck:
         except Exception:  # noqa: BLE001  (close names are a courtesy)
             known = sorted(self.verdicts.accepted)
         for metric in refused[:3]:
-            close += difflib.get_close_matches(metric, known, n=2, cutoff=0.75)
+            unit = metric.split("__", 1)[0] + "__"
+            same_unit = [m for m in known if m.startswith(unit)]
+            close += difflib.get_close_matches(metric, same_unit, n=2, cutoff=0.75)
         hint = ""
         if close:
             hint = f"close names it takes: {', '.join(dict.fromkeys(close))}; "

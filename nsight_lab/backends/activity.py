@@ -15,7 +15,6 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from nsight_lab.backends.causes import LaunchCall
 from nsight_lab.errors import BackendUnavailableError
 
 BUFFER_BYTES = 8 * 1024 * 1024
@@ -49,6 +48,15 @@ class KernelActivity:
 def external_kind(cupti: Any) -> Any:  # noqa: ANN401
     """The external correlation kind nsight-lab pushes (Kineto: CUSTOM0, CUSTOM1)."""
     return cupti.ExternalCorrelationKind.CUSTOM2
+
+
+@dataclass(frozen=True)
+class LaunchCall:
+    """One CUDA runtime or driver API call as CUPTI recorded it."""
+
+    correlation_id: int
+    start_ns: int
+    thread_id: int
 
 
 SUBSCRIBED = threading.Lock()

@@ -33,16 +33,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
-    from nsight_lab.backends.activity import KernelActivity
-
-
-@dataclass(frozen=True)
-class LaunchCall:
-    """One CUDA runtime or driver API call as CUPTI recorded it."""
-
-    correlation_id: int
-    start_ns: int
-    thread_id: int
+    from nsight_lab.backends.activity import KernelActivity, LaunchCall
 
 
 @dataclass

@@ -17,7 +17,6 @@ if TYPE_CHECKING:
 
     from nsight_lab.backends.activity import KernelActivity
     from nsight_lab.backends.causes import Causes
-    from nsight_lab.backends.cupti import PendingRun
 
 
 def one_shape(
@@ -54,11 +53,11 @@ def one_shape(
 
 def region_shapes(
     regions: Mapping[str, Sequence[KernelActivity]],
-    run: PendingRun,
+    host_ns: Mapping[str, int],
     causes: Causes,
 ) -> dict[str, dict[str, float]]:
-    """Region name -> its shape in ``run``."""
+    """Region name -> its shape (``host_ns``: each region's open time)."""
     return {
-        name: one_shape(records, run.host_ns.get(name), causes)
+        name: one_shape(records, host_ns.get(name), causes)
         for name, records in regions.items()
     }

@@ -157,6 +157,8 @@ def _results(  # noqa: PLR0913, PLR0917  (the profile's parts the results need)
         info=request.info,
         raw=raw if options.output_csv is not None else None,
         metrics=request.metrics,
+        # Every --metrics name is a row, or the cell fails naming it (issue 28).
+        required=options.extra_metrics if "--metrics" in options.given else (),
     )
     csv_files = _write_csv(options.output_csv, request, session_id, frame, raw)
     return frame, csv_files

@@ -8,9 +8,8 @@ device by ``benchmarks/realwork.py`` are replayed by ``test_realwork_replay.py``
 
 from __future__ import annotations
 
-from nsight_lab.backends.activity import KernelActivity
+from nsight_lab.backends.activity import KernelActivity, LaunchCall
 from nsight_lab.backends.causes import (
-    LaunchCall,
     RegionTimeline,
     attribute_causes,
     unique_records,

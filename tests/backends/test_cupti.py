@@ -193,3 +193,83 @@ def test_one_subscription_at_a_time_each_with_its_own_records() -> None:
     second.stop()  # once only: the slot is not released twice
     assert not SUBSCRIBED.locked()
     assert first.kernels is not second.kernels  # the records are the owner's
+
+
+@pytest.mark.gpu
+def test_launches_of_other_threads_and_autograd_belong_to_the_open_region() -> None:
+    """backward()'s kernels come from autograd's engine threads; a user's thread too."""
+    _needs_cupti()
+    import threading
+
+    import torch
+
+    from nsight_lab.contract import shape
+
+    w = torch.randn(2048, 2048, device="cuda", requires_grad=True)
+    x = torch.randn(2048, 2048, device="cuda")
+    b = torch.randn(4096, 4096, device="cuda")
+    m = CuptiBackend().open(parse_options("--cache-control all"))
+    try:
+        for i in range(5):
+            m.begin_run(RunKey(0, i))
+            m.enter_region("forward")
+            loss = (x @ w).square().sum()
+            m.exit_region("forward")
+            m.enter_region("backward")
+            loss.backward()
+            m.exit_region("backward")
+            m.enter_region("thread")
+            worker = threading.Thread(target=lambda: b @ b)
+            worker.start()
+            worker.join()
+            m.exit_region("thread")
+            m.end_run(0.0)
+        timings = m.completed(wait=True)
+    finally:
+        m.close()
+    last = timings[-1]
+    # backward holds two 2048^3 GEMMs' worth (dW and the square's grad) at least;
+    # by ids alone it held only what the main thread launched (a few µs).
+    assert last.regions["backward"] > 0.5 * last.regions["forward"]
+    assert last.shape["backward"][shape.FOREIGN] >= 1
+    assert last.regions["thread"] > 0
+    assert last.shape["thread"][shape.FOREIGN] == last.shape["thread"][shape.LAUNCHES]
+
+
+@pytest.mark.gpu
+def test_torch_profiler_before_a_cupti_profile_changes_nothing() -> None:
+    """After Kineto ran in the process, each kernel still counts once."""
+    _needs_cupti()
+    import torch
+
+    a = torch.randn(4096, 4096, device="cuda")
+
+    def median_mm() -> float:
+        m = CuptiBackend().open(parse_options("--cache-control all"))
+        try:
+            for i in range(20):
+                m.begin_run(RunKey(0, i))
+                m.enter_region("mm")
+                a @ a
+                m.exit_region("mm")
+                m.end_run(0.0)
+            timings = m.completed(wait=True)
+        finally:
+            m.close()
+        assert all(
+            len(t.kernels["mm"]) == len(timings[0].kernels["mm"]) for t in timings
+        )
+        return statistics.median(t.regions["mm"] for t in timings)
+
+    before = median_mm()
+    with torch.profiler.profile(
+        activities=[torch.profiler.ProfilerActivity.CUDA]
+    ) as prof:
+        a @ a
+        torch.cuda.synchronize()
+    assert any(e.device_type.name == "CUDA" for e in prof.events())
+    after = median_mm()
+    assert after == pytest.approx(before, rel=0.05)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]):
+        with pytest.raises(Exception, match="inside a running torch.profiler"):
+            CuptiBackend().open(parse_options(""))

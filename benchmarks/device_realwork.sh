@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Issue 28's GPU checks in ONE device call (H100 or H200), from the repository root:
+#
+#   device run: command "bash benchmarks/device_realwork.sh", carry [".whl", ".nsight-python"]
+#
+# 1. the carried wheels into /tmp/site (benchmarks/device_wheels.sh, NO_NCU_REPORT=1 fits
+#    the 64 MiB tree: ncu's own extras/python gives ncu_report), libcupti 13.4 first;
+# 2. benchmarks/pm_catalog.py -> $OUT/pm_catalog.json (the chip's PM-sampling catalog);
+# 3. pytest -m gpu over the files with GPU tests -> $OUT/pytest_gpu.log;
+# 4. benchmarks/realwork.py (events, cupti, pm; ncu and plain ncu with REALWORK_NCU=1)
+#    -> $OUT/realwork.json, realwork.md, realwork.log, realwork_streams.json.gz;
+# 5. NVIDIA's nsight-python examples 00-11 and 13 (auto) -> $OUT/examples.tar.gz.
+# Flags: RUN_CATALOG RUN_PYTEST RUN_REALWORK RUN_EXAMPLES (1), REALWORK_NCU (1),
+# REALWORK_ARGS, PYTEST_ARGS, DEADLINE_S (560).
+set -uo pipefail
+export PYTHONUNBUFFERED=1
+cd "$(dirname "$0")/.."
+root=$PWD
+OUT=${OUT:-$root/device-out}
+mkdir -p "$OUT"
+SITE=/tmp/site
+DEADLINE_S=${DEADLINE_S:-560}
+t0=$SECONDS
+log() { echo "[device_realwork +$((SECONDS - t0))s] $*" | tee -a "$OUT/device.log"; }
+left() { echo $((DEADLINE_S - (SECONDS - t0))); }
+step() {
+  local name=$1 want=$2 out=$3 s rc l
+  shift 3
+  l=$(left); s=$((l < want ? l : want))
+  if ((s < 20)); then log "$name: skipped, $l s left"; return 0; fi
+  log "$name: start (timeout $s s)"
+  timeout -k 10 "$s" "$@" >"$out" 2>&1
+  rc=$?
+  log "$name: rc=$rc$( ((rc == 124 || rc == 137)) && echo ' (TIMED OUT)')"
+}
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+  --target "$SITE" .whl/*.whl >>"$OUT/device.log" 2>&1 && log "wheels installed"
+export PYTHONPATH=$root:$SITE
+cupti_so=$(find "$SITE"/nvidia -name 'libcupti.so*' 2>/dev/null | sort | head -1)
+[[ -n $cupti_so ]] && export LD_LIBRARY_PATH=$(dirname "$cupti_so")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+if ! python3 -c "import ncu_report" 2>/dev/null; then
+  for d in /opt/nvidia/nsight-compute/*/extras/python /usr/local/cuda/nsight-compute*/extras/python; do
+    [[ -f $d/ncu_report.py ]] && export PYTHONPATH=$PYTHONPATH:$d && break
+  done
+fi
+export MPLBACKEND=Agg
+{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; ncu --version | tail -1
+  python3 -c "import torch, cupti, ncu_report, nvtx; print(torch.__version__, torch.cuda.get_device_name(0))"; } >>"$OUT/device.log" 2>&1
+log "stack: $(tail -1 "$OUT/device.log")"
+if [[ ${RUN_CATALOG:-1} == 1 ]]; then
+  step pm_catalog 60 "$OUT/pm_catalog.log" python3 benchmarks/pm_catalog.py "$OUT/pm_catalog.json"
+fi
+if [[ ${RUN_PYTEST:-1} == 1 ]]; then
+  mapfile -t files < <(grep -rlE 'pytest\.mark\.gpu' tests --include='test_*.py' | sort)
+  step pytest "${PYTEST_S:-200}" "$OUT/pytest_gpu.log" \
+    python3 -m pytest -p no:cacheprovider -o "addopts=--import-mode=importlib --strict-markers" \
+    -rA -m gpu -q ${PYTEST_ARGS:-} "${files[@]}"
+  log "pytest: $(tail -1 "$OUT/pytest_gpu.log")"
+fi
+if [[ ${RUN_REALWORK:-1} == 1 ]]; then
+  ncu_flag=(); [[ ${REALWORK_NCU:-1} == 1 ]] && ncu_flag=(--ncu)
+  step realwork "${REALWORK_S:-330}" "$OUT/realwork_stdout.log" \
+    python3 benchmarks/realwork.py --out "$OUT" "${ncu_flag[@]}" \
+    --fixture "$OUT/realwork_streams.json.gz" ${REALWORK_ARGS:-}
+  tail -30 "$OUT/realwork_stdout.log" >>"$OUT/device.log"
+fi
+if [[ ${RUN_EXAMPLES:-1} == 1 && -d .nsight-python/examples ]]; then
+  work=$(mktemp -d)
+  step examples "${EXAMPLES_S:-200}" "$work/stdout.log" \
+    python3 benchmarks/nsight_python_examples.py .nsight-python "$work/examples" \
+    --backend auto --only 00,01,02,03,04,05,06,07,08,09,10,11,13 --timeout 100
+  cp "$work/stdout.log" "$work/examples/" 2>/dev/null
+  tar -czf "$OUT/examples.tar.gz" -C "$work" examples 2>>"$OUT/device.log"
+  log "examples: $(grep -E '^[0-9]{2}_' "$work/examples/summary.log" 2>/dev/null | awk '{print $1, $2}' | paste -sd';')"
+fi
+log "done; files: $(cd "$OUT" && ls | paste -sd' ')"

@@ -1,0 +1,464 @@
+r"""Issue 28's evidence: real work through every backend, against independent truths.
+
+The cell (``benchmarks/realwork_cell.py``): a bf16 transformer training step (forward,
+loss, backward, optimizer), a ``torch.compile``d forward, a CUDA-graph replay, a side
+stream, launch-bound decode steps -- eight regions, through the real ``%%nsight`` magic
+in an in-process IPython shell, as a user runs it. Truths, taken in this process:
+
+* **kernel sum**: torch.profiler's (Kineto's) kernel timeline, every thread and stream;
+  each region run alone between two ``torch.cuda.synchronize()``, its GPU activity
+  (kernels, memcpys, memsets) summed; medians over ``--runs``;
+* **event span**: CUDA events around the region on the current stream, synchronized
+  before and after (what the events backend should read);
+* **bytes** (``--ncu``): a plain ``ncu`` run of the same steps in a child, regions as
+  process-wide NVTX start/end ranges, DRAM bytes read and written per region.
+
+Phases: ``before`` (no torch.profiler yet in the process), then the truths (torch.profiler
+runs), then ``after``: each of events, cupti, pm (DRAM pair) and, with ``--ncu``, the ncu
+backend, in both. Every cell's session, notes and per-region medians and shape go to
+``realwork.json``; ``--fixture PATH`` also writes the cupti backend's activity streams
+(records, stamped ids, API calls, region timeline, runs) of a few collections per phase,
+which ``tests/backends/test_realwork_replay.py`` replays on the CPU.
+
+On the device, from the repository root (``benchmarks/device_realwork.sh`` does it)::
+
+    PYTHONPATH=$PWD:/tmp/site python3 benchmarks/realwork.py --out $OUT --ncu \
+        --fixture $OUT/realwork_streams.json.gz
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gzip
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from realwork_cell import STEPS  # noqa: E402
+
+DRAM = ("dram__bytes_read.sum", "dram__bytes_write.sum")
+CELL = "\n".join(
+    [
+        "import sys, nsight",
+        "sys.path.insert(0, 'benchmarks')",
+        "import realwork_cell",
+        "rw = realwork_cell.work(small=SMALL)",
+        *(f"with nsight.annotate({s!r}):\n    rw.{s}()" for s in STEPS),
+    ]
+)
+BACKENDS = {
+    "events": "--backend events",
+    "cupti": "--backend cupti",
+    "pm": f"--metrics {','.join(DRAM)}",
+    "ncu": f"--backend ncu --metrics {','.join(DRAM)}",
+}
+
+
+def median(values: list[float]) -> float | None:
+    """The median, or None with no values."""
+    return float(statistics.median(values)) if values else None
+
+
+class Bench:
+    """The results, written after every part."""
+
+    def __init__(self, out: Path) -> None:
+        """Results under ``out``."""
+        self.out = out
+        self.results: dict[str, Any] = {"parts": {}, "cells": []}
+        self.t0 = time.perf_counter()
+
+    def log(self, *parts: object) -> None:
+        """A line to stdout and realwork.log."""
+        line = f"[realwork +{time.perf_counter() - self.t0:6.1f}s] " + " ".join(
+            str(p) for p in parts
+        )
+        print(line, flush=True)
+        with (self.out / "realwork.log").open("a") as f:
+            f.write(line + "\n")
+
+    def save(self) -> None:
+        """realwork.json."""
+        (self.out / "realwork.json").write_text(
+            json.dumps(self.results, indent=1, default=str)
+        )
+
+    def part(self, name: str, fn: Any, *args: Any) -> Any:  # noqa: ANN401
+        """Run one part, its failure recorded and the next part run."""
+        t = time.perf_counter()
+        self.log(f"{name}: start")
+        try:
+            got = fn(*args)
+            self.results["parts"][name] = {"wall_s": round(time.perf_counter() - t, 2)}
+            return got
+        except Exception as exc:  # noqa: BLE001  (a part never stops the rest)
+            self.results["parts"][name] = {
+                "error": f"{type(exc).__name__}: {exc}",
+                "traceback": traceback.format_exc(),
+            }
+            self.log(f"{name}: FAILED {type(exc).__name__}: {exc}")
+            return None
+        finally:
+            self.save()
+
+
+# ------------------------------------------------------------------ truths
+
+
+def truths(runs: int, small: bool) -> dict[str, dict[str, float | None]]:
+    """Per step: torch.profiler's GPU-activity sum and a synchronized event span."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    import realwork_cell
+
+    rw = realwork_cell.work(small=small)
+    spans: dict[str, list[float]] = {s: [] for s in STEPS}
+    for _ in range(runs):
+        for step in STEPS:
+            start, end = torch.cuda.Event(True), torch.cuda.Event(True)
+            torch.cuda.synchronize()
+            start.record()
+            getattr(rw, step)()
+            end.record()
+            torch.cuda.synchronize()
+            spans[step].append(start.elapsed_time(end) * 1e3)
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for i in range(runs):
+            for step in STEPS:
+                torch.cuda.synchronize()
+                with record_function(f"truth::{step}::{i}"):
+                    getattr(rw, step)()
+                    torch.cuda.synchronize()
+    events = prof.events()
+    windows = [
+        (e.name.split("::")[1], e.time_range.start, e.time_range.end)
+        for e in events
+        if e.name.startswith("truth::")
+    ]
+    gpu = [
+        e
+        for e in events
+        if e.device_type.name == "CUDA" and not getattr(e, "is_user_annotation", False)
+    ]
+    sums: dict[str, list[float]] = {s: [] for s in STEPS}
+    counts: dict[str, list[int]] = {s: [] for s in STEPS}
+    for step, lo, hi in windows:
+        inside = [e for e in gpu if lo <= e.time_range.start <= hi]
+        sums[step].append(sum(e.time_range.elapsed_us() for e in inside))
+        counts[step].append(len(inside))
+    return {
+        s: {
+            "kernel_sum_us": median(sums[s]),
+            "activities": median([float(c) for c in counts[s]]),
+            "event_span_us": median(spans[s]),
+        }
+        for s in STEPS
+    }
+
+
+# ------------------------------------------------------------------ the magic
+
+
+class Recorder:
+    """Keeps the cupti backend's activity streams (a few collections per phase)."""
+
+    def __init__(self, keep: int) -> None:
+        """Keep at most ``keep`` collections per phase."""
+        self.keep = keep
+        self.phase = "before"
+        self.streams: list[dict[str, Any]] = []
+        self.kinds: Counter[str] = Counter()
+        self._pending: dict[str, Any] | None = None
+
+    def install(self) -> None:
+        """Wrap attribute_causes and the measurement's timings; count record kinds."""
+        from nsight_lab.backends import activity, cupti
+
+        original_causes = cupti.attribute_causes
+        original_timings = cupti.CuptiMeasurement._timings
+        original_completed = activity.ActivityBuffer._completed
+        rec = self
+
+        def causes(kernels, stamped, launches, timeline):  # noqa: ANN001, ANN202
+            out = original_causes(kernels, stamped, launches, timeline)
+            if rec.wanted():
+                wanted = {k.correlation_id for k in kernels}
+                rec._pending = {
+                    "phase": rec.phase,
+                    "kernels": [list(k.__dict__.values()) for k in kernels],
+                    "kernel_fields": list(kernels[0].__dict__) if kernels else [],
+                    "stamped": {str(c): e for c, e in stamped.items() if c in wanted},
+                    "launches": {
+                        str(c): [v.start_ns, v.thread_id]
+                        for c, v in launches.items()
+                        if c in wanted
+                    },
+                    "timeline": [list(timeline.times), list(timeline.tops)],
+                }
+            return out
+
+        def timings(self, causes_, runs):  # noqa: ANN001, ANN202
+            got = original_timings(self, causes_, runs)
+            if rec._pending is not None:
+                rec._pending["runs"] = [
+                    {"seq": r.seq, "regions": r.regions, "host_ns": r.host_ns}
+                    for r in runs
+                ]
+                rec._pending["regions_ns"] = [t.regions for t in got]
+                rec.streams.append(rec._pending)
+                rec._pending = None
+            return got
+
+        def completed(self, records):  # noqa: ANN001, ANN202
+            kinds = [int(r.kind) for r in records]
+            rec.kinds.update(f"{rec.phase}:{k}" for k in kinds)
+            original_completed(self, records)
+
+        cupti.attribute_causes = causes
+        cupti.CuptiMeasurement._timings = timings
+        activity.ActivityBuffer._completed = completed
+
+    def wanted(self) -> bool:
+        """Whether this collection is kept."""
+        return sum(1 for s in self.streams if s["phase"] == self.phase) < self.keep
+
+
+def shell(small: bool) -> Any:  # noqa: ANN401
+    """An in-process IPython shell with nsight_lab loaded."""
+    from IPython import get_ipython
+    from IPython.testing.globalipapp import start_ipython
+
+    ip = start_ipython() or get_ipython()
+    ip.run_line_magic("load_ext", "nsight_lab")
+    ip.run_cell(f"SMALL = {small!r}")
+    return ip
+
+
+def run_cell(ip: Any, backend: str, runs: int, bench: Bench, phase: str) -> dict:  # noqa: ANN401
+    """One ``%%nsight`` cell; its session's per-region medians and shape."""
+    from nsight_lab.contract import shape
+    from nsight_lab.store.run_store import RunStore
+
+    options = f"{BACKENDS[backend]} --runs {runs} --warmup 2 --quiet"
+    entry: dict[str, Any] = {"backend": backend, "phase": phase, "options": options}
+    bench.results["cells"].append(entry)
+    t = time.perf_counter()
+    result = ip.run_cell(f"%%nsight {options}\n{CELL}")
+    entry["wall_s"] = round(time.perf_counter() - t, 2)
+    failure = result.error_before_exec or result.error_in_exec
+    if failure is not None:
+        entry["error"] = f"{type(failure).__name__}: {failure}"
+    with RunStore() as store:
+        session = store.list_sessions(limit=1)[0]
+        records = store.runs(session.id)
+    entry.update(
+        session=session.id,
+        status=session.status,
+        backend_used=session.backend,
+        backend_reason=session.backend_reason,
+        notes=list(session.notes),
+        stored=len(records),
+    )
+    regions: dict[str, Any] = {}
+    for step in STEPS:
+        rs = [r for r in records if r.annotation == step]
+        row: dict[str, Any] = {
+            "median_us": median([r.duration_ns / 1e3 for r in rs]),
+            "rsd": (
+                statistics.stdev([r.duration_ns for r in rs])
+                / statistics.mean([r.duration_ns for r in rs])
+                if len(rs) > 1 and statistics.mean([r.duration_ns for r in rs]) > 0
+                else None
+            ),
+            "kernels": len(rs[-1].kernels) if rs else None,
+        }
+        for metric in (*DRAM, *shape.ALL):
+            row[metric] = median([r.metrics[metric] for r in rs if metric in r.metrics])
+        regions[step] = row
+    entry["regions"] = regions
+    bench.log(
+        f"{phase} {backend}: {entry.get('status')} {entry['wall_s']} s "
+        f"{entry.get('error', '')} "
+        + " ".join(f"{s}={regions[s]['median_us']}" for s in STEPS)
+    )
+    return entry
+
+
+# ------------------------------------------------------------------ plain ncu
+
+
+PLAIN = """
+import sys, nvtx, torch
+sys.path.insert(0, 'benchmarks')
+import realwork_cell
+rw = realwork_cell.work(small={small!r})
+for run in range({runs}):
+    for step in realwork_cell.STEPS:
+        torch.cuda.synchronize()
+        r = nvtx.start_range(message=f'{{step}} [c0 r{{run}}]', domain='nsight_lab')
+        getattr(rw, step)()
+        torch.cuda.synchronize()
+        nvtx.end_range(r)
+"""
+
+
+def plain_ncu(runs: int, small: bool, out: Path) -> dict[str, dict[str, float | None]]:
+    """DRAM bytes and kernel time per step from a plain ncu run (start/end ranges)."""
+    from nsight_lab.backends.ncu.isolate import NVTX_INCLUDE
+    from nsight_lab.backends.ncu.report import read_report
+
+    work = Path(tempfile.mkdtemp(prefix="realwork-ncu-"))
+    script = work / "plain.py"
+    script.write_text(PLAIN.format(small=small, runs=runs))
+    report = work / "plain"
+    metrics = [*DRAM, "gpu__time_duration.sum"]
+    cmd = [
+        "ncu", "--nvtx", "--nvtx-include", NVTX_INCLUDE, "--metrics", ",".join(metrics),
+        "--cache-control", "all", "--target-processes", "all", "-f", "-o", str(report),
+        sys.executable, str(script),
+    ]  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=400, check=False)
+    (out / "plain_ncu.log").write_text(done.stdout[-20000:] + done.stderr[-20000:])
+    rows = read_report(f"{report}.ncu-rep", metrics)
+    per: dict[tuple[str, int], dict[str, float]] = {}
+    for row in rows:
+        slot = per.setdefault((row.region, row.run_index), Counter())
+        slot["read"] += row.metrics.get(DRAM[0], 0.0)
+        slot["written"] += row.metrics.get(DRAM[1], 0.0)
+        slot["ns"] += row.metrics.get("gpu__time_duration.sum", 0.0)
+        slot["kernels"] += 1
+    return {
+        s: {
+            k: median([v[k] for (r, _), v in per.items() if r == s])
+            for k in ("read", "written", "ns", "kernels")
+        }
+        for s in STEPS
+    }
+
+
+# ------------------------------------------------------------------ the verdicts
+
+
+def verdicts(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per cell and region: the ratio to its truth and whether it is within the bar."""
+    truth = results.get("truth") or {}
+    plain = results.get("plain_ncu") or {}
+    rows = []
+    for cell in results["cells"]:
+        for step, got in (cell.get("regions") or {}).items():
+            t = truth.get(step, {})
+            ref = t.get("event_span_us") if cell["backend"] == "events" else t.get(
+                "kernel_sum_us"
+            )
+            ratio = got["median_us"] / ref if got["median_us"] and ref else None
+            row = {
+                "phase": cell["phase"],
+                "backend": cell["backend"],
+                "region": step,
+                "median_us": got["median_us"],
+                "truth_us": ref,
+                "ratio": ratio,
+                "within_3pct": ratio is not None and abs(ratio - 1) <= 0.03,
+            }
+            for metric, key in zip(DRAM, ("read", "written"), strict=True):
+                p = (plain.get(step) or {}).get(key)
+                if got.get(metric) is not None and p:
+                    row[f"{key}_ratio"] = got[metric] / p
+            rows.append(row)
+    return rows
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    """The closing note's table (markdown)."""
+    lines = [
+        "| phase | backend | region | median µs | truth µs | ratio | read | written |",
+        "|---|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        def f(v: Any, fmt: str) -> str:  # noqa: ANN401
+            return "" if v is None else format(v, fmt)
+
+        lines.append(
+            f"| {r['phase']} | {r['backend']} | {r['region']} | "
+            f"{f(r['median_us'], ',.1f')} | {f(r['truth_us'], ',.1f')} | "
+            f"{f(r['ratio'], '.3f')} | {f(r.get('read_ratio'), '.3f')} | "
+            f"{f(r.get('written_ratio'), '.3f')} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run every part; write realwork.json, realwork.md and the fixture."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--backends", default="events,cupti,pm")
+    parser.add_argument("--ncu", action="store_true", help="ncu backend + plain ncu")
+    parser.add_argument("--ncu-runs", type=int, default=3)
+    parser.add_argument("--small", action="store_true", help="small shapes")
+    parser.add_argument("--fixture", type=Path, help="write the activity streams")
+    parser.add_argument("--keep", type=int, default=3, help="collections per phase")
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    os.environ["NSIGHT_LAB_HOME"] = tempfile.mkdtemp(prefix="nsight-lab-realwork-")
+    bench = Bench(args.out)
+    import torch
+
+    bench.results.update(
+        host=platform.node(),
+        gpu=torch.cuda.get_device_name(0),
+        torch=torch.__version__,
+        started=time.strftime("%Y-%m-%d %H:%M:%S"),
+        runs=args.runs,
+        small=args.small,
+        steps=list(STEPS),
+    )
+    backends = args.backends.split(",")
+    if args.ncu:
+        plain = bench.part("plain_ncu", plain_ncu, args.ncu_runs, args.small, args.out)
+        bench.results["plain_ncu"] = plain
+    recorder = Recorder(args.keep)
+    recorder.install()
+    ip = shell(args.small)
+    for phase in ("before", "after"):
+        recorder.phase = phase
+        if phase == "after":
+            bench.results["truth"] = bench.part("truth", truths, args.runs, args.small)
+        for backend in backends:
+            bench.part(f"{phase}_{backend}", run_cell, ip, backend, args.runs, bench, phase)
+        if args.ncu and phase == "before":
+            bench.part("before_ncu", run_cell, ip, "ncu", args.ncu_runs, bench, phase)
+    bench.results["record_kinds"] = dict(recorder.kinds)
+    rows = verdicts(bench.results)
+    bench.results["verdicts"] = rows
+    bench.save()
+    (args.out / "realwork.md").write_text(
+        f"# realwork on {bench.results['gpu']}\n\n" + table(rows)
+    )
+    if args.fixture is not None:
+        payload = {
+            "gpu": bench.results["gpu"],
+            "truth": bench.results.get("truth"),
+            "streams": recorder.streams,
+        }
+        with contextlib.suppress(Exception), gzip.open(args.fixture, "wt") as f:
+            json.dump(payload, f)
+    bench.log("done")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

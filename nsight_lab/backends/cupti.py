@@ -151,7 +151,7 @@ def attribute(
                 },
                 telemetry=run.telemetry,
                 thermal_wait_s=run.thermal_wait_s,
-                shape={} if causes is None else region_shapes(regions, run.host_ns, causes),
+                shape=(region_shapes(regions, run.host_ns, causes) if causes else {}),
             )
         )
     return timings

@@ -270,6 +270,8 @@ def test_torch_profiler_before_a_cupti_profile_changes_nothing() -> None:
     assert any(e.device_type.name == "CUDA" for e in prof.events())
     after = median_mm()
     assert after == pytest.approx(before, rel=0.05)
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]):
-        with pytest.raises(Exception, match="inside a running torch.profiler"):
-            CuptiBackend().open(parse_options(""))
+    with (
+        torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]),
+        pytest.raises(Exception, match=r"inside a running torch\.profiler"),
+    ):
+        CuptiBackend().open(parse_options(""))

@@ -20,6 +20,7 @@ from nsight_lab.analysis.rules import (
     verdict,
 )
 from nsight_lab.contract.records import TIME_METRIC, JsonScalar
+from nsight_lab.contract.shape import PREFIX as SHAPE_PREFIX
 from nsight_lab.host_speed import HOST_TOLERANCE, PROBE_METRIC
 from nsight_lab.host_speed import PREFIX as HOST_PREFIX
 from nsight_lab.stats import summarize
@@ -81,7 +82,7 @@ class Series:
                 out.host_probe[(config_json, r.run_index)] = probe
             values = {TIME_METRIC: r.duration_ns, **r.metrics}
             for metric, value in values.items():
-                if metric.startswith(HOST_PREFIX):
+                if metric.startswith((HOST_PREFIX, SHAPE_PREFIX)):
                     continue  # it qualifies the rows; it is no row of its own
                 if math.isfinite(value):
                     key = (r.annotation, metric, config_json)

@@ -87,19 +87,17 @@ class Flag:
 
 @dataclass(frozen=True)
 class RegionShape:
-    """A region's shape over its runs (those with shape metrics).
+    """A region's shape over its runs (those with shape metrics: ``runs``).
 
     Attributes:
-        runs: Runs with a GPU busy time and a span.
-        busy_share: Median over runs of GPU busy / host span (the GPU span where the
-            host span is missing); None without runs.
+        busy_share: Median over runs of GPU busy / the longer of the host span
+            and the GPU span (at most 1 where busy <= span); None without runs.
         host_span_ns: Median host span (ns); None where not known.
         over_span: Per run on one stream: kernel time / GPU span.
         streams: The most streams any run used.
         foreign: The most launches any run took from other threads.
         duplicates: The most records CUPTI delivered twice in any run.
-        busy_rsd_pct: RSD of the GPU busy time over runs (NaN: undefined).
-        host_rsd_pct: RSD of the host span over runs (NaN: undefined).
+        busy_rsd_pct, host_rsd_pct: RSD of the busy time, host span (NaN: none).
     """
 
     runs: int
@@ -134,8 +132,11 @@ def region_shape(records: Sequence[RunRecord]) -> RegionShape | None:
         if b is None or span is None or span <= 0:
             continue
         host = _finite(r.metrics, shape.HOST_NS)
-        base = host if host is not None and host > 0 else span
-        shares.append(b / base)
+        # The region's extent on either clock: async kernels may end after its exit.
+        share = min(b, span) / max(host or 0.0, span)
+        if not math.isfinite(share):
+            continue
+        shares.append(share)
         busy.append(b)
         if host is not None and host > 0:
             hosts.append(host)

@@ -114,3 +114,38 @@ def figure_json(fig: go.Figure) -> dict[str, Any]:
     """
     result: dict[str, Any] = json.loads(pio.to_json(fig, validate=False))
     return result
+
+
+SAME_PLACE = 0.02
+"""Points closer than this share of each log axis's span are at "the same place":
+drawn as concentric rings, each one's hover naming all of them."""
+
+
+def same_place(
+    points: Sequence[tuple[float, float]], spans: tuple[float, float]
+) -> list[list[int]]:
+    """Groups of the indices of ``points`` (log x, log y) at the same place.
+
+    Two points are at the same place when both their coordinates differ by less
+    than :data:`SAME_PLACE` of the axis span; groups are closed under it.
+    """
+    parent = list(range(len(points)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, (xi, yi) in enumerate(points):
+        for j in range(i):
+            xj, yj = points[j]
+            if (
+                abs(xi - xj) < SAME_PLACE * spans[0]
+                and abs(yi - yj) < SAME_PLACE * spans[1]
+            ):
+                parent[root(i)] = root(j)
+    groups: dict[int, list[int]] = {}
+    for i in range(len(points)):
+        groups.setdefault(root(i), []).append(i)
+    return list(groups.values())

@@ -3,7 +3,9 @@
 Log-log axes with whole-number ticks: the DRAM roof, one compute roof per peak
 (labelled at its right end, labels stacked apart), the ridge points, then one marker
 per region in the region's colour and shape (filled: measured, open: modelled);
-points at the same place become concentric rings whose hovers name each other.
+points at the same place become concentric rings whose hovers name each other. A
+region whose numbers cannot be true (:mod:`nsight_lab.analysis.validity`) is drawn
+open with a red outline, its legend entry and hover saying why.
 The placement itself is :mod:`nsight_lab.roofline.placement`'s.
 """
 
@@ -15,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import plotly.graph_objects as go
 
-from nsight_lab.figures.common import log_ticks
+from nsight_lab.figures.common import log_ticks, same_place
 from nsight_lab.figures.text import plotly_text, series_label
 from nsight_lab.figures.theme import NEUTRAL, base_layout, region_style
 from nsight_lab.roofline.placement import DEFAULT_DTYPE
@@ -23,18 +25,18 @@ from nsight_lab.roofline.placement import DEFAULT_DTYPE
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from nsight_lab.analysis.validity import Flag
     from nsight_lab.figures.common import RegionKey
     from nsight_lab.roofline.placement import Peaks, Placement
 
 ROOF_DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
-SAME_PLACE = 0.02
-"""Points closer than this share of each log axis's span are at "the same place":
-drawn as concentric rings, each one's hover naming all of them."""
 ROOF_LABEL_PX = 16
 """Vertical room of a roof's label; labels closer than this are stacked."""
 MIN_PLOT_PX = 140
 """The smallest plot height the roof labels are stacked for (taller plots only
 spread them further apart)."""
+FLAGGED = "#d62728"
+"""The outline of a region whose numbers cannot be true."""
 MARKER_PX = 11
 RING_PX = 5
 """A marker's size, and what each further point at the same place adds to it."""
@@ -68,36 +70,6 @@ def _marker_symbol(symbol: str, p: Placement) -> str:
 def _decade_range(values: Sequence[float]) -> tuple[float, float]:
     lo, hi = min(values), max(values)
     return 10 ** math.floor(math.log10(lo / 10)), 10 ** math.ceil(math.log10(hi * 10))
-
-
-def _same_place(
-    points: Sequence[tuple[float, float]], spans: tuple[float, float]
-) -> list[list[int]]:
-    """Groups of the indices of ``points`` (log x, log y) at the same place.
-
-    Two points are at the same place when both their coordinates differ by less
-    than :data:`SAME_PLACE` of the axis span; groups are closed under it.
-    """
-    parent = list(range(len(points)))
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    for i, (xi, yi) in enumerate(points):
-        for j in range(i):
-            xj, yj = points[j]
-            if (
-                abs(xi - xj) < SAME_PLACE * spans[0]
-                and abs(yi - yj) < SAME_PLACE * spans[1]
-            ):
-                parent[root(i)] = root(j)
-    groups: dict[int, list[int]] = {}
-    for i in range(len(points)):
-        groups.setdefault(root(i), []).append(i)
-    return list(groups.values())
 
 
 def _roof_label_shifts(ys: Sequence[float], span: float) -> list[float]:
@@ -148,6 +120,7 @@ def roofline_figure(
     peaks: Peaks,
     *,
     order: Mapping[RegionKey, int] | None = None,
+    flags: Mapping[RegionKey, Sequence[Flag]] | None = None,
 ) -> go.Figure:
     """Log-log roofline: the device's roofs and each region placed under them.
 
@@ -160,7 +133,10 @@ def roofline_figure(
     Points at the same place are drawn as concentric rings, and
     each one's hover names them all. Each compute roof is labelled at its right
     end, the labels stacked so they never overlap. A region with no bytes or no
-    FLOPs cannot sit on log axes: its legend entry says so.
+    FLOPs cannot sit on log axes: its legend entry says so. A region with
+    ``flags`` (by (annotation, config index)) is drawn open with a red outline, its
+    legend entry marked ``(cannot be true)`` and its hover giving each flag with its
+    cause and what to do.
 
     Raises:
         Nothing.
@@ -190,7 +166,7 @@ def roofline_figure(
         id(p): plotly_text(series_label(p.annotation, p.config, with_config))
         for p in placements
     }
-    _add_regions(fig, shown, labels, order, box)
+    _add_regions(fig, shown, labels, (order, flags or {}), box)
     _add_off_axes(fig, (placements, shown), labels, order)
     return fig
 
@@ -295,7 +271,7 @@ def _rings(
         for p in shown
     ]
     rings: dict[int, tuple[int, list[str]]] = {}
-    for group in _same_place(logs, spans):
+    for group in same_place(logs, spans):
         together = [labels[id(shown[k])] for k in group]
         for ring, k in enumerate(group):
             rings[k] = (len(group) - 1 - ring, together)
@@ -309,21 +285,36 @@ _REGION_HOVER = (
     "<br>intensity: %{x:.3g} FLOP/B"
     "<br>achieved: %{y:.4g} TFLOP/s, %{customdata[9]} GB/s"
     "<br>%{customdata[4]}% of roof (%{customdata[5]} bound)"
-    "<br>%{customdata[6]}%{customdata[10]}<extra></extra>"
+    "<br>%{customdata[6]}%{customdata[10]}%{customdata[11]}<extra></extra>"
 )
+
+
+def _flag_hover(flags: Sequence[Flag]) -> str:
+    """The hover's lines for a flagged region: each flag, its cause, what to do."""
+    return "".join(
+        f"<br><b>⚠ {plotly_text(f.text)}</b><br>cause: {plotly_text(f.cause)}"
+        f"<br>do: {plotly_text(f.action)}"
+        for f in flags
+    )
 
 
 def _add_regions(
     fig: go.Figure,
     shown: Sequence[Placement],
     labels: Mapping[int, str],
-    order: Mapping[RegionKey, int],
+    marks: tuple[Mapping[RegionKey, int], Mapping[RegionKey, Sequence[Flag]]],
     box: _Box,
 ) -> None:
-    """One marker per region on the log axes (rings where points share a place)."""
+    """One marker per region on the log axes (rings where points share a place).
+
+    ``marks``: each region's number in the order, and its flags.
+    """
+    order, flagged = marks
     rings = _rings(shown, labels, box)
     for k, p in enumerate(shown):
-        style = region_style(order.get((p.annotation, p.config_index), k))
+        key = (p.annotation, p.config_index)
+        style = region_style(order.get(key, k))
+        flags = flagged.get(key, ())
         label = labels[id(p)]
         ring, here = rings[k]
         also = [name for name in here if name != label]
@@ -339,18 +330,26 @@ def _add_regions(
             p.dtype,
             f"{p.achieved_bytes_per_s / 1e9:.4g}",
             ("<br>same place: " + ", ".join(also)) if also else "",
+            _flag_hover(flags),
         ]
+        symbol = _marker_symbol(style.symbol, p)
+        if flags and not symbol.endswith("-open"):
+            symbol += "-open"
         fig.add_trace(
             go.Scatter(
                 x=[p.intensity],
                 y=[p.achieved_flops_per_s / 1e12],
-                name=f"{label} ({_source_words(p)})",
+                name=f"{label} ({_source_words(p)})"
+                + (" (cannot be true)" if flags else ""),
                 mode="markers",
                 marker={
-                    "color": style.colour,
+                    "color": FLAGGED if flags else style.colour,
                     "size": MARKER_PX + RING_PX * ring,
-                    "symbol": _marker_symbol(style.symbol, p),
-                    "line": {"width": 2, "color": style.colour},
+                    "symbol": symbol,
+                    "line": {
+                        "width": 3 if flags else 2,
+                        "color": FLAGGED if flags else style.colour,
+                    },
                 },
                 customdata=[custom],
                 hovertemplate=_REGION_HOVER,

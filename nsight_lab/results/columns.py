@@ -1,7 +1,9 @@
-"""Columns a results frame gains after aggregation: the roofline and normalization.
+"""Columns a results frame gains after aggregation: roofline, flags, normalization.
 
 :func:`add_roofline` fills the time rows' FLOPs, bytes, rates and (with the device's
-roofs) the bound and % of roof; :func:`normalize` divides the value columns by a
+roofs) the bound and % of roof, then :func:`add_validity` the flags of numbers that
+cannot be true and the GPU's busy share (:mod:`nsight_lab.analysis.validity`);
+:func:`normalize` divides the value columns by a
 target region's (``--normalize-against``). Both key rows by the frame's working
 config-index column, :data:`CONFIG_COLUMN`.
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from nsight_lab.analysis.validity import check_session
 from nsight_lab.contract.records import TIME_METRIC
 from nsight_lab.errors import CellError
 from nsight_lab.roofline.placement import (
@@ -26,7 +29,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from nsight_lab.contract.records import RunRecord
-    from nsight_lab.roofline.placement import Peaks
+    from nsight_lab.roofline.placement import Peaks, Placement
 
 NORMALIZED_COLUMNS = {
     "AvgValue": "NormalizationValue",
@@ -77,9 +80,8 @@ def add_roofline(
             w.achieved_flops_per_s / 1e12,
             w.achieved_bytes_per_s / 1e9,
         ]
-    if peaks is None:
-        return frame
-    for p in place_session(records, peaks):
+    placements = place_session(records, peaks) if peaks is not None else []
+    for p in placements:
         frame.loc[
             _time_rows(frame, p.annotation, p.config_index), list(ROOFLINE_COLUMNS)
         ] = [
@@ -96,6 +98,34 @@ def add_roofline(
             p.pct_of_roof,
             p.dtype,
         ]
+    return add_validity(frame, records, placements)
+
+
+VALIDITY_COLUMNS = ("GPUBusyPct", "Flag", "FlagCause", "FlagAction", "Note")
+"""The time rows' checks (:mod:`nsight_lab.analysis.validity`): the GPU's busy share
+of the region's span (%, NaN without shape metrics), the numbers that cannot be
+true (``; `` apart), their likely causes and what to do (``|`` apart, in the same
+order), and the launch-bound note; "" where there is nothing to say."""
+
+
+def add_validity(
+    frame: pd.DataFrame, records: Sequence[RunRecord], placements: Sequence[Placement]
+) -> pd.DataFrame:
+    """Fill :data:`VALIDITY_COLUMNS` of the time rows from the runs and placements.
+
+    Raises:
+        Nothing.
+    """
+    frame["GPUBusyPct"] = math.nan
+    for column in VALIDITY_COLUMNS[1:]:
+        frame[column] = ""
+    for (annotation, config_index), v in check_session(records, placements).items():
+        rows = _time_rows(frame, annotation, config_index)
+        frame.loc[rows, "GPUBusyPct"] = math.nan if v.busy_pct is None else v.busy_pct
+        frame.loc[rows, "Flag"] = v.flag_text
+        frame.loc[rows, "FlagCause"] = " | ".join(f.cause for f in v.flags)
+        frame.loc[rows, "FlagAction"] = " | ".join(f.action for f in v.flags)
+        frame.loc[rows, "Note"] = v.note
     return frame
 
 

@@ -49,11 +49,13 @@ __all__ = [
 ]
 
 REGION_COLUMNS = (
-    "Region", "Duration", "RSD", "GB/s", "TFLOP/s", "% of roof", "Bound", "Runs",
-    "SM clock", "Throttled", "Bytes", "FLOPs",
+    "Region", "Duration", "RSD", "GPU busy", "GB/s", "TFLOP/s", "% of roof", "Bound",
+    "Flag", "Runs", "SM clock", "Throttled", "Bytes", "FLOPs",
 )  # fmt: skip
 """The region table's columns (the config's parameters follow ``Region``):
-``Duration`` is the median, ``Bytes``/``FLOPs`` say measured or modelled."""
+``Duration`` is the median, ``GPU busy`` the GPU's share of the region's span
+(``launch-bound`` under half), ``Flag`` the numbers that cannot be true
+(:mod:`nsight_lab.analysis.validity`), ``Bytes``/``FLOPs`` measured or modelled."""
 COUNTER_COLUMNS = ("Region", "Metric", "Median", "RSD", "Runs")
 """The counter table's columns (the config's parameters follow ``Region``)."""
 
@@ -95,6 +97,14 @@ def _source(row: Mapping[str, Any], column: str) -> str:
     return str(text) if text else UNDEFINED
 
 
+def _busy(row: Mapping[str, Any]) -> str:
+    """``GPU busy``: as :attr:`nsight_lab.analysis.validity.Validity.busy_text`."""
+    busy = _cell(row, "GPUBusyPct")
+    if busy is None:
+        return UNDEFINED
+    return format_percent(busy) + (" launch-bound" if _cell(row, "Note") else "")
+
+
 def _duration_column(row: Mapping[str, Any]) -> str:
     """``Duration``; on the cpu backend ``Duration (host timer)``: it is no GPU's."""
     label = metric_label(TIME_METRIC, str(_cell(row, "Backend") or ""))
@@ -125,9 +135,11 @@ def summary_rows(frame: pd.DataFrame | None) -> list[dict[str, str]]:
         row = {str(k): v for k, v in record.items()}
         out = {"Region": _text(row.get("Annotation", ""))}
         out.update({p: _text(_cell(row, p)) for p in params})
+        per_rank = False
         if "Rank" in row:  # a multi-rank session: the span row, then each rank's
             rank = _cell(row, "Rank")
-            out["Rank"] = "span" if rank is None or rank < 0 else str(int(rank))
+            per_rank = rank is not None and rank >= 0
+            out["Rank"] = "span" if not per_rank else str(int(rank))
             out["Device"] = _text(_cell(row, "Device"))
         normalized = row.get("Normalized")
         duration = (
@@ -139,10 +151,12 @@ def summary_rows(frame: pd.DataFrame | None) -> list[dict[str, str]]:
             {
                 _duration_column(row): duration,
                 "RSD": format_percent(_cell(row, "RelativeStdDevPct")),
+                "GPU busy": UNDEFINED if per_rank else _busy(row),
                 "GB/s": format_number(_cell(row, "AchievedGBps")),
                 "TFLOP/s": format_number(_cell(row, "AchievedTFLOPs")),
                 "% of roof": format_percent(_cell(row, "PctOfRoof")),
                 "Bound": _source(row, "Bound"),
+                "Flag": UNDEFINED if per_rank else _source(row, "Flag"),
                 "Runs": format_count(_cell(row, "NumRuns")),
                 "SM clock": _clock(row),
                 "Throttled": _throttled(row),

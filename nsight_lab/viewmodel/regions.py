@@ -13,6 +13,7 @@ import math
 from collections import deque
 from typing import TYPE_CHECKING
 
+from nsight_lab.contract.shape import PREFIX as SHAPE_PREFIX
 from nsight_lab.distributed import metrics as rank_metrics
 from nsight_lab.viewmodel.streaming import StreamingSummary
 
@@ -23,9 +24,10 @@ if TYPE_CHECKING:
 
 __all__ = ["NOT_ROWS", "RankStats", "RegionStats"]
 
-NOT_ROWS = ("model__", "rank__", "host__")
+NOT_ROWS = ("model__", "rank__", "host__", SHAPE_PREFIX)
 """Metric prefixes that are no counter row (as the results frame): the work model
-(its own columns), the ranks and the host's speed."""
+(its own columns), the ranks, the host's speed and a region's shape (its GPU busy
+column and flags, :mod:`nsight_lab.analysis.validity`)."""
 
 
 class RankStats:

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import plotly.graph_objects as go
 
 from nsight_lab.analysis.baselines import table_of
+from nsight_lab.analysis.validity import check_session, checks_json
 from nsight_lab.figures import (
     CHART_ORDER,
     LiveFigures,
@@ -59,8 +60,9 @@ from nsight_lab.viewmodel import summary
 from nsight_lab.viewmodel.regions import RegionStats
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
 
+    from nsight_lab.analysis.validity import Validity
     from nsight_lab.contract.records import RunRecord, SessionInfo
     from nsight_lab.roofline.placement import Peaks
 
@@ -236,7 +238,7 @@ class SessionViewModel:
         return list(self._built()["summary"])
 
     def to_json(self) -> dict[str, Any]:
-        """``{"figures", "chart_order", "summary", "counters", "verdicts"}``.
+        """``{"figures", "chart_order", "summary", "counters", "checks", "verdicts"}``.
 
         What ``GET sessions/<id>?figures=1`` adds to a page of runs, and what the
         widget's and the bundle's traits hold: JSON-safe values (the figures'
@@ -254,17 +256,18 @@ class SessionViewModel:
         recent = self.window(WORK_RUNS)
         window = [r for r in recent if not math.isnan(r.duration_ns)]
         placements = place_session(window, self.peaks) if self.peaks else []
+        checks = check_session(window, placements)
         view = {
-            "figures": self._figures(window, placements),
+            "figures": self._figures(window, placements, checks),
             "chart_order": list(CHART_ORDER),
-            **self._tables(window, placements),
+            **self._tables(window, placements, checks),
             "verdicts": self._verdicts(recent),
         }
         self._view = (self.version, view)
         return view
 
     def tables(self) -> dict[str, Any]:
-        """``{"summary", "counters"}`` alone, no figure: what a terminal shows.
+        """``{"summary", "counters", "checks"}`` alone, no figure: a terminal's.
 
         The same rows as :meth:`to_json`'s (``nsight-lab show`` prints them).
 
@@ -274,22 +277,33 @@ class SessionViewModel:
         recent = self.window(WORK_RUNS)
         window = [r for r in recent if not math.isnan(r.duration_ns)]
         placements = place_session(window, self.peaks) if self.peaks else []
-        return self._tables(window, placements)
+        return self._tables(window, placements, check_session(window, placements))
 
     def _tables(
-        self, window: Sequence[RunRecord], placements: Sequence[Any]
+        self,
+        window: Sequence[RunRecord],
+        placements: Sequence[Any],
+        checks: Mapping[tuple[str, int], Validity],
     ) -> dict[str, Any]:
         groups = self.regions
         works = region_work(window)
+        with_config = len({g.config_index for g in groups}) > 1
         return {
-            "summary": summary.region_rows(self.session, groups, works, placements),
+            "summary": summary.region_rows(
+                self.session, groups, works, placements, checks
+            ),
             "counters": summary.counter_table(
                 self.session, groups, self._metrics, self._derived
             ),
+            # What cannot be true, its cause and what to do; launch-bound notes.
+            "checks": checks_json(checks.values(), with_config=with_config),
         }
 
     def _figures(
-        self, window: Sequence[RunRecord], placements: Sequence[Any]
+        self,
+        window: Sequence[RunRecord],
+        placements: Sequence[Any],
+        checks: Mapping[tuple[str, int], Validity],
     ) -> dict[str, dict[str, Any]]:
         order = {key: i for i, key in enumerate(self._groups)}
         out = dict(self.live.figures)
@@ -300,8 +314,9 @@ class SessionViewModel:
             out["clocks"] = {**out["clocks"], "layout": layout}
         if placements:
             if self.peaks is not None:
+                flags = {key: v.flags for key, v in checks.items() if v.flags}
                 out["roofline"] = figure_json(
-                    roofline_figure(placements, self.peaks, order=order)
+                    roofline_figure(placements, self.peaks, order=order, flags=flags)
                 )
             out["traffic"] = figure_json(traffic_figure(placements, order=order))
         counters = counters_figure(list(window), self.peaks, order=order)

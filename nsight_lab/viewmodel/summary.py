@@ -42,6 +42,7 @@ from nsight_lab.text.visible import printable
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from nsight_lab.analysis.validity import Validity
     from nsight_lab.contract.records import JsonScalar, SessionInfo
     from nsight_lab.roofline.placement import Placement, RegionWork
     from nsight_lab.viewmodel.regions import RankStats, RegionStats
@@ -58,11 +59,13 @@ __all__ = [
 ]
 
 REGION_COLUMNS = (
-    "Region", "Duration", "RSD", "GB/s", "TFLOP/s", "% of roof", "Bound", "Runs",
-    "SM clock", "Throttled", "Bytes", "FLOPs",
+    "Region", "Duration", "RSD", "GPU busy", "GB/s", "TFLOP/s", "% of roof", "Bound",
+    "Flag", "Runs", "SM clock", "Throttled", "Bytes", "FLOPs",
 )  # fmt: skip
 """The region table's columns (the config's parameters follow ``Region``):
-``Duration`` is the median, ``Bytes``/``FLOPs`` say measured or modelled."""
+``Duration`` is the median, ``GPU busy`` the GPU's share of the region's span,
+``Flag`` the numbers that cannot be true (:mod:`nsight_lab.analysis.validity`),
+``Bytes``/``FLOPs`` say measured or modelled."""
 COUNTER_COLUMNS = ("Region", "Metric", "Median", "RSD", "Runs")
 """The counter table's columns (the config's parameters follow ``Region``)."""
 
@@ -145,14 +148,13 @@ def region_rows(
     groups: Sequence[RegionStats],
     works: Sequence[RegionWork],
     placements: Sequence[Placement],
+    checks: Mapping[tuple[str, int], Validity] | None = None,
 ) -> list[dict[str, str]]:
     """The region table: one row of text cells per region and config.
 
-    As :func:`nsight_lab.views.summary.region_rows`: ``Region``, the parameters, the
-    median duration (``x target`` with ``--normalize-against``), RSD, GB/s,
-    TFLOP/s, % of roof, bound, runs, SM clock, throttled runs and the sources of
-    bytes and FLOPs, less the columns with nothing in any row. ``works`` and
-    ``placements`` (with the device's peaks) give the roofline columns.
+    As the frame's (:data:`REGION_COLUMNS`, ``x target`` with
+    ``--normalize-against``), less the columns with nothing in any row. ``works``
+    and ``placements`` give the roofline columns, ``checks`` GPU busy and Flag.
 
     Raises:
         Nothing.
@@ -173,21 +175,20 @@ def region_rows(
             if base is None:
                 continue
             divisor = base.duration.median
-        head = {"Region": _text(g.annotation)}
-        head.update({p: _text(g.config.get(p)) for p in params})
-        if ranked:  # the span row, then each rank's
-            devices = (g.ranks[r].device for r in sorted(g.ranks))
-            head.update({"Rank": "span", "Device": ",".join(dict.fromkeys(devices))})
+        head = _head(g, params, ranked=ranked)
         cells = work.get((g.annotation, g.config_index), {})
+        check = (checks or {}).get((g.annotation, g.config_index))
         rows.append(
             {
                 **head,
                 duration_column: _duration(g.duration.median, divisor, target),
                 "RSD": format_percent(_finite(g.duration.rsd_pct)),
+                "GPU busy": (check and check.busy_text) or UNDEFINED,
                 "GB/s": format_number(cells.get("GB/s")),
                 "TFLOP/s": format_number(cells.get("TFLOP/s")),
                 "% of roof": format_percent(cells.get("% of roof")),
                 "Bound": str(cells.get("Bound") or UNDEFINED),
+                "Flag": (check and check.flag_text) or UNDEFINED,
                 "Runs": format_count(g.duration.n),
                 "SM clock": _clock(g.sm_clock_mhz),
                 "Throttled": _throttled(g.throttled, g.duration.n),
@@ -200,6 +201,16 @@ def region_rows(
             for rank, stats in sorted(g.ranks.items())
         )
     return _without_empty_columns(rows, keep={"Region", *params})
+
+
+def _head(g: RegionStats, params: Sequence[str], *, ranked: bool) -> dict[str, str]:
+    """A row's region, parameters and (a multi-rank session's span row) devices."""
+    head = {"Region": _text(g.annotation)}
+    head.update({p: _text(g.config.get(p)) for p in params})
+    if ranked:  # the span row, then each rank's
+        devices = (g.ranks[r].device for r in sorted(g.ranks))
+        head.update({"Rank": "span", "Device": ",".join(dict.fromkeys(devices))})
+    return head
 
 
 def _duration(median: float, divisor: float, target: str | None) -> str:
@@ -227,10 +238,12 @@ def _rank_row(
         "Device": _text(stats.device),
         column: _duration(stats.duration.median, divisor, target),
         "RSD": format_percent(_finite(stats.duration.rsd_pct)),
+        "GPU busy": UNDEFINED,
         "GB/s": UNDEFINED,
         "TFLOP/s": UNDEFINED,
         "% of roof": UNDEFINED,
         "Bound": UNDEFINED,
+        "Flag": UNDEFINED,
         "Runs": format_count(runs),
         "SM clock": _clock(stats.sm_clock_mhz),
         "Throttled": _throttled(int(stats.throttled), runs),

@@ -158,6 +158,7 @@ def final_bundle(  # noqa: PLR0913  (the session's final state, keyword-only)
     sidebar_link: str = "",
     verdicts: Mapping[str, Any] | None = None,
     counters: Mapping[str, Any] | None = None,
+    checks: Sequence[Mapping[str, str]] = (),
 ) -> dict[str, Any]:
     """Return the cell's final MIME bundle: our type, ``text/html``, ``text/plain``.
 
@@ -174,6 +175,7 @@ def final_bundle(  # noqa: PLR0913  (the session's final state, keyword-only)
         verdicts: The verdict table against ``--baseline``, under the summary.
         counters: The counter table, on the static page only (the lab renderer
             shows the summary; the sidebar shows the counters).
+        checks: The view model's checks, listed on the static page only.
 
     Raises:
         Nothing: a static page that cannot be built is one line saying why.
@@ -188,6 +190,7 @@ def final_bundle(  # noqa: PLR0913  (the session's final state, keyword-only)
             bars=bars,
             verdicts=verdicts,
             counters=counters,
+            checks=checks,
         )
     except Exception as exc:  # noqa: BLE001  (a display must never raise)
         logger.warning("[nsight-lab] static fallback failed: %r", exc)

@@ -7,7 +7,10 @@ the counter table (counters and ``--derive`` metrics, those that read zero in ev
 run left out with a count), a bar per region and config of the median duration (the
 view model's
 :class:`~nsight_lab.viewmodel.summary.MedianBar`: over every run, from its running
-statistics), the summary table, and a note saying where the interactive charts are.
+statistics), the summary table, the checks under it (each number that cannot be
+true in red with its cause and what to do, launch-bound notes:
+:mod:`nsight_lab.analysis.validity`), and a note saying where the interactive charts
+are.
 
 Nothing here runs a browser or exports an image: the page is plain text, built in a
 few milliseconds (``benchmarks/final_bundle.py`` measures it), so a cell whose
@@ -27,6 +30,7 @@ import html
 import math
 from typing import TYPE_CHECKING, Any, TypeGuard
 
+from nsight_lab.analysis.validity import checks_lines
 from nsight_lab.figures.theme import PALETTE
 from nsight_lab.text.units import format_duration
 from nsight_lab.text.visible import printable
@@ -215,6 +219,7 @@ def static_text(  # noqa: PLR0913  (the session's state, keyword-only)
     message: str,
     summary: Sequence[Mapping[str, Any]],
     verdicts: Mapping[str, Any] | None = None,
+    checks: Sequence[Mapping[str, str]] = (),
 ) -> str:
     """Return the ``text/plain`` view of a session (as :func:`static_bundle`).
 
@@ -224,7 +229,8 @@ def static_text(  # noqa: PLR0913  (the session's state, keyword-only)
     title = f"nsight-lab session {session_id}: {status}"
     line = str(progress.get("text", ""))
     judged = verdict_text(verdicts) if verdicts else ""
-    parts = (title, line, message, summary_text(summary), judged)
+    said = "\n".join(checks_lines(checks))
+    parts = (title, line, message, summary_text(summary), said, judged)
     return _plain("\n".join(part for part in parts if part))
 
 
@@ -256,6 +262,28 @@ def _counters_html(counters: Mapping[str, Any] | None) -> str:
     return table + note
 
 
+FLAG_COLOUR = "#d62728"
+"""The colour of a number that cannot be true (the roofline's flagged outline)."""
+
+
+def _checks_html(checks: Sequence[Mapping[str, str]]) -> str:
+    """The checks as a list: a flag in red with its cause and what to do; a note."""
+    if not checks:
+        return ""
+    items = []
+    for e in checks:
+        where = e.get("region", "") + (f" ({e['config']})" if e.get("config") else "")
+        if e.get("kind") == "launch_bound":
+            items.append(f"<li>{_escape(where)}: {_escape(e.get('text', ''))}</li>")
+            continue
+        items.append(
+            f'<li><b style="color:{FLAG_COLOUR}">\u26a0 {_escape(where)}: '
+            f"{_escape(e.get('text', ''))}</b><br>cause: {_escape(e.get('cause', ''))}"
+            f"<br>do: {_escape(e.get('action', ''))}</li>"
+        )
+    return f'<ul class="jp-nsightLab-Static-checks">{"".join(items)}</ul>'
+
+
 def _where_the_charts_are(session_id: int) -> str:
     return (
         "<p><i>Interactive charts of this session: open the notebook in JupyterLab "
@@ -274,6 +302,7 @@ def static_bundle(  # noqa: PLR0913  (the session's state, keyword-only)
     bars: Sequence[MedianBar] = (),
     verdicts: Mapping[str, Any] | None = None,
     counters: Mapping[str, Any] | None = None,
+    checks: Sequence[Mapping[str, str]] = (),
 ) -> dict[str, str]:
     """Return ``text/plain`` and ``text/html`` views of a session.
 
@@ -293,6 +322,8 @@ def static_bundle(  # noqa: PLR0913  (the session's state, keyword-only)
             the summary; ``None`` without ``--baseline``.
         counters: The counter table (``SessionViewModel.to_json()["counters"]``),
             drawn under the summary in the HTML.
+        checks: The view model's checks (``to_json()["checks"]``), listed under
+            the summary.
 
     Returns:
         The MIME bundle entries.
@@ -308,8 +339,9 @@ def static_bundle(  # noqa: PLR0913  (the session's state, keyword-only)
         message=message,
         summary=summary,
         verdicts=verdicts,
+        checks=checks,
     )
-    tables = (summary, counters, verdicts)
+    tables = (summary, counters, verdicts, checks)
     body = _html_body(session_id, status, progress, message, bars, tables)
     return {
         "text/plain": plain,
@@ -327,13 +359,14 @@ def _html_body(  # noqa: PLR0913, PLR0917  (static_bundle's inputs)
         Sequence[Mapping[str, Any]],
         Mapping[str, Any] | None,
         Mapping[str, Any] | None,
+        Sequence[Mapping[str, str]],
     ],
 ) -> str:
     """The ``text/html`` view's body: title, progress, bars, tables, verdicts.
 
-    ``tables``: the summary rows, the counter table and the verdicts.
+    ``tables``: the summary rows, the counter table, the verdicts and the checks.
     """
-    summary, counters, verdicts = tables
+    summary, counters, verdicts, checks = tables
     title = f"nsight-lab session {session_id}: {status}"
     line = str(progress.get("text", ""))
     parts = [
@@ -347,6 +380,7 @@ def _html_body(  # noqa: PLR0913, PLR0917  (static_bundle's inputs)
     if bars:
         parts.append(_median_bars(bars))
     parts.append(_summary_html(summary))
+    parts.append(_checks_html(checks))
     parts.append(_counters_html(counters))
     if verdicts:
         parts.append(verdict_html(verdicts))

@@ -243,6 +243,7 @@ class WidgetView:
             summary=summary,
             bars=median_bars(self.model.regions),
             counters=view["counters"],
+            checks=view["checks"],
             sidebar_link=self.widget.sidebar_link,
             verdicts=verdicts,
         )

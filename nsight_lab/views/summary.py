@@ -5,7 +5,9 @@ table and the counter table, the strings every view shows, from running statisti
 over every run); here they are laid out for a terminal:
 
 - **Text** (:func:`summary_text`): both tables fitted to a terminal's width,
-  leaving out the least needed columns first, or every column (``wide``).
+  leaving out the least needed columns first, or every column (``wide``), then the
+  view model's checks (:func:`nsight_lab.analysis.validity.checks_lines`): each
+  number that cannot be true with its cause and what to do, launch-bound notes.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import textwrap
 from typing import TYPE_CHECKING, Any
 
+from nsight_lab.analysis.validity import checks_lines
 from nsight_lab.contract.registry import times_the_host
 from nsight_lab.roofline.peaks import known_peaks
 from nsight_lab.text.safe import for_terminal
@@ -87,12 +90,12 @@ def summary_text(
     *,
     width: int | None = None,
     wide: bool = False,
+    checks: Sequence[Mapping[str, str]] = (),
 ) -> str:
-    """Both tables as aligned text ("" when there is nothing).
+    """Both tables as aligned text ("" when there is nothing), fitted to ``width``.
 
-    Fitted to ``width`` columns: the region table leaves out :data:`_LEFT_OUT_FIRST`
-    in order until it fits, and says which; all-zero counters are left out with a
-    count. ``wide`` keeps every column and every counter.
+    The region table leaves out :data:`_LEFT_OUT_FIRST` until it fits, saying which;
+    zero counters are left out with a count (``wide`` keeps both); then ``checks``.
 
     Raises:
         Nothing.
@@ -120,6 +123,7 @@ def summary_text(
                     width,
                 )
             )
+        lines.extend(checks_lines(checks))
     table = counters or {}
     rows = list(table.get("rows") or [])
     shown = [r for r in rows if wide or not r.get("zero")]
@@ -172,7 +176,13 @@ def session_text(
     lines = [f"{title}: {', '.join(f for f in facts if f)}"]
     if session.error:
         lines.append(f"error: {session.error}")
-    text = summary_text(tables["summary"], tables["counters"], width=width, wide=wide)
+    text = summary_text(
+        tables["summary"],
+        tables["counters"],
+        width=width,
+        wide=wide,
+        checks=tables["checks"],
+    )
     lines.append(text or "no runs stored")
     out = []
     for line in "\n".join(lines).splitlines():

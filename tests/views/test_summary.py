@@ -47,11 +47,14 @@ def test_the_region_table_leads_with_the_answer(store_copy: Path) -> None:
         frame = session_results(store, 5)
     rows = summary_rows(frame)
     assert len(rows) == 12  # one per region, not 12 x 17
-    # The ncu backend reads no NVML clock: that column, empty in every row, is left
-    # out; the others keep their order.
-    assert list(rows[0]) == [c for c in REGION_COLUMNS if c != "SM clock"]
-    assert list(REGION_COLUMNS[:7]) == [
-        "Region", "Duration", "RSD", "GB/s", "TFLOP/s", "% of roof", "Bound",
+    # The ncu backend reads no NVML clock and no region shape, and no number of it
+    # passes its roof: those columns, empty in every row, are left out; the others
+    # keep their order.
+    empty = {"SM clock", "GPU busy", "Flag"}
+    assert list(rows[0]) == [c for c in REGION_COLUMNS if c not in empty]
+    assert list(REGION_COLUMNS[:9]) == [
+        "Region", "Duration", "RSD", "GPU busy", "GB/s", "TFLOP/s", "% of roof",
+        "Bound", "Flag",
     ]  # fmt: skip
     mlp_up = next(r for r in rows if r["Region"] == "mlp_up")
     assert (mlp_up["TFLOP/s"], mlp_up["% of roof"], mlp_up["Bound"]) == (

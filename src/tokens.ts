@@ -10,6 +10,7 @@ import { ISignal } from '@lumino/signaling';
 
 import type { ConnectionState, IDownload } from './transport';
 import type {
+  ICheck,
   ICompareResponse,
   ICounterTable,
   IRunRecord,
@@ -65,6 +66,8 @@ export interface ISessionDetail {
   summary: ISummaryRow[];
   /** The counter table (all-zero rows flagged), computed on the server. */
   counters?: ICounterTable | null;
+  /** What cannot be true of a region, and launch-bound notes (served). */
+  checks?: ICheck[];
   /** The verdict table against the session's baseline (served); null: none. */
   verdicts?: IVerdictTable | null;
   lastRunId: number;

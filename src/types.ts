@@ -142,6 +142,23 @@ export interface ICounterTable {
 }
 
 /**
+ * One check of a region (nsight_lab/analysis/validity.py `checks_json`): a number
+ * that cannot be true (`kind` `over_roof`, `over_span`, `low_coverage`) with its
+ * likely cause and what to do, or a launch-bound note (`launch_bound`, no cause or
+ * action). Decided in Python; shown as sent.
+ */
+export interface ICheck {
+  /** Untrusted: shown as text only. */
+  region: string;
+  /** The config's parameters as text, or `''` for a single config. */
+  config: string;
+  kind: 'over_roof' | 'over_span' | 'low_coverage' | 'launch_bound';
+  text: string;
+  cause: string;
+  action: string;
+}
+
+/**
  * A session's overall verdict against the baseline it was profiled with
  * (`%%nsight --baseline NAME`), kept at profile time (store/baselines.py
  * `StoredVerdict.to_json`).
@@ -259,6 +276,11 @@ export interface ISessionResponse {
   summary?: ISummaryRow[];
   /** With `figures=1`: the counter table, all-zero rows flagged. */
   counters?: ICounterTable;
+  /**
+   * With `figures=1`: what cannot be true of a region (its cause, what to do) and
+   * launch-bound notes, listed under the summary.
+   */
+  checks?: ICheck[];
   /** With `figures=1`: the verdict table against the session's baseline, or null. */
   verdicts?: IVerdictTable | null;
 }

@@ -222,6 +222,7 @@ const SESSION_RESPONSE: Shape<ISessionResponse> = {
   chart_order: A,
   summary: A,
   counters: O,
+  checks: A,
   verdicts: ['object', 'null']
 };
 const SESSIONS_RESPONSE: Shape<ISessionsResponse> = {

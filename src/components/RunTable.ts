@@ -2,16 +2,27 @@
  * The summary of a session: the region table the server computed and formatted
  * over every run (nsight_lab/views/summary.py, through nsight_lab/results.py
  * `summary_rows`: Region, Duration, RSD, GB/s, TFLOP/s, % of roof, Bound first),
- * then the counter table folded behind a toggle, its all-zero rows folded again.
- * Every cell is text as served: nothing is summarised or formatted here.
+ * then the checks (a number that cannot be true: its cause and what to do; a
+ * launch-bound note), then the counter table folded behind a toggle, its all-zero
+ * rows folded again. Every cell is text as served: nothing is summarised, formatted
+ * or judged here (the checks are nsight_lab/analysis/validity.py's).
  */
 
-import { ICounterTable, ISummaryRow } from '../types';
+import { ICheck, ICounterTable, ISummaryRow } from '../types';
 import { summaryColumns } from '../widget/format';
 import { h, textTable } from './dom';
 
 /** The region columns that hold names, not numbers (left-aligned). */
-const TEXT_COLUMNS: readonly string[] = ['Region', 'Bound', 'Bytes', 'FLOPs'];
+const TEXT_COLUMNS: readonly string[] = [
+  'Region',
+  'Bound',
+  'Flag',
+  'Bytes',
+  'FLOPs'
+];
+
+/** What the served `Flag` cell reads when there is nothing to flag (an en dash). */
+const NOTHING = '\u2013';
 
 /** A served cell as text (`''` for a missing one). */
 function cellText(row: ISummaryRow, column: string): string {
@@ -32,11 +43,13 @@ export function runTable(rows: readonly ISummaryRow[]): HTMLTableElement {
   columns.forEach((column, j) => {
     header.cells[j].dataset.column = column;
     const numeric = !TEXT_COLUMNS.includes(column) && j > 0;
-    rows.forEach((_, i) => {
-      body.rows[i].cells[j].classList.toggle(
-        'jp-nsightLab-RunTable-number',
-        numeric
-      );
+    rows.forEach((row, i) => {
+      const cell = body.rows[i].cells[j];
+      cell.classList.toggle('jp-nsightLab-RunTable-number', numeric);
+      const text = cellText(row, column);
+      if (column === 'Flag' && text !== '' && text !== NOTHING) {
+        cell.classList.add('jp-nsightLab-RunTable-flag');
+      }
     });
   });
   return table;
@@ -93,13 +106,57 @@ export function counterSection(
   return section;
 }
 
-/** The region table (scrolling within the panel if it must) and the counters. */
+/**
+ * The served checks as a list: a flag (what cannot be true, in the flag's colour)
+ * with its cause and what to do, a launch-bound note as a line. `null` without.
+ */
+export function checksList(
+  checks: readonly ICheck[] | null | undefined
+): HTMLUListElement | null {
+  if (!checks || checks.length === 0) {
+    return null;
+  }
+  const list = h('ul', 'jp-nsightLab-RunTable-checks');
+  for (const check of checks) {
+    const where = check.config
+      ? `${check.region} (${check.config})`
+      : check.region;
+    const item = h('li');
+    if (check.kind === 'launch_bound') {
+      item.classList.add('jp-nsightLab-RunTable-note');
+      item.textContent = `${where}: ${check.text}`;
+    } else {
+      item.classList.add('jp-nsightLab-RunTable-flag');
+      item.append(
+        h('strong', undefined, `\u26a0 ${where}: ${check.text}`),
+        h('div', undefined, `cause: ${check.cause}`),
+        h('div', undefined, `do: ${check.action}`)
+      );
+    }
+    list.appendChild(item);
+  }
+  return list;
+}
+
+/**
+ * The region table (scrolling within the panel if it must), the checks under it,
+ * and the counters.
+ */
 export function summarySection(
   rows: readonly ISummaryRow[],
-  counters?: ICounterTable | null
+  counters?: ICounterTable | null,
+  checks?: readonly ICheck[] | null
 ): HTMLElement[] {
   const scroll = h('div', 'jp-nsightLab-Table-scroll');
   scroll.appendChild(runTable(rows));
+  const out: HTMLElement[] = [scroll];
+  const said = checksList(checks);
+  if (said) {
+    out.push(said);
+  }
   const folded = counterSection(counters);
-  return folded ? [scroll, folded] : [scroll];
+  if (folded) {
+    out.push(folded);
+  }
+  return out;
 }

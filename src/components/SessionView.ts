@@ -137,7 +137,7 @@ export class SessionView extends Widget {
     );
     // The summary rows are computed on the server over every run.
     this._table.replaceChildren(
-      ...summarySection(detail.summary, detail.counters)
+      ...summarySection(detail.summary, detail.counters, detail.checks)
     );
     // Against its baseline (`--baseline`): the served verdict table, under it.
     this._verdicts.replaceChildren();

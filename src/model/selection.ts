@@ -166,6 +166,7 @@ export class SelectionModel implements ISelectionSource {
             chartOrder: response.chart_order ?? previous?.chartOrder ?? null,
             summary: response.summary ?? previous?.summary ?? [],
             counters: response.counters ?? previous?.counters ?? null,
+            checks: response.checks ?? previous?.checks ?? [],
             verdicts: response.verdicts ?? previous?.verdicts ?? null,
             lastRunId: Math.max(read.lastRunId, after)
           }

@@ -4,11 +4,12 @@
  */
 
 import {
+  checksList,
   counterSection,
   runTable,
   summarySection
 } from '../../components/RunTable';
-import { ICounterTable, ISummaryRow } from '../../types';
+import { ICheck, ICounterTable, ISummaryRow } from '../../types';
 
 const ROWS: ISummaryRow[] = [
   {
@@ -130,3 +131,87 @@ describe('counterSection', () => {
     expect(summarySection(ROWS, COUNTERS)).toHaveLength(2);
   });
 });
+
+describe('checks (issue 28: a number that cannot be true is never shown as true)', () => {
+  const FLAGGED: ISummaryRow[] = [
+    {
+      Region: 'backward',
+      Duration: '2.083 µs',
+      RSD: '0.5 %',
+      'GPU busy': '0.03 %',
+      '% of roof': '68934 %',
+      Flag: '68934 % of roof cannot be true'
+    },
+    {
+      Region: 'step',
+      Duration: '10.80 ms',
+      RSD: '24 %',
+      'GPU busy': '30 % launch-bound',
+      '% of roof': '\u2013',
+      Flag: '\u2013'
+    }
+  ];
+  const CHECKS: ICheck[] = [
+    {
+      region: 'backward',
+      config: '',
+      kind: 'over_roof',
+      text: '68934 % of roof cannot be true',
+      cause: 'its duration misses kernels it caused (other threads or streams)',
+      action: 'check its kernels and threads; time it with --backend events'
+    },
+    {
+      region: '<img src=x onerror=alert(1)>',
+      config: 'n=2',
+      kind: 'launch_bound',
+      text: 'launch-bound: GPU busy 30 % of the span; the spread follows the host',
+      cause: '',
+      action: ''
+    }
+  ];
+
+  it('marks the flagged cell and lists each flag with its cause and action', () => {
+    const [scroll, list, counters] = summarySection(FLAGGED, COUNTERS, CHECKS);
+    const table = scroll.querySelector('table')!;
+    const flagColumn = summaryColumnsIndex(table, 'Flag');
+    const body = table.tBodies[0];
+    const flagged = body.rows[0].cells[flagColumn];
+    expect(flagged.textContent).toBe('68934 % of roof cannot be true');
+    expect(flagged.classList).toContain('jp-nsightLab-RunTable-flag');
+    expect(body.rows[1].cells[flagColumn].classList).not.toContain(
+      'jp-nsightLab-RunTable-flag'
+    );
+    expect(list.classList).toContain('jp-nsightLab-RunTable-checks');
+    const items = Array.from(list.querySelectorAll('li'));
+    expect(items).toHaveLength(2);
+    expect(items[0].querySelector('strong')!.textContent).toBe(
+      '\u26a0 backward: 68934 % of roof cannot be true'
+    );
+    expect(
+      Array.from(items[0].querySelectorAll('div'), d => d.textContent)
+    ).toEqual([
+      'cause: its duration misses kernels it caused (other threads or streams)',
+      'do: check its kernels and threads; time it with --backend events'
+    ]);
+    // A note is one line, the served text, names shown as text, never markup.
+    expect(items[1].classList).toContain('jp-nsightLab-RunTable-note');
+    expect(items[1].textContent).toBe(
+      '<img src=x onerror=alert(1)> (n=2): launch-bound: GPU busy 30 % of the ' +
+        'span; the spread follows the host'
+    );
+    expect(list.querySelector('img')).toBeNull();
+    expect(counters.tagName).toBe('DETAILS');
+  });
+
+  it('adds nothing when the server sent no checks', () => {
+    expect(checksList([])).toBeNull();
+    expect(checksList(undefined)).toBeNull();
+    expect(summarySection(ROWS, null, [])).toHaveLength(1);
+  });
+});
+
+function summaryColumnsIndex(table: HTMLTableElement, column: string): number {
+  return Array.from(table.tHead!.rows[0].cells).findIndex(
+    th => th.textContent === column
+  );
+}

@@ -32,6 +32,7 @@ __all__ = [
     "kernels_by_external_id",
 ]
 
+import dataclasses
 import importlib.util
 import time
 from collections import defaultdict
@@ -45,6 +46,7 @@ from nsight_lab.backends.activity import (
     external_kind,
 )
 from nsight_lab.backends.causes import Causes, RegionTimeline, attribute_causes
+from nsight_lab.backends.clock import CuptiClock
 from nsight_lab.backends.gpu import GpuContext, refuse_beside_profiler, require_cuda
 from nsight_lab.backends.inprocess import InProcessCollector
 from nsight_lab.backends.shape import region_shapes
@@ -211,6 +213,7 @@ class CuptiMeasurement:
         self.device_name: str | None = self._gpu.name
         self._kind = external_kind(self._cupti)
         self._timeline = RegionTimeline()
+        self._clock = CuptiClock(self._cupti.get_timestamp)
         self._opened_ns = 0
         self._seq = 0
         self._depth = 0
@@ -309,10 +312,38 @@ class CuptiMeasurement:
         kernels, stamped, launches = self._activity.drain()
         self._last_flush = time.monotonic()
         runs, self._pending = self._pending, []
+        kernels = self._in_ns(kernels, runs)
         causes = attribute_causes(kernels, stamped, launches, self._timeline)
         if self._current is None:  # between runs: no later launch needs older marks
             self._timeline.forget_before(self._now())
         return self._timings(causes, runs)
+
+    def _in_ns(
+        self, kernels: list[KernelActivity], runs: list[PendingRun]
+    ) -> list[KernelActivity]:
+        """The records and the runs' host spans in ns, whoever set CUPTI's clock.
+
+        The region timeline and the API calls stay in CUPTI's ticks: they are only
+        compared with each other.
+        """
+        clock = self._clock
+        clock.update()
+        if clock.native:
+            return kernels
+        note = (
+            "CUPTI's clock runs in another client's ticks (torch.profiler's, "
+            f"{clock.rate:.3f} per ns): nsight-lab converts its timestamps to ns"
+        )
+        if note.split(" (", maxsplit=1)[0] not in " ".join(self.notes):
+            self.notes.append(note)
+        for run in runs:
+            run.host_ns = {k: clock.duration_ns(v) for k, v in run.host_ns.items()}
+        return [
+            dataclasses.replace(
+                k, start_ns=clock.ns(k.start_ns), end_ns=clock.ns(k.end_ns)
+            )
+            for k in kernels
+        ]
 
     def _timings(self, causes: Causes, runs: list[PendingRun]) -> list[RunTiming]:
         """The timings of ``runs`` from the activity read since the last collection.

@@ -27,6 +27,7 @@ It stands in for the GPU, CUPTI's activity API and CUPTI's PM sampling under the
 from __future__ import annotations
 
 import itertools
+import time
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
@@ -215,9 +216,8 @@ class ReplayActivity:
         """Nothing to stop."""
 
     def get_timestamp(self) -> int:
-        """CUPTI's clock: every launch here is stamped, so it only has to go up."""
-        self.clock = getattr(self, "clock", 0) + 1
-        return self.clock
+        """CUPTI's own clock: nanoseconds (every replayed launch is stamped)."""
+        return time.perf_counter_ns()
 
     def drain(self) -> tuple[list[KernelActivity], dict[int, int], dict[int, Any]]:
         """The kernels since the last drain, their external ids, no API calls.

@@ -9,6 +9,8 @@ are known numbers.
 
 from __future__ import annotations
 
+import time
+
 import math
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -17,6 +19,7 @@ import numpy as np
 import pytest
 
 from nsight_lab.backends.causes import Causes, RegionTimeline
+from nsight_lab.backends.clock import CuptiClock
 from nsight_lab.backends.cupti import (
     IDS_PER_RUN,
     ActivityBuffer,
@@ -143,6 +146,7 @@ def measurement(
     m._seq = 0
     m._depth = 0
     m._timeline = RegionTimeline()
+    m._clock = CuptiClock(time.perf_counter_ns)  # CUPTI's own: 1 tick per ns
     m._opened_ns = 0
     m._current = None
     m._pending = []

@@ -53,7 +53,7 @@ if [[ ${RUN_CATALOG:-1} == 1 ]]; then
 fi
 if [[ ${RUN_PYTEST:-1} == 1 ]]; then
   # ncu's tests last: a report reader crash must not take the others down.
-  mapfile -t files < <(grep -rlE 'pytest\.mark\.gpu' tests --include='test_*.py' | sort | grep -v /ncu/;
+  [[ -n ${PYTEST_FILES:-} ]] && read -ra files <<<"$PYTEST_FILES" || mapfile -t files < <(grep -rlE 'pytest\.mark\.gpu' tests --include='test_*.py' | sort | grep -v /ncu/;
     grep -rlE 'pytest\.mark\.gpu' tests/backends/ncu --include='test_*.py' | sort)
   step pytest "${PYTEST_S:-200}" "$OUT/pytest_gpu.log" \
     python3 -m pytest -p no:cacheprovider -o "addopts=--import-mode=importlib --strict-markers" \

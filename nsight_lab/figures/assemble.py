@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from nsight_lab.figures.common import figure_json, region_order
 from nsight_lab.figures.counters import counters_figure
 from nsight_lab.figures.durations import duration_figure
+from nsight_lab.figures.kernels import region_kernels
 from nsight_lab.figures.ranks import rank_figures
 from nsight_lab.figures.roofline import roofline_figure
 from nsight_lab.figures.telemetry import clocks_figure
@@ -89,12 +90,15 @@ def figures_to_json(
         )
     # One number per region, so a region has one colour and marker in every chart.
     order = region_order(records)
+    kernels = region_kernels(records)
     if placements:
         if peaks is not None:
             out["roofline"] = figure_json(
-                roofline_figure(placements, peaks, order=order)
+                roofline_figure(placements, peaks, order=order, kernels=kernels)
             )
-        out["traffic"] = figure_json(traffic_figure(placements, order=order))
+        out["traffic"] = figure_json(
+            traffic_figure(placements, order=order, kernels=kernels)
+        )
     counters = counters_figure(records, peaks, order=order)
     if counters is not None:
         out["counters"] = figure_json(counters)

@@ -122,12 +122,15 @@ drawn as concentric rings, each one's hover naming all of them."""
 
 
 def same_place(
-    points: Sequence[tuple[float, float]], spans: tuple[float, float]
+    points: Sequence[tuple[float, float]],
+    spans: tuple[float, float],
+    within: float = SAME_PLACE,
 ) -> list[list[int]]:
     """Groups of the indices of ``points`` (log x, log y) at the same place.
 
     Two points are at the same place when both their coordinates differ by less
-    than :data:`SAME_PLACE` of the axis span; groups are closed under it.
+    than ``within`` (default :data:`SAME_PLACE`) of the axis span; groups are
+    closed under it.
     """
     parent = list(range(len(points)))
 
@@ -140,10 +143,7 @@ def same_place(
     for i, (xi, yi) in enumerate(points):
         for j in range(i):
             xj, yj = points[j]
-            if (
-                abs(xi - xj) < SAME_PLACE * spans[0]
-                and abs(yi - yj) < SAME_PLACE * spans[1]
-            ):
+            if abs(xi - xj) < within * spans[0] and abs(yi - yj) < within * spans[1]:
                 parent[root(i)] = root(j)
     groups: dict[int, list[int]] = {}
     for i in range(len(points)):

@@ -36,6 +36,15 @@ _SYMBOLS = {
     "pentagon": "p",
     "cross": "P",
     "x": "X",
+    "hourglass": "8",
+    "bowtie": "H",
+    "hexagram": "*",
+    "circle-x": "X",
+    "square-cross": "P",
+    "star-diamond": "d",
+    "diamond-tall": "d",
+    "square-x": "X",
+    "circle-cross": "P",
 }
 
 

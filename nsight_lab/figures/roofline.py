@@ -2,8 +2,11 @@
 
 Log-log axes with whole-number ticks: the DRAM roof, one compute roof per peak
 (labelled at its right end, labels stacked apart), the ridge points, then one marker
-per region in the region's colour and shape (filled: measured, open: modelled);
-points at the same place become concentric rings whose hovers name each other. A
+per region in the region's colour and shape (filled: measured, open: modelled).
+Points at the same place are spread on a small circle around it (a thin spoke
+from each to the place, a grey dot at the place), each hover giving the true
+values and naming the others there; the hover names the region's kernels where
+its backend saw them (:mod:`nsight_lab.figures.kernels`). A
 region whose numbers cannot be true (:mod:`nsight_lab.analysis.validity`) is drawn
 open with a red outline, its legend entry and hover saying why.
 The placement itself is :mod:`nsight_lab.roofline.placement`'s.
@@ -18,6 +21,7 @@ from typing import TYPE_CHECKING
 import plotly.graph_objects as go
 
 from nsight_lab.figures.common import log_ticks, same_place
+from nsight_lab.figures.kernels import kernels_hover
 from nsight_lab.figures.text import plotly_text, series_label
 from nsight_lab.figures.theme import NEUTRAL, base_layout, region_style
 from nsight_lab.roofline.placement import DEFAULT_DTYPE
@@ -37,9 +41,18 @@ MIN_PLOT_PX = 140
 spread them further apart)."""
 FLAGGED = "#d62728"
 """The outline of a region whose numbers cannot be true."""
-MARKER_PX = 11
-RING_PX = 5
-"""A marker's size, and what each further point at the same place adds to it."""
+MARKER_PX = 14
+"""A region's marker size (px): shapes large enough to tell apart."""
+TOGETHER = 0.05
+"""Points closer than this share of each log axis's span are at "the same place"
+(:func:`~nsight_lab.figures.common.same_place`) and get spread."""
+APART = 0.045
+"""Drawn points closer than this share of both axes' spans (~14 px in a 320 px
+plot) are spread (or spread wider)."""
+SPREAD = 0.06
+"""The radius (share of each log axis's span) of the circle that points at one
+place are spread on: about 15-30 px in a session panel, so markers of
+:data:`MARKER_PX` sit apart."""
 
 
 def _source_words(p: Placement) -> str:
@@ -121,6 +134,7 @@ def roofline_figure(
     *,
     order: Mapping[RegionKey, int] | None = None,
     flags: Mapping[RegionKey, Sequence[Flag]] | None = None,
+    kernels: Mapping[RegionKey, Sequence[str]] | None = None,
 ) -> go.Figure:
     """Log-log roofline: the device's roofs and each region placed under them.
 
@@ -130,8 +144,11 @@ def roofline_figure(
     region in its colour and shape (:func:`region_style` of its number in
     ``order``, by default the placements' order): filled when its FLOPs and bytes
     were measured, open when either was modelled; its legend entry says which.
-    Points at the same place are drawn as concentric rings, and
-    each one's hover names them all. Each compute roof is labelled at its right
+    Points at the same place (:data:`TOGETHER`) are spread evenly on a circle of
+    :data:`SPREAD` around their place, a thin spoke from each to a grey dot at the
+    place; the hover gives the true intensity and TFLOP/s and names the others
+    there. ``kernels`` (by (annotation, config index)) names each region's kernels
+    in its hover. Each compute roof is labelled at its right
     end, the labels stacked so they never overlap. A region with no bytes or no
     FLOPs cannot sit on log axes: its legend entry says so. A region with
     ``flags`` (by (annotation, config index)) is drawn open with a red outline, its
@@ -166,7 +183,7 @@ def roofline_figure(
         id(p): plotly_text(series_label(p.annotation, p.config, with_config))
         for p in placements
     }
-    _add_regions(fig, shown, labels, (order, flags or {}), box)
+    _add_regions(fig, shown, labels, (order, flags or {}, kernels or {}), box)
     _add_off_axes(fig, (placements, shown), labels, order)
     return fig
 
@@ -261,31 +278,142 @@ def _add_roofs(
     )
 
 
-def _rings(
+@dataclass(frozen=True)
+class _Spot:
+    """Where one shown point is drawn: log x, log y, and who shares its place."""
+
+    x: float
+    y: float
+    place: tuple[float, float]
+    together: list[str]
+
+
+def _spread(
+    group: Sequence[int],
+    logs: Sequence[tuple[float, float]],
+    spans: tuple[float, float],
+) -> list[tuple[float, float, tuple[float, float]]]:
+    """Where the points of ``group`` are drawn: (log x, log y, their place).
+
+    One point: where it is. More: evenly round a circle about their middle, the
+    first at the top, of :data:`SPREAD` of each axis's span, wider when that would
+    put neighbours closer than :data:`APART`.
+    """
+    if len(group) == 1:
+        (k,) = group
+        return [(logs[k][0], logs[k][1], logs[k])]
+    mx = sum(logs[k][0] for k in group) / len(group)
+    my = sum(logs[k][1] for k in group) / len(group)
+    radius = max(SPREAD, 1.5 * APART / (2 * math.sin(math.pi / len(group))))
+    out = []
+    for i in range(len(group)):
+        angle = math.pi / 2 - 2 * math.pi * i / len(group)
+        out.append(
+            (
+                mx + radius * spans[0] * math.cos(angle),
+                my + radius * spans[1] * math.sin(angle),
+                (mx, my),
+            )
+        )
+    return out
+
+
+def _spots(
     shown: Sequence[Placement], labels: Mapping[int, str], box: _Box
-) -> dict[int, tuple[int, list[str]]]:
-    """Per shown point: its ring (0 innermost) and the labels at its place."""
+) -> list[_Spot]:
+    """Per shown point: where it is drawn (spread from a shared place) and with whom.
+
+    A point alone is drawn where it is; the points of one place (closer than
+    :data:`TOGETHER`) go evenly round a circle about the place's middle
+    (:func:`_spread`), in the order given (the same session draws the same).
+    Groups whose drawn points still come closer than :data:`APART` to each other
+    are joined and spread again, until none do.
+    """
     spans = (math.log10(box.x_hi / box.x_lo), box.y_span)
     logs = [
         (math.log10(p.intensity), math.log10(p.achieved_flops_per_s / 1e12))
         for p in shown
     ]
-    rings: dict[int, tuple[int, list[str]]] = {}
-    for group in same_place(logs, spans):
-        together = [labels[id(shown[k])] for k in group]
-        for ring, k in enumerate(group):
-            rings[k] = (len(group) - 1 - ring, together)
-    return rings
+    groups = same_place(logs, spans, TOGETHER)
+    drawn: dict[int, tuple[float, float, tuple[float, float]]] = {}
+    for _ in range(len(shown)):
+        drawn = {}
+        for group in groups:
+            drawn.update(zip(group, _spread(group, logs, spans), strict=True))
+        of = {k: g for g, group in enumerate(groups) for k in group}
+        clash = next(
+            (
+                (of[a], of[b])
+                for a in drawn
+                for b in drawn
+                if of[a] < of[b]
+                and abs(drawn[a][0] - drawn[b][0]) < APART * spans[0]
+                and abs(drawn[a][1] - drawn[b][1]) < APART * spans[1]
+            ),
+            None,
+        )
+        if clash is None:
+            break
+        joined = groups[clash[0]] + groups[clash[1]]
+        groups = [g for i, g in enumerate(groups) if i not in clash] + [sorted(joined)]
+    spots = []
+    for k in range(len(shown)):
+        group = next(g for g in groups if k in g)
+        x, y, at = drawn[k]
+        spots.append(_Spot(x, y, at, [labels[id(shown[j])] for j in group]))
+    return spots
+
+
+def _add_places(fig: go.Figure, spots: Sequence[_Spot]) -> None:
+    """Thin spokes from spread points to their place, a grey dot at each place."""
+    xs: list[float | None] = []
+    ys: list[float | None] = []
+    places: dict[tuple[float, float], int] = {}
+    for spot in spots:
+        if (spot.x, spot.y) == spot.place:
+            continue
+        places[spot.place] = len(spot.together)
+        xs += [10 ** spot.place[0], 10**spot.x, None]
+        ys += [10 ** spot.place[1], 10**spot.y, None]
+    if not places:
+        return
+    fig.add_trace(
+        go.Scatter(
+            x=xs,
+            y=ys,
+            mode="lines",
+            line={"color": NEUTRAL, "width": 1},
+            hoverinfo="skip",
+            showlegend=False,
+            name="spread from their place",
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=[10**x for x, _ in places],
+            y=[10**y for _, y in places],
+            mode="markers",
+            marker={"color": NEUTRAL, "size": 5, "symbol": "circle"},
+            customdata=list(places.values()),
+            hovertemplate=(
+                "%{customdata} regions here: %{x:.3g} FLOP/B, %{y:.4g} TFLOP/s"
+                "<br>(drawn around this point)<extra></extra>"
+            ),
+            showlegend=False,
+            name="shared places",
+        )
+    )
 
 
 _REGION_HOVER = (
     "%{customdata[0]} (%{customdata[8]}, %{customdata[7]} µs)"
     "<br>FLOPs: %{customdata[1]}"
     "<br>bytes: %{customdata[2]} read, %{customdata[3]} written"
-    "<br>intensity: %{x:.3g} FLOP/B"
-    "<br>achieved: %{y:.4g} TFLOP/s, %{customdata[9]} GB/s"
+    "<br>intensity: %{customdata[12]} FLOP/B"
+    "<br>achieved: %{customdata[13]} TFLOP/s, %{customdata[9]} GB/s"
     "<br>%{customdata[4]}% of roof (%{customdata[5]} bound)"
-    "<br>%{customdata[6]}%{customdata[10]}%{customdata[11]}<extra></extra>"
+    "<br>%{customdata[6]}%{customdata[10]}%{customdata[14]}%{customdata[11]}"
+    "<extra></extra>"
 )
 
 
@@ -302,22 +430,28 @@ def _add_regions(
     fig: go.Figure,
     shown: Sequence[Placement],
     labels: Mapping[int, str],
-    marks: tuple[Mapping[RegionKey, int], Mapping[RegionKey, Sequence[Flag]]],
+    marks: tuple[
+        Mapping[RegionKey, int],
+        Mapping[RegionKey, Sequence[Flag]],
+        Mapping[RegionKey, Sequence[str]],
+    ],
     box: _Box,
 ) -> None:
-    """One marker per region on the log axes (rings where points share a place).
+    """One marker per region on the log axes (spread where points share a place).
 
-    ``marks``: each region's number in the order, and its flags.
+    ``marks``: each region's number in the order, its flags and its kernels.
     """
-    order, flagged = marks
-    rings = _rings(shown, labels, box)
+    order, flagged, kernels = marks
+    spots = _spots(shown, labels, box)
+    _add_places(fig, spots)
     for k, p in enumerate(shown):
         key = (p.annotation, p.config_index)
         style = region_style(order.get(key, k))
         flags = flagged.get(key, ())
         label = labels[id(p)]
-        ring, here = rings[k]
-        also = [name for name in here if name != label]
+        spot = spots[k]
+        also = [name for name in spot.together if name != label]
+        ran = kernels_hover(kernels.get(key, ()))
         custom = [
             label,
             f"{p.flops:.4g}",
@@ -329,22 +463,25 @@ def _add_regions(
             f"{p.duration_ns / 1e3:.4g}",
             p.dtype,
             f"{p.achieved_bytes_per_s / 1e9:.4g}",
-            ("<br>same place: " + ", ".join(also)) if also else "",
+            ("<br>same place (drawn apart): " + ", ".join(also)) if also else "",
             _flag_hover(flags),
+            f"{p.intensity:.3g}",
+            f"{p.achieved_flops_per_s / 1e12:.4g}",
+            f"<br>{plotly_text(ran)}" if ran else "",
         ]
         symbol = _marker_symbol(style.symbol, p)
         if flags and not symbol.endswith("-open"):
             symbol += "-open"
         fig.add_trace(
             go.Scatter(
-                x=[p.intensity],
-                y=[p.achieved_flops_per_s / 1e12],
+                x=[10**spot.x],
+                y=[10**spot.y],
                 name=f"{label} ({_source_words(p)})"
                 + (" (cannot be true)" if flags else ""),
                 mode="markers",
                 marker={
                     "color": FLAGGED if flags else style.colour,
-                    "size": MARKER_PX + RING_PX * ring,
+                    "size": MARKER_PX,
                     "symbol": symbol,
                     "line": {
                         "width": 3 if flags else 2,

@@ -1,14 +1,18 @@
 """The "SM clock and temperature per run" chart, from each run's NVML telemetry.
 
-SM clock on the left axis, temperature on the right, runs in the order they ran over
-all configs, throttled runs marked; no traces at all where nothing was read (the cpu
-backend), so every view says why in words. Its traces are shared with
-:class:`~nsight_lab.figures.live.LiveFigures`.
+SM clock in the upper panel, temperature in the lower one (two panels, so neither
+line can hide the other), runs in the order they ran over all configs, throttled
+runs marked; each axis spans at least :data:`CLOCK_FLOOR` of the clock's value and
+:data:`TEMPERATURE_FLOOR_C` degrees (:func:`clock_ranges`), so a clock that never
+moved is a flat line, not a 2 MHz axis, and a 1 °C drift does not fill the height.
+No traces at all where nothing was read (the cpu backend), so every view says why in
+words. Its traces are shared with :class:`~nsight_lab.figures.live.LiveFigures`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import math
+from typing import TYPE_CHECKING, Any
 
 import plotly.graph_objects as go
 
@@ -17,34 +21,86 @@ from nsight_lab.figures.text import config_label, plotly_text, throttle_text
 from nsight_lab.figures.theme import PALETTE, base_layout
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
 
     from nsight_lab.contract.records import RunRecord
 
+CLOCK_DOMAIN = (0.56, 1.0)
+TEMPERATURE_DOMAIN = (0.0, 0.40)
+"""The panels' heights (fractions of the plot): SM clock above, temperature below;
+apart, so one line never covers the other."""
+CLOCK_FLOOR = 0.02
+"""The clock axis spans at least this share of the clock's value either side of
+its middle (±2 %: 1,980 MHz in every run reads 1,940-2,020, a flat line)."""
+TEMPERATURE_FLOOR_C = 5.0
+"""The temperature axis spans at least this many degrees either side of its middle
+(a 1 °C drift is a fifth of the height, not all of it)."""
+
 
 def clock_figure(title: str) -> go.Figure:
-    """An empty clock chart: SM clock (MHz) left, temperature right, runs along x.
+    """An empty clock chart: SM clock (MHz) above, temperature below, runs along x.
 
-    The per-run chart and the per-GPU chart of multi-rank sessions share it.
+    Two panels sharing the run axis (never one line over the other). The per-run
+    chart and the per-GPU chart of multi-rank sessions share it.
     """
     return go.Figure(
         layout=base_layout(
             title,
             xaxis={"title": {"text": "run (order over all configs)"}},
-            # automargin: a clock that never moved (1,980 MHz in every run) gets
-            # ticks like "1,979.5" wider than the margin; the title moves out of
-            # their way instead of under them.
-            yaxis={"title": {"text": "SM clock (MHz)"}, "automargin": True},
-            yaxis2={
-                "title": {"text": "temperature (°C)"},
-                "overlaying": "y",
-                "side": "right",
-                "showgrid": False,
+            yaxis={
+                "title": {"text": "SM clock (MHz)"},
+                "domain": list(CLOCK_DOMAIN),
                 "automargin": True,
+                "tickformat": ",d",
+                "nticks": 4,
+            },
+            yaxis2={
+                "title": {"text": "temp. (°C)"},
+                "domain": list(TEMPERATURE_DOMAIN),
+                "anchor": "x",
+                "automargin": True,
+                "tickformat": ",d",
+                "nticks": 4,
             },
         ),
         _validate=False,
     )
+
+
+def _floored(values: Iterable[float | None], half_floor: float | None) -> list[float]:
+    """``[lo, hi]`` around ``values``: 10 % padding, at least ``±half_floor``."""
+    finite = [v for v in values if v is not None and math.isfinite(v)]
+    if not finite:
+        return []
+    lo, hi = min(finite), max(finite)
+    middle = (lo + hi) / 2
+    half = max((hi - lo) / 2 * 1.1, half_floor if half_floor is not None else 0.0)
+    return [middle - half, middle + half]
+
+
+def clock_ranges(
+    clocks: Iterable[float | None], temperatures: Iterable[float | None]
+) -> dict[str, Any]:
+    """Layout updates giving the clock and temperature axes their floors.
+
+    The clock axis spans at least ±:data:`CLOCK_FLOOR` of its middle value, the
+    temperature axis at least ±:data:`TEMPERATURE_FLOOR_C` °C, each with room
+    around the values; an axis with no values keeps plotly's autorange.
+
+    Raises:
+        Nothing.
+    """
+    clocks = list(clocks)
+    finite = [v for v in clocks if v is not None and math.isfinite(v)]
+    middle = (min(finite) + max(finite)) / 2 if finite else 0.0
+    out: dict[str, Any] = {}
+    clock = _floored(clocks, abs(middle) * CLOCK_FLOOR)
+    if clock:
+        out["yaxis"] = {"range": clock, "autorange": False}
+    temperature = _floored(temperatures, TEMPERATURE_FLOOR_C)
+    if temperature:
+        out["yaxis2"] = {"range": temperature, "autorange": False}
+    return out
 
 
 def clock_custom(record: RunRecord, with_config: bool) -> list[str]:  # noqa: FBT001
@@ -68,7 +124,7 @@ def clocks_figure(
     with_config: bool | None = None,
     max_points: int | None = None,
 ) -> go.Figure:
-    """SM clock (MHz, left axis) and temperature (°C, right axis) per run.
+    """SM clock (MHz, upper panel) and temperature (°C, lower panel) per run.
 
     Runs are numbered in the order they ran over all configs; telemetry is per run, so
     each run's first region gives it. Throttled runs get an ``x`` marker and their
@@ -105,6 +161,10 @@ def clocks_figure(
     fig.data[1].update(x=x, y=[v[1] for v in values], customdata=custom)
     for trace in fig.data:
         trace.marker.symbol = symbols
+    every_value = [clock_values(r) for r in every]
+    fig.update_layout(
+        clock_ranges([v[0] for v in every_value], [v[1] for v in every_value])
+    )
     return fig
 
 
@@ -145,7 +205,7 @@ def _has_telemetry(record: RunRecord) -> bool:
 
 
 def clock_traces() -> list[go.Scatter]:
-    """The clock chart's two empty traces: SM clock (left axis), temperature (right)."""
+    """The clock chart's two empty traces: SM clock (upper panel), temperature."""
     series = (("SM clock", "y", "MHz"), ("temperature", "y2", "°C"))
     return [
         new_scatter(

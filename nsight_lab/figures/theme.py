@@ -41,31 +41,37 @@ PALETTE: tuple[str, ...] = (
 """Qualitative colours, one per region: 20, each at least 1.9:1 against white and
 2.5:1 against a dark theme's #111, any two at least 12 CIELAB units apart. Under
 colour-blindness some pairs look alike, so a region also gets its own marker
-(:data:`REGION_SYMBOLS`): no two of the first 180 regions share both."""
-REGION_SYMBOLS: tuple[str, ...] = (
-    "circle",
-    "square",
-    "diamond",
-    "triangle-up",
-    "triangle-down",
-    "star",
-    "hexagon",
-    "pentagon",
-    "triangle-right",
+(:data:`REGION_SYMBOLS`): no two of the first 420 regions share both."""
+REGION_SHAPES: tuple[tuple[str, str], ...] = (
+    ("circle", "\u25cf"),
+    ("square", "\u25a0"),
+    ("diamond", "\u25c6"),
+    ("triangle-up", "\u25b2"),
+    ("triangle-down", "\u25bc"),
+    ("star", "\u2605"),
+    ("hexagon", "\u2b22"),
+    ("pentagon", "\u2b1f"),
+    ("triangle-right", "\u25b6"),
+    ("cross", "\u271a"),
+    ("x", "\u2716"),
+    ("triangle-left", "\u25c0"),
+    ("hourglass", "\u29d7"),
+    ("bowtie", "\u29d3"),
+    ("hexagram", "\u2736"),
+    ("circle-x", "\u2297"),
+    ("square-cross", "\u229e"),
+    ("star-diamond", "\u2726"),
+    ("diamond-tall", "\u2b27"),
+    ("square-x", "\u22a0"),
+    ("circle-cross", "\u2295"),
 )
-"""Marker shapes, one per region (9, coprime with the 20 colours), filled; a
-throttled run's is its region's shape open."""
-REGION_GLYPHS: dict[str, str] = {
-    "circle": "\u25cf",
-    "square": "\u25a0",
-    "diamond": "\u25c6",
-    "triangle-up": "\u25b2",
-    "triangle-down": "\u25bc",
-    "star": "\u2605",
-    "hexagon": "\u2b22",
-    "pentagon": "\u2b1f",
-    "triangle-right": "\u25b6",
-}
+"""Plotly marker shapes and the text character that draws each (a region's sign in
+titles and labels): 21, so the first 20 regions never share a shape, and 21 is
+coprime with the 20 colours (no two of the first 420 regions share both)."""
+REGION_SYMBOLS: tuple[str, ...] = tuple(name for name, _ in REGION_SHAPES)
+"""Marker shapes, one per region, filled; a throttled run's is its region's shape
+open."""
+REGION_GLYPHS: dict[str, str] = dict(REGION_SHAPES)
 """The text character of each marker shape: a region's sign in titles and labels."""
 NEUTRAL = "rgba(128, 128, 128, 0.9)"
 """Roof lines: mid grey reads on both themes."""

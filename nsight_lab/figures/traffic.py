@@ -1,7 +1,8 @@
 """The "DRAM traffic per region" chart (fusion's byte traffic).
 
 Bytes read and written per region as stacked horizontal bars, names readable on
-the left, each region's DRAM bandwidth printed at its bar's end; with two
+the left, each region's DRAM bandwidth printed at its bar's end, the legend's
+:data:`RATE_KEY` saying what that printed figure is; with two
 regions the title gives their traffic and time ratios
 (:func:`~nsight_lab.roofline.traffic.traffic_comparison`), as in an unfused versus
 fused comparison.
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import plotly.graph_objects as go
 
+from nsight_lab.figures.kernels import kernels_hover
 from nsight_lab.figures.text import plotly_text, series_label
 from nsight_lab.figures.theme import PALETTE, base_layout, region_style
 from nsight_lab.roofline.traffic import traffic_comparison
@@ -26,6 +28,9 @@ if TYPE_CHECKING:
 
 BAR_PX = 24
 """Height of one region's row."""
+RATE_KEY = "GB/s printed: DRAM bandwidth = bytes ÷ median time"
+"""The legend entry of the figures printed at the bars' ends: bars measure bytes,
+the printed figure is a rate."""
 NAME_CHARS = 28
 """Longest region name written beside its bar (longer ones end in an ellipsis,
 whole in the hover)."""
@@ -47,6 +52,7 @@ def traffic_figure(
     placements: Sequence[Placement],
     *,
     order: Mapping[RegionKey, int] | None = None,
+    kernels: Mapping[RegionKey, Sequence[str]] | None = None,
 ) -> go.Figure:
     """DRAM bytes read and written per region as horizontal bars, GB/s printed.
 
@@ -54,8 +60,10 @@ def traffic_figure(
     (with its sign in the region's colour and shape, :func:`region_style` of its
     number in ``order``), read and written bytes stacked, and at the bar's end the
     region's achieved DRAM bandwidth (bytes over its median time); the hover adds
-    the time. The legend says where the bytes came from: measured (Nsight Compute,
-    PM sampling) wins over the model wherever a run has both. With exactly two
+    the time and, with ``kernels`` (by (annotation, config index)), the region's
+    kernels. The legend says where the bytes came from: measured (Nsight Compute,
+    PM sampling) wins over the model wherever a run has both; its last entry
+    (:data:`RATE_KEY`) says what the printed figures are. With exactly two
     regions the title gives their traffic and time ratios (first over second), as
     in an unfused-versus-fused comparison. The figure's height grows with the
     regions (:data:`BAR_PX` each).
@@ -81,7 +89,7 @@ def traffic_figure(
     fig = go.Figure(layout=_layout(placements, labels, rows))
     # No axis on the right (the GB/s figures have room inside the x range).
     fig.update_layout(margin={"r": 20})
-    _add_bars(fig, placements, labels, rows)
+    _add_bars(fig, placements, labels, rows, kernels or {})
     return fig
 
 
@@ -125,6 +133,7 @@ def _add_bars(
     placements: Sequence[Placement],
     labels: Sequence[str],
     rows: Sequence[str],
+    kernels: Mapping[RegionKey, Sequence[str]],
 ) -> None:
     """Read and written bytes stacked per row, the bandwidth at each bar's end."""
     rows = list(rows)
@@ -138,6 +147,7 @@ def _add_bars(
             p.bytes_source,
             f"{p.duration_ns / 1e3:.4g}",
             _rate(p.achieved_bytes_per_s),
+            _kernel_line(kernels.get((p.annotation, p.config_index), ())),
         ]
         for label, p in zip(labels, placements, strict=True)
     ]
@@ -158,7 +168,8 @@ def _add_bars(
                 customdata=custom,
                 hovertemplate=(
                     f"%{{customdata[0]}}<br>{name}: %{{x:.4s}}B (%{{customdata[1]}})"
-                    "<br>time: %{customdata[2]} µs, %{customdata[3]}<extra></extra>"
+                    "<br>time: %{customdata[2]} µs, %{customdata[3]}"
+                    "%{customdata[4]}<extra></extra>"
                 ),
                 meta=meta,
             )
@@ -172,20 +183,26 @@ def _rate_labels(
     custom: list[list[str]],
     meta: list[dict[str, Any]],
 ) -> go.Scatter:
-    """Each region's DRAM bandwidth written at its bar's end."""
+    """Each region's DRAM bandwidth written at its bar's end; its key in the legend."""
     return go.Scatter(
         y=rows,
         x=[p.bytes_total for p in placements],
-        name="DRAM bandwidth",
-        showlegend=False,
+        name=RATE_KEY,
+        showlegend=True,
         mode="text",
         text=[_rate(p.achieved_bytes_per_s) for p in placements],
         textposition="middle right",
         cliponaxis=False,
         customdata=custom,
         hovertemplate=(
-            "%{customdata[0]}<br>%{customdata[3]} over %{customdata[2]} µs"
-            "<extra></extra>"
+            "%{customdata[0]}<br>%{customdata[3]}: DRAM bytes over the median "
+            "time, %{customdata[2]} µs%{customdata[4]}<extra></extra>"
         ),
         meta=meta,
     )
+
+
+def _kernel_line(names: Sequence[str]) -> str:
+    """The hover's kernel line (``<br>kernel: ...``), ``""`` without kernels."""
+    text = kernels_hover(names)
+    return f"<br>{plotly_text(text)}" if text else ""

@@ -47,8 +47,13 @@ from nsight_lab.figures import (
     traffic_figure,
 )
 from nsight_lab.figures.durations import duration_layout
+from nsight_lab.figures.kernels import kernels_json, region_kernels
 from nsight_lab.figures.ranks import RANKS_CHART, rank_figures
-from nsight_lab.figures.telemetry import missing_telemetry
+from nsight_lab.figures.telemetry import (
+    clock_ranges,
+    clock_values,
+    missing_telemetry,
+)
 from nsight_lab.results.derive import (
     DeriveSpec,
     derived_values,
@@ -238,8 +243,10 @@ class SessionViewModel:
         return list(self._built()["summary"])
 
     def to_json(self) -> dict[str, Any]:
-        """``{"figures", "chart_order", "summary", "counters", "checks", "verdicts"}``.
+        """The view: figures, chart order, summary, counters, checks, kernels, verdicts.
 
+        ``{"figures", "chart_order", "summary", "counters", "checks", "kernels",
+        "verdicts"}``.
         What ``GET sessions/<id>?figures=1`` adds to a page of runs, and what the
         widget's and the bundle's traits hold: JSON-safe values (the figures'
         lists are shared with the view model: encode, do not change them). Built
@@ -267,7 +274,7 @@ class SessionViewModel:
         return view
 
     def tables(self) -> dict[str, Any]:
-        """``{"summary", "counters", "checks"}`` alone, no figure: a terminal's.
+        """``{"summary", "counters", "checks", "kernels"}`` alone, no figure.
 
         The same rows as :meth:`to_json`'s (``nsight-lab show`` prints them).
 
@@ -297,6 +304,8 @@ class SessionViewModel:
             ),
             # What cannot be true, its cause and what to do; launch-bound notes.
             "checks": checks_json(checks.values(), with_config=with_config),
+            # Per-kernel backends: each region's kernels (a folded table).
+            "kernels": kernels_json(window),
         }
 
     def _figures(
@@ -306,19 +315,36 @@ class SessionViewModel:
         checks: Mapping[tuple[str, int], Validity],
     ) -> dict[str, dict[str, Any]]:
         order = {key: i for i, key in enumerate(self._groups)}
+        kernels = region_kernels(window)
         out = dict(self.live.figures)
         out["duration"] = {**out["duration"], "layout": self._duration_layout(window)}
         if not out["clocks"]["data"] and window:
             layout = {**out["clocks"]["layout"], "meta": {}}
             layout["meta"] = {"missing": missing_telemetry(window)}
             out["clocks"] = {**out["clocks"], "layout": layout}
+        elif out["clocks"]["data"]:
+            # Axes that do not exaggerate: floors over every run of the window.
+            values = [clock_values(r) for r in window]
+            layout = dict(out["clocks"]["layout"])
+            ranges = clock_ranges([v[0] for v in values], [v[1] for v in values])
+            for axis, update in ranges.items():
+                layout[axis] = {**layout.get(axis, {}), **update}
+            out["clocks"] = {**out["clocks"], "layout": layout}
         if placements:
             if self.peaks is not None:
                 flags = {key: v.flags for key, v in checks.items() if v.flags}
                 out["roofline"] = figure_json(
-                    roofline_figure(placements, self.peaks, order=order, flags=flags)
+                    roofline_figure(
+                        placements,
+                        self.peaks,
+                        order=order,
+                        flags=flags,
+                        kernels=kernels,
+                    )
                 )
-            out["traffic"] = figure_json(traffic_figure(placements, order=order))
+            out["traffic"] = figure_json(
+                traffic_figure(placements, order=order, kernels=kernels)
+            )
         counters = counters_figure(list(window), self.peaks, order=order)
         if counters is not None:
             out["counters"] = figure_json(counters)

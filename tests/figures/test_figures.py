@@ -144,7 +144,9 @@ def test_clocks_figure_two_axes_in_run_order():
     assert list(sm.x) == list(range(12))  # 6 runs x 2 configs, one point per run
     assert sm.y[3] == 1100.0
     assert temp.yaxis == "y2"
-    assert fig.layout.yaxis2.overlaying == "y"
+    # Two panels, clock above temperature: neither line can hide the other.
+    assert fig.layout.yaxis2.overlaying is None
+    assert fig.layout.yaxis2.domain[1] < fig.layout.yaxis.domain[0]
     assert sm.marker.symbol[3] == "x"
     assert sm.customdata[9][0] == "n=2048, run 3"
     assert sm.customdata[9][1] == "throttled: hw thermal slowdown"
@@ -177,16 +179,18 @@ def test_roofline_figure_roofs_ridges_and_points():
     assert 4.8 * fp32.x[0] == pytest.approx(fp32.y[0])  # roofs meet at the ridge
     assert list(bf16.y) == pytest.approx([989.5, 989.5])
     assert list(ridges.customdata) == ["fp32", "bf16"]
-    regions = fig.data[4:]
+    regions = [t for t in fig.data[4:] if t.meta is not None]
     # Region 0's circle, open (modelled); region 1's square, filled (measured).
     assert [t.marker.symbol for t in regions] == ["circle-open", "square"]
     evil, fused = regions
     assert evil.name == "&lt;img src=x onerror=alert(1)&gt; (modelled)"
     assert fused.name == "addcmul (measured)"
     p = placements[1]
-    assert fused.x[0] == pytest.approx(p.intensity)
-    assert fused.y[0] == pytest.approx(p.achieved_flops_per_s / 1e12)
     custom = fused.customdata[0]
+    # The two share a place and are drawn apart; the hover keeps the true values.
+    assert custom[12] == f"{p.intensity:.3g}"
+    assert custom[13] == f"{p.achieved_flops_per_s / 1e12:.4g}"
+    assert (fused.x[0], fused.y[0]) != (evil.x[0], evil.y[0])
     assert custom[4] == f"{p.pct_of_roof:.3g}"
     assert custom[5] == "memory"
     assert custom[6] == "FLOPs measured, bytes measured"
@@ -451,6 +455,11 @@ def test_live_figures_appended_run_by_run_equal_the_full_figures():
     for key in ("range", "tickvals", "ticktext"):
         del full["duration"]["layout"]["yaxis"][key]
     del full["duration"]["layout"]["xaxis"]["dtick"]  # 6 runs: each ticked
+    # The full clock chart's axes have their floors (the view model sets them on
+    # the served figure); the live ones autorange as runs come.
+    for axis in ("yaxis", "yaxis2"):
+        full["clocks"]["layout"][axis].pop("range", None)
+        full["clocks"]["layout"][axis].pop("autorange", None)
     for name in ("duration", "clocks"):
         for got in (live.figures[name], front[name]):
             assert got["layout"] == full[name]["layout"]

@@ -281,8 +281,8 @@ def test_points_at_one_place_name_each_other_in_their_hover(
     shared = {t["meta"]["annotation"]: t["customdata"][0][10] for t in regions}
     assert "mlp_up" in shared["mlp_down"] or "mlp_down" in shared["mlp_up"]
     together = [t for t in regions if t["customdata"][0][10]]
-    sizes = sorted({t["marker"]["size"] for t in together})
-    assert len(sizes) > 1  # concentric rings: each point shows around the others
+    # Drawn apart (spread round their place), each at a spot of its own.
+    assert len({(t["x"][0], t["y"][0]) for t in together}) == len(together)
 
 
 def test_counters_are_one_panel_per_region_with_the_dram_roof(

@@ -60,7 +60,7 @@ def test_same_code_sessions_read_inconclusive_for_the_clocks(store_copy: Path) -
     for row in timed:
         assert row.measured in {"slower", "no change"}
         # Both sessions' clocks, and what to do.
-        assert "a at 1980 MHz, throttled in 0 of 30 runs" in row.note
+        assert "a at 1980 MHz in every run, throttled in 0 of 30 runs" in row.note
         assert "throttled in 30 of 30 runs (software power cap)" in row.note
         assert "--clock-control base --thermal auto" in row.note
     # The work model's counts are the same on both sides: folded, never flagged.

@@ -154,9 +154,9 @@ def test_a_stored_sessions_frame_on_the_h200_fixture(nsight_home: Path) -> None:
     nsight_home.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(FIXTURE, nsight_home / "store.sqlite")
     # 44 columns at b0053db; issue 28 adds GPUBusyPct, Flag, FlagCause, FlagAction
-    # and Note (analysis/validity.py).
-    shapes = {1: (12, 49), 2: (12, 49), 3: (12, 49), 4: (36, 49), 5: (204, 49)}
-    shapes[6] = (16, 50)  # the sweep's parameter column
+    # and Note (analysis/validity.py); issue 30 SMClockMHzMax.
+    shapes = {1: (12, 50), 2: (12, 50), 3: (12, 50), 4: (36, 50), 5: (204, 50)}
+    shapes[6] = (16, 51)  # the sweep's parameter column
     assert reports.session_results is session_results  # the CLI reads the same
     with RunStore() as store:
         for sid, shape in shapes.items():

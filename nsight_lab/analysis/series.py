@@ -24,6 +24,7 @@ from nsight_lab.contract.shape import PREFIX as SHAPE_PREFIX
 from nsight_lab.host_speed import HOST_TOLERANCE, PROBE_METRIC
 from nsight_lab.host_speed import PREFIX as HOST_PREFIX
 from nsight_lab.stats import summarize
+from nsight_lab.text.units import format_clock
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -107,6 +108,10 @@ class Clocks:
     throttled_b: int
     reasons_a: tuple[str, ...] = ()
     reasons_b: tuple[str, ...] = ()
+    range_a: tuple[float, float] | None = None
+    range_b: tuple[float, float] | None = None
+    """Each side's lowest and highest SM clock: shown beside its median, as every
+    view shows a clock (:func:`nsight_lab.text.units.format_clock`)."""
 
     @classmethod
     def of(cls, a: Series, b: Series, pair: tuple[str, str]) -> Clocks:
@@ -115,6 +120,10 @@ class Clocks:
         def median(series: Series) -> float | None:
             values = series.clocks.get(pair)
             return summarize(values).median if values else None
+
+        def spread(series: Series) -> tuple[float, float] | None:
+            values = series.clocks.get(pair)
+            return (min(values), max(values)) if values else None
 
         return cls(
             median_a=median(a),
@@ -125,6 +134,8 @@ class Clocks:
             throttled_b=b.throttled.get(pair, 0),
             reasons_a=tuple(a.reasons.get(pair, {})),
             reasons_b=tuple(b.reasons.get(pair, {})),
+            range_a=spread(a),
+            range_b=spread(b),
         )
 
     @property
@@ -142,17 +153,24 @@ class Clocks:
     def sides(self) -> str:
         """Both sessions' clocks in words: median SM clock, throttled runs, why."""
 
-        def side(
-            name: str, mhz: float | None, n: int, runs: int, why: tuple[str, ...]
-        ) -> str:
-            clock = f"{mhz:.0f} MHz" if mhz is not None else "SM clock not read"
+        def side(name: str, clock: str, n: int, runs: int, why: tuple[str, ...]) -> str:
             reasons = f" ({', '.join(why)})" if n and why else ""
             return f"{name} at {clock}, throttled in {n} of {runs} runs{reasons}"
 
         return "; ".join((
-            side("a", self.median_a, self.throttled_a, self.runs_a, self.reasons_a),
-            side("b", self.median_b, self.throttled_b, self.runs_b, self.reasons_b),
+            side("a", self.clock_a, self.throttled_a, self.runs_a, self.reasons_a),
+            side("b", self.clock_b, self.throttled_b, self.runs_b, self.reasons_b),
         ))  # fmt: skip
+
+    @property
+    def clock_a(self) -> str:
+        """Side a's SM clock as every view shows it: median and range."""
+        return _clock_text(self.median_a, self.range_a)
+
+    @property
+    def clock_b(self) -> str:
+        """Side b's SM clock as every view shows it: median and range."""
+        return _clock_text(self.median_b, self.range_b)
 
     def judge(
         self,
@@ -206,7 +224,7 @@ class Clocks:
         if self.differ:
             a, b = self.median_a or 0.0, self.median_b or 0.0
             out.append(
-                f"SM clocks differ: median {a:.0f} MHz in a, {b:.0f} MHz in b "
+                f"SM clocks differ: {self.clock_a} in a, {self.clock_b} in b "
                 f"({(b / a - 1) * 100:+.1f} %, more than "
                 f"{CLOCK_TOLERANCE * 100:g} %): the ratio may be the clocks', "
                 "not the code's; lock them (--clock-control base)"
@@ -222,6 +240,13 @@ class Clocks:
         if throttled:
             out.append(f"throttled: {' and '.join(throttled)}")
         return out
+
+
+def _clock_text(median: float | None, extent: tuple[float, float] | None) -> str:
+    if median is None:
+        return "SM clock not read"
+    low, high = extent or (None, None)
+    return format_clock(median, low, high)
 
 
 @dataclass(frozen=True)

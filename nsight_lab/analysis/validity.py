@@ -1,4 +1,7 @@
-"""Numbers that cannot be true, and launch-bound regions: per region and config.
+"""Numbers that cannot be true, or not usable as they are, and notes: per region.
+
+Size: one module holds every rule the views show beside a region's numbers, so no
+view grows a second set (issue 30 added the quality flags and the not-modelled note).
 
 Issue 28: a backward read by the cupti backend as ``2.083 µs · 68934 % of roof`` was
 shown as a plain number, and a launch-bound region's RSD of 24 % read as noise. These
@@ -24,6 +27,18 @@ they return (through the view model and the frame) and decides nothing itself.
 - ``low_coverage``: the GPU busy under :data:`COVERAGE_FLOOR` of the region's host
   span (median over runs): its GPU numbers describe under a hundredth of it.
 
+**Quality flags** (issue 30: a first profile read 300x off, unflagged):
+
+- ``unsteady``: the duration's RSD past :data:`UNUSABLE_RSD_PCT`: the runs disagree
+  so much that the median says little (the cpu backend on a busy host read
+  6.588 ms at RSD 70 % where reruns read 15-20 µs). The cause names the host probe
+  when it moved past :data:`~nsight_lab.host_speed.HOST_TOLERANCE` in the session.
+- ``throttled``: NVML saw the GPU throttled in at least half the runs: the numbers
+  hold for that clock only.
+
+**The not-modelled note** (:attr:`Validity.unmodelled`): TFLOP/s is shown as
+undefined, never 0, when the work model counted no FLOPs for the region's ops.
+
 **The launch-bound note** (:attr:`Validity.note`): the GPU busy under
 :data:`LAUNCH_BOUND_BELOW` of the span (idle more than working: launches set the
 pace); with a duration RSD past :data:`~nsight_lab.stats.STABLE_RSD_PCT`, it says
@@ -40,6 +55,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from nsight_lab.contract import shape
+from nsight_lab.host_speed import HOST_TOLERANCE, PROBE_METRIC
 from nsight_lab.stats import STABLE_RSD_PCT, rsd_pct
 from nsight_lab.text.units import format_duration, format_percent
 
@@ -51,9 +67,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COVERAGE_FLOOR", "LAUNCH_BOUND_BELOW", "ROOF_TOLERANCE_PCT", "SPAN_TOLERANCE",
-    "Flag", "RegionShape", "Validity", "check_region", "check_session", "checks_json",
-    "checks_lines", "coverage_flag", "launch_note", "region_shape", "roof_flag",
-    "span_flag",
+    "UNUSABLE_RSD_PCT", "Flag", "RegionShape", "Validity", "check_region",
+    "check_session", "checks_headline", "checks_json", "checks_lines", "coverage_flag",
+    "launch_note", "region_shape", "roof_flag", "span_flag", "throttle_flag",
+    "unmodelled_note", "unsteady_flag",
 ]  # fmt: skip
 
 ROOF_TOLERANCE_PCT = 110.0
@@ -65,7 +82,13 @@ COVERAGE_FLOOR = 0.01
 LAUNCH_BOUND_BELOW = 0.5
 """GPU busy share of the span under which a region is launch-bound."""
 
-Kind = Literal["over_roof", "over_span", "low_coverage"]
+UNUSABLE_RSD_PCT = 50.0
+"""Duration RSD past which a region's runs disagree too much for a median to stand
+for them: an idle GPU holds a few per cent; the busy-host quickstart read 62-70 %."""
+THROTTLED_SHARE = 0.5
+"""Share of throttled runs from which a region is flagged ``throttled``."""
+
+Kind = Literal["over_roof", "over_span", "low_coverage", "unsteady", "throttled"]
 
 
 @dataclass(frozen=True)
@@ -73,7 +96,8 @@ class Flag:
     """One number of a region that cannot be true: what, the likely cause, what to do.
 
     Attributes:
-        kind: ``over_roof``, ``over_span`` or ``low_coverage``.
+        kind: ``over_roof``, ``over_span``, ``low_coverage``, ``unsteady`` or
+            ``throttled``.
         text: What cannot be true, e.g. ``68934 % of roof cannot be true``.
         cause: Its likely cause, one short line.
         action: What to do, one short line.
@@ -253,6 +277,71 @@ def launch_note(region: RegionShape, duration_rsd_pct: float) -> str:
     return note
 
 
+def unsteady_flag(records: Sequence[RunRecord]) -> Flag | None:
+    """``unsteady`` when the duration's RSD passes :data:`UNUSABLE_RSD_PCT`.
+
+    The cause is the host when its probe (the cpu backend's) moved past
+    :data:`~nsight_lab.host_speed.HOST_TOLERANCE` over the session.
+
+    Raises:
+        Nothing.
+    """
+    durations = [r.duration_ns for r in records if math.isfinite(r.duration_ns)]
+    spread = rsd_pct(durations)
+    if not spread > UNUSABLE_RSD_PCT:  # NaN (one run) is no flag
+        return None
+    probes = [
+        p
+        for r in records
+        if (p := _finite(r.metrics, PROBE_METRIC)) is not None and p > 0
+    ]
+    text = f"runs spread {format_percent(spread)} (RSD): the median is not usable"
+    if probes and max(probes) / min(probes) - 1 > HOST_TOLERANCE:
+        cause = (
+            f"the host was busy: its speed probe read {format_duration(min(probes))}"
+            f" to {format_duration(max(probes))}"
+        )
+    else:
+        cause = (
+            "a few runs far from the rest: other work on the machine, or too few runs"
+        )
+    action = "rerun on an idle machine with more --runs before reading the numbers"
+    return Flag("unsteady", text, cause, action)
+
+
+def throttle_flag(records: Sequence[RunRecord]) -> Flag | None:
+    """``throttled`` when NVML saw the GPU throttled in at least half the runs.
+
+    Raises:
+        Nothing.
+    """
+    throttled = [r for r in records if r.telemetry.throttled]
+    if not records or len(throttled) < THROTTLED_SHARE * len(records):
+        return None
+    reasons = dict.fromkeys(
+        w for r in throttled for w in r.telemetry.clock_event_reasons
+    )
+    why = f" ({', '.join(reasons)})" if reasons else ""
+    text = f"throttled ({len(throttled)} of {len(records)} runs)"
+    cause = f"the GPU held its SM clock down{why}: the numbers hold for that clock"
+    action = "profile with --clock-control base --thermal auto"
+    return Flag("throttled", text, cause, action)
+
+
+def unmodelled_note(placement: Placement | None) -> str:
+    """The not-modelled note: FLOPs from the work model that counted none, else "".
+
+    Raises:
+        Nothing.
+    """
+    if placement is None or placement.flops_source != "modelled" or placement.flops:
+        return ""
+    return (
+        "TFLOP/s not shown: the work model counts no FLOPs for its ops (not "
+        "modelled, or data movement only); --backend ncu measures them"
+    )
+
+
 @dataclass(frozen=True)
 class Validity:
     """What the views say of one region and config beside its numbers.
@@ -264,6 +353,7 @@ class Validity:
         busy_pct: GPU busy share of the region's span, % (None: no shape).
         note: The launch-bound note, or "".
         config: The config's parameters.
+        unmodelled: The not-modelled note (:func:`unmodelled_note`), or "".
     """
 
     annotation: str
@@ -272,6 +362,7 @@ class Validity:
     busy_pct: float | None = None
     note: str = ""
     config: Mapping[str, Any] = field(default_factory=dict)
+    unmodelled: str = ""
 
     @property
     def flag_text(self) -> str:
@@ -300,7 +391,7 @@ def check_region(
     """
     first = records[0]
     region = region_shape(records)
-    found: list[Flag | None] = []
+    found: list[Flag | None] = [unsteady_flag(records), throttle_flag(records)]
     if placement is not None:
         found.append(roof_flag(placement, region))
     note = ""
@@ -316,6 +407,7 @@ def check_region(
         busy_pct=None if share is None else share * 100.0,
         note=note,
         config=dict(first.config),
+        unmodelled=unmodelled_note(placement),
     )
 
 
@@ -366,6 +458,11 @@ def checks_json(
             }
             for f in v.flags
         )
+        if v.unmodelled:
+            out.append(
+                {**head, "kind": "not_modelled", "text": v.unmodelled}
+                | {"cause": "", "action": ""}
+            )
         if v.note:
             out.append(
                 {
@@ -389,12 +486,50 @@ def checks_lines(entries: Iterable[Mapping[str, str]]) -> list[str]:
         Nothing.
     """
     lines: list[str] = []
-    for e in entries:
+    grouped: dict[tuple[str, ...], list[str]] = {}
+    for e in entries:  # one condition of many regions is said once, with them all
         where = e["region"] + (f" ({e['config']})" if e.get("config") else "")
-        if e["kind"] == "launch_bound":
-            lines.append(f"note {where}: {e['text']}")
+        key = (e["kind"], e["text"], e.get("cause", ""), e.get("action", ""))
+        grouped.setdefault(key, []).append(where)
+    for (kind, text, cause, action), places in grouped.items():
+        short = len(places) <= 3  # noqa: PLR2004  (a list still read at a glance)
+        where = ", ".join(places) if short else f"{len(places)} regions"
+        if kind in {"launch_bound", "not_modelled"}:
+            lines.append(f"note {where}: {text}")
             continue
-        lines.append(f"! {where}: {e['text']}")
+        e = {"cause": cause, "action": action}
+        lines.append(f"! {where}: {text}")
         lines.append(f"  cause: {e['cause']}")
         lines.append(f"  do: {e['action']}")
     return lines
+
+
+def checks_headline(entries: Iterable[Mapping[str, str]]) -> str:
+    """One line for the top of a view: how many regions are flagged and why ("").
+
+    ``! 12 regions flagged: GPU throttled; see each row's Flag`` -- the first thing
+    a reader sees, so a number that is not usable is not read as one.
+
+    Raises:
+        Nothing.
+    """
+    flagged: dict[str, None] = {}
+    kinds: dict[str, None] = {}
+    words = {
+        "over_roof": "past the roof",
+        "over_span": "records overlap",
+        "low_coverage": "GPU work elsewhere",
+        "unsteady": "runs too spread to use",
+        "throttled": "GPU throttled",
+    }
+    for e in entries:
+        if e["kind"] in words:
+            flagged[e["region"] + e.get("config", "")] = None
+            kinds[words[e["kind"]]] = None
+    if not flagged:
+        return ""
+    n = len(flagged)
+    return (
+        f"! {n} region{'s' if n != 1 else ''} flagged: {', '.join(kinds)}; "
+        "each flag's cause and what to do are under the table"
+    )

@@ -50,42 +50,47 @@ def line_command(line: str) -> pd.DataFrame | None:
         args = parse_command(words, MAGIC_PROG)
     except HelpShown:
         return None
-    frame = _table(args)
-    if frame is None:
+    shown, frame = _table(args)
+    if not shown:
         run_parsed(args)  # printed as nsight-lab prints it
     return frame
 
 
-def _table(args: argparse.Namespace) -> pd.DataFrame | None:  # noqa: PLR0911  (per command)
-    """The DataFrame a notebook shows for ``args``, or ``None`` for printed output."""
+def _table(args: argparse.Namespace) -> tuple[bool, pd.DataFrame | None]:  # noqa: PLR0911  (per command)
+    """Whether ``args`` was shown here, and the DataFrame a notebook shows.
+
+    ``(False, None)``: the CLI prints it. ``(True, None)``: printed here already
+    (``show``'s text, fitted to the notebook's width): printing it again through
+    the CLI printed the table twice (issue 30).
+    """
     from nsight_lab.cli import reports  # noqa: PLC0415  (pandas: on first use)
-    from nsight_lab.cli.history import baselines_frame  # noqa: PLC0415
+    from nsight_lab.cli.history import baselines_frame, history_shown  # noqa: PLC0415
     from nsight_lab.results.stored import session_results  # noqa: PLC0415  (pandas)
     from nsight_lab.text.frame import shown_frame  # noqa: PLC0415  (pandas)
     from nsight_lab.views.summary import session_text  # noqa: PLC0415  (pandas)
 
     command, as_json = args.command, getattr(args, "json", False)
     if command == "peaks":
-        return reports.peaks_frame(cpu=args.cpu, refresh=args.refresh)
+        return True, reports.peaks_frame(cpu=args.cpu, refresh=args.refresh)
     if as_json or command not in {"history", "show", "baseline"}:
-        return None
+        return False, None
     with RunStore() as store:
         if command == "history":
-            return shown_frame(reports.history_frame(store, args))
+            return True, shown_frame(history_shown(reports.history_frame(store, args)))
         if command == "show" and args.frame:
-            return shown_frame(session_results(store, args.session_id))
+            return True, shown_frame(session_results(store, args.session_id))
         if command == "show" and not args.runs:
             width = shutil.get_terminal_size((120, 24)).columns
             print(  # noqa: T201  (the magic's own output)
                 session_text(store, args.session_id, width=width, wide=args.wide)
             )
-            return None
+            return True, None
         if command == "baseline" and args.verb == "list":
-            return baselines_frame(store)
+            return True, baselines_frame(store)
         if command == "baseline" and args.verb == "show":
             header, frame = reports.baseline_results(
                 store, args.name, f"{MAGIC_PROG} baseline show"
             )
             print(header)  # noqa: T201
-            return frame
-    return None
+            return True, frame
+    return False, None

@@ -144,7 +144,13 @@ def run_parsed(args: argparse.Namespace) -> int:
         if args.command in {"baseline", "compare"}:
             return _baselines(store, args)
         if args.command == "history":
-            _print_frame(reports.history_frame(store, args), as_json=args.json)
+            frame = reports.history_frame(store, args)
+            if args.json or frame.empty:
+                _print_frame(frame, as_json=args.json)
+            else:
+                from nsight_lab.cli.history import history_text  # noqa: PLC0415  (pandas)
+
+                print(history_text(frame, _width()))  # noqa: T201
             return 0
         if args.command == "show":
             return _show(store, args)

@@ -10,8 +10,9 @@ GPU, Host, ComputeClock, MemoryClock, Unit, <info collectors>, CI95_Lower, CI95_
 RelativeStdDevPct, StableMeasurement, Normalized, [NormalizationValue], Geomean``
 
 then nsight-lab's own: ``MedianValue, NormalizedColumns, Backend, SessionId,
-SMClockMHz, MemoryClockMHz, SMClockMHzMin, TemperatureC, TemperatureCMax, PowerW,
-ThrottledRuns, ClockEventReasons, ThermalWaitS`` and the roofline columns.
+SMClockMHz, MemoryClockMHz, SMClockMHzMin, SMClockMHzMax, TemperatureC,
+TemperatureCMax, PowerW, ThrottledRuns, ClockEventReasons, ThermalWaitS``
+and the roofline columns.
 
 Kept as nsight-python has them (``tests/api/test_frame.py`` pins them against a frame
 nsight-python 1.1.0 itself produced): ``ComputeClock``/``MemoryClock`` are the device's
@@ -24,14 +25,15 @@ unit has ``NaN`` in ``Unit``; ``NormalizationValue`` is what ``AvgValue`` was di
 by.
 
 Measurement choices nsight-lab keeps, in the same columns or in its own: the clocks
-*measured* through NVML during the runs are ``SMClockMHz``/``MemoryClockMHz`` (means,
-MHz); CI95 (the interval of the mean, from :func:`nsight_lab.stats.summarize`) uses
-Student's t, on the log scale for quantities that cannot be negative, so it never goes
-below zero; normalization divides every value column by the target region's *median*
-(``MedianValue``; nsight-python divides only ``AvgValue``, by the target's mean, which
-one slow run can move), names them in ``NormalizedColumns`` and writes the divisor in
-``NormalizationValue``; the roofline columns use the median duration too, while
-``AvgValue`` stays the mean.
+*measured* through NVML during the runs are ``SMClockMHz`` (the median over the runs,
+with ``SMClockMHzMin``/``SMClockMHzMax`` its range: the clock every view shows) and
+``MemoryClockMHz`` (the mean), in MHz; CI95 (the interval of the mean, from
+:func:`nsight_lab.stats.summarize`) uses Student's t, on the log scale for quantities
+that cannot be negative, so it never goes below zero; normalization divides every value
+column by the target region's *median* (``MedianValue``; nsight-python divides only
+``AvgValue``, by the target's mean, which one slow run can move), names them in
+``NormalizedColumns`` and writes the divisor in ``NormalizationValue``; the roofline
+columns use the median duration too, while ``AvgValue`` stays the mean.
 
 One module per step: :mod:`.derive` (derived metrics, user ``--derive`` functions),
 :mod:`.frame` (records -> rows, :func:`to_dataframe`), :mod:`.columns` (the roofline

@@ -13,6 +13,7 @@ reading; split, the steps would pass the same context around.
 from __future__ import annotations
 
 import math
+import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -336,9 +337,10 @@ def _lab_cells(group: Sequence[RunRecord], session: SessionInfo) -> dict[str, ob
         "NormalizedColumns": "",
         "Backend": session.backend,
         "SessionId": session.id,
-        "SMClockMHz": _mean(sm),
+        "SMClockMHz": statistics.median(sm) if sm else nan,
         "MemoryClockMHz": _mean(mem),
         "SMClockMHzMin": min(sm) if sm else nan,
+        "SMClockMHzMax": max(sm) if sm else nan,
         "TemperatureC": _mean(temp),
         "TemperatureCMax": max(temp) if temp else nan,
         "PowerW": _mean(power),

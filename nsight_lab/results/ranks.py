@@ -25,6 +25,7 @@ A single-rank session's frame is left as it is: nsight-python's columns, unchang
 from __future__ import annotations
 
 import math
+import statistics
 from collections import Counter, defaultdict
 from typing import TYPE_CHECKING
 
@@ -158,9 +159,10 @@ def _rank_row(
                 if stats is None or math.isnan(stats.rsd_pct)
                 else stats.rsd_pct < STABLE_RSD_PCT
             ),
-            "SMClockMHz": _mean(sm),
+            "SMClockMHz": statistics.median(sm) if sm else nan,
             "MemoryClockMHz": _mean(_values(group, m.MEM_CLOCK, rank)),
             "SMClockMHzMin": min(sm) if sm else nan,
+            "SMClockMHzMax": max(sm) if sm else nan,
             "TemperatureC": _mean(temp),
             "TemperatureCMax": max(temp) if temp else nan,
             "PowerW": _mean(_values(group, m.POWER, rank)),

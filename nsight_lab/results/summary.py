@@ -29,6 +29,7 @@ from nsight_lab.analysis.compare import metric_label, metric_unit
 from nsight_lab.contract.records import TIME_METRIC
 from nsight_lab.text.units import (
     UNDEFINED,
+    format_clock,
     format_count,
     format_duration,
     format_number,
@@ -88,8 +89,23 @@ def _throttled(row: Mapping[str, Any]) -> str:
 
 
 def _clock(row: Mapping[str, Any]) -> str:
-    mhz = _cell(row, "SMClockMHz")
-    return UNDEFINED if mhz is None else f"{mhz:.0f} MHz"
+    """The SM clock's median and range (:func:`format_clock`), as the view model's."""
+    return format_clock(
+        _cell(row, "SMClockMHz"),
+        _cell(row, "SMClockMHzMin"),
+        _cell(row, "SMClockMHzMax"),
+    )
+
+
+def _flop_rate(row: Mapping[str, Any]) -> str:
+    """TFLOP/s; undefined, never 0, where the work model counted no FLOPs.
+
+    As the view model's (:func:`nsight_lab.viewmodel.summary.region_rows`).
+    """
+    rate = _cell(row, "AchievedTFLOPs")
+    if _cell(row, "FLOPsSource") == "modelled" and rate == 0:
+        return UNDEFINED
+    return format_number(rate)
 
 
 def _source(row: Mapping[str, Any], column: str) -> str:
@@ -153,7 +169,7 @@ def summary_rows(frame: pd.DataFrame | None) -> list[dict[str, str]]:
                 "RSD": format_percent(_cell(row, "RelativeStdDevPct")),
                 "GPU busy": UNDEFINED if per_rank else _busy(row),
                 "GB/s": format_number(_cell(row, "AchievedGBps")),
-                "TFLOP/s": format_number(_cell(row, "AchievedTFLOPs")),
+                "TFLOP/s": _flop_rate(row),
                 "% of roof": format_percent(_cell(row, "PctOfRoof")),
                 "Bound": _source(row, "Bound"),
                 "Flag": UNDEFINED if per_rank else _source(row, "Flag"),

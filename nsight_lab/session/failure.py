@@ -6,7 +6,7 @@ import contextlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from nsight_lab.errors import InputError, NsightLabError
+from nsight_lab.errors import InputError, NsightLabError, RegionError
 from nsight_lab.session.request import MAX_MESSAGE_CHARS
 
 if TYPE_CHECKING:
@@ -105,6 +105,13 @@ def record_failure(
     if isinstance(exc, InputError) and isinstance(stored, Stored) and not stored.rows:
         store.delete_session(session_id)
         return Ended("failed", str(exc), None, [])
+    if isinstance(exc, RegionError) and isinstance(stored, Stored) and not stored.rows:
+        # A region rule broken before any run finished (a repeated name): nothing
+        # was measured, so no failed 0-run session is left in the history, and the
+        # view says no reason: the magic raises exc as its one line (issue 30: the
+        # reason was printed twice).
+        store.delete_session(session_id)
+        return Ended("failed", "", None, [])
     error = f"{type(exc).__name__}: {exc}"
     marked = "marked failed"
     try:

@@ -18,7 +18,14 @@ The rules:
 - **Percentages** (% of roof, RSD, changes) with the digits that matter: whole
   from 10 up (``82 %``), one decimal from 1 (``2.4 %``), two below (``0.31 %``), and
   ``<0.01 %`` below that; a change is signed (``+7.8 %``).
-- A missing or non-finite value is :data:`UNDEFINED` (an en dash).
+- A unit that arrives **prefixed** (``TFLOP/s`` of a metric named ``tflops``) is
+  kept as it is: a metric's unit is its own (issue 30: ``tflops`` read ``63.02
+  GFLOP/s``).
+- A **clock** is the median over the runs with the range beside it
+  (:func:`format_clock`), in every view: a table's mean and a comparison's median
+  read 1840 and 1950 MHz for one session (issue 30).
+- A missing or non-finite value is :data:`UNDEFINED` (an en dash); a value not
+  measured or not modelled is that too, never 0, with the reason in a note.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ import math
 __all__ = [
     "UNDEFINED",
     "format_change",
+    "format_clock",
     "format_count",
     "format_duration",
     "format_number",
@@ -51,7 +59,8 @@ _PREFIXED = {
     "GB/s": (1e9, "bytes/s"),
     "MB/s": (1e6, "bytes/s"),
 }
-"""Units that arrive already prefixed (``--derive`` rates, the roofline columns)."""
+"""Units that arrive already prefixed (``--derive`` rates, the roofline columns):
+shown in that unit, never rescaled."""
 _COUNTED = frozenset({"inst", "cycles", "sectors", "requests", "ops"})
 
 
@@ -139,8 +148,7 @@ def format_quantity(value: object, unit: str) -> str:  # noqa: PLR0911  (one per
     if unit == "ns":
         return format_duration(number)
     if unit in _PREFIXED:
-        scale, base = _PREFIXED[unit]
-        return format_quantity(number * scale, base)
+        return f"{precision4(number)} {unit}"
     if unit == "%":
         return format_percent(number)
     symbol = _SI_UNITS.get(unit)
@@ -212,3 +220,25 @@ def format_count(value: object) -> str:
     if number is None:
         return UNDEFINED
     return f"{round(number):,}"
+
+
+def format_clock(median: object, low: object = None, high: object = None) -> str:
+    """A clock over runs, with its statistic: ``1950 MHz median (1650-1950)``.
+
+    The one way a session's or region's SM clock is shown (the table, ``show``
+    and the comparison's notes), so one session cannot read two clocks. A clock
+    that never moved reads ``1980 MHz in every run``; without a range, the median
+    alone (``1950 MHz median``).
+
+    Raises:
+        Nothing.
+    """
+    mid = _finite(median)
+    if mid is None:
+        return UNDEFINED
+    lo, hi = _finite(low), _finite(high)
+    if lo is None or hi is None:
+        return f"{mid:.0f} MHz median"
+    if round(lo) == round(hi):
+        return f"{mid:.0f} MHz in every run"
+    return f"{mid:.0f} MHz median ({lo:.0f}\u2013{hi:.0f})"

@@ -3,7 +3,8 @@
 :class:`RegionStats` takes a region's records one at a time (O(1) each, amortised)
 and keeps what :mod:`nsight_lab.viewmodel.summary` turns into rows: the duration's
 and every counter's :class:`~nsight_lab.viewmodel.streaming.StreamingSummary`, the
-SM clock's mean, the throttled runs, and the region's latest runs (a bounded window)
+SM clock's statistics (its median and range: the one clock every view shows),
+the throttled runs, and the region's latest runs (a bounded window)
 from which the roofline columns and charts are drawn.
 """
 
@@ -33,20 +34,15 @@ column and flags, :mod:`nsight_lab.analysis.validity`)."""
 class RankStats:
     """One rank's statistics in a region of a multi-rank session (its summary row)."""
 
-    __slots__ = ("device", "duration", "sm_n", "sm_sum", "throttled")
+    __slots__ = ("device", "duration", "sm_clock", "throttled")
 
     def __init__(self, device: str) -> None:
         """Start with no runs; ``device`` is the rank's label (``cuda:1``)."""
         self.device = device
         self.duration = StreamingSummary()
-        self.sm_sum = 0.0
-        self.sm_n = 0
+        self.sm_clock = StreamingSummary()
+        """The rank's SM clock (MHz) over its runs: median and range are shown."""
         self.throttled = 0.0
-
-    @property
-    def sm_clock_mhz(self) -> float | None:
-        """The rank's mean SM clock, or None without telemetry."""
-        return self.sm_sum / self.sm_n if self.sm_n else None
 
 
 class RegionStats:
@@ -60,6 +56,8 @@ class RegionStats:
         duration: The duration's statistics (ns; NaN durations left out).
         metrics: Each counter's statistics, in the order they first came.
         derived: Each ``--derive`` metric's statistics (:meth:`add_derived`).
+        sm_clock: The SM clock (MHz) NVML read with the runs: its median and
+            range are what every view shows (never a mean).
         throttled: Runs NVML saw throttled.
         window: The latest records, at most the view model's window.
         ranks: Each rank's statistics (a multi-rank session's), by rank.
@@ -67,8 +65,6 @@ class RegionStats:
     """
 
     __slots__ = (
-        "_sm_n",
-        "_sm_sum",
         "annotation",
         "config",
         "config_index",
@@ -78,6 +74,7 @@ class RegionStats:
         "ranked",
         "ranks",
         "runs",
+        "sm_clock",
         "throttled",
         "window",
     )
@@ -92,8 +89,7 @@ class RegionStats:
         self.metrics: dict[str, StreamingSummary] = {}
         self.derived: dict[str, StreamingSummary] = {}
         self.throttled = 0
-        self._sm_sum = 0.0
-        self._sm_n = 0
+        self.sm_clock = StreamingSummary()
         self.window: deque[RunRecord] = deque(maxlen=max(window, 1))
         self.ranks: dict[int, RankStats] = {}
         self.ranked = False
@@ -109,10 +105,7 @@ class RegionStats:
         throttled = rank_metrics.per_rank(record, rank_metrics.THROTTLED)
         for rank, stats in self.ranks.items():
             stats.duration.add(durations.get(rank, math.nan))
-            clock = clocks.get(rank, math.nan)
-            if not math.isnan(clock):
-                stats.sm_sum += clock
-                stats.sm_n += 1
+            stats.sm_clock.add(clocks.get(rank, math.nan))
             flag = throttled.get(rank, math.nan)
             if not math.isnan(flag):
                 stats.throttled += flag
@@ -134,8 +127,7 @@ class RegionStats:
             stats.add(value)
         telemetry = record.telemetry
         if telemetry.sm_clock_mhz is not None:
-            self._sm_sum += telemetry.sm_clock_mhz
-            self._sm_n += 1
+            self.sm_clock.add(telemetry.sm_clock_mhz)
         self.throttled += bool(telemetry.throttled)
         self.window.append(record)
         if rank_metrics.is_multi_rank(record):
@@ -152,8 +144,3 @@ class RegionStats:
             if stats is None:
                 stats = self.derived[name] = StreamingSummary()
             stats.add(value)
-
-    @property
-    def sm_clock_mhz(self) -> float | None:
-        """The mean SM clock NVML read during the runs, or None without telemetry."""
-        return self._sm_sum / self._sm_n if self._sm_n else None

@@ -31,6 +31,7 @@ from nsight_lab.analysis.compare import metric_label, metric_unit
 from nsight_lab.contract.records import TIME_METRIC
 from nsight_lab.text.units import (
     UNDEFINED,
+    format_clock,
     format_count,
     format_duration,
     format_number,
@@ -107,20 +108,31 @@ def _work_columns(
     for w in works:
         out[(w.annotation, w.config_index)] = {
             "GB/s": w.achieved_bytes_per_s / 1e9,
-            "TFLOP/s": w.achieved_flops_per_s / 1e12,
+            "TFLOP/s": _flop_rate(w.achieved_flops_per_s, w.flops, w.flops_source),
             "Bytes": w.bytes_source,
             "FLOPs": w.flops_source,
         }
     for p in placements:
         out[(p.annotation, p.config_index)] = {
             "GB/s": p.achieved_bytes_per_s / 1e9,
-            "TFLOP/s": p.achieved_flops_per_s / 1e12,
+            "TFLOP/s": _flop_rate(p.achieved_flops_per_s, p.flops, p.flops_source),
             "% of roof": p.pct_of_roof,
             "Bound": p.bound,
             "Bytes": p.bytes_source,
             "FLOPs": p.flops_source,
         }
     return out
+
+
+def _flop_rate(per_s: float, flops: float, source: str) -> float | None:
+    """TFLOP/s; None (undefined, never 0) where the model counted no FLOPs.
+
+    A 0 there is no measurement (ncu read 11.86 TFLOP/s for the fixture's
+    layernorm); :func:`nsight_lab.analysis.validity.unmodelled_note` says why.
+    """
+    if source == "modelled" and not flops:
+        return None
+    return per_s / 1e12
 
 
 def _ordered(groups: Sequence[RegionStats]) -> list[RegionStats]:
@@ -190,7 +202,7 @@ def region_rows(
                 "Bound": str(cells.get("Bound") or UNDEFINED),
                 "Flag": (check and check.flag_text) or UNDEFINED,
                 "Runs": format_count(g.duration.n),
-                "SM clock": _clock(g.sm_clock_mhz),
+                "SM clock": _clock(g.sm_clock),
                 "Throttled": _throttled(g.throttled, g.duration.n),
                 "Bytes": str(cells.get("Bytes") or UNDEFINED),
                 "FLOPs": str(cells.get("FLOPs") or UNDEFINED),
@@ -219,8 +231,11 @@ def _duration(median: float, divisor: float, target: str | None) -> str:
     return format_duration(_finite(median))
 
 
-def _clock(mhz: float | None) -> str:
-    return UNDEFINED if mhz is None else f"{mhz:.0f} MHz"
+def _clock(clock: StreamingSummary) -> str:
+    """The SM clock as every view shows it: median and range (:func:`format_clock`)."""
+    if not clock.n:
+        return UNDEFINED
+    return format_clock(clock.median, clock.min, clock.max)
 
 
 def _rank_row(
@@ -245,7 +260,7 @@ def _rank_row(
         "Bound": UNDEFINED,
         "Flag": UNDEFINED,
         "Runs": format_count(runs),
-        "SM clock": _clock(stats.sm_clock_mhz),
+        "SM clock": _clock(stats.sm_clock),
         "Throttled": _throttled(int(stats.throttled), runs),
         "Bytes": UNDEFINED,
         "FLOPs": UNDEFINED,

@@ -12,10 +12,11 @@ over every run); here they are laid out for a terminal:
 
 from __future__ import annotations
 
+import re
 import textwrap
 from typing import TYPE_CHECKING, Any
 
-from nsight_lab.analysis.validity import checks_lines
+from nsight_lab.analysis.validity import checks_headline, checks_lines
 from nsight_lab.contract.registry import times_the_host
 from nsight_lab.roofline.peaks import known_peaks
 from nsight_lab.text.safe import for_terminal
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = [
     "COUNTER_COLUMNS",
     "REGION_COLUMNS",
+    "abbreviate",
     "session_text",
     "summary_text",
 ]
@@ -62,7 +64,8 @@ def _fit_counters(columns: list[str], cells: list[list[str]], width: int) -> Non
     """Fit the counter table to ``width``.
 
     Runs, then RSD, are left out; then the metric names are shortened in their
-    middle (``smsp__sass_…_pred_on.sum``).
+    middle at word boundaries (:func:`abbreviate`: ``smsp__sass_…_fadd_pred_on.sum``),
+    never inside a word (issue 30: ``smsp__sass_thread_inst_e…uted_op_...``).
     """
     for name in ("Runs", "RSD"):
         if _width(columns, cells) <= width or name not in columns:
@@ -78,10 +81,47 @@ def _fit_counters(columns: list[str], cells: list[list[str]], width: int) -> Non
     longest = max(len(line[i]) for line in cells)
     keep = max(12, longest - over)
     for line in cells:
-        name = line[i]
-        if len(name) > keep:
-            head = (keep - 1) // 2
-            line[i] = name[:head] + "\u2026" + name[len(name) - (keep - 1 - head) :]
+        line[i] = abbreviate(line[i], keep)
+
+
+_WORD = re.compile(r"[^_.]+|[_.]+")
+"""A metric name's words (``smsp``, ``pred``) and separators (``__``, ``.``)."""
+
+
+def abbreviate(name: str, width: int) -> str:
+    """``name`` in at most ``width`` characters, cut at word boundaries only.
+
+    Whole words are kept from both ends, the tail first (``_op_fadd_pred_on.sum``
+    tells counters apart, ``smsp__sass`` does not), the middle replaced by ``…``.
+    A name with no room for even its first and last word keeps those and runs over:
+    a whole word is readable, half of one is not.
+
+    Raises:
+        Nothing.
+    """
+    if len(name) <= width:
+        return name
+    words = _WORD.findall(name)
+    head, tail = [words[0]], [words[-1]]
+    room = width - 1 - len(words[0]) - len(words[-1])
+    lo, hi = 1, len(words) - 2
+    take_tail = True
+    while lo <= hi:
+        word = words[hi] if take_tail else words[lo]
+        if len(word) > room:
+            if not take_tail:
+                break
+            take_tail = False
+            continue
+        room -= len(word)
+        if take_tail:
+            tail.insert(0, word)
+            hi -= 1
+        else:
+            head.append(word)
+            lo += 1
+        take_tail = not take_tail
+    return "".join(head) + "\u2026" + "".join(tail)
 
 
 def summary_text(
@@ -173,7 +213,9 @@ def session_text(
         f"{runs} of {session.runs_planned} runs",
         f"{regions} region{'s' if regions != 1 else ''}",
     ]
-    lines = [f"{title}: {', '.join(f for f in facts if f)}"]
+    headline = checks_headline(tables["checks"])
+    lines = [headline] if headline else []  # first: before any number is read
+    lines.append(f"{title}: {', '.join(f for f in facts if f)}")
     if session.error:
         lines.append(f"error: {session.error}")
     text = summary_text(

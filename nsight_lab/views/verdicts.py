@@ -96,10 +96,10 @@ def verdict_text(
 ) -> str:
     """The table as aligned plain text under its heading (raw: escape to print).
 
-    The columns but the note fit in ``width`` (the medians, the config, the metric
-    and the change are left out, in that order, until they do, and a line says
-    which); the notes follow the table, wrapped to ``width``, each once with the
-    rows it is about. Deterministic rows are left out with a count unless
+    The columns but the note fit in ``width`` (the config, the metric, the ratio's
+    interval, the change and last the medians are left out, in that order, until they
+    do, and a line says which); the notes follow the table, wrapped to ``width``, each
+    once with the rows it is about. Deterministic rows are left out with a count unless
     ``show_all``.
 
     Raises:
@@ -157,8 +157,12 @@ def _notes(cells: list[dict[str, str]], wrap: textwrap.TextWrapper) -> list[str]
     return lines
 
 
-_DROPPED_FIRST = ("median_a", "median_b", "config", "metric", "change")
-"""Columns left out, in this order, while the table is wider than the terminal."""
+_DROPPED_FIRST = ("config", "metric", "ratio", "change", "median_b", "median_a")
+"""Columns left out, in this order, while the table is wider than the terminal.
+
+The medians go last: they are what was measured, and an 80-column terminal lost
+both (issue 30); the ratio's interval goes before the change, which says the same
+ratio in fewer columns, and the verdict already holds the interval's judgement."""
 
 
 def _fit(keys: list[str], cells: list[dict[str, str]], width: int) -> list[str]:

@@ -9,9 +9,12 @@ PostgreSQL database instead (a team's shared history); kept reports stay on disk
 from __future__ import annotations
 
 import os
+import urllib.parse
 from pathlib import Path
 
 import platformdirs
+
+from nsight_lab.errors import StoreError
 
 DB_FILENAME = "store.sqlite"
 REPORTS_DIRNAME = "reports"
@@ -37,11 +40,36 @@ def store_location() -> str:
 
     ``$NSIGHT_LAB_STORE`` when set (a ``postgresql://`` or ``postgres://`` URL, or a
     SQLite file path), else :func:`db_path`.
+
+    Raises:
+        StoreError: The variable holds a URL that cannot be read (names it).
     """
     env = os.environ.get(STORE_ENV, "").strip()
     if env:
-        return env if "://" in env else str(Path(env).expanduser())
+        return _checked_url(env) if "://" in env else str(Path(env).expanduser())
     return str(db_path())
+
+
+def _checked_url(url: str) -> str:
+    """``url`` if it can be read as a URL with a host and port.
+
+    A malformed one (``postgresql://[::1/db``, a port that is no number) failed
+    later as a bare ``ValueError`` naming neither the variable nor the fix; the
+    URL is not quoted (it may hold a password).
+
+    Raises:
+        StoreError: It cannot be read.
+    """
+    try:
+        _ = urllib.parse.urlsplit(url).port
+    except ValueError as exc:  # its text may quote the password: not shown
+        why = "unbalanced [ ]" if "IPv6" in str(exc) else "a port not from 0 to 65535"
+        msg = (
+            f"{STORE_ENV} holds a malformed URL ({why}); set it to "
+            "postgresql://user:password@host:port/database or a SQLite file path"
+        )
+        raise StoreError(msg) from None
+    return url
 
 
 def reports_dir() -> Path:

@@ -41,18 +41,28 @@ class ConfigList:
 
 
 def json_value(value: object) -> JsonScalar:
-    """A config value as the store and the wire keep it.
+    r"""A config value as the store and the wire keep it.
 
     JSON scalars as they are, numpy scalars as Python numbers, anything else (a
-    ``torch.dtype``) as its text.
+    ``torch.dtype``, a numpy row) as its text. Text is kept UTF-8-encodable (a lone
+    surrogate written as its ``\udXXX`` escape), so every stored session exports.
     """
-    if hasattr(value, "item") and type(value).__module__ == "numpy":
-        value = value.item()
-    if value is None or isinstance(value, bool | int | str):
+    if type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0:
+        value = value.item()  # type: ignore[attr-defined]
+    if value is None or isinstance(value, bool | int):
         return value
     if isinstance(value, float):
         return value if math.isfinite(value) else str(value)
-    return str(value)[:MAX_VALUE_TEXT]
+    text = value if isinstance(value, str) else _text_of(value)[:MAX_VALUE_TEXT]
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _text_of(value: object) -> str:
+    """``str(value)``, or its type's name where ``__str__`` fails (user objects)."""
+    try:
+        return str(value)
+    except Exception:  # noqa: BLE001  (any user __str__)
+        return f"<{type(value).__name__}>"
 
 
 MAX_VALUE_TEXT = 200

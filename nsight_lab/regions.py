@@ -156,6 +156,24 @@ class RegionTracker:
             raise RegionError(msg)
 
 
+def _check_storable(name: str) -> None:
+    """Refuse a region name the store cannot keep as text (nor export).
+
+    A lone surrogate is no UTF-8: stored, it failed the session at its end with a
+    traceback and made it un-exportable.
+
+    Raises:
+        CellError: ``name`` holds a lone surrogate; says which.
+    """
+    bad = next((c for c in name if 0xD800 <= ord(c) <= 0xDFFF), None)  # noqa: PLR2004
+    if bad is not None:
+        msg = (
+            f"annotate: the region name {name!r} holds a lone surrogate "
+            f"(U+{ord(bad):04X}), which cannot be stored as text; remove it"
+        )
+        raise CellError(msg)
+
+
 class annotate:  # noqa: N801  (lower-case to match nsight-python's nsight.annotate)
     """Mark a region of a profiled cell: ``with annotate("matmul"): a @ b``.
 
@@ -179,6 +197,7 @@ class annotate:  # noqa: N801  (lower-case to match nsight-python's nsight.annot
         if not isinstance(name, str) or not name.strip():
             msg = f"annotate: region name must be a non-empty string, got {name!r}"
             raise CellError(msg)
+        _check_storable(name)
         self.name = name
         self.ignore_failures = bool(ignore_failures)
         # The listener each open use of this marker entered under (a decorator's

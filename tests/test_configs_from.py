@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import collections
 import itertools
+import json
 import time
 import tracemalloc
+import unicodedata
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -121,7 +123,7 @@ def test_huge_and_endless_iterables_are_one_line_and_eat_no_memory(
         tracemalloc.stop()
     assert str(caught.value) == (
         f"--configs-from cfg: {count} configs, above the limit of 10,000; give fewer "
-        "(--max-configs N raises the limit, up to 1,000,000)"
+        "(split them over several cells)"
     )
     assert peak < 8 * 2**20  # 10,001 small items at most, not the iterable
 
@@ -198,3 +200,48 @@ def test_huge_ranges_and_their_iterators_are_refused_without_laying_them_out(
     assert "\n" not in text
     if not lazy:
         assert (f"{size:,} configs" in text) or ("more than 2^63" in text)
+
+
+_TEXT_CHARS = st.one_of(
+    st.characters(codec=None),  # any code point, lone surrogates included
+    st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF),
+    st.sampled_from(["\uff4e", "\uff21", "A", "\u210c", "\ufb01", "n", "_"]),
+)
+_CONFIG_VALUES = st.one_of(
+    st.text(_TEXT_CHARS, max_size=6),
+    st.integers(min_value=-(10**30), max_value=10**30),
+    st.floats(),
+    st.tuples(st.text(_TEXT_CHARS, max_size=3)),
+    st.none(),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    keys=st.lists(st.text(_TEXT_CHARS, min_size=1, max_size=3), min_size=1, max_size=3),
+    values=st.lists(_CONFIG_VALUES, min_size=3, max_size=3),
+)
+def test_any_config_is_stored_utf8_under_the_names_python_reads(
+    keys: list[str], values: list[object]
+) -> None:
+    """Issue 29: configs with lone surrogates, huge ints or names Python normalises.
+
+    Either one line refuses them, or every name is the one Python binds (NFKC, each
+    once) and every stored value is JSON that encodes as UTF-8 (the session exports).
+    """
+    from nsight_lab.plan import json_value
+
+    config = dict(zip(keys, values, strict=False))
+    try:
+        found = namespace.configs_from("cfg", {"cfg": [config]}, 10)
+    except OptionError as exc:
+        assert "\n" not in str(exc)  # noqa: PT017  (the message is the property)
+        str(exc).encode("utf-8")
+        return
+    assert found is not None
+    names, (bound,) = found
+    assert list(names) == [unicodedata.normalize("NFKC", k) for k in config]
+    assert len(set(names)) == len(names)
+    assert all(n.isidentifier() for n in names)
+    stored = {name: json_value(value) for name, value in bound.items()}
+    json.dumps(stored, ensure_ascii=False).encode("utf-8")

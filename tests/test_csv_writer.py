@@ -37,6 +37,17 @@ ISSUE_NAME = "y\r=cmd|' /C calc'!A0"
 BREAKS = "\r\n\v\f\x1c\x1d\x1e\x85\u2028\u2029,;\t"
 """Where some reader may start a cell: line breaks (str.splitlines) and separators."""
 NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+UNICODE_SPACES = "\u00a0\u1680\u2000\u2003\u200a\u202f\u205f\u3000\u200b\ufeff"
+"""Spaces a spreadsheet trims before a formula too (issue 29: a no-break or
+ideographic space before ``=`` reached a cell unprefixed)."""
+SKIPPED = (
+    ' "'
+    + "".join(
+        chr(c) for c in range(0x3001) if chr(c).isspace() and chr(c) not in BREAKS
+    )
+    + "\u200b\ufeff"
+)
+"""What a reader skips before it looks for a formula."""
 
 
 def formula_at(cell: str) -> str | None:
@@ -50,7 +61,7 @@ def formula_at(cell: str) -> str | None:
         return cell
     starts = [0] + [i + 1 for i, char in enumerate(cell) if char in BREAKS]
     for start in starts:
-        rest = cell[start:].lstrip(' "')
+        rest = cell[start:].lstrip(SKIPPED)
         end = next((i for i, c in enumerate(rest) if c in BREAKS), len(rest))
         piece = rest[:end].rstrip(' "')
         if rest[:1] in {"=", "+", "-", "@"} and not NUMBER.fullmatch(piece):
@@ -93,7 +104,9 @@ def assert_no_formula(path: Path, expected: pd.DataFrame | None = None) -> None:
 
 
 NAMES = st.text(
-    alphabet=st.sampled_from(list("=+-@ \t\r\n;,\"'a1.e|!\x1e\v\f\u2028\x85")),
+    alphabet=st.sampled_from(
+        list("=+-@ \t\r\n;,\"'a1.e|!\x1e\v\f\u2028\x85" + UNICODE_SPACES)
+    ),
     max_size=24,
 ) | st.text(max_size=24)
 

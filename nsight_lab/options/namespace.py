@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import inspect
 import itertools
+import keyword
+import math
+import sys
 import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -20,7 +23,7 @@ from nsight_lab.errors import OptionError
 from nsight_lab.kernels import BUILTIN_FOLDS
 from nsight_lab.options.names import reserved_name
 from nsight_lab.options.profile import MAX_CONFIGS
-from nsight_lab.options.values import BUILTIN_DERIVED, shown
+from nsight_lab.options.values import BUILTIN_DERIVED, python_name, shown
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -124,25 +127,118 @@ def configs_from(
     if spec is None:
         return None
     given, _, var = spec.rpartition("=")
-    var = var.strip()
-    names = tuple(n.strip() for n in given.split(",")) if given else ()
+    var = python_name(var.strip())
+    names = tuple(python_name(n.strip()) for n in given.split(",")) if given else ()
     value = user_ns.get(var)
+    _check_container(var, value)
     items = _config_items(var, value, limit)
     bound = [_bind_item(spec, i, item, names) for i, item in enumerate(items)]
-    names = tuple(bound[0])
-    for name in names:
-        why = reserved_name(name) if name.isidentifier() else "not a Python name"
-        if why is not None:
-            msg = f"--configs-from {var}: the config name {name!r} is {why}"
-            raise OptionError(msg)
+    raw_names = tuple(bound[0])
+    names = _python_names(var, raw_names)
     for i, config in enumerate(bound):
-        if tuple(config) != names:
+        if tuple(config) != raw_names:
             msg = (
                 f"--configs-from {spec}: config {i} has names {list(config)}, config "
-                f"0 has {list(names)}; give every config the same names"
+                f"0 has {list(raw_names)}; give every config the same names"
             )
             raise OptionError(msg)
-    return names, bound
+        for name, item in zip(names, config.values(), strict=True):
+            _check_value(var, i, name, item)
+    return names, [dict(zip(names, c.values(), strict=True)) for c in bound]
+
+
+def _python_names(var: str, raw: tuple[str, ...]) -> tuple[str, ...]:
+    """The config names as the cell reads them (NFKC), each a name it can bind.
+
+    Raises:
+        OptionError: A name is not a Python name (or reads as a keyword), is
+            reserved, or two read alike (a fullwidth ``A``, U+FF21, and ``A`` are
+            one name to Python).
+    """
+    names: list[str] = []
+    for name in raw:
+        read = python_name(name)
+        why = (
+            "not a Python name"
+            if not name.isidentifier()
+            or not read.isidentifier()
+            or keyword.iskeyword(read)
+            else reserved_name(read)
+        )
+        if why is not None:
+            msg = f"--configs-from {var}: the config name {shown(name)} is {why}"
+            raise OptionError(msg)
+        if read in names:
+            other = raw[names.index(read)]
+            msg = (
+                f"--configs-from {var}: the config names {shown(other)} and "
+                f"{shown(name)} are one name to Python ({read!r}, NFKC); give each "
+                "name once"
+            )
+            raise OptionError(msg)
+        names.append(read)
+    return tuple(names)
+
+
+_INT64 = 2**63
+"""Config integers must fit in 64 bits: the store keeps them as such."""
+
+
+def _check_value(var: str, index: int, name: str, value: object) -> None:
+    """Refuse a config value the store cannot keep as it is.
+
+    An integer beyond 64 bits (``10**5000`` cannot even be written as text by
+    default) and text with a lone surrogate (not UTF-8) would fail only once the
+    session is stored, with a traceback, and leave it un-exportable.
+
+    Raises:
+        OptionError: ``value`` is such an integer or text.
+    """
+    where = f"--configs-from {var}: {name} of config {index}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        if not -_INT64 <= value < _INT64:
+            digits = int(value.bit_length() * math.log10(2)) + 1
+            msg = (
+                f"{where} is an integer of about {digits:,} digits; integers must "
+                "fit in 64 bits (give a float or text)"
+            )
+            raise OptionError(msg)
+    elif isinstance(value, str):
+        bad = next((c for c in value if 0xD800 <= ord(c) <= 0xDFFF), None)  # noqa: PLR2004
+        if bad is not None:
+            msg = (
+                f"{where} holds a lone surrogate (U+{ord(bad):04X}), which cannot be "
+                "stored or exported as text; remove it"
+            )
+            raise OptionError(msg)
+
+
+def _check_container(var: str, value: object) -> None:
+    """Refuse a table given as the config list: it does not iterate over its rows.
+
+    A pandas DataFrame iterates over its column names (each would be profiled as a
+    config) and a 2-D numpy array over rows that are not tuples.
+
+    Raises:
+        OptionError: ``value`` is a DataFrame or a numpy array of 2 or more
+            dimensions; says what to pass instead.
+    """
+    pandas = sys.modules.get("pandas")
+    if pandas is not None and isinstance(value, pandas.DataFrame):
+        msg = (
+            f"--configs-from {var}: a pandas DataFrame iterates over its column "
+            f"names, not its rows; bind rows = {var}.to_dict('records') (one config "
+            "per row) and give --configs-from rows"
+        )
+        raise OptionError(msg)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and isinstance(value, numpy.ndarray) and value.ndim > 1:
+        msg = (
+            f"--configs-from {var}: a {value.ndim}-D numpy array of shape "
+            f"{value.shape} is not a list of configs; bind rows = {var}.tolist() "
+            "and give --configs-from NAME1,NAME2=rows (a name per column)"
+        )
+        raise OptionError(msg)
 
 
 def _config_items(var: str, value: object, limit: int) -> list[Any]:

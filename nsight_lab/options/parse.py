@@ -117,6 +117,8 @@ def parse_options(line: str) -> ProfileOptions:
     dup = next((p for p in names if names.count(p) > 1), None)
     if dup is not None:
         how = "--configs binds 'n'; " if dup == "n" and "--configs" in seen else ""
+        if not line.isascii():  # fullwidth and plain letters: one name to Python
+            how += "names are compared as Python reads them (NFKC: '\uff21' is 'A'); "
         msg = f"--param: parameter {dup!r} is given twice; {how}give each name once"
         raise OptionError(msg)
     if "--configs-from" in seen and params:

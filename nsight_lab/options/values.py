@@ -13,6 +13,7 @@ from __future__ import annotations
 import keyword
 import math
 import re
+import unicodedata
 from typing import TYPE_CHECKING, get_args
 
 from nsight_lab.contract.records import TIME_METRIC, JsonScalar
@@ -66,12 +67,25 @@ def shown(raw: str, limit: int = ECHO_CHARS) -> str:
     return f"{raw[:limit]!r}... ({len(raw):,} characters)"
 
 
+BYTE_ORDER_MARK = "\ufeff"
+"""U+FEFF: invisible where a value is shown, it makes ``1`` and ``\ufeff1`` differ."""
+
+
 def check_text(option: str, raw: str) -> str:
-    """``raw`` if it holds no control, lone-surrogate or bidi character.
+    """``raw`` if it holds no control, lone surrogate, bidi control or BOM.
+
+    A lone surrogate cannot be stored or exported as UTF-8; the others change what
+    a value means while it looks the same (a label with a BOM pasted from a file).
 
     Raises:
         OptionError: It does (names the character).
     """
+    if BYTE_ORDER_MARK in raw:
+        msg = (
+            f"{option}: the value {shown(raw)} contains a byte-order mark (U+FEFF), "
+            "invisible where it is shown; remove it"
+        )
+        raise OptionError(msg)
     char = unsafe_character(raw)
     if char is not None:
         msg = (
@@ -177,23 +191,67 @@ def _value_list(option: str, raw: str) -> tuple[JsonScalar, ...]:
                 "integers must fit in 64 bits"
             )
             raise OptionError(msg)
-    if len(set(map(repr, values))) != len(values):
-        msg = f"{option}: repeated value in {shown(raw)}; each value may appear once"
-        raise OptionError(msg)
+    seen: set[tuple[str, JsonScalar]] = set()
+    for value in values:
+        key = _config_key(value)
+        if key in seen:
+            msg = (
+                f"{option}: repeated value in {shown(raw)} ({value!r} is given "
+                "twice, as the cell sees it); each value may appear once"
+            )
+            raise OptionError(msg)
+        seen.add(key)
     return values
 
 
+def _config_key(value: JsonScalar) -> tuple[str, JsonScalar]:
+    """What makes two config values the same config for the cell.
+
+    Numbers compare by value (``1`` and ``1.0``, ``0``, ``-0`` and ``-0.0`` compute
+    alike, so profiling both measures one config twice); ``true`` is not ``1``, and
+    text is compared as written.
+    """
+    if isinstance(value, bool) or value is None:
+        return (type(value).__name__, value)
+    if isinstance(value, int | float):
+        return ("number", value)  # 1 == 1.0 and -0.0 == 0, with equal hashes
+    return ("text", value)
+
+
+def python_name(raw: str) -> str:
+    """``raw`` as Python's parser reads a name: NFKC-normalised (PEP 3131).
+
+    ``n`` typed fullwidth (U+FF4E) binds ``n``, black-letter ``H`` (U+210C) binds
+    ``H``: a parameter must be bound and compared under the name the cell's code
+    will read, or the cell reads another variable than the one the frame labels.
+    """
+    return unicodedata.normalize("NFKC", raw)
+
+
 def _identifier(option: str, raw: str, what: str) -> str:
+    """``raw`` as the Python name the cell reads (NFKC), if it is one.
+
+    Raises:
+        OptionError: ``raw`` is no identifier, reads as a keyword
+            (fullwidth ``if``) or is too long.
+    """
     if not raw.isidentifier() or keyword.iskeyword(raw):
         msg = f"{option}: {shown(raw)} is not a valid Python name; give {what}"
         raise OptionError(msg)
-    if len(raw) > MAX_NAME_CHARS:
+    name = python_name(raw)
+    if not name.isidentifier() or keyword.iskeyword(name):
+        msg = (
+            f"{option}: {shown(raw)} reads as {name!r} in Python (NFKC), which is "
+            f"not a valid Python name; give {what} in plain letters"
+        )
+        raise OptionError(msg)
+    if len(name) > MAX_NAME_CHARS:
         msg = (
             f"{option}: the name {shown(raw)} is too long; "
             f"give at most {MAX_NAME_CHARS} characters"
         )
         raise OptionError(msg)
-    return raw
+    return name
 
 
 def _binding(option: str, raw: str, what: str) -> str:
@@ -228,12 +286,11 @@ def _metric(raw: str) -> str:
 
 
 def _derived(raw: str) -> str:
-    return (
-        raw
-        if raw in BUILTIN_DERIVED
-        else _identifier(
-            "--derive", raw, "tflops, gbps or the name of a function in the notebook"
-        )
+    """A ``--derive`` name as Python reads it: a built-in one or a function's."""
+    if python_name(raw) in BUILTIN_DERIVED:
+        return python_name(raw)
+    return _identifier(
+        "--derive", raw, "tflops, gbps or the name of a function in the notebook"
     )
 
 
@@ -278,8 +335,20 @@ def read_metrics(option: str, raw: str) -> tuple[str, ...]:
 
 
 def read_derive(option: str, raw: str) -> tuple[str, ...]:
-    """``--derive F,G``: the derived metrics, once each."""
-    return tuple(dict.fromkeys(_names(option, raw, _derived)))
+    """``--derive F,G``: the derived metrics, each named once.
+
+    A name given twice would be one column computed twice (or, for two functions
+    whose names read alike, one silently replacing the other): refused.
+
+    Raises:
+        OptionError: A name is not a Python name, or is given twice.
+    """
+    names = _names(option, raw, _derived)
+    dup = next((n for n in names if names.count(n) > 1), None)
+    if dup is not None:
+        msg = f"{option}: {dup!r} is given twice in {shown(raw)}; give each name once"
+        raise OptionError(msg)
+    return names
 
 
 def read_out(option: str, raw: str) -> str:
@@ -342,15 +411,19 @@ def read_ignore_kernels(option: str, raw: str) -> tuple[str, ...]:
 def read_configs_from(option: str, raw: str) -> str:
     """``--configs-from [NAMES=]VAR``: checked as text (the variable is read later).
 
+    Returned with its names as Python reads them (NFKC), so the configs bind and the
+    variable is looked up under those.
+
     Raises:
-        OptionError: A bad name.
+        OptionError: A bad name, or one given twice (as Python reads them).
     """
     names, eq, var = raw.rpartition("=")
-    if eq:
-        given = _names(option, names, lambda n: _binding(option, n, "NAME1,NAME2=VAR"))
-        dup = next((n for n in given if given.count(n) > 1), None)
-        if dup is not None:  # as --param: the last value would silently win
-            msg = f"{option}: the name {dup!r} is given twice; give each name once"
-            raise OptionError(msg)
-    _identifier(option, var.strip(), "the notebook variable holding the configs")
-    return raw
+    var = _identifier(option, var.strip(), "the notebook variable holding the configs")
+    if not eq:
+        return var
+    given = _names(option, names, lambda n: _binding(option, n, "NAME1,NAME2=VAR"))
+    dup = next((n for n in given if given.count(n) > 1), None)
+    if dup is not None:  # as --param: the last value would silently win
+        msg = f"{option}: the name {dup!r} is given twice; give each name once"
+        raise OptionError(msg)
+    return f"{','.join(given)}={var}"

@@ -211,7 +211,10 @@ def _user_values(
         if spec.failures is None:
             raise CellError(str(exc)) from exc.__cause__
         spec.failures.add(name, record, exc.reason)
-    except (Exception, SystemExit) as exc:  # sys.exit() too: not the profile's
+    except KeyboardInterrupt:  # Ctrl-C: the user stops the profile, not the derive
+        raise
+    except BaseException as exc:  # sys.exit(), GeneratorExit, a user's subclass:
+        # the function's failure, not the profile's
         if spec.failures is None:
             raise
         spec.failures.add(name, record, _short(f"raised {type(exc).__name__}: {exc}"))
@@ -254,24 +257,42 @@ def _call_derive(
         if isinstance(value, Mapping)
         else [(name, value)]
     )
-    out: dict[str, tuple[float, float | str]] = {}
-    for key, val in items:
-        number: object = val
-        unit: object = math.nan
-        if isinstance(val, tuple) and len(val) >= 2:  # noqa: PLR2004
-            number, unit = val[0], val[1]
-        elif warn:
-            warn_at_user(MISSING_UNIT_WARNING.format(key), UserWarning)
-        if number is None:
-            number = math.nan
-        if isinstance(number, bool) or not isinstance(number, int | float | np.number):
-            reason = _short(
-                f"returned {val!r}; return a number, a (number, unit) tuple or a dict "
-                "of them"
-            )
-            raise _DeriveError(reason, name)
-        out[key] = (float(number), unit if isinstance(unit, str) else math.nan)
-    return out
+    return dict(_derived_pair(name, key, val, warn=warn) for key, val in items)
+
+
+def _derived_pair(
+    name: str, key: str, val: object, *, warn: bool
+) -> tuple[str, tuple[float, float | str]]:
+    """One returned value as ``(key, (number, unit))``.
+
+    A number, or a ``(number, unit)`` pair: ``None`` (a function that forgot its
+    ``return``) and a tuple of another length (``(1, 2, 3)`` read as 1.0 before)
+    are refused, so they are a noted NaN, never a silent value.
+
+    Raises:
+        _DeriveError: ``val`` is not a number or a ``(number, unit)`` pair.
+    """
+    number: object = val
+    unit: object = math.nan
+    if isinstance(val, tuple) and len(val) == 2:  # noqa: PLR2004
+        number, unit = val
+    elif warn and not isinstance(val, tuple):
+        warn_at_user(MISSING_UNIT_WARNING.format(key), UserWarning)
+    if isinstance(number, bool) or not isinstance(number, int | float | np.number):
+        reason = _short(
+            f"returned {_shown_value(val)}; return a number, a (number, unit) tuple "
+            "or a dict of them"
+        )
+        raise _DeriveError(reason, name)
+    return key, (float(number), unit if isinstance(unit, str) else math.nan)
+
+
+def _shown_value(val: object) -> str:
+    """``repr(val)`` for a note, or its type where ``repr`` itself fails."""
+    try:
+        return repr(val)
+    except Exception:  # noqa: BLE001  (a user object's __repr__)
+        return f"a {type(val).__name__}"
 
 
 def _bound_call(

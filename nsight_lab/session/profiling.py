@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -82,6 +83,7 @@ def profile(  # noqa: PLR0913  (the profile's collaborators, keyword-only after 
         BaseException: Whatever the cell raised, unchanged (with a note), after the
             finished runs were stored.
     """
+    check_csv_prefix(plan.options.output_csv)
     writer = StoreWriter(store)
     target = SessionTarget(
         plan, cell, store=store, writer=writer, request=request, on_session=on_session
@@ -229,6 +231,37 @@ def rated_clocks_khz(device: str | None) -> tuple[int | None, int | None]:
         None if sm is None else int(sm) * 1000,
         None if mem is None else int(mem) * 1000,
     )
+
+
+def check_csv_prefix(prefix: str | None) -> None:
+    """Refuse an ``--output-csv`` prefix whose files cannot be written, before any run.
+
+    Found after the runs, it cost the whole profile and left a failed session. The
+    files' folder must be a writable folder, or be creatable (as :func:`_write_csv`
+    does) in the nearest folder that exists.
+
+    Raises:
+        OutputError: That folder is not a folder, or cannot be written in.
+    """
+    if prefix is None:
+        return
+    folder = Path(f"{prefix}x").parent
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    why = (
+        "not a folder"
+        if not existing.is_dir()
+        else "not writable"
+        if not os.access(existing, os.W_OK | os.X_OK)
+        else None
+    )
+    if why is not None:
+        msg = (
+            f"--output-csv: {str(existing)!r} is {why}, so {str(folder)!r} cannot "
+            "hold the CSV files; give a prefix in a writable folder"
+        )
+        raise OutputError(msg)
 
 
 def _write_csv(

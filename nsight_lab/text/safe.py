@@ -61,6 +61,12 @@ BIDI_CONTROLS = frozenset(
 )
 """Bidi marks, embeddings, overrides and isolates: they reorder the text around them."""
 _SEPARATORS = frozenset("\u2028\u2029")
+_LEADING = (
+    "".join(chr(c) for c in range(0x3001) if chr(c).isspace() and chr(c) not in "\t\r")
+    + '"\u200b\ufeff'
+)
+"""What a cell may start with before a formula: spaces (every Unicode one), quotes,
+zero-width spaces. Tabs and carriage returns are formula prefixes themselves."""
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
 
 
@@ -97,9 +103,11 @@ def _formula_start(piece: str) -> bool:
     """Whether a cell starting with ``piece`` would be read as a formula.
 
     Leading spaces and quotes are skipped (``"=1"`` split out of a value is a quoted
-    formula to an importer); a plain number (``-1.5``) is not a formula.
+    formula to an importer), Unicode ones too (a no-break or ideographic space, a
+    zero-width space or BOM: spreadsheets trim them as well); a plain number
+    (``-1.5``) is not a formula.
     """
-    body = piece.lstrip(' "')
+    body = piece.lstrip(_LEADING)
     return body.startswith(FORMULA_PREFIXES) and not _NUMBER.fullmatch(
         body.rstrip(' "')
     )

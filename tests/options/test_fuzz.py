@@ -22,6 +22,7 @@ import contextlib
 import os
 import shlex
 import string
+import unicodedata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from IPython.core.interactiveshell import InteractiveShell
+
+    from nsight_lab.options import ProfileOptions
 
 CELL = "fuzz_cell_ran = 1\n"
 MAX_MESSAGE_CHARS = 300
@@ -76,6 +79,10 @@ _VALUES = st.sampled_from(
         "exit", "fuzz_function", "fuzz_res", "a=1", "n=1,2", "x=1,,2", "1,1", "1,2,3",
         "dram__bytes_read.sum", "'unclosed", '"', "\\", "=", ",", "", "''",
         "9" * 30, "9" * 4301, "1_000", "١٢٣",
+        # issue 29: names Python reads otherwise (NFKC), values alike, a BOM
+        "\uff4e=1", "\uff21=1", "A=2", "\u210c=5", "\uff49\uff46=1", "\ufb01=1",
+        "\uff54\uff46\uff4c\uff4f\uff50\uff53", "\ufeff1", "\ufeffx=1",
+        "1,1.0", "-0,0.0,-0.0", "tflops,tflops", "2,2.0,true",
     ]
 )  # fmt: skip
 _OPTION_WORDS = st.sampled_from(
@@ -94,8 +101,17 @@ _ASCII = st.text(alphabet=string.printable, max_size=12)
 _CONTROL = st.characters(categories=["Cc"])
 _SURROGATE = st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF)
 _BIDI = st.sampled_from(["\u202e", "\u2066", "\u200f", "\u061c"])
+NFKC_LETTERS = tuple(
+    char
+    for char in map(chr, range(0xA0, 0x1EF00))
+    if unicodedata.normalize("NFKC", char) != char
+    and unicodedata.normalize("NFKC", char).isascii()
+    and unicodedata.normalize("NFKC", char).isidentifier()
+)
+"""Letters Python's parser reads as ASCII ones (fullwidth, styled, ligatures)."""
+_NFKC = st.sampled_from(NFKC_LETTERS)
 _ANY_CHAR = st.one_of(
-    st.characters(codec=None), _CONTROL, _SURROGATE, _BIDI
+    st.characters(codec=None), _CONTROL, _SURROGATE, _BIDI, _NFKC, st.just("\ufeff")
 )  # codec=None: any code point, surrogates included
 _UNICODE = st.text(alphabet=_ANY_CHAR, max_size=12)
 _HUGE = st.one_of(
@@ -329,6 +345,16 @@ def test_the_fuzzing_covers_the_named_attacks(shell: InteractiveShell) -> None:
         "--configs '\ud800'",
         "--runs " + "9" * 100_000,
         "--name '\x1b[31mred'",
+        "--param \uff4e=100,200",
+        "--param \uff21=1 --param A=2",
+        "--param \u210c=5",
+        "--param \uff49\uff46=1",
+        "--out \uff46\uff55\uff5a\uff5a_function",
+        "--configs 1,1.0",
+        "--configs -0,0.0,-0.0",
+        "--derive tflops,tflops",
+        "--name '\ufeffx'",
+        "--configs-from '\ud800'",
         "--configs 1,2 --param m=1,2 --out fuzz_res --quiet",
     ):
         check_line(shell, line, quiet=True)
@@ -349,7 +375,13 @@ def test_line_magic_arguments(
     from IPython.core.error import UsageError
 
     before_ns = _namespace_snapshot(shell)
-    result = shell.run_cell(f"%nsight {command} {' '.join(args)}".rstrip())
+    line = f"%nsight {command} {' '.join(args)}".rstrip()
+    result = shell.run_cell(line)
+    if result.error_before_exec is not None and len(line.splitlines()) > 1:
+        # A \x1e, U+2028 ... ends the line for IPython (as in check_line): the rest
+        # is Python that need not compile.
+        assert isinstance(result.error_before_exec, SyntaxError)
+        return
     error = result.error_in_exec
     if error is not None:
         assert isinstance(error, UsageError), repr(error)
@@ -357,3 +389,60 @@ def test_line_magic_arguments(
         assert len(str(error)) <= MAX_MESSAGE_CHARS
     assert result.error_before_exec is None
     assert _namespace_snapshot(shell) == before_ns
+
+
+_NAME_CHARS = st.one_of(
+    st.sampled_from(string.ascii_letters + string.digits + "_"), _NFKC, _ANY_CHAR
+)
+_NAMES = st.text(alphabet=_NAME_CHARS, min_size=1, max_size=6)
+
+
+def _python_binds(name: str) -> str | None:
+    """The name ``name = 1`` binds when Python runs it, or None (no valid source)."""
+    namespace: dict[str, object] = {}
+    try:
+        exec(f"{name} = 1", namespace)  # noqa: S102  (a one-assignment probe)
+    except (SyntaxError, ValueError):  # ValueError: a NUL in the source
+        return None
+    (bound,) = (key for key in namespace if key != "__builtins__")
+    return bound
+
+
+def _parsed(line: str) -> ProfileOptions | str:
+    """The options of ``line``, or the one-line refusal's message."""
+    try:
+        return parse_options(line)
+    except OptionError as exc:
+        message = str(exc)
+    assert "\n" not in message
+    message.encode("utf-8")
+    return message
+
+
+@settings(_FUZZ, max_examples=300)
+@given(_NAMES, st.sampled_from(["--param {}=1", "--out {}", "--configs-from {}=v"]))
+def test_a_name_is_bound_as_python_reads_it(name: str, form: str) -> None:
+    """Issue 29: a name accepted is the one Python binds (NFKC), or one line refuses it.
+
+    ``--param`` of a fullwidth ``n`` bound that name while the cell read ``n``.
+    """
+    line = form.format(shlex.quote(name))
+    options = _parsed(line)
+    if isinstance(options, str):  # refused, in one line
+        return
+    bound = options.param_names[0] if "--param" in line else options.out
+    if "--configs-from" in line:
+        bound = (options.configs_from or "").partition("=")[0]
+    assert bound == _python_binds(name), (name, bound)
+
+
+@settings(_FUZZ, max_examples=300)
+@given(_NAMES, _NAMES)
+def test_two_names_that_read_alike_are_refused(first: str, second: str) -> None:
+    """Two ``--param`` (and two ``--derive``) names are one when Python reads them."""
+    same = unicodedata.normalize("NFKC", first) == unicodedata.normalize("NFKC", second)
+    for line in (
+        f"--param {shlex.quote(first)}=1 --param {shlex.quote(second)}=2",
+        f"--derive {shlex.quote(first + ',' + second)}",
+    ):
+        assert isinstance(_parsed(line), str) or not same, line

@@ -9,9 +9,8 @@ are known numbers.
 
 from __future__ import annotations
 
-import time
-
 import math
+import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 

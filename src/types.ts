@@ -77,7 +77,10 @@ export interface ISessionInfo {
   pid: number | null;
   backend_reason: string;
   options: Record<string, unknown>;
+  /** Its first configs only (at most 20): `config_count` says how many. */
   configs: Record<string, JsonScalar>[];
+  /** How many configs it has (the payload never grows with the grid). */
+  config_count: number;
   /** Measured runs planned per config (`--runs`). */
   runs_per_config: number;
   /** Measured runs planned over all configs (configs × runs per config). */

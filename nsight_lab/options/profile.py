@@ -44,8 +44,15 @@ Applies when ``--target-rsd`` is given without ``--max-time``.
 
 DEFAULT_MAX_CONFIGS = 10_000
 """Largest config grid accepted without ``--max-configs``."""
-MAX_CONFIGS = 1_000_000
-"""Largest value of ``--max-configs``: the grid is laid out in memory."""
+MAX_CONFIGS = 10_000
+"""Largest value of ``--max-configs``: the largest grid measured to work end to end.
+
+Every read path of a session (the cell's end, ``show``, ``compare``, ``export``, the
+server's list and session view) is measured at this grid by
+``benchmarks/huge_sessions.py`` (``benchmarks/results/huge_sessions_cpu.json``):
+at 1,000,000 configs ``show`` took 492 s and 17.5 GB and the session view never
+answered; at 100,000, 59 s / 1.8 GB and 55 s / 1.3 GB. A larger value is refused
+in one line naming this limit."""
 
 
 @dataclass(frozen=True)
@@ -161,10 +168,16 @@ class ProfileOptions:
         count = (
             f"{self.grid_size():,}" if digits < 15 else f"about 10^{int(digits)}"  # noqa: PLR2004
         )
-        if self.max_configs is None:
+        if self.max_configs is None and DEFAULT_MAX_CONFIGS < MAX_CONFIGS:
             how = (
                 f"at most {DEFAULT_MAX_CONFIGS:,} unless --max-configs N is given "
                 f"(up to {MAX_CONFIGS:,}); give fewer values"
+            )
+        elif self.max_configs is None or limit >= MAX_CONFIGS:
+            how = (
+                f"at most {MAX_CONFIGS:,} (--max-configs's maximum, the largest grid "
+                "measured to work); "
+                "give fewer values or split the grid over several cells"
             )
         else:
             how = f"above --max-configs {limit:,}; give fewer values or raise it"

@@ -5,10 +5,17 @@ list of sessions with their counts) in two statements on one connection: the tot
 that matches and the page, each session with its stored ``run_count`` and
 ``runs_done`` and its kept verdict (one statement), then the page's region names
 (one more), instead of a call per column.
+
+A listed session's ``configs`` are its first :data:`LISTED_CONFIGS` only, with
+``config_count`` beside them: the list reads a prefix of each session's config list
+and counts the rest in SQL, so a page costs the same for a grid of ten configs and
+one of a million (issue 29: every page of a list holding a 1,000,000-config session
+was 17.8 MB and 5.7 s).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +35,12 @@ if TYPE_CHECKING:
     from nsight_lab.contract.records import SessionInfo
     from nsight_lab.store.rows import SessionFilters
 
-__all__ = ["ListedSession", "ListingQueries", "SessionPage"]
+__all__ = ["LISTED_CONFIGS", "ListedSession", "ListingQueries", "SessionPage"]
+
+LISTED_CONFIGS = 20
+"""Configs a listed session carries (its first); ``config_count`` says how many."""
+_CONFIGS_PREFIX = 8_192
+"""Characters of ``configs_json`` read per listed session (its first configs)."""
 
 _PAGE_COLUMNS = ", ".join(f"p.{c.strip()}" for c in SESSION_COLUMNS.split(","))
 _VERDICT_COLUMNS = (
@@ -50,6 +62,9 @@ class ListedSession:
     """Its region names, sorted."""
     verdict: StoredVerdict | None
     """Its kept verdict against a baseline, if any."""
+    config_count: int = 0
+    """How many configs it has; ``session.configs`` holds the first
+    :data:`LISTED_CONFIGS` of them only."""
 
 
 @dataclass(frozen=True)
@@ -83,12 +98,20 @@ class ListingQueries(StoreBase):
         """
         where, params = session_filter(filters, self._dialect.like)
         check_page(limit, offset)
-        # One row always (the total), with the page's sessions joined to it.
+        # One row always (the total), with the page's sessions joined to it. Of each
+        # config list, a prefix and its length (counted by the engine, not parsed
+        # here): a page's cost does not grow with the sessions' grids.
+        configs = "configs_json::json" if self._dialect.postgres else "configs_json"
+        inner = SESSION_COLUMNS.replace(
+            "configs_json",
+            f"substr(configs_json, 1, {_CONFIGS_PREFIX}) AS configs_json",
+        )
         sql = (
             f"SELECT t.total, {_PAGE_COLUMNS}, p.run_count, p.runs_done,"  # noqa: S608  (constant SQL)
-            f" {_VERDICT_COLUMNS}"
+            f" {_VERDICT_COLUMNS}, p.config_count"
             f" FROM (SELECT count(*) AS total FROM sessions{where}) AS t"
-            f" LEFT JOIN (SELECT {SESSION_COLUMNS}, run_count, runs_done"
+            f" LEFT JOIN (SELECT {inner}, run_count, runs_done,"
+            f" json_array_length({configs}) AS config_count"
             f" FROM sessions{where} ORDER BY id DESC LIMIT ? OFFSET ?) AS p ON 1 = 1"
             " LEFT JOIN session_verdicts AS v ON v.session_id = p.id"
             " ORDER BY p.id DESC"
@@ -111,15 +134,46 @@ class ListingQueries(StoreBase):
 _SESSION_WIDTH = len(SESSION_COLUMNS.split(","))
 
 
+_CONFIGS_AT = [c.strip() for c in SESSION_COLUMNS.split(",")].index("configs_json")
+
+
+def first_configs(prefix: str, most: int = LISTED_CONFIGS) -> list[Any]:
+    """The first ``most`` whole items of a JSON array of which ``prefix`` is the start.
+
+    Decodes item by item and stops at the first one the prefix cuts, so a listed
+    session's configs cost :data:`_CONFIGS_PREFIX` characters however many it has.
+    """
+    decoder = json.JSONDecoder()
+    items: list[Any] = []
+    at = prefix.find("[") + 1
+    while 0 < at < len(prefix) and len(items) < most:
+        while at < len(prefix) and prefix[at] in " \t\r\n,":
+            at += 1
+        if at >= len(prefix) or prefix[at] == "]":
+            break
+        try:
+            item, at = decoder.raw_decode(prefix, at)
+        except json.JSONDecodeError:  # cut by the prefix
+            break
+        items.append(item)
+    return items
+
+
 def _listed(row: tuple[Any, ...], regions: dict[int, list[str]]) -> ListedSession:
-    """A ``{SESSION_COLUMNS}, run_count, runs_done, {_VERDICT_COLUMNS}`` row."""
-    session = session_from_row(row[:_SESSION_WIDTH])
+    """A ``{SESSION_COLUMNS}, run_count, runs_done, {_VERDICT_COLUMNS}, count`` row.
+
+    Its ``configs_json`` is a prefix of the stored list (see the query).
+    """
+    head = list(row[:_SESSION_WIDTH])
+    head[_CONFIGS_AT] = json.dumps(first_configs(head[_CONFIGS_AT] or "[]"))
+    session = session_from_row(head)
     run_count, runs_done = row[_SESSION_WIDTH : _SESSION_WIDTH + 2]
-    verdict_row = row[_SESSION_WIDTH + 2 :]
+    verdict_row = row[_SESSION_WIDTH + 2 : -1]
     return ListedSession(
         session=session,
         run_count=int(run_count),
         runs_done=int(runs_done),
         regions=regions.get(session.id, []),
         verdict=None if verdict_row[0] is None else verdict_from_row(verdict_row),
+        config_count=int(row[-1] or 0),
     )

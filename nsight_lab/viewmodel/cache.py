@@ -15,6 +15,14 @@ store at most, while it keeps up): the per-run work is done as runs arrive, neve
 in a request, so a refresh costs the same at the millionth run as at the first.
 A finished session's view (and a running one's first) is caught up in the request.
 
+Bounded memory (issue 29: a 1,000,000-config session's view grew the server to 9.9 GB
+and never answered): a model keeps at most :data:`WINDOW_BUDGET` runs in its
+windows and live traces, however many configs share them (each config's window is
+``WINDOW_BUDGET // configs`` runs, at most ``max_points``), and every figure served
+holds at most :data:`MAX_POINTS` points over all its traces (:func:`capped`: whole
+traces in order, the rest named in the figure's ``meta``); the summary table keeps
+every config's statistics over every run.
+
 Thread-safe: the server calls it from worker threads; one lock per model keeps its
 reads and adds in order, so concurrent refreshes of a session read each run once.
 """
@@ -42,12 +50,23 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["CAPACITY", "READ_CHUNK", "ViewModels", "latest", "session_view"]
+__all__ = [
+    "CAPACITY",
+    "READ_CHUNK",
+    "WINDOW_BUDGET",
+    "ViewModels",
+    "capped",
+    "latest",
+    "session_view",
+]
 
 CAPACITY = 8
 """Sessions whose view models are kept; the least recently viewed goes first."""
 MAX_POINTS = 2_000
 """Points per live trace and runs per region in each window (the view model's)."""
+WINDOW_BUDGET = 20_000
+"""Runs one model keeps in its windows and live traces, over all its configs (per
+config at most ``max_points``): what bounds a model's memory by more than the grid."""
 READ_CHUNK = 20_000
 """Runs read from the store at a time while a model catches up."""
 FOLLOW_INTERVAL_S = 0.05
@@ -135,7 +154,8 @@ class ViewModels:
             view = entry.model.to_json()
         if session.status == "running":
             self._follow(store)
-        return view
+        figures = capped(view["figures"])
+        return view if figures is view["figures"] else {**view, "figures": figures}
 
     def _following(self) -> bool:
         with self._lock:
@@ -290,9 +310,64 @@ class ViewModels:
                 threshold=kept.threshold,
                 records=latest(store.runs(kept.baseline_session_id), WORK_RUNS),
             )
+        per_config = max(WINDOW_BUDGET // max(len(session.configs), 1), 1)
         return SessionViewModel(
-            session, peaks=peaks, max_points=self.max_points, baseline=baseline
+            session,
+            peaks=peaks,
+            max_points=min(self.max_points, per_config),
+            baseline=baseline,
+            with_config=len(session.configs) > 1,
         )
+
+
+def _points(trace: dict[str, Any]) -> int:
+    """A trace's points (its longest of x and y; 1 for a trace of neither)."""
+    sizes = [len(v) for k in ("x", "y") if isinstance(v := trace.get(k), list | tuple)]
+    return max(sizes, default=1)
+
+
+def capped(
+    figures: dict[str, dict[str, Any]], max_points: int = MAX_POINTS
+) -> dict[str, dict[str, Any]]:
+    """``figures`` with at most ``max_points`` points each (whole traces, in order).
+
+    A figure over the budget (thousands of configs, each its own traces) keeps its
+    first traces whose points fit, at least one, and says in its layout's
+    ``meta.capped`` how many traces and points it left out, so nothing is dropped
+    unsaid; the summary table has every config. The figures under the budget are
+    the same objects, and ``figures`` itself when none is over (nothing copied).
+
+    Raises:
+        Nothing.
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for name, figure in figures.items():
+        traces = figure.get("data") or []
+        total = sum(_points(t) for t in traces)
+        if total <= max_points or len(traces) <= 1:
+            out[name] = figure
+            continue
+        kept: list[dict[str, Any]] = []
+        points = 0
+        for trace in traces:
+            size = _points(trace)
+            if kept and points + size > max_points:
+                break
+            kept.append(trace)
+            points += size
+        layout = dict(figure.get("layout") or {})
+        meta = layout.get("meta")
+        layout["meta"] = {
+            **(meta if isinstance(meta, dict) else {}),
+            "capped": (
+                f"the first {len(kept):,} of {len(traces):,} traces "
+                f"({points:,} of {total:,} points; at most {max_points:,} are "
+                "drawn); the summary table has every config"
+            ),
+        }
+        out[name] = {**figure, "data": kept, "layout": layout}
+    same = all(out[name] is figures[name] for name in figures)
+    return figures if same else out
 
 
 def session_view(

@@ -18,6 +18,7 @@ from nsight_lab.contract.records import (
     session_to_json,
 )
 from nsight_lab.contract.registry import keeps_report
+from nsight_lab.store.listing import LISTED_CONFIGS
 
 if TYPE_CHECKING:
     from nsight_lab.store.baselines import StoredVerdict
@@ -27,9 +28,17 @@ __all__ = ["session_json", "session_page", "sessions_page"]
 
 
 def session_json(
-    session: SessionInfo, run_count: int, verdict: StoredVerdict | None = None
+    session: SessionInfo,
+    run_count: int,
+    verdict: StoredVerdict | None = None,
+    config_count: int | None = None,
 ) -> dict[str, Any]:
     """A session as the REST payloads send it: its run count, verdict and report.
+
+    ``configs`` are the first :data:`~nsight_lab.store.listing.LISTED_CONFIGS`
+    only and ``config_count`` says how many there are (``len(session.configs)``
+    unless given: a listed session holds its first configs only), so no session
+    payload grows with the grid; ``runs_per_config`` is counted over every config.
 
     ``has_report``: its backend keeps an Nsight Compute report that
     ``GET sessions/<id>/report`` serves (the registry's ``keeps_report``), so the
@@ -38,8 +47,12 @@ def session_json(
     Raises:
         Nothing.
     """
+    count = len(session.configs) if config_count is None else config_count
     return {
         **session_to_json(session),
+        "configs": session.configs[:LISTED_CONFIGS],
+        "config_count": count,
+        "runs_per_config": session.runs_planned // max(count, 1),
         "run_count": run_count,
         "baseline_verdict": None if verdict is None else verdict.to_json(),
         "has_report": keeps_report(session.backend),
@@ -67,7 +80,9 @@ def sessions_page(
         "total": page.total,
         "sessions": [
             {
-                **session_json(row.session, row.run_count, row.verdict),
+                **session_json(
+                    row.session, row.run_count, row.verdict, row.config_count
+                ),
                 "runs_done": row.runs_done,
                 "regions": row.regions,
             }

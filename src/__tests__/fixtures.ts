@@ -30,6 +30,7 @@ export function session(
     backend_reason: 'requested',
     options: {},
     configs: [{}],
+    config_count: 1,
     runs_per_config: 10,
     runs_planned_total: 10,
     cell_source: 'pass',

@@ -125,6 +125,7 @@ const SESSION_INFO: Shape<ISessionInfo> = {
   backend_reason: S,
   options: O,
   configs: A,
+  config_count: N,
   runs_per_config: N,
   runs_planned_total: N,
   cell_source: S,

@@ -72,8 +72,8 @@ export function sessionFacts(session: ISessionSummary): [string, string][] {
       `${runsText(
         session.progress?.runs_done_total ?? session.runs_done ?? 0,
         session.runs_planned_total
-      )} (${session.configs.length || 1} config${
-        (session.configs.length || 1) === 1 ? '' : 's'
+      )} (${session.config_count || 1} config${
+        (session.config_count || 1) === 1 ? '' : 's'
       } × ${session.runs_per_config}); ${session.run_count} region measurements stored`
     ]
   ];

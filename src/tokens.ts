@@ -13,6 +13,7 @@ import type {
   ICheck,
   ICompareResponse,
   ICounterTable,
+  IKernelRow,
   IRunRecord,
   ISessionFigures,
   ISessionFilters,
@@ -68,6 +69,8 @@ export interface ISessionDetail {
   counters?: ICounterTable | null;
   /** What cannot be true of a region, and launch-bound notes (served). */
   checks?: ICheck[];
+  /** Each region's kernels, as served (per-kernel backends; else empty). */
+  kernels?: IKernelRow[];
   /** The verdict table against the session's baseline (served); null: none. */
   verdicts?: IVerdictTable | null;
   lastRunId: number;

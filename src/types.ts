@@ -162,6 +162,18 @@ export interface ICheck {
 }
 
 /**
+ * One region's kernels (nsight_lab/figures/kernels.py `kernels_json`): what a
+ * per-kernel backend (cupti, pm, ncu) saw it launch, each by its whole name and a
+ * readable short one. Untrusted: shown as text only.
+ */
+export interface IKernelRow {
+  region: string;
+  /** The config's parameters as text, or `''` for a single config. */
+  config: string;
+  kernels: { name: string; short: string }[];
+}
+
+/**
  * A session's overall verdict against the baseline it was profiled with
  * (`%%nsight --baseline NAME`), kept at profile time (store/baselines.py
  * `StoredVerdict.to_json`).
@@ -284,6 +296,8 @@ export interface ISessionResponse {
    * launch-bound notes, listed under the summary.
    */
   checks?: ICheck[];
+  /** With `figures=1`: each region's kernels (per-kernel backends; else empty). */
+  kernels?: IKernelRow[];
   /** With `figures=1`: the verdict table against the session's baseline, or null. */
   verdicts?: IVerdictTable | null;
 }

@@ -136,7 +136,11 @@ module.exports = {
     },
     {
       name: 'readability',
-      testMatch: ['readability.spec.ts', 'compare-fixture.spec.ts'],
+      testMatch: [
+        'readability.spec.ts',
+        'compare-fixture.spec.ts',
+        'layout.spec.ts'
+      ],
       use: { baseURL: `http://localhost:${FIXTURE_PORT}` }
     }
   ],

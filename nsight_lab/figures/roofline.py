@@ -394,11 +394,8 @@ def _add_places(fig: go.Figure, spots: Sequence[_Spot]) -> None:
             y=[10**y for _, y in places],
             mode="markers",
             marker={"color": NEUTRAL, "size": 5, "symbol": "circle"},
-            customdata=list(places.values()),
-            hovertemplate=(
-                "%{customdata} regions here: %{x:.3g} FLOP/B, %{y:.4g} TFLOP/s"
-                "<br>(drawn around this point)<extra></extra>"
-            ),
+            # No hover of its own: the regions drawn round it give the true values.
+            hoverinfo="skip",
             showlegend=False,
             name="shared places",
         )

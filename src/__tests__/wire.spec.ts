@@ -224,6 +224,7 @@ const SESSION_RESPONSE: Shape<ISessionResponse> = {
   summary: A,
   counters: O,
   checks: A,
+  kernels: A,
   verdicts: ['object', 'null']
 };
 const SESSIONS_RESPONSE: Shape<ISessionsResponse> = {

@@ -7,6 +7,8 @@
  * is a box `<div class="{className}" data-chart="{name}" data-state="drawn|missing">`
  * holding an optional `{className}-title`, a `{className}-missing` line (the words
  * shown when there is no figure) and the `{className}-plot` that plotly draws into.
+ * With the `fold` option, the boxes with nothing to draw go after the drawn ones,
+ * folded into one `<details class="{className}-folded">` line.
  */
 
 import {
@@ -72,6 +74,13 @@ export interface IChartGridOptions {
    * in its `layout.meta.missing`); when absent or `null`, such a chart is left out.
    */
   missing?: (name: string, figure?: IFigure | null) => string | null;
+  /**
+   * When given, the charts with nothing to draw take no room among the drawn
+   * ones: they fold into one `<details class="{className}-folded">` after them
+   * whose summary line is what this returns for their names (what another
+   * backend would add); opened, each says what it needs.
+   */
+  fold?: (names: string[]) => string;
   /** Passed to `mountChart`. */
   mount?: IMountOptions;
 }
@@ -152,13 +161,37 @@ export class ChartGrid {
       }
     }
     // Append in order: a box already there moves, so the DOM follows `order`.
+    const fold = this._options.fold;
+    const missing = shown.filter(
+      name => this._boxes.get(name)?.node.dataset.state === 'missing'
+    );
     for (const name of shown) {
       const box = this._boxes.get(name);
-      if (box) {
+      if (box && !(fold && missing.includes(name))) {
         this.host.appendChild(box.node);
       }
     }
+    if (fold) {
+      const folded = this._foldedNode();
+      folded.hidden = missing.length === 0;
+      const summary = folded.firstElementChild;
+      if (summary) {
+        summary.textContent = missing.length > 0 ? fold(missing) : '';
+      }
+      for (const name of missing) {
+        const box = this._boxes.get(name);
+        if (box) {
+          folded.appendChild(box.node);
+        }
+      }
+      this.host.appendChild(folded);
+    }
     this._order = shown;
+  }
+
+  /** The line the charts with nothing to draw fold into (`fold`). */
+  get folded(): HTMLDetailsElement | null {
+    return this._folded;
   }
 
   /** Add live points to the charts drawn (`mountChart`'s `append`), by name. */
@@ -176,6 +209,20 @@ export class ChartGrid {
     }
     this._boxes.clear();
     this._order = [];
+    this._folded?.remove();
+    this._folded = null;
+  }
+
+  private _foldedNode(): HTMLDetailsElement {
+    if (!this._folded) {
+      const cls = this._options.className;
+      this._folded = document.createElement('details');
+      this._folded.className = `${cls}-folded`;
+      const summary = document.createElement('summary');
+      summary.className = `${cls}-foldedSummary`;
+      this._folded.appendChild(summary);
+    }
+    return this._folded;
   }
 
   private _box(name: string): IBox {
@@ -227,4 +274,5 @@ export class ChartGrid {
   private _options: IChartGridOptions;
   private _boxes = new Map<string, IBox>();
   private _order: string[] = [];
+  private _folded: HTMLDetailsElement | null = null;
 }

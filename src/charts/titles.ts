@@ -29,6 +29,26 @@ export const CHART_MISSING: Record<ChartKind, string> = {
     'counter timelines need PM sampling, which the cpu, events, cupti and ncu backends do not do: profile with --backend pm (pip install nsight-lab[pm])'
 };
 
+/** What draws each chart, in a few words: the folded line of charts not drawn. */
+export const CHART_ADDED_BY: Record<ChartKind, string> = {
+  duration: 'durations (any backend, once runs are stored)',
+  clocks: 'clocks and temperature (--backend events, cupti or pm)',
+  roofline: 'roofline (--backend ncu, or ops with a work model)',
+  traffic: 'DRAM traffic (--backend ncu or pm)',
+  counters: 'counters over time (--backend pm)'
+};
+
+/**
+ * The one line the charts with nothing to draw fold into: what another backend
+ * (or setting) would add, each chart's own reason under it when opened.
+ */
+export function foldedCharts(names: readonly string[]): string {
+  const added = names.map(name =>
+    isChartKind(name) ? CHART_ADDED_BY[name] : chartTitle(name)
+  );
+  return `Not drawn here; another backend would add ${added.join('; ')}`;
+}
+
 /**
  * Titles of the charts only some sessions are served (the per-rank charts of a
  * multi-rank session, `nsight_lab/distributed/figure.py`): not kinds, so a session

@@ -149,11 +149,13 @@ export function summarySection(
 ): HTMLElement[] {
   const scroll = h('div', 'jp-nsightLab-Table-scroll');
   scroll.appendChild(runTable(rows));
-  const out: HTMLElement[] = [scroll];
+  // The answer first: what cannot be true (the findings), then the table.
+  const out: HTMLElement[] = [];
   const said = checksList(checks);
   if (said) {
     out.push(said);
   }
+  out.push(scroll);
   const folded = counterSection(counters);
   if (folded) {
     out.push(folded);

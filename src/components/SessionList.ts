@@ -76,10 +76,11 @@ export function renderSessionRow(
     session.device ?? '',
     formatTime(session.created_at)
   ].filter(part => part !== '');
-  const second = h(
-    'div',
-    'jp-nsightLab-SessionList-details',
-    details.join(' · ')
+  // Each part whole or not at all (`fitRow` leaves out, from the end, the parts
+  // that do not fit the width: never a word cut in the middle).
+  const second = h('div', 'jp-nsightLab-SessionList-details');
+  second.append(
+    ...details.map((part, i) => h('span', PART, i === 0 ? part : ` · ${part}`))
   );
   second.title = details.join(' · ');
   row.title = [
@@ -89,6 +90,43 @@ export function renderSessionRow(
     .filter(part => part !== '')
     .join('\n');
   row.append(first, second);
+}
+
+/** A part of a row's line that `fitRow` may leave out. */
+const PART = 'jp-nsightLab-SessionList-part';
+
+/** Whether `line`'s text is wider than its box (it would be cut). */
+function overflows(line: HTMLElement): boolean {
+  return line.scrollWidth > line.clientWidth + 0.5;
+}
+
+/**
+ * Fit a rendered row to its width without cutting words: in the name line the
+ * regions after the name, in the details line the parts from the last (time,
+ * device, ...) back to the second, are left out while the line is wider than its
+ * box; the whole text stays in the tooltips. The backend and the name are never
+ * left out (a name longer than the row still ends in an ellipsis).
+ */
+export function fitRow(row: HTMLElement): void {
+  const name = row.querySelector<HTMLElement>('.jp-nsightLab-SessionList-name');
+  const details = row.querySelector<HTMLElement>(
+    '.jp-nsightLab-SessionList-details'
+  );
+  const lines: [HTMLElement | null, string][] = [
+    [name, '.jp-nsightLab-SessionList-what'],
+    [details, `.${PART}`]
+  ];
+  for (const [line, selector] of lines) {
+    if (!line) {
+      continue;
+    }
+    const parts = Array.from(line.querySelectorAll<HTMLElement>(selector));
+    parts.forEach(part => (part.hidden = false));
+    const first = line === details ? 1 : 0;
+    for (let i = parts.length - 1; i >= first && overflows(line); i--) {
+      parts[i].hidden = true;
+    }
+  }
 }
 
 /**
@@ -174,6 +212,10 @@ export class SessionList extends Widget {
       }
     }
     const selected = new Set(model.selectedIds);
+    // A new width: every row fitted again (parts left out may fit now, or not).
+    const width = this._scroller.clientWidth;
+    const refit = width !== this._fitWidth;
+    this._fitWidth = width;
     let loaded = 0;
     for (let index = range.start; index < range.end; index++) {
       let row = this._rows.get(index);
@@ -195,9 +237,12 @@ export class SessionList extends Widget {
       const key = session
         ? `${session.id}|${session.status}|${session.run_count}|${session.runs_done ?? ''}|${session.name}|${(session.regions ?? []).length}|${session.baseline_verdict?.verdict ?? ''}`
         : 'placeholder';
-      if (row.dataset.key !== key) {
-        renderSessionRow(row, session, index);
-        row.dataset.key = key;
+      if (row.dataset.key !== key || refit) {
+        if (row.dataset.key !== key) {
+          renderSessionRow(row, session, index);
+          row.dataset.key = key;
+        }
+        fitRow(row);
       }
       row.classList.toggle(
         'jp-mod-selected',
@@ -299,6 +344,7 @@ export class SessionList extends Widget {
     }
   }
 
+  private _fitWidth = -1;
   private _model: IRunsModel;
   private _trans: TranslationBundle;
   private _summary: HTMLDivElement;

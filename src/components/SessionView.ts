@@ -1,19 +1,29 @@
 /**
- * One selected session: what it was, its actions (delete, export), a run summary
- * table and its charts, laid out by the shared chart grid (`charts/grid.ts`).
+ * One selected session: the answer first (findings against its baseline, what
+ * cannot be true, then the run summary table), its charts laid out by the shared
+ * chart grid (`charts/grid.ts`; charts with nothing to draw folded into one line),
+ * each region's kernels (folded), then what the session was; its actions (delete,
+ * export) on the title's line.
  */
 
 import { Dialog, Notification, showDialog } from '@jupyterlab/apputils';
 import { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 
-import { ChartGrid, servedOrder, withFirst } from '../charts/grid';
-import { chartMissing, chartTitle } from '../charts/titles';
+import { ChartGrid, hasData, servedOrder, withFirst } from '../charts/grid';
+import type { IFigure } from '../charts/mount';
+import {
+  chartMissing,
+  chartTitle,
+  foldedCharts,
+  isChartKind
+} from '../charts/titles';
 import { IDownload, describeError } from '../request';
 import { IRunsModel, ISessionDetail } from '../tokens';
 import {
   CHART_KINDS,
   ChartKind,
+  IKernelRow,
   ISessionFigures,
   ISessionSummary
 } from '../types';
@@ -25,14 +35,20 @@ import { summarySection } from './RunTable';
 /**
  * The charts of a session: those served, in the server's order (`chart_order`, else
  * the figures' own order), then the known kinds it sent none of (they say what
- * they need); the user's default chart first.
+ * they need); the user's default chart first. Charts only some sessions have (the
+ * per-rank charts of a multi-rank session) only where served with data: a
+ * single-GPU session has no "per rank" chart to miss.
  */
 export function sessionChartOrder(
   figures: ISessionFigures,
   chartOrder: readonly string[] | null,
   defaultChart: ChartKind
 ): string[] {
-  const served = servedOrder(figures, chartOrder);
+  const served = servedOrder(figures, chartOrder).filter(
+    name =>
+      isChartKind(name) ||
+      hasData((figures as Readonly<Record<string, IFigure | null>>)[name])
+  );
   const absent = CHART_KINDS.filter(kind => !served.includes(kind));
   return withFirst([...served, ...absent], defaultChart);
 }
@@ -84,6 +100,59 @@ export function sessionFacts(session: ISessionSummary): [string, string][] {
 }
 
 /**
+ * Each region's kernels as a folded table (per-kernel backends: cupti, pm, ncu):
+ * region, config, then each kernel's readable name (its whole name on hover and
+ * selectable in the last column). Null when no region has kernels.
+ */
+export function kernelSection(
+  rows: readonly IKernelRow[] | null | undefined
+): HTMLDetailsElement | null {
+  if (!rows || rows.length === 0) {
+    return null;
+  }
+  const count = rows.reduce((n, row) => n + row.kernels.length, 0);
+  const details = h('details', 'jp-nsightLab-SessionView-kernels');
+  details.appendChild(
+    h(
+      'summary',
+      undefined,
+      `Kernels: ${count} in ${rows.length} region${rows.length === 1 ? '' : 's'}`
+    )
+  );
+  const withConfig = rows.some(row => row.config !== '');
+  const table = h('table', 'jp-nsightLab-Table jp-nsightLab-KernelTable');
+  const head = table.createTHead().insertRow();
+  for (const label of withConfig
+    ? ['Region', 'Config', 'Kernel', 'Full name']
+    : ['Region', 'Kernel', 'Full name']) {
+    head.appendChild(h('th', undefined, label));
+  }
+  const body = table.createTBody();
+  for (const row of rows) {
+    row.kernels.forEach((kernel, i) => {
+      const tr = body.insertRow();
+      tr.dataset.region = row.region;
+      const cells = withConfig
+        ? [i === 0 ? row.region : '', i === 0 ? row.config : '']
+        : [i === 0 ? row.region : ''];
+      for (const text of cells) {
+        tr.insertCell().textContent = text;
+      }
+      const short = tr.insertCell();
+      short.textContent = kernel.short;
+      short.title = kernel.name;
+      const full = tr.insertCell();
+      full.className = 'jp-nsightLab-KernelTable-name';
+      full.textContent = kernel.name;
+    });
+  }
+  const scroll = h('div', 'jp-nsightLab-Table-scroll');
+  scroll.appendChild(table);
+  details.appendChild(scroll);
+  return details;
+}
+
+/**
  * The session view; one instance is kept and refilled, so charts redraw in place.
  */
 export class SessionView extends Widget {
@@ -102,19 +171,26 @@ export class SessionView extends Widget {
       'jp-nsightLab-SessionView-verdicts jp-nsightLab-CompareView'
     );
     this._charts = h('div', 'jp-nsightLab-SessionView-charts');
+    this._kernels = h('div', 'jp-nsightLab-SessionView-kernelSlot');
     this._grid = new ChartGrid(this._charts, {
       className: 'jp-nsightLab-ChartView',
       title: chartTitle,
-      missing: chartMissing
+      missing: chartMissing,
+      fold: foldedCharts
     });
+    // The answer first: the verdicts against a baseline and the summary (what
+    // cannot be true, then the table), the charts, the kernels; what the session
+    // was (facts, notes) last. The actions share the title's line.
+    const header = h('div', 'jp-nsightLab-SessionView-header');
+    header.append(this._title, this._actions);
     this.node.append(
-      this._title,
-      this._actions,
-      this._facts,
-      this._notes,
-      this._table,
+      header,
       this._verdicts,
-      this._charts
+      this._table,
+      this._charts,
+      this._kernels,
+      this._facts,
+      this._notes
     );
   }
 
@@ -139,7 +215,13 @@ export class SessionView extends Widget {
     this._table.replaceChildren(
       ...summarySection(detail.summary, detail.counters, detail.checks)
     );
-    // Against its baseline (`--baseline`): the served verdict table, under it.
+    const kernels = kernelSection(detail.kernels);
+    const open = this._kernels.querySelector('details')?.open ?? false;
+    if (kernels) {
+      kernels.open = open && !changed;
+    }
+    this._kernels.replaceChildren(...(kernels ? [kernels] : []));
+    // Against its baseline (`--baseline`): the served verdict table, first.
     this._verdicts.replaceChildren();
     const verdicts = detail.verdicts ?? null;
     this._verdicts.hidden = verdicts === null;
@@ -287,5 +369,6 @@ export class SessionView extends Widget {
   private _table: HTMLDivElement;
   private _verdicts: HTMLDivElement;
   private _charts: HTMLDivElement;
+  private _kernels: HTMLDivElement;
   private _grid: ChartGrid;
 }

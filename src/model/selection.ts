@@ -167,6 +167,7 @@ export class SelectionModel implements ISelectionSource {
             summary: response.summary ?? previous?.summary ?? [],
             counters: response.counters ?? previous?.counters ?? null,
             checks: response.checks ?? previous?.checks ?? [],
+            kernels: response.kernels ?? previous?.kernels ?? [],
             verdicts: response.verdicts ?? previous?.verdicts ?? null,
             lastRunId: Math.max(read.lastRunId, after)
           }

@@ -11,8 +11,15 @@
  * panel title of its own whose marker (shape and colour) no other region shares,
  * and hovering each region's point (or bar) names that region. A chart that is
  * not drawn says what it lacks (an ncu session's clocks: not "run on an NVIDIA
- * GPU"). Checks are soft (every problem of every chart is listed, not only the
- * first). Screenshots of each chart go to test-output/readability/.
+ * GPU"). The data marks too (issue 30): the regions' points on the roofline have
+ * shapes of their own (no two regions share one: 12 regions, 20 shapes before a
+ * repeat), are at least 14 px wide and at least 10 px apart (points at one place
+ * are spread), the hover of a per-kernel backend's point names its kernel; the
+ * clock and temperature lines lie in boxes of their own (neither hides the other)
+ * and the clock axis has no fractional MHz ticks; the traffic chart's legend says
+ * what the printed rate is. Checks are soft (every problem of every chart is
+ * listed, not only the first). Screenshots of each chart go to
+ * test-output/readability/.
  */
 
 import { expect, test } from '@jupyterlab/galata';
@@ -160,6 +167,123 @@ async function readCharts(panel: Locator): Promise<IChartReading[]> {
       };
     })
   );
+}
+
+/** A region's point on a chart: its region, shape (path), box in page pixels. */
+interface IMark {
+  region: string;
+  shape: string;
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+/** The regions' points of a scatter chart (traces with `meta.annotation`). */
+async function readMarks(chart: Locator): Promise<IMark[]> {
+  return chart.evaluate(el => {
+    type Meta = { annotation?: string; config_index?: number };
+    type Datum = { trace?: { meta?: Meta | Meta[] } };
+    const out: IMark[] = [];
+    for (const trace of Array.from(
+      el.querySelectorAll<SVGGElement>('.scatterlayer .trace')
+    )) {
+      const data = (trace as unknown as { __data__?: Datum[] }).__data__;
+      const meta = data?.[0]?.trace?.meta;
+      if (!meta || Array.isArray(meta) || !meta.annotation) {
+        continue;
+      }
+      for (const point of Array.from(
+        trace.querySelectorAll<SVGPathElement>('.point')
+      )) {
+        const b = point.getBoundingClientRect();
+        if (b.width === 0) {
+          continue;
+        }
+        out.push({
+          region: `${meta.annotation}#${meta.config_index ?? 0}`,
+          shape: point.getAttribute('d') ?? '',
+          x: b.left + b.width / 2,
+          y: b.top + b.height / 2,
+          width: b.width,
+          height: b.height
+        });
+      }
+    }
+    return out;
+  });
+}
+
+/**
+ * What is wrong with the regions' marks of a roofline: two regions of one shape,
+ * a mark narrower than 14 px, two marks closer than 10 px (both ways).
+ */
+function markProblems(marks: IMark[]): string[] {
+  const found: string[] = [];
+  const byShape = new Map<string, string[]>();
+  for (const m of marks) {
+    byShape.set(m.shape, [...(byShape.get(m.shape) ?? []), m.region]);
+    if (Math.max(m.width, m.height) < 14) {
+      found.push(`${m.region}: marker ${m.width.toFixed(1)} px, too small`);
+    }
+  }
+  for (const regions of byShape.values()) {
+    if (regions.length > 1) {
+      found.push(`one shape for ${regions.join(', ')}`);
+    }
+  }
+  for (let i = 0; i < marks.length; i++) {
+    for (let j = i + 1; j < marks.length; j++) {
+      const a = marks[i];
+      const b = marks[j];
+      if (Math.max(Math.abs(a.x - b.x), Math.abs(a.y - b.y)) < 10) {
+        found.push(`${a.region} and ${b.region} drawn on one spot`);
+      }
+    }
+  }
+  return found;
+}
+
+/**
+ * What hides a line of the clock chart: the SM clock's and the temperature's
+ * lines (their markers' boxes) overlapping, a line not drawn, or a clock tick
+ * with a fractional MHz ("1,979.5").
+ */
+async function clockProblems(chart: Locator): Promise<string[]> {
+  return chart.evaluate(el => {
+    const found: string[] = [];
+    const boxes = Array.from(
+      el.querySelectorAll<SVGGElement>('.scatterlayer .trace')
+    ).map(trace => {
+      const points = Array.from(trace.querySelectorAll('.point')).map(p =>
+        p.getBoundingClientRect()
+      );
+      if (points.length === 0) {
+        return null;
+      }
+      return {
+        top: Math.min(...points.map(p => p.top)),
+        bottom: Math.max(...points.map(p => p.bottom))
+      };
+    });
+    if (boxes.length !== 2 || boxes.some(b => b === null)) {
+      return [`${boxes.length} lines drawn, not the clock's and temperature's`];
+    }
+    const [a, b] = boxes as { top: number; bottom: number }[];
+    if (Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 0) {
+      found.push(
+        `the clock line (${a.top.toFixed(0)}-${a.bottom.toFixed(0)} px) and the temperature line (${b.top.toFixed(0)}-${b.bottom.toFixed(0)} px) overlap`
+      );
+    }
+    for (const tick of Array.from(
+      el.querySelectorAll('.ytick text, .y2tick text')
+    )) {
+      if (/\.\d/.test(tick.textContent ?? '')) {
+        found.push(`fractional tick "${tick.textContent}"`);
+      }
+    }
+    return found;
+  });
 }
 
 /** Pairs of text boxes that overlap by more than a pixel each way. */
@@ -388,6 +512,32 @@ test('every chart of every fixture session is readable in light and dark', async
         const rates = traffic.texts.filter(t => /[GT]B\/s$/.test(t.text));
         expect.soft(rates.length, where('traffic')).toBe(12);
       }
+      // The key says what the printed figure is (bars measure bytes).
+      if (traffic) {
+        expect
+          .soft(
+            traffic.legend.some(e =>
+              /printed.*bytes ÷ median time/.test(e.text)
+            ),
+            `${where('traffic')}: a key for the printed rate in ${JSON.stringify(traffic.legend.map(e => e.text))}`
+          )
+          .toBe(true);
+      }
+      // Data marks: the roofline's points told apart, the clock lines both seen.
+      const plotOf = (chart: string): Locator =>
+        view.locator(
+          `.jp-nsightLab-ChartView[data-chart="${chart}"][data-state="drawn"] .jp-nsightLab-ChartView-plot`
+        );
+      if (session.drawn.includes('roofline')) {
+        const marks = await readMarks(plotOf('roofline'));
+        expect
+          .soft(marks.length, where('roofline marks'))
+          .toBeGreaterThanOrEqual(8);
+        report(where('roofline marks'), markProblems(marks));
+      }
+      if (session.drawn.includes('clocks')) {
+        report(where('clocks lines'), await clockProblems(plotOf('clocks')));
+      }
       // A chart not drawn says what it lacks, in words that are true of it.
       const missing = view.locator(
         '.jp-nsightLab-ChartView[data-state="missing"] .jp-nsightLab-ChartView-missing'
@@ -426,6 +576,19 @@ test('every chart of every fixture session is readable in light and dark', async
           expect
             .soft(hovers.length, where(chart))
             .toBeGreaterThanOrEqual(chart === 'roofline' ? 8 : regions);
+          // A per-kernel backend's region names its kernel in the hover.
+          if (
+            (session.id === 3 || session.id === 4) &&
+            (chart === 'roofline' || chart === 'traffic')
+          ) {
+            for (const { region, label } of hovers) {
+              if (!/kernels?: \S/.test(label)) {
+                problems.push(
+                  `${where(chart)}: hovering ${region} names no kernel: "${label}"`
+                );
+              }
+            }
+          }
           for (const { region, label } of hovers) {
             if (!label.includes(region)) {
               problems.push(

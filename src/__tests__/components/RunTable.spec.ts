@@ -171,7 +171,8 @@ describe('checks (issue 28: a number that cannot be true is never shown as true)
   ];
 
   it('marks the flagged cell and lists each flag with its cause and action', () => {
-    const [scroll, list, counters] = summarySection(FLAGGED, COUNTERS, CHECKS);
+    // The findings first, then the table.
+    const [list, scroll, counters] = summarySection(FLAGGED, COUNTERS, CHECKS);
     const table = scroll.querySelector('table')!;
     const flagColumn = summaryColumnsIndex(table, 'Flag');
     const body = table.tBodies[0];

@@ -31,7 +31,7 @@ from nsight_lab.errors import BaselineError
 from nsight_lab.options import read_option, shown, whole_number
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Iterator
 
     from nsight_lab.contract.records import RunRecord
     from nsight_lab.store.baselines import Baseline
@@ -263,8 +263,24 @@ def verdict_table(
     store.get_session(a)
     store.get_session(b)
     return table_of(
-        store.runs(a), store.runs(b), a=a, b=b, baseline=baseline, threshold=threshold
+        _streamed(store, a),
+        _streamed(store, b),
+        a=a,
+        b=b,
+        baseline=baseline,
+        threshold=threshold,
     )
+
+
+def _streamed(store: RunStore, session_id: int) -> Iterator[RunRecord]:
+    """A session's runs, read a page at a time (never a list of every record).
+
+    The comparison keeps each run's finite values (a float each, exact medians
+    and intervals over every run), not its record: issue 29's 1,000,000-run
+    sessions held every record of both sides at once (2.3 GB).
+    """
+    for page in store.run_pages(session_id):
+        yield from page
 
 
 def judge_profiled(

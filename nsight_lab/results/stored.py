@@ -8,7 +8,7 @@ roofline. :func:`runs_frame` is every stored run as a flat row (the export forma
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from nsight_lab.roofline.placement import Peaks
     from nsight_lab.store.run_store import RunStore
 
-__all__ = ["runs_frame", "session_results", "stored_results"]
+__all__ = ["run_row", "runs_frame", "session_results", "stored_results"]
 
 
 def stored_results(
@@ -80,20 +80,26 @@ def runs_frame(store: RunStore, session_ids: Sequence[int]) -> pd.DataFrame:
     Raises:
         NotFoundError: No session of one of ``session_ids``.
     """
-    rows = []
-    for sid in session_ids:
-        for record in store.runs(sid):
-            data = record_to_json(record)
-            tel = data.pop("telemetry")
-            config = data.pop("config")
-            metrics = data.pop("metrics")
-            data["kernels"] = ";".join(data["kernels"])
-            data.pop("schema_version")
-            row = {**data, **{f"param_{k}": v for k, v in config.items()}}
-            row["metric"] = TIME_METRIC
-            row.update({f"{k}": v for k, v in tel.items()})
-            row["clock_event_reasons"] = ", ".join(tel["clock_event_reasons"])
-            row.update({f"metric_{k}": v for k, v in metrics.items()})
-            rows.append(row)
+    rows = [run_row(record) for sid in session_ids for record in store.runs(sid)]
     frame: pd.DataFrame = pd.DataFrame(rows)
     return frame
+
+
+def run_row(record: RunRecord) -> dict[str, Any]:
+    """One run as a flat row of the export (:func:`runs_frame`, streamed or not).
+
+    Its keys: the run's fields, ``param_<name>`` per parameter, ``metric`` (the
+    time metric's name), the telemetry's, ``metric_<name>`` per counter.
+    """
+    data = record_to_json(record)
+    tel = data.pop("telemetry")
+    config = data.pop("config")
+    metrics = data.pop("metrics")
+    data["kernels"] = ";".join(data["kernels"])
+    data.pop("schema_version")
+    row = {**data, **{f"param_{k}": v for k, v in config.items()}}
+    row["metric"] = TIME_METRIC
+    row.update({f"{k}": v for k, v in tel.items()})
+    row["clock_event_reasons"] = ", ".join(tel["clock_event_reasons"])
+    row.update({f"metric_{k}": v for k, v in metrics.items()})
+    return row

@@ -1,27 +1,114 @@
 """Reading runs from the run store: :class:`RunQueries` (a mixin of ``RunStore``).
 
-Runs read back by id, the counts a view needs (kept per session by the writer:
-:mod:`nsight_lab.store.run_writes`), and the cheap change counters pollers use.
+Runs read back by id; a session's runs a page at a time (:meth:`RunQueries.
+run_pages`: every read of a whole session streams them, since a 1,000,000-run
+session read at once took 1.6-2.3 GB, issue 29); the counts a view needs (kept per
+session by the writer: :mod:`nsight_lab.store.run_writes`), and the cheap change
+counters pollers use.
 Its transactions and error helpers come from
 :class:`~nsight_lab.store.connection.StoreBase`.
 """
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
 from nsight_lab.store.connection import StoreBase
 from nsight_lab.store.rows import RUN_COLUMNS, in_list, run_from_row
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
 
     from nsight_lab.contract.records import RunRecord
     from nsight_lab.store.dialect import Connection
 
 
+RUN_PAGE = 20_000
+"""Runs one page holds (:meth:`RunQueries.run_pages`): about 30 MB of records, and
+a statement per page costs nothing beside decoding them."""
+
+
 class RunQueries(StoreBase):
     """The run reads of :class:`~nsight_lab.store.run_store.RunStore`."""
+
+    def run_pages(
+        self, session_id: int, *, page: int = RUN_PAGE
+    ) -> Iterator[list[RunRecord]]:
+        """Yield a session's runs in the order stored, ``page`` runs at a time.
+
+        Each page is its own short read (``id > last`` with ``LIMIT``), so no read
+        transaction spans the whole session and at most one page of records is
+        held here at once, however many runs the session has: what ``show``,
+        ``compare``, ``export`` and the server's view models read whole sessions
+        with. A run stored while the pages are read is read too when its id comes
+        after the last page's (runs are stored in id order).
+
+        Raises:
+            NotFoundError: No session has that id (before the first page).
+            StoreError: The store is closed or unreadable.
+        """
+        after = 0
+        while True:
+            pairs = self.runs_with_ids(session_id, after_id=after, limit=page)
+            if not pairs:
+                return
+            after = pairs[-1][0]
+            yield [record for _, record in pairs]
+            if len(pairs) < page:
+                return
+
+    def run_keys(
+        self, session_id: int, *, page: int = RUN_PAGE
+    ) -> tuple[list[str], list[str]]:
+        """Every parameter and metric name of a session's runs, in first-seen order.
+
+        Reads the config and metrics columns alone, a page at a time (no record
+        is built): what a streamed export needs to fix its columns before its first
+        row, as a table of every run at once would have them.
+
+        Raises:
+            NotFoundError: No session has that id.
+            StoreError: The store is closed or unreadable.
+        """
+        params: dict[str, None] = {}
+        metrics: dict[str, None] = {}
+        seen: set[str] = set()
+        after = 0
+        while True:
+            with self._read("read run keys") as conn:
+                rows = conn.execute(
+                    "SELECT id, config_json, metrics_json FROM runs"
+                    " WHERE session_id = ? AND id > ? ORDER BY id LIMIT ?",
+                    (session_id, after, page),
+                ).fetchall()
+            if not rows:
+                if not after:
+                    self._require_session(session_id)
+                break
+            after = int(rows[-1][0])
+            for _, config_json, metrics_json in rows:
+                if config_json not in seen:
+                    seen.add(config_json)
+                    params.update(dict.fromkeys(json.loads(config_json)))
+                metrics.update(dict.fromkeys(json.loads(metrics_json)))
+            if len(rows) < page:
+                break
+        return list(params), list(metrics)
+
+    def _require_session(self, session_id: int) -> None:
+        """Raise :class:`NotFoundError` unless a session ``session_id`` exists.
+
+        Raises:
+            NotFoundError: No session has that id.
+            StoreError: The store is closed or unreadable.
+        """
+        with self._read("read a session") as conn:
+            found = conn.execute(
+                "SELECT 1 FROM sessions WHERE id = ?", (session_id,)
+            ).fetchone()
+        if not found:
+            raise self._not_found(session_id)
 
     def runs_with_ids(
         self, session_id: int, *, after_id: int = 0, limit: int | None = None

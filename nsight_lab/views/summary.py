@@ -20,7 +20,7 @@ from nsight_lab.analysis.validity import checks_headline, checks_lines
 from nsight_lab.contract.registry import times_the_host
 from nsight_lab.roofline.peaks import known_peaks
 from nsight_lab.text.safe import for_terminal
-from nsight_lab.viewmodel.session import build
+from nsight_lab.viewmodel.stored import stored_model
 from nsight_lab.viewmodel.summary import COUNTER_COLUMNS, REGION_COLUMNS
 
 if TYPE_CHECKING:
@@ -194,14 +194,15 @@ def session_text(
     ``nsight-lab show`` and ``%nsight show`` print it: a line that says the session
     (name, status, backend, device, runs, regions), its error if it failed, then
     :func:`summary_text` fitted to ``width`` unless ``wide``; control characters of
-    names escaped.
+    names escaped. The runs are read a page at a time
+    (:func:`~nsight_lab.viewmodel.stored.stored_model`): bounded memory at any size.
 
     Raises:
         StoreError: No session ``session_id`` in the store.
     """
     session = store.get_session(session_id)
     peaks = known_peaks(store, session.device, cpu=times_the_host(session.backend))
-    model = build(store.runs(session_id), session, peaks=peaks)
+    model = stored_model(store, session, peaks=peaks, figures=False)
     tables = model.tables()
     runs = store.runs_done(session_id)[0]
     regions = len({g.annotation for g in model.regions})

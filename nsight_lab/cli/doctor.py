@@ -18,15 +18,18 @@ import functools
 import logging
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from nsight_lab.backends.pm.availability import diagnose
 from nsight_lab.contract.registry import backend_ids, probe_all
 from nsight_lab.gpu import stack as gpu_stack
+from nsight_lab.paths import store_location
+from nsight_lab.store import health, migrations
+from nsight_lab.store import postgres as pg
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
-    from pathlib import Path
 
 logger = logging.getLogger(__name__)
 
@@ -121,6 +124,46 @@ def run_checks() -> list[Check]:
         ("PM sampling", _check_pm_sampling),
     ]
     checks = [_run_step(name, step) for name, step in steps]
+    return sorted(checks, key=lambda check: check.status != "ok")  # stable
+
+
+def store_checks(location: str | None = None) -> list[Check]:
+    """Check the run store itself: its integrity, its schema version, its space left.
+
+    A SQLite store is opened read-only for ``PRAGMA quick_check`` (a damaged file is
+    never upgraded or written by the check); a PostgreSQL one is asked its schema
+    version. Never raises: a check that fails unexpectedly is an ``"error"`` check.
+
+    Args:
+        location: The store (a file or a ``postgresql://`` URL); default the one
+            every command uses (``NSIGHT_LAB_STORE``, else ``NSIGHT_LAB_HOME``).
+    """
+    try:
+        findings = _store_findings(location)
+    except Exception as exc:  # the doctor reports, it never raises
+        logger.debug("doctor store check failed", exc_info=True)
+        text = " ".join(str(exc).split())
+        return [Check("store", "error", f"{type(exc).__name__}: {text}")]
+    return [Check(f.name, f.status, f.detail, f.hint) for f in findings]
+
+
+def _store_findings(location: str | None) -> list[health.Finding]:
+    where = store_location() if location is None else location
+    latest = migrations.latest_version()
+    if not pg.is_postgres_url(where):
+        return health.check_sqlite(Path(where), latest)
+    shown = pg.redact(where)
+    conn = pg.connect(where, read_only=True)
+    try:
+        version = pg.schema_version(conn)
+    finally:
+        conn.close()
+    return health.check_postgres(shown, version, latest)
+
+
+def all_checks() -> list[Check]:
+    """:func:`run_checks` and :func:`store_checks`, what works first."""
+    checks = [*run_checks(), *store_checks()]
     return sorted(checks, key=lambda check: check.status != "ok")  # stable
 
 

@@ -16,15 +16,13 @@ import contextlib
 import json
 import os
 import shutil
-import stat
 import sys
-import tempfile
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nsight_lab.analysis.baselines import resolve, set_baseline, verdict_table
 from nsight_lab.analysis.compare import DEFAULT_THRESHOLD
-from nsight_lab.cli.doctor import checks_to_json, format_checks, run_checks
+from nsight_lab.cli import output
+from nsight_lab.cli.doctor import all_checks, checks_to_json, format_checks
 from nsight_lab.cli.parser import EXIT_REGRESSION, HelpShown, parse_command
 from nsight_lab.errors import CommandError, NsightLabError
 from nsight_lab.store.run_store import RunStore
@@ -33,25 +31,23 @@ from nsight_lab.views.verdicts import verdict_text
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
+    from typing import BinaryIO, TextIO
 
     import pandas as pd
+
+    from nsight_lab.results.export import RunsTable
+
+    _Table = pd.DataFrame | RunsTable
+    """What ``export`` writes: a results frame, or the runs streamed."""
 
 
 EXIT_USAGE = 2
 EXIT_BROKEN_PIPE = 128 + 13
 """Status when the reader closed the pipe (as a process killed by ``SIGPIPE``)."""
-MAX_ERROR_CHARS = 300
-
-
-def _file_mode(path: Path) -> int:
-    """The mode ``open(path, "w")`` leaves ``path`` with (see _write_atomically)."""
-    try:
-        return stat.S_IMODE(path.stat().st_mode)
-    except OSError:
-        umask = os.umask(0o022)  # read it: the only way; set back at once
-        os.umask(umask)
-        return 0o666 & ~umask
+MAX_ERROR_CHARS = 400
+"""An error line is cut here: long enough for a damaged store's recovery command
+with two long paths, short enough to read."""
 
 
 def _print_frame(frame: pd.DataFrame, *, as_json: bool) -> None:
@@ -86,25 +82,6 @@ def _show(store: RunStore, args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_atomically(path: Path, write: Callable[[str], object]) -> None:
-    """Write via a temporary file in the same directory, then rename it into place.
-
-    The file gets the mode a plain ``open(path, "w")`` gives: 0666 less the umask for
-    a new file, the old file's mode when it replaces one (``mkstemp``'s 0600 made an
-    export unreadable to the group it was shared with).
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        Path(tmp).chmod(_file_mode(path))
-        write(tmp)
-        Path(tmp).replace(path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def run(argv: Sequence[str]) -> int:
     """Run the command line ``argv``; return the exit status.
 
@@ -125,7 +102,7 @@ def run_parsed(args: argparse.Namespace) -> int:
         NsightLabError: A user-fixable problem.
     """
     if args.command == "doctor":
-        checks = run_checks()
+        checks = all_checks()
         text = (
             json.dumps(checks_to_json(checks), indent=1)
             if args.json
@@ -154,47 +131,85 @@ def run_parsed(args: argparse.Namespace) -> int:
             return 0
         if args.command == "show":
             return _show(store, args)
-        frames = _export_frames(store, args)
-    _export(frames, args)
+        _export(_export_table(store, args), args)  # the runs are read as written
     return 0
 
 
-def _export_frames(store: RunStore, args: argparse.Namespace) -> list[pd.DataFrame]:
-    """``export``: the frames to write (each session's results, or all runs)."""
-    from nsight_lab.results.stored import runs_frame, session_results  # noqa: PLC0415  (pandas)
+def _export_table(store: RunStore, args: argparse.Namespace) -> _Table:
+    """``export``: what to write: each session's results, or every run streamed.
 
-    if args.what == "results":
-        return [session_results(store, sid) for sid in args.session_ids]
-    return [runs_frame(store, args.session_ids)]
-
-
-def _export(frames: list[pd.DataFrame], args: argparse.Namespace) -> None:
-    """``export``: write ``frames`` as one table where ``-o`` says (CSV: stdout).
-
-    Raises:
-        CommandError: Parquet without ``-o``.
+    The runs (the default) are read a page at a time while they are written
+    (:class:`~nsight_lab.results.export.RunsTable`: bounded memory at any size).
     """
     import pandas as pd  # noqa: PLC0415  (pandas: only the store's commands)
 
-    frame = pd.concat(frames, ignore_index=True)
-    output = None if args.output is None else Path(args.output)
-    if args.format == "parquet":
-        if output is None:
-            msg = "export --format parquet needs -o FILE (parquet is binary)"
-            raise CommandError(msg)
-        _write_atomically(output, lambda tmp: frame.to_parquet(tmp, index=False))
-    elif output is None:
-        if sys.stdout.isatty():  # shown, not saved: the terminal must not run it
-            frame = frame_for_terminal(frame)
-        frame_to_csv(frame, sys.stdout)
+    from nsight_lab.results.export import RunsTable  # noqa: PLC0415  (pandas)
+    from nsight_lab.results.stored import session_results  # noqa: PLC0415  (pandas)
+
+    if args.what == "results":
+        frames = [session_results(store, sid) for sid in args.session_ids]
+        return pd.concat(frames, ignore_index=True)
+    return RunsTable(store, args.session_ids)
+
+
+def _to_csv(table: _Table, target: str | TextIO, *, terminal: bool = False) -> None:
+    """Write ``table`` as CSV: a frame at once, a :class:`RunsTable` chunk by chunk."""
+    import pandas as pd  # noqa: PLC0415  (pandas: only the store's commands)
+
+    if isinstance(table, pd.DataFrame):
+        frame_to_csv(frame_for_terminal(table) if terminal else table, target)
     else:
-        _write_atomically(output, lambda tmp: frame_to_csv(frame, tmp))
+        table.to_csv(target, terminal=terminal)
+
+
+def _to_parquet(table: _Table, target: str | BinaryIO) -> None:
+    """Write ``table`` as Parquet: a frame at once, a :class:`RunsTable` by chunks."""
+    import pandas as pd  # noqa: PLC0415  (pandas: only the store's commands)
+
+    if isinstance(table, pd.DataFrame):
+        table.to_parquet(target, index=False)
+    else:
+        table.to_parquet(target)
+
+
+def _export(table: _Table, args: argparse.Namespace) -> None:
+    """``export``: write ``table`` where ``-o`` says (default stdout).
+
+    Only regular files are written, stdout in place (``-o -``, ``/dev/stdout``):
+    :mod:`nsight_lab.cli.output` says why and refuses the rest before any work.
+
+    Raises:
+        CommandError: Parquet without ``-o``, or to a terminal.
+        OutputError: ``-o`` names what must not be replaced, or a missing folder.
+    """
+    if args.format == "parquet" and args.output is None:
+        msg = "export --format parquet needs -o FILE (binary; -o - for a pipe)"
+        raise CommandError(msg)
+    target = output.resolve_target(
+        output.STDOUT if args.output is None else args.output
+    )
+    if target.path is not None:
+        if args.format == "parquet":
+            output.write_file(target, lambda tmp: _to_parquet(table, tmp))
+        else:
+            output.write_file(target, lambda tmp: _to_csv(table, tmp))
+        return
+    if args.format == "parquet":
+        if sys.stdout.isatty():
+            msg = "export --format parquet is binary: give -o FILE, not a terminal"
+            raise CommandError(msg)
+        sys.stdout.flush()
+        _to_parquet(table, sys.stdout.buffer)
+        return
+    # shown, not saved: the terminal must not run it
+    _to_csv(table, sys.stdout, terminal=sys.stdout.isatty())
 
 
 def _baselines(store: RunStore, args: argparse.Namespace) -> int:
     """``baseline set/list`` and ``compare``; the exit status."""
     if args.command == "baseline":
         if args.verb == "set":
+            store.check_integrity()  # never write into a damaged file (issue 29)
             found = set_baseline(store, args.name, args.session)
             print(for_terminal(f"baseline {found.name} is session {found.session_id}"))  # noqa: T201
             return 0

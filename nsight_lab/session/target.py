@@ -17,6 +17,7 @@ from nsight_lab.errors import MeasurementError, NsightLabError
 from nsight_lab.roofline.peaks import known_peaks
 from nsight_lab.session.failure import record_failure
 from nsight_lab.session.output import say
+from nsight_lab.store.writer import interrupts_deferred
 from nsight_lab.text.safe import for_terminal
 from nsight_lab.views.verdicts import verdict_text
 
@@ -198,16 +199,19 @@ class SessionTarget:
         """
         if self.id is None:  # the backend could not start: nothing to keep
             return
-        ended = record_failure(self._store, self.id, exc, self.done)
-        if self.display is not None:
-            finish_display(
-                self._store,
-                self.id,
-                lambda view: view.finish(
-                    ended.stored, status=ended.status, message=ended.message
-                ),
-                self.display,
-            )
+        with interrupts_deferred():  # a second Ctrl-C must not drop the "kept" line
+            ended = record_failure(self._store, self.id, exc, self.done)
+            if self.display is not None:
+                # Every run measured, as the failure's message counts them: the
+                # runs the store holds plus the later ones it could not store.
+                finish_display(
+                    self._store,
+                    self.id,
+                    lambda view: view.finish(
+                        self.done, status=ended.status, message=ended.message
+                    ),
+                    self.display,
+                )
         if ended.instead is not None:
             raise ended.instead from exc
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from nsight_lab.errors import NotFoundError, StoreError
 from nsight_lab.paths import store_location
-from nsight_lab.store import migrations
+from nsight_lab.store import health, migrations
 from nsight_lab.store import postgres as pg
 from nsight_lab.store import sqlite_files as lite
 from nsight_lab.store.dialect import POSTGRES, SQLITE
@@ -78,6 +78,9 @@ class StoreBase:
         self._errors: tuple[type[Exception], ...] = (sqlite3.Error, *pg.errors())
         self._held: set[int] = set()
         """Sessions whose PostgreSQL writer lock this store's connection holds."""
+        self.damaged: str | None = None
+        """Why the store is known to be damaged (a failed check or a read or write
+        that met a damaged page); every later write refuses (:meth:`_write`)."""
         self._annotated: set[tuple[int, str]] = set()
         """(session, region) pairs this store committed to ``session_annotations``:
         later batches of the same regions skip that statement (see ``add_runs``)."""
@@ -262,6 +265,9 @@ class StoreBase:
                 "(the file or its directory is not writable); reading still works"
             )
             raise StoreError(msg)
+        if self.damaged is not None:
+            msg = f"cannot {action}: {self.damaged}"
+            raise StoreError(msg)
         with self._lock:
             conn = self._connection()
             try:
@@ -286,7 +292,23 @@ class StoreBase:
                 raise
 
     def _store_error(self, action: str, exc: BaseException) -> StoreError:
+        """The one line for a driver's error: what failed, its cause and its fix.
+
+        A damaged file, a full disk and the file size limit are named as such
+        (:mod:`nsight_lab.store.health`): "check the file is writable" would send
+        the user the wrong way. A damaged store is remembered: no later write of
+        this store object touches it.
+        """
         text = " ".join(str(exc).split())
+        cause = health.cause_of(exc, None if self._memory else self.path)
+        if cause == "damaged":
+            self.damaged = health.fix_for(cause, self.where, self.path)
+            shown = f"the store {self.where!r} is damaged ({text})"
+            fix = self.damaged.partition("is damaged; ")[2] or self.damaged
+            return StoreError(f"cannot {action}: {shown}; {fix}")
+        if cause is not None:
+            fix = health.fix_for(cause, self.where, self.path)
+            return StoreError(f"cannot {action} at {self.where!r}: {fix} ({text})")
         if "locked" in text or "busy" in text:
             fix = (
                 f"another process held it for over {lite.BUSY_TIMEOUT_S:.0f} s; "
@@ -300,6 +322,33 @@ class StoreBase:
                 "check the file and its folder are writable, or run: nsight-lab doctor"
             )
         return StoreError(f"cannot {action} at {self.where!r}: {text}; {fix}")
+
+    def check_integrity(self) -> None:
+        """Refuse to go on with a damaged store: ``PRAGMA quick_check`` (SQLite).
+
+        Called before a write that a user asked for by hand (``baseline set``), so a
+        damaged file is said to be damaged rather than written into where its
+        damaged pages happen not to be touched. PostgreSQL checks its own pages.
+        A failed check is remembered (:attr:`damaged`): later writes refuse too.
+
+        Raises:
+            StoreError: The store is damaged (one line: what and how to recover).
+        """
+        if self.damaged is not None:
+            raise StoreError(self.damaged)
+        if self._dialect.postgres or self._memory:
+            return
+        with self._read("check the store") as conn:
+            assert isinstance(conn, sqlite3.Connection)  # noqa: S101  (SQLite)
+            problems = health.quick_check(conn)
+        if problems:
+            self.damaged = health.fix_for("damaged", self.where, self.path)
+            shown = " ".join(problems[0].split())[:80]
+            msg = (
+                f"the store {self.where!r} is damaged (PRAGMA quick_check: {shown}); "
+                + self.damaged.partition("is damaged; ")[2]
+            )
+            raise StoreError(msg)
 
     def _not_found(self, session_id: int) -> NotFoundError:
         msg = (

@@ -239,6 +239,13 @@ def _check_filters(filters: SessionFilters) -> None:
             f"expected one of {', '.join(SESSION_FILTERS)}"
         )
         raise QueryError(msg)
+    text = filters.get("text")
+    if text is not None and len(text) > MAX_TEXT_FILTER_CHARS:
+        msg = (
+            f"the text filter is {len(text):,} characters long; give at most "
+            f"{MAX_TEXT_FILTER_CHARS:,} (a part of a name, notebook, region or cell)"
+        )
+        raise QueryError(msg)
     status = filters.get("status")
     if status is not None and status not in SESSION_STATUSES:
         cut = len(status) > _MAX_TIME_CHARS
@@ -251,6 +258,10 @@ def _check_filters(filters: SessionFilters) -> None:
 
 
 _MAX_TIME_CHARS = 64
+MAX_TEXT_FILTER_CHARS = 1_000
+"""The longest ``text`` filter: a substring to look for, never a document. SQLite
+refuses a ``LIKE`` pattern over 50,000 bytes ("pattern too complex"), and escaping
+and UTF-8 can make a pattern several times its text."""
 """Longer time texts are refused before parsing (no ISO-8601 time is that long)."""
 _UTC_MIN = dt.datetime.min.replace(tzinfo=dt.timezone.utc)
 _UTC_MAX = dt.datetime.max.replace(tzinfo=dt.timezone.utc)

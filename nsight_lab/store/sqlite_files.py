@@ -14,6 +14,7 @@ import urllib.parse
 from typing import TYPE_CHECKING
 
 from nsight_lab.errors import StoreError
+from nsight_lab.store import health
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -143,7 +144,11 @@ def open_read_only(
 
 
 def not_a_store(path: Path | None, exc: sqlite3.Error) -> StoreError:
-    """The error for a file that is not an nsight-lab store (or is damaged)."""
+    """The error for a file that is not an nsight-lab store, or is a damaged one."""
+    if path is not None and health.cause_of(exc, None) == "damaged":
+        text = " ".join(str(exc).split())
+        fix = health.fix_for("damaged", str(path), path).partition("is damaged; ")[2]
+        return StoreError(f"the store {str(path)!r} is damaged ({text}); {fix}")
     msg = (
         f"{str(path)!r} is not a readable nsight-lab run store ({exc}); "
         "move the file aside and nsight-lab will create a new store there, "

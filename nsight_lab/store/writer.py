@@ -9,7 +9,9 @@ that the store never lags the measurement by more than :data:`LAG_BOUND_S` (100 
 - a batch is committed at most :data:`MAX_DELAY_S` after its first record arrived (the
   rest of the 100 ms is headroom for the commit itself and a busy CPU);
 - it is committed as soon as it holds :data:`BATCH_ROWS` records, however fast they
-  arrive (a fast producer does not keep a batch open);
+  arrive (a fast producer does not keep a batch open), and ends with a whole run (the
+  rest of the last run's regions join it: :func:`whole_runs`), so a run is stored
+  whole or not at all;
 - ``put`` queues its records, then blocks while more than :data:`MAX_PENDING_ROWS`
   records are queued or being written: when the disk cannot keep up the measuring
   loop waits, rather than a queue growing without bound and a kill losing all of it
@@ -30,6 +32,7 @@ every run it finished.
 from __future__ import annotations
 
 import contextlib
+import signal
 import threading
 import time
 from typing import TYPE_CHECKING
@@ -37,7 +40,7 @@ from typing import TYPE_CHECKING
 from typing_extensions import Self
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
     from types import TracebackType
 
     from nsight_lab.contract.records import RunRecord
@@ -62,6 +65,58 @@ most LAG_BOUND_ROWS."""
 PG_LAG_BOUND_S = 0.25
 """The time bound on a PostgreSQL store: the commit is a round trip to the server
 (a first one at the start of a session took ~150 ms here), so 100 ms is not promised."""
+
+
+@contextlib.contextmanager
+def interrupts_deferred() -> Iterator[list[int]]:
+    """Hold a second Ctrl-C back while what was measured is stored and said.
+
+    After a first Ctrl-C (or any failure) the writer drains its queue and the
+    session says what it kept; a second Ctrl-C landing there dropped the "kept N
+    runs" line and left the writer draining behind the count. Within this block a
+    SIGINT is counted, not raised; a third one raises :class:`KeyboardInterrupt`
+    (the user insists: a hung store must stay interruptible). Only the main thread
+    can take signals; elsewhere this does nothing. Yields the signals held.
+    """
+    held: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield held
+        return
+    previous = signal.getsignal(signal.SIGINT)
+
+    def hold(signum: int, _frame: object) -> None:
+        held.append(signum)
+        if len(held) >= 2:  # noqa: PLR2004  (the third Ctrl-C of the cell)
+            signal.signal(signal.SIGINT, previous)
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, hold)
+    try:
+        yield held
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def whole_runs(queue: Sequence[RunRecord], most: int) -> int:
+    """How many of ``queue``'s first records make a batch of whole runs.
+
+    ``most`` records, and then the rest of the last run's regions: a run is stored
+    whole or not at all (one transaction holds all its regions), so a kill -9 or a
+    failed next batch never leaves a run with regions a and b but not c. Collectors
+    hand each run over whole (one ``put`` holds all of a run's records), so its
+    records are next to each other in the queue.
+    """
+    cut = min(most, len(queue))
+    if cut == 0:
+        return 0
+    last = queue[cut - 1]
+    key = (last.session_id, last.config_index, last.run_index)
+    while cut < len(queue):
+        r = queue[cut]
+        if (r.session_id, r.config_index, r.run_index) != key:
+            break
+        cut += 1
+    return cut
 
 
 class StoreWriter:
@@ -149,7 +204,8 @@ class StoreWriter:
         if exc is None:
             self.close()
             return
-        with contextlib.suppress(Exception):  # the cell's own exception wins
+        # The cell's own exception wins; a second Ctrl-C waits for the drain.
+        with interrupts_deferred(), contextlib.suppress(Exception):
             self.close()
 
     def _raise_pending(self) -> None:
@@ -166,8 +222,9 @@ class StoreWriter:
                     due = self._first_at + MAX_DELAY_S
                     now = time.monotonic()
                     if self._stopping or len(self._queue) >= BATCH_ROWS or now >= due:
-                        batch = self._queue[:BATCH_ROWS]
-                        del self._queue[:BATCH_ROWS]
+                        cut = whole_runs(self._queue, BATCH_ROWS)
+                        batch = self._queue[:cut]
+                        del self._queue[:cut]
                         # What stays behind has been waiting since before this batch was
                         # taken: keep the older arrival time so it is not held longer.
                         self._writing = len(batch)

@@ -144,6 +144,8 @@ class WidgetView:
         self._seq = 0
         self._synced_points = 0
         self._progress: Progress | None = None
+        self._latest: Progress | None = None
+        """The newest progress taken, drawn or not (:meth:`update` skips draws)."""
         self.widget.message = header
 
     @property
@@ -175,6 +177,7 @@ class WidgetView:
         """
         start = time.perf_counter()
         first = self.drawn == 0
+        self._latest = progress  # the final state starts from it, drawn or not
         try:
             self._add(records)
             done = progress.status != "running"
@@ -273,12 +276,17 @@ class WidgetView:
         return self.model.to_json()
 
     def _final_progress(self, status: SessionStatus) -> Progress:
-        """The progress once the session ended: the last one drawn, or the records'."""
+        """The progress once the session ended: the newest taken, or the records'.
+
+        Never the last one drawn (issue 29: "run 1751 · elapsed 0.1 s" from a 2.4 s
+        cell): the newest progress taken, drawn or not, with the newest record's
+        place and the time since the view began.
+        """
         done = len({(r.config_index, r.run_index) for r in self.records})
-        last = self._progress
+        last = self._latest
+        newest = self.records[-1] if self.records else None
         if last is None:
             configs = len({r.config_index for r in self.records})
-            newest = self.records[-1] if self.records else None
             return make_progress(
                 status=status,
                 configs_total=configs,
@@ -287,14 +295,21 @@ class WidgetView:
                 runs_done_in_config=newest.run_index + 1 if newest else 0,
                 runs_done_total=done,
             )
+        config_index, in_config = last.config_index, last.runs_done_in_config
+        if newest is not None and newest.config_index >= config_index:
+            in_config = max(
+                in_config if newest.config_index == config_index else 0,
+                newest.run_index + 1,
+            )
+            config_index = newest.config_index
         return make_progress(
             status=status,
             configs_total=last.configs_total,
             runs_per_config=last.runs_per_config,
-            config_index=last.config_index,
-            runs_done_in_config=last.runs_done_in_config,
+            config_index=config_index,
+            runs_done_in_config=in_config,
             runs_done_total=max(done, last.runs_done_total),
-            elapsed_s=last.elapsed_s,
+            elapsed_s=max(last.elapsed_s or 0.0, self.wall_s),
         )
 
     def _add(self, batch: Sequence[RunRecord]) -> None:

@@ -155,7 +155,14 @@ export interface ICheck {
   region: string;
   /** The config's parameters as text, or `''` for a single config. */
   config: string;
-  kind: 'over_roof' | 'over_span' | 'low_coverage' | 'launch_bound';
+  kind:
+    | 'over_roof'
+    | 'over_span'
+    | 'low_coverage'
+    | 'unsteady'
+    | 'throttled'
+    | 'launch_bound'
+    | 'not_modelled';
   text: string;
   cause: string;
   action: string;

@@ -46,7 +46,8 @@ def clock_figure(title: str) -> go.Figure:
     return go.Figure(
         layout=base_layout(
             title,
-            xaxis={"title": {"text": "run (order over all configs)"}},
+            # The run axis under the lower panel (its title clear of both lines).
+            xaxis={"title": {"text": "run (order over all configs)"}, "anchor": "y2"},
             yaxis={
                 "title": {"text": "SM clock (MHz)"},
                 "domain": list(CLOCK_DOMAIN),

@@ -32,7 +32,7 @@ export const CHART_MISSING: Record<ChartKind, string> = {
 /** What draws each chart, in a few words: the folded line of charts not drawn. */
 export const CHART_ADDED_BY: Record<ChartKind, string> = {
   duration: 'durations (any backend, once runs are stored)',
-  clocks: 'clocks and temperature (--backend events, cupti or pm)',
+  clocks: 'clocks and temperature (--backend events, cupti, pm)',
   roofline: 'roofline (--backend ncu, or ops with a work model)',
   traffic: 'DRAM traffic (--backend ncu or pm)',
   counters: 'counters over time (--backend pm)'
@@ -46,7 +46,7 @@ export function foldedCharts(names: readonly string[]): string {
   const added = names.map(name =>
     isChartKind(name) ? CHART_ADDED_BY[name] : chartTitle(name)
   );
-  return `Not drawn here; another backend would add ${added.join('; ')}`;
+  return `Another backend would add: ${added.join('; ')}`;
 }
 
 /**

@@ -122,16 +122,20 @@ export function checksList(
       ? `${check.region} (${check.config})`
       : check.region;
     const item = h('li');
-    if (check.kind === 'launch_bound') {
+    // A note (launch-bound, a value not modelled) is one line; a flag has its
+    // cause and what to do, each line only where there is one.
+    if (check.kind === 'launch_bound' || check.kind === 'not_modelled') {
       item.classList.add('jp-nsightLab-RunTable-note');
       item.textContent = `${where}: ${check.text}`;
     } else {
       item.classList.add('jp-nsightLab-RunTable-flag');
-      item.append(
-        h('strong', undefined, `\u26a0 ${where}: ${check.text}`),
-        h('div', undefined, `cause: ${check.cause}`),
-        h('div', undefined, `do: ${check.action}`)
-      );
+      item.append(h('strong', undefined, `\u26a0 ${where}: ${check.text}`));
+      if (check.cause) {
+        item.append(h('div', undefined, `cause: ${check.cause}`));
+      }
+      if (check.action) {
+        item.append(h('div', undefined, `do: ${check.action}`));
+      }
     }
     list.appendChild(item);
   }

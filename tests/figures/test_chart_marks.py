@@ -132,6 +132,7 @@ def test_a_constant_clock_and_a_1c_drift_do_not_fill_the_height() -> None:
     # Two panels: the clock's above the temperature's, never one over the other.
     assert fig.layout.yaxis.domain[0] > fig.layout.yaxis2.domain[1]
     assert fig.layout.yaxis.tickformat == ",d"
+    assert fig.layout.xaxis.anchor == "y2"  # the run axis under both panels
 
 
 def test_the_served_clock_chart_has_the_floors(

@@ -114,7 +114,17 @@ async function readRows(page: Page): Promise<
       const end = text.indexOf(' runs') + ' runs'.length;
       let runsShown = false;
       const node = details.firstChild;
-      if (node && end >= ' runs'.length) {
+      // Parts the row may leave out whole (SessionList.fitRow): the part with
+      // the run count shown and inside the line.
+      const runs = Array.from(
+        details.querySelectorAll<HTMLElement>('.jp-nsightLab-SessionList-part')
+      ).find(part => / runs$/.test(part.textContent ?? ''));
+      if (runs) {
+        runsShown =
+          !runs.hidden &&
+          runs.getBoundingClientRect().right <=
+            details.getBoundingClientRect().right + 1;
+      } else if (node && end >= ' runs'.length) {
         const range = document.createRange();
         range.setStart(node, 0);
         range.setEnd(node, end);

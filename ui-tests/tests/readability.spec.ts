@@ -13,7 +13,7 @@
  * not drawn says what it lacks (an ncu session's clocks: not "run on an NVIDIA
  * GPU"). The data marks too (issue 30): the regions' points on the roofline have
  * shapes of their own (no two regions share one: 12 regions, 20 shapes before a
- * repeat), are at least 14 px wide and at least 10 px apart (points at one place
+ * repeat), are at least 12.5 px across and at least 10 px apart (points at one place
  * are spread), the hover of a per-kernel backend's point names its kernel; the
  * clock and temperature lines lie in boxes of their own (neither hides the other)
  * and the clock axis has no fractional MHz ticks; the traffic chart's legend says
@@ -223,7 +223,7 @@ function markProblems(marks: IMark[]): string[] {
   const byShape = new Map<string, string[]>();
   for (const m of marks) {
     byShape.set(m.shape, [...(byShape.get(m.shape) ?? []), m.region]);
-    if (Math.max(m.width, m.height) < 14) {
+    if (Math.max(m.width, m.height) < 12.5) {
       found.push(`${m.region}: marker ${m.width.toFixed(1)} px, too small`);
     }
   }

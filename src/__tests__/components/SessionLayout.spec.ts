@@ -11,6 +11,7 @@ import { nullTranslator } from '@jupyterlab/translation';
 import { ChartGrid } from '../../charts/grid';
 import { IChartHandle, IFigure, mountChart } from '../../charts/mount';
 import { chartMissing, foldedCharts } from '../../charts/titles';
+import { checksList } from '../../components/RunTable';
 import { fitRow, renderSessionRow } from '../../components/SessionList';
 import { SessionView, kernelSection } from '../../components/SessionView';
 import { IRunsModel, ISessionDetail } from '../../tokens';
@@ -175,6 +176,38 @@ describe('the session panel, answer first', () => {
     expect(grid.folded?.querySelectorAll('[data-chart]').length).toBe(1);
     grid.dispose();
     expect(host.children.length).toBe(0);
+  });
+});
+
+describe('findings', () => {
+  it('shows a note as one line and a flag without empty cause or action lines', () => {
+    const list = checksList([
+      {
+        region: 'layernorm_1',
+        config: '',
+        kind: 'not_modelled',
+        text: 'TFLOP/s not shown: the work model counts no FLOPs for its ops',
+        cause: '',
+        action: ''
+      },
+      {
+        region: 'qkv_proj',
+        config: '',
+        kind: 'unsteady',
+        text: 'RSD 70 %: the numbers are not usable',
+        cause: 'the host was busy',
+        action: ''
+      }
+    ])!;
+    const [note, flag] = Array.from(list.children);
+    expect(note.classList).toContain('jp-nsightLab-RunTable-note');
+    expect(note.textContent).toBe(
+      'layernorm_1: TFLOP/s not shown: the work model counts no FLOPs for its ops'
+    );
+    expect(Array.from(flag.children, c => c.textContent)).toEqual([
+      '\u26a0 qkv_proj: RSD 70 %: the numbers are not usable',
+      'cause: the host was busy'
+    ]);
   });
 });
 

@@ -37,7 +37,8 @@ they return (through the view model and the frame) and decides nothing itself.
   hold for that clock only.
 
 **The not-modelled note** (:attr:`Validity.unmodelled`): TFLOP/s is shown as
-undefined, never 0, when the work model counted no FLOPs for the region's ops.
+undefined, never 0, when the work model counted no FLOPs for the region's ops; the
+note names the ops it has no formula for (and says so where it counted the rest).
 
 **The launch-bound note** (:attr:`Validity.note`): the GPU busy under
 :data:`LAUNCH_BOUND_BELOW` of the span (idle more than working: launches set the
@@ -56,6 +57,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from nsight_lab.contract import shape
 from nsight_lab.host_speed import HOST_TOLERANCE, PROBE_METRIC
+from nsight_lab.roofline.workmodel import UNMODELLED_PREFIX
 from nsight_lab.stats import STABLE_RSD_PCT, rsd_pct
 from nsight_lab.text.units import format_duration, format_percent
 
@@ -70,7 +72,7 @@ __all__ = [
     "UNUSABLE_RSD_PCT", "Flag", "RegionShape", "Validity", "check_region",
     "check_session", "checks_headline", "checks_json", "checks_lines", "coverage_flag",
     "launch_note", "region_shape", "roof_flag", "span_flag", "throttle_flag",
-    "unmodelled_note", "unsteady_flag",
+    "unmodelled_note", "unmodelled_ops", "unsteady_flag",
 ]  # fmt: skip
 
 ROOF_TOLERANCE_PCT = 110.0
@@ -328,13 +330,50 @@ def throttle_flag(records: Sequence[RunRecord]) -> Flag | None:
     return Flag("throttled", text, cause, action)
 
 
-def unmodelled_note(placement: Placement | None) -> str:
-    """The not-modelled note: FLOPs from the work model that counted none, else "".
+def unmodelled_ops(records: Iterable[RunRecord]) -> list[str]:
+    """The ops the work model had no FLOP count for in ``records``, as aten names.
+
+    From the ``model__unmodelled__aten.<op>`` metrics
+    (:data:`~nsight_lab.roofline.workmodel.UNMODELLED_PREFIX`), first seen first;
+    none in a session the work model counted before it named them.
 
     Raises:
         Nothing.
     """
-    if placement is None or placement.flops_source != "modelled" or placement.flops:
+    names = (
+        k.removeprefix(UNMODELLED_PREFIX)
+        for r in records
+        for k in r.metrics
+        if k.startswith(UNMODELLED_PREFIX)
+    )
+    return list(dict.fromkeys(names))
+
+
+def unmodelled_note(placement: Placement | None, ops: Sequence[str] = ()) -> str:
+    """The not-modelled note for TFLOP/s from the work model, else "".
+
+    With the ops the model did not count (``ops``: :func:`unmodelled_ops`), the note
+    names them: where it counted no FLOPs, TFLOP/s is not shown; where it counted
+    some, the figure leaves those ops out. Without names (a session counted before
+    they were kept, or data movement only) it says what the model cannot tell.
+
+    Raises:
+        Nothing.
+    """
+    if placement is None or placement.flops_source != "modelled":
+        return ""
+    named = ", ".join(ops[:3]) + (f" and {len(ops) - 3} more" if len(ops) > 3 else "")  # noqa: PLR2004
+    if ops and not placement.flops:
+        return (
+            f"TFLOP/s not shown: the work model does not count {named}; "
+            "--backend ncu measures it"
+        )
+    if ops:
+        return (
+            f"TFLOP/s counts part of the work: the work model does not count {named}; "
+            "--backend ncu measures it"
+        )
+    if placement.flops:
         return ""
     return (
         "TFLOP/s not shown: the work model counts no FLOPs for its ops (not "
@@ -407,7 +446,7 @@ def check_region(
         busy_pct=None if share is None else share * 100.0,
         note=note,
         config=dict(first.config),
-        unmodelled=unmodelled_note(placement),
+        unmodelled=unmodelled_note(placement, unmodelled_ops(records)),
     )
 
 
@@ -504,11 +543,14 @@ def checks_lines(entries: Iterable[Mapping[str, str]]) -> list[str]:
     return lines
 
 
-def checks_headline(entries: Iterable[Mapping[str, str]]) -> str:
+def checks_headline(
+    entries: Iterable[Mapping[str, str]], *, place: str = "under the table"
+) -> str:
     """One line for the top of a view: how many regions are flagged and why ("").
 
-    ``! 12 regions flagged: GPU throttled; see each row's Flag`` -- the first thing
-    a reader sees, so a number that is not usable is not read as one.
+    ``! 12 regions flagged: GPU throttled; ...`` -- the first thing a reader sees,
+    so a number that is not usable is not read as one. ``place``: where the flags'
+    causes are (``show`` lists them under the table, the cell's output right below).
 
     Raises:
         Nothing.
@@ -531,5 +573,5 @@ def checks_headline(entries: Iterable[Mapping[str, str]]) -> str:
     n = len(flagged)
     return (
         f"! {n} region{'s' if n != 1 else ''} flagged: {', '.join(kinds)}; "
-        "each flag's cause and what to do are under the table"
+        f"each flag's cause and what to do are {place}"
     )

@@ -119,7 +119,8 @@ BUILTIN_BACKENDS: tuple[BackendEntry, ...] = (
         "nsight_lab.backends.cpu:CpuTimerBackend",
         "host wall-clock time around each region (no GPU needed)",
         auto_order=1,
-        auto_reason="no GPU timing available ({why}): host wall-clock timing",
+        # The reason {why} holds parentheses of its own: none around it.
+        auto_reason="no GPU timing available, host wall-clock timing: {why}",
         on_host=True,
         ranks=True,
     ),

@@ -2,8 +2,13 @@
 
 One extra, untimed call of the cell body runs under a ``TorchDispatchMode`` that sees
 every aten op. FLOPs come from PyTorch's own ``torch.utils.flop_counter`` formulas
-(matmul, convolution, attention) plus one FLOP per output element of pointwise ops
-(two for fused multiply-add ops such as ``addcmul``). Bytes are *compulsory* traffic:
+(matmul, convolution), :mod:`.opflops`'s (layer norm, GELU, softmax backward,
+attention with its causal half: the convention is stated there), one FLOP per
+output element of pointwise ops (two for fused multiply-add ops such as
+``addcmul``), five per element of softmax and one per input element of reductions.
+Ops that only move data count 0; any other op is *not modelled*: its calls are
+counted under ``model__unmodelled__aten.<name>`` (:data:`UNMODELLED_PREFIX`), so the
+views can name it where TFLOP/s is not shown. Bytes are *compulsory* traffic:
 each op reads its tensor inputs once and writes its outputs once, so an unfused chain
 pays for every intermediate and a fused op does not. Views move nothing. Values are
 labelled ``model__*`` because they are a model, not a counter reading.
@@ -16,6 +21,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from nsight_lab.regions import CELL_REGION, RegionTracker, listening
+from nsight_lab.roofline.opflops import DATA_MOVEMENT, Call, formula_flops, is_causal
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -24,6 +30,9 @@ if TYPE_CHECKING:
 
 DTYPE_PREFIX = "model__flops_dtype_"
 """Modelled FLOPs split by dtype class (``model__flops_dtype_bf16``...)."""
+UNMODELLED_PREFIX = "model__unmodelled__"
+"""Calls per run of an op the work model has no FLOP count for, by its name
+(``model__unmodelled__aten.native_layer_norm``), so a note can name it."""
 SOFTMAX = frozenset({"_softmax", "_log_softmax", "softmax", "log_softmax"})
 SOFTMAX_FLOPS_PER_ELEMENT = 5
 """Row max, subtract, exp, row sum, divide: the algorithm's operations per element
@@ -34,8 +43,11 @@ REDUCTIONS = frozenset(
 )
 """Reductions: one FLOP per input element."""
 NO_TRAFFIC = frozenset(
-    {"empty", "empty_like", "empty_strided", "new_empty", "detach", "alias"}
-)
+    {
+        "empty", "empty_like", "empty_strided", "new_empty", "detach", "alias",
+        "_unsafe_view",  # a view PyTorch does not tag as one (after a 3-D matmul)
+    }
+)  # fmt: skip
 
 
 class _RegionCursor:
@@ -102,9 +114,16 @@ def _account(
     work["model__flops"] += 0.0  # every region has a FLOP count, zero included
     packet = func.overloadpacket
     outputs = _tensors(out)
-    flops = 0.0
-    if packet in flop_registry:
+    call = Call(func, args, kwargs)
+    flops = formula_flops(name, call)
+    if name in DATA_MOVEMENT:
+        flops = 0.0
+    elif flops is not None:
+        pass
+    elif packet in flop_registry:
         flops = float(flop_registry[packet](*args, **kwargs, out_val=out))
+        if is_causal(call):  # PyTorch counts the masked half too
+            flops /= 2
     elif torch.Tag.pointwise in func.tags and outputs:
         per_element = 2 if name in FMA_LIKE else 1
         flops = float(per_element * outputs[0].numel())
@@ -112,6 +131,9 @@ def _account(
         flops = float(SOFTMAX_FLOPS_PER_ELEMENT * outputs[0].numel())
     elif name in REDUCTIONS and args and isinstance(args[0], torch.Tensor):
         flops = float(args[0].numel())
+    elif outputs:  # arithmetic the model has no formula for: named, not guessed
+        work[f"{UNMODELLED_PREFIX}aten.{name}"] += 1.0
+    flops = flops or 0.0
     work["model__flops"] += flops
     if flops and outputs:
         work[f"{DTYPE_PREFIX}{_dtype_key(outputs[0].dtype)}"] += flops
@@ -167,7 +189,11 @@ def count_work(call: Callable[[], None]) -> WorkModel:
     return {
         r: {
             **{k: float(totals[r][k]) for k in keys},
-            **{k: v for k, v in totals[r].items() if k.startswith(DTYPE_PREFIX)},
+            **{
+                k: v
+                for k, v in totals[r].items()
+                if k.startswith((DTYPE_PREFIX, UNMODELLED_PREFIX))
+            },
         }
         for r in dict.fromkeys(regions)
     }

@@ -19,6 +19,7 @@ from nsight_lab.session.failure import record_failure
 from nsight_lab.session.output import say
 from nsight_lab.store.writer import interrupts_deferred
 from nsight_lab.text.safe import for_terminal
+from nsight_lab.views.answer import backend_line
 from nsight_lab.views.verdicts import verdict_text
 
 if TYPE_CHECKING:
@@ -143,9 +144,12 @@ class SessionTarget:
         self.id = session.id
         if self._on_session is not None:
             self._on_session(session.id)
-        header = (
-            f"{self._request.label} session {session.id}: backend {plan.backend} "
-            f"({plan.backend_reason}) on {device_name}"
+        header = backend_line(
+            self._request.label,
+            session.id,
+            plan.backend,
+            plan.backend_reason,
+            device_name,
         ) + "".join(f"\n  note: {n}" for n in notes)
         if self._request.display == "widget":
             # plotly and anywidget: loaded only when a notebook shows the widget

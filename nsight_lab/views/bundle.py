@@ -12,9 +12,10 @@ with :func:`final_bundle`'s data and closes the widget:
   (``src/mime/``) draws it with the widget's own code, in JupyterLab 4 and
   Notebook 7, with or without a kernel: a saved notebook shows every chart when
   reopened.
-- ``text/html``: the static page of :mod:`nsight_lab.views.fallback` (the progress
-  line, median bars per region and config, the summary table: the view model's
-  rows) for hosts without the lab extension: GitHub, nbconvert, Colab, VS Code.
+- ``text/html``: the static page of :mod:`nsight_lab.views.fallback` (the quality
+  headline and the flags first, the summary table, then median bars per region and
+  config, and one line on the charts not drawn: :mod:`nsight_lab.views.answer`)
+  for hosts without the lab extension: GitHub, nbconvert, Colab, VS Code.
 - ``text/plain``: the summary as text (terminals, ``print`` of the output).
 
 **The widget view is not kept in the final bundle.** A saved notebook holds no
@@ -42,6 +43,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from nsight_lab.figures import CHART_ORDER
+from nsight_lab.views.answer import not_drawn
 from nsight_lab.views.fallback import failure_bundle, static_bundle
 
 if TYPE_CHECKING:
@@ -173,8 +175,7 @@ def final_bundle(  # noqa: PLR0913  (the session's final state, keyword-only)
             :func:`nsight_lab.viewmodel.summary.median_bars`).
         sidebar_link: The session's link in the lab extension's sidebar.
         verdicts: The verdict table against ``--baseline``, under the summary.
-        counters: The counter table, on the static page only (the lab renderer
-            shows the summary; the sidebar shows the counters).
+        counters: The counter table, on the static page only (the sidebar has it).
         checks: The view model's checks, listed on the static page only.
 
     Raises:
@@ -191,6 +192,7 @@ def final_bundle(  # noqa: PLR0913  (the session's final state, keyword-only)
             verdicts=verdicts,
             counters=counters,
             checks=checks,
+            missing_charts=not_drawn(figures),
         )
     except Exception as exc:  # noqa: BLE001  (a display must never raise)
         logger.warning("[nsight-lab] static fallback failed: %r", exc)

@@ -10,7 +10,8 @@ view model's
 statistics), the summary table, the checks under it (each number that cannot be
 true in red with its cause and what to do, launch-bound notes:
 :mod:`nsight_lab.analysis.validity`), and a note saying where the interactive charts
-are.
+are. The order is :mod:`nsight_lab.views.answer`'s: the answer first (the quality
+headline, the flags, the table), then the charts.
 
 Nothing here runs a browser or exports an image: the page is plain text, built in a
 few milliseconds (``benchmarks/final_bundle.py`` measures it), so a cell whose
@@ -34,6 +35,13 @@ from nsight_lab.analysis.validity import checks_lines
 from nsight_lab.figures.theme import PALETTE
 from nsight_lab.text.units import format_duration
 from nsight_lab.text.visible import printable
+from nsight_lab.views.answer import (
+    FLAG_COLOUR,
+    charts_line,
+    checks_html,
+    headline,
+    split_checks,
+)
 from nsight_lab.views.verdicts import verdict_html, verdict_text
 
 if TYPE_CHECKING:
@@ -229,8 +237,17 @@ def static_text(  # noqa: PLR0913  (the session's state, keyword-only)
     title = f"nsight-lab session {session_id}: {status}"
     line = str(progress.get("text", ""))
     judged = verdict_text(verdicts) if verdicts else ""
-    said = "\n".join(checks_lines(checks))
-    parts = (title, line, message, summary_text(summary), said, judged)
+    flags, notes = split_checks(checks)
+    parts = (
+        headline(checks),
+        title,
+        line,
+        message,
+        "\n".join(checks_lines(flags)),
+        summary_text(summary),
+        "\n".join(checks_lines(notes)),
+        judged,
+    )
     return _plain("\n".join(part for part in parts if part))
 
 
@@ -262,36 +279,6 @@ def _counters_html(counters: Mapping[str, Any] | None) -> str:
     return table + note
 
 
-FLAG_COLOUR = "#d62728"
-"""The colour of a number that cannot be true (the roofline's flagged outline)."""
-
-
-def _checks_html(checks: Sequence[Mapping[str, str]]) -> str:
-    """The checks as a list: a flag in red with its cause and what to do; a note."""
-    if not checks:
-        return ""
-    items = []
-    for e in checks:
-        where = e.get("region", "") + (f" ({e['config']})" if e.get("config") else "")
-        if e.get("kind") == "launch_bound":
-            items.append(f"<li>{_escape(where)}: {_escape(e.get('text', ''))}</li>")
-            continue
-        items.append(
-            f'<li><b style="color:{FLAG_COLOUR}">\u26a0 {_escape(where)}: '
-            f"{_escape(e.get('text', ''))}</b><br>cause: {_escape(e.get('cause', ''))}"
-            f"<br>do: {_escape(e.get('action', ''))}</li>"
-        )
-    return f'<ul class="jp-nsightLab-Static-checks">{"".join(items)}</ul>'
-
-
-def _where_the_charts_are(session_id: int) -> str:
-    return (
-        "<p><i>Interactive charts of this session: open the notebook in JupyterLab "
-        "or Jupyter Notebook 7 with nsight-lab installed, or run "
-        f"<code>%nsight show {session_id}</code> where its run store is.</i></p>"
-    )
-
-
 def static_bundle(  # noqa: PLR0913  (the session's state, keyword-only)
     *,
     session_id: int,
@@ -303,8 +290,11 @@ def static_bundle(  # noqa: PLR0913  (the session's state, keyword-only)
     verdicts: Mapping[str, Any] | None = None,
     counters: Mapping[str, Any] | None = None,
     checks: Sequence[Mapping[str, str]] = (),
+    missing_charts: Sequence[str] = (),
 ) -> dict[str, str]:
     """Return ``text/plain`` and ``text/html`` views of a session.
+
+    In :mod:`nsight_lab.views.answer`'s order: the answer first, then the charts.
 
     Args:
         session_id: The store's session id.
@@ -315,15 +305,15 @@ def static_bundle(  # noqa: PLR0913  (the session's state, keyword-only)
         summary: Rows of the summary table.
         bars: The median duration per region and config
             (:func:`nsight_lab.viewmodel.summary.median_bars`), drawn as bars with
-            a note on where the interactive charts are (none while running: the
-            live view's fallback is the progress line).
+            one line on the charts (none while running).
         verdicts: The verdict table against a baseline
             (:meth:`nsight_lab.analysis.baselines.VerdictTable.to_json`), shown under
             the summary; ``None`` without ``--baseline``.
-        counters: The counter table (``SessionViewModel.to_json()["counters"]``),
-            drawn under the summary in the HTML.
-        checks: The view model's checks (``to_json()["checks"]``), listed under
-            the summary.
+        counters: The counter table (``to_json()["counters"]``), in the HTML.
+        checks: The view model's checks (``to_json()["checks"]``): the flags
+            above the summary, the notes under it.
+        missing_charts: The chart kinds with nothing to draw
+            (:func:`nsight_lab.views.answer.not_drawn`), named in the charts line.
 
     Returns:
         The MIME bundle entries.
@@ -343,6 +333,8 @@ def static_bundle(  # noqa: PLR0913  (the session's state, keyword-only)
     )
     tables = (summary, counters, verdicts, checks)
     body = _html_body(session_id, status, progress, message, bars, tables)
+    if bars:
+        body += f"<p><i>{_escape(charts_line(session_id, missing_charts))}</i></p>"
     return {
         "text/plain": plain,
         "text/html": f'<div class="jp-nsightLab-Static">{body}</div>',
@@ -362,28 +354,30 @@ def _html_body(  # noqa: PLR0913, PLR0917  (static_bundle's inputs)
         Sequence[Mapping[str, str]],
     ],
 ) -> str:
-    """The ``text/html`` view's body: title, progress, bars, tables, verdicts.
+    """The ``text/html`` view's body: headline, title, flags, table, notes, bars...
 
     ``tables``: the summary rows, the counter table, the verdicts and the checks.
     """
     summary, counters, verdicts, checks = tables
     title = f"nsight-lab session {session_id}: {status}"
     line = str(progress.get("text", ""))
+    flags, notes = split_checks(checks)
+    first = headline(checks)
     parts = [
         _CSS,
+        f'<p style="color:{FLAG_COLOUR}"><b>{_escape(first)}</b></p>' if first else "",
         f"<p><b>{_escape(title)}</b>"
         + (f"<br><code>{_escape(line)}</code>" if line else "")
         + "</p>",
     ]
     if message:
         parts.append(f"<pre>{_escape(message)}</pre>")
+    parts.append(checks_html(flags))
+    parts.append(_summary_html(summary))
+    parts.append(checks_html(notes))
     if bars:
         parts.append(_median_bars(bars))
-    parts.append(_summary_html(summary))
-    parts.append(_checks_html(checks))
     parts.append(_counters_html(counters))
     if verdicts:
         parts.append(verdict_html(verdicts))
-    if bars:
-        parts.append(_where_the_charts_are(session_id))
     return "".join(parts)

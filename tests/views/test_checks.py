@@ -171,7 +171,8 @@ def test_show_prints_the_flags_with_cause_and_action() -> None:
     assert not any("matmul:" in line for line in lines)
 
 
-def test_the_static_page_lists_the_flags_in_red_under_the_table(view):
+def test_the_static_page_lists_the_flags_in_red_above_the_table(view):
+    # Issue 30: the answer first -- the flags above the table, the notes under it
     page = static_bundle(
         session_id=1,
         status="completed",
@@ -182,7 +183,8 @@ def test_the_static_page_lists_the_flags_in_red_under_the_table(view):
     )
     html = page["text/html"]
     assert '<ul class="jp-nsightLab-Static-checks">' in html
-    assert html.index("Static-summary") < html.index("Static-checks")
+    flag = html.index("68934 % of roof cannot be true")
+    assert flag < html.index("Static-summary") < html.index("step: launch-bound")
     assert (
         '<b style="color:#d62728">\u26a0 backward: 68934 % of roof cannot be true</b>'
         in html

@@ -9,8 +9,9 @@ from typing import get_args
 
 import pytest
 
-from nsight_lab.cli import doctor
-from nsight_lab.cli.doctor import Check, checks_to_json, format_checks, run_checks
+from nsight_lab.cli import doctor, doctor_text
+from nsight_lab.cli.doctor import run_checks
+from nsight_lab.cli.doctor_text import Check, checks_to_json, format_checks
 from nsight_lab.contract.registry import backend_ids, probe_all
 from nsight_lab.errors import BackendUnavailableError
 from nsight_lab.gpu import ncu as _ncu_tools
@@ -225,7 +226,7 @@ SAMPLE = [
 ]
 
 
-HEADINGS = {doctor.WORKS_HEADING, doctor.MISSING_HEADING}
+HEADINGS = {doctor_text.WORKS_HEADING, doctor_text.MISSING_HEADING}
 
 
 def test_format_checks_one_line_per_check_plus_hints():
@@ -233,15 +234,15 @@ def test_format_checks_one_line_per_check_plus_hints():
 
     assert len(lines) == len(SAMPLE) + 2 + 2  # two hints, two headings
     assert [line.split()[0] for line in lines if not line.startswith(" ")] == [
-        doctor.WORKS_HEADING.split()[0],
+        doctor_text.WORKS_HEADING.split()[0],
         "ok",
-        doctor.MISSING_HEADING.split()[0],
+        doctor_text.MISSING_HEADING.split()[0],
         "MISSING",
         "ERROR",
         "WARN",
     ]
-    assert lines[0] == doctor.WORKS_HEADING
-    assert lines[2] == doctor.MISSING_HEADING
+    assert lines[0] == doctor_text.WORKS_HEADING
+    assert lines[2] == doctor_text.MISSING_HEADING
     hints = [line for line in lines if line.startswith(" ")]
     assert [hint.strip() for hint in hints] == [
         "-> install Nsight Compute",
@@ -271,11 +272,14 @@ def test_format_checks_of_real_checks():
     lines = format_checks(checks).splitlines()
     headings = [line for line in lines if line in HEADINGS]
     assert headings in (
-        [doctor.WORKS_HEADING, doctor.MISSING_HEADING],  # a machine without a GPU
+        [
+            doctor_text.WORKS_HEADING,
+            doctor_text.MISSING_HEADING,
+        ],  # a machine without a GPU
         [],  # every check ok (or none)
     )
     # Each backend once: a topic saying what its backend says is folded into it.
-    shown = doctor.fold_backend_topics(checks)
+    shown = doctor_text.fold_backend_topics(checks)
     assert len(lines) == len(shown) + sum(1 for c in shown if c.hint) + len(headings)
 
 
@@ -304,7 +308,7 @@ def test_checks_to_json_round_trips():
 
 def test_the_text_lists_each_backend_once() -> None:
     """``%nsight doctor`` read ``backend pm`` and ``PM sampling`` with one message."""
-    from nsight_lab.cli.doctor import fold_backend_topics
+    from nsight_lab.cli.doctor_text import fold_backend_topics
 
     hint = "pip install 'nsight-lab[pm]'"
     checks = [

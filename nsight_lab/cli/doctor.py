@@ -13,15 +13,19 @@ table the CLI and the magic print; :func:`checks_to_json` is the ``--json`` shap
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from nsight_lab.backends.pm.availability import diagnose
+from nsight_lab.cli.doctor_text import (
+    BACKEND_PREFIX,
+    Check,
+    CheckStatus,
+)
 from nsight_lab.contract.registry import backend_ids, probe_all
 from nsight_lab.gpu import stack as gpu_stack
 from nsight_lab.paths import store_location
@@ -29,18 +33,11 @@ from nsight_lab.store import health, migrations
 from nsight_lab.store import postgres as pg
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable
 
 logger = logging.getLogger(__name__)
 
-CheckStatus = Literal["ok", "warn", "missing", "error"]
 
-_STATUS_LABELS: dict[CheckStatus, str] = {
-    "ok": "ok",
-    "warn": "WARN",
-    "missing": "MISSING",
-    "error": "ERROR",
-}
 # Counters refused is an error (ncu fails with ERR_NVGPUCTRPERM); unknown is a caveat.
 _PERMISSION_STATUS: dict[bool | None, CheckStatus] = {
     True: "ok",
@@ -48,32 +45,10 @@ _PERMISSION_STATUS: dict[bool | None, CheckStatus] = {
     None: "warn",
 }
 _GIB = 1024**3
-BACKEND_PREFIX = "backend "
-"""The name of a backend's check is this prefix and the backend's id."""
-WORKS_HEADING = "Works here:"
-MISSING_HEADING = "Missing or not working here, and what to do:"
 # NVML errors that mean "there is no driver here" rather than "the driver is broken".
 _NO_DRIVER_ERRORS = frozenset(
     {"NVMLError_LibraryNotFound", "NVMLError_DriverNotLoaded"}
 )
-
-
-@dataclass(frozen=True)
-class Check:
-    """The outcome of one doctor check.
-
-    Attributes:
-        name: the topic, e.g. ``"ncu"``.
-        status: ``"ok"``, ``"warn"`` (works with a caveat), ``"missing"`` (not
-            installed or not present) or ``"error"`` (present but broken or refused).
-        detail: what was found.
-        hint: what to do; empty when nothing needs doing.
-    """
-
-    name: str
-    status: CheckStatus
-    detail: str
-    hint: str = ""
 
 
 @dataclass(frozen=True)
@@ -165,90 +140,6 @@ def all_checks() -> list[Check]:
     """:func:`run_checks` and :func:`store_checks`, what works first."""
     checks = [*run_checks(), *store_checks()]
     return sorted(checks, key=lambda check: check.status != "ok")  # stable
-
-
-def format_checks(checks: Sequence[Check]) -> str:
-    """Write checks as an aligned plain-text table.
-
-    One line per check (status, name, detail), followed by an indented ``-> hint``
-    line when the check has a hint. When some checks are ``"ok"`` and others are not,
-    a heading line (not indented) precedes each group: :data:`WORKS_HEADING` before
-    the first ``"ok"`` one, :data:`MISSING_HEADING` before the first other one.
-
-    Args:
-        checks: the checks to show, e.g. from :func:`run_checks`.
-
-    Returns:
-        The table, lines joined by newlines, without a trailing newline.
-    """
-    checks = fold_backend_topics(checks)
-    if not checks:
-        return ""
-    status_width = max(len(_STATUS_LABELS[c.status]) for c in checks)
-    name_width = max(len(c.name) for c in checks)
-    indent = " " * (status_width + 2 + name_width + 2)
-    headed = len({check.status == "ok" for check in checks}) > 1
-    lines: list[str] = []
-    previous: bool | None = None
-    for check in checks:
-        works = check.status == "ok"
-        if headed and works != previous:
-            lines.append(WORKS_HEADING if works else MISSING_HEADING)
-            previous = works
-        label = _STATUS_LABELS[check.status]
-        line = f"{label:<{status_width}}  {check.name:<{name_width}}  {check.detail}"
-        lines.append(line.rstrip())
-        if check.hint:
-            lines.append(f"{indent}-> {check.hint}")
-    return "\n".join(lines)
-
-
-BACKEND_TOPICS = {"ncu": "ncu", "CUPTI": "cupti", "PM sampling": "pm"}
-"""Topics that say what a backend's own check says (topic -> backend id)."""
-
-
-def fold_backend_topics(checks: Sequence[Check]) -> list[Check]:
-    """The checks with each backend listed once, for a person to read.
-
-    A topic of :data:`BACKEND_TOPICS` whose status is its backend's is folded into
-    the backend's line: its detail added where it says more, its hint used where
-    the backend has none. A topic that says otherwise than its backend stays.
-
-    Raises:
-        Nothing.
-    """
-    by_name = {check.name: check for check in checks}
-    folded: dict[str, Check] = {}
-    dropped: set[str] = set()
-    for topic, backend_id in BACKEND_TOPICS.items():
-        found = by_name.get(topic)
-        backend = folded.get(f"{BACKEND_PREFIX}{backend_id}") or by_name.get(
-            f"{BACKEND_PREFIX}{backend_id}"
-        )
-        if found is None or backend is None or found.status != backend.status:
-            continue
-        detail = backend.detail
-        if found.detail and found.detail not in detail:
-            detail = f"{detail}; {topic}: {found.detail}"
-        folded[backend.name] = dataclasses.replace(
-            backend, detail=detail, hint=backend.hint or found.hint
-        )
-        dropped.add(topic)
-    return [
-        folded.get(check.name, check) for check in checks if check.name not in dropped
-    ]
-
-
-def checks_to_json(checks: Sequence[Check]) -> list[dict[str, str]]:
-    """Turn checks into JSON-ready dicts.
-
-    Args:
-        checks: the checks to convert.
-
-    Returns:
-        One ``{"name", "status", "detail", "hint"}`` dict per check, in order.
-    """
-    return [dataclasses.asdict(check) for check in checks]
 
 
 def _run_step(name: str, step: Callable[[], Check]) -> Check:

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING
 from nsight_lab.analysis.baselines import resolve, set_baseline, verdict_table
 from nsight_lab.analysis.compare import DEFAULT_THRESHOLD
 from nsight_lab.cli import output
-from nsight_lab.cli.doctor import all_checks, checks_to_json, format_checks
+from nsight_lab.cli.doctor import all_checks
+from nsight_lab.cli.doctor_text import checks_to_json, format_checks
 from nsight_lab.cli.parser import EXIT_REGRESSION, HelpShown, parse_command
 from nsight_lab.errors import CommandError, NsightLabError
 from nsight_lab.store.run_store import RunStore

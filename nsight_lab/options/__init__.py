@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from nsight_lab.errors import OptionError
 from nsight_lab.options.help import help_text, options_markdown
+from nsight_lab.options.kernel_names import split_kernel_names
 from nsight_lab.options.names import check_bindings, reserved_name
 from nsight_lab.options.option import Option
 from nsight_lab.options.parse import parse_options
@@ -38,7 +39,6 @@ from nsight_lab.options.values import (
     BUILTIN_DERIVED,
     parse_value,
     shown,
-    split_kernel_names,
 )
 from nsight_lab.text.numbers import whole_number
 

@@ -10,6 +10,7 @@ checks (:func:`read_option`) all read it.
 from __future__ import annotations
 
 from nsight_lab.contract.records import TIME_METRIC
+from nsight_lab.options.kernel_names import read_ignore_kernels
 from nsight_lab.options.option import (
     Option,
     backend_choices,
@@ -37,7 +38,6 @@ from nsight_lab.options.values import (
     read_configs,
     read_configs_from,
     read_derive,
-    read_ignore_kernels,
     read_metrics,
     read_out,
     read_param,

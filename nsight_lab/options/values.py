@@ -371,43 +371,6 @@ def read_combine(option: str, raw: str) -> str:
     return _identifier(option, raw, what)
 
 
-def split_kernel_names(raw: str) -> list[str]:
-    """``raw`` split at the commas outside ``<...>``, ``(...)`` and ``[...]``.
-
-    Kernel names hold commas in their template and parameter lists
-    (``void gemm<float, 128>(...)``); those stay inside the name.
-    """
-    names: list[str] = []
-    depth = 0
-    start = 0
-    for i, char in enumerate(raw):
-        if char in "<([":
-            depth += 1
-        elif char in ">)]":
-            depth = max(depth - 1, 0)
-        elif char == "," and depth == 0:
-            names.append(raw[start:i].strip())
-            start = i + 1
-    names.append(raw[start:].strip())
-    return names
-
-
-def read_ignore_kernels(option: str, raw: str) -> tuple[str, ...]:
-    """``--ignore-kernels A,B``: kernel names to leave out.
-
-    Raises:
-        OptionError: An empty name.
-    """
-    names = split_kernel_names(raw)
-    if any(not name for name in names):
-        msg = (
-            f"{option}: empty kernel name in {shown(raw)}; give comma-separated "
-            "kernel names (quote names with spaces)"
-        )
-        raise OptionError(msg)
-    return tuple(names)
-
-
 def read_configs_from(option: str, raw: str) -> str:
     """``--configs-from [NAMES=]VAR``: checked as text (the variable is read later).
 

@@ -1,8 +1,7 @@
 """One session's view model, built incrementally from its runs as they arrive.
 
-:class:`SessionViewModel` is what every view of a session reads (DESIGN part 6.7):
-the inline widget while a cell runs (:mod:`nsight_lab.views.live`), the sidebar's
-session and live views (``GET sessions/<id>?figures=1``, :mod:`nsight_lab.server`),
+:class:`SessionViewModel` is what every view of a session reads: the inline widget
+while a cell runs (:mod:`nsight_lab.views.live`), the sidebar's session and live views (``GET sessions/<id>?figures=1``, :mod:`nsight_lab.server`),
 the cell's final bundle and its static page. :meth:`~SessionViewModel.add` costs the
 new runs only; :meth:`~SessionViewModel.to_json` builds the payload from state
 whose size is bounded by the regions and the window, never by the session's runs.
@@ -49,17 +48,8 @@ from nsight_lab.figures import (
 from nsight_lab.figures.durations import duration_layout
 from nsight_lab.figures.kernels import kernels_json, region_kernels
 from nsight_lab.figures.ranks import RANKS_CHART, rank_figures
-from nsight_lab.figures.telemetry import (
-    clock_ranges,
-    clock_values,
-    missing_telemetry,
-)
-from nsight_lab.results.derive import (
-    DeriveSpec,
-    derived_values,
-    run_key,
-    stored_derive,
-)
+from nsight_lab.figures.telemetry import clock_ranges, clock_values, missing_telemetry
+from nsight_lab.results.derive import DeriveSpec, derived_values, run_key, stored_derive
 from nsight_lab.roofline.placement import place_session, region_work
 from nsight_lab.viewmodel import summary
 from nsight_lab.viewmodel.regions import RegionStats

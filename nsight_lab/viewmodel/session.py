@@ -1,8 +1,9 @@
 """One session's view model, built incrementally from its runs as they arrive.
 
 :class:`SessionViewModel` is what every view of a session reads: the inline widget
-while a cell runs (:mod:`nsight_lab.views.live`), the sidebar's session and live views (``GET sessions/<id>?figures=1``, :mod:`nsight_lab.server`),
-the cell's final bundle and its static page. :meth:`~SessionViewModel.add` costs the
+while a cell runs (:mod:`nsight_lab.views.live`), the sidebar's session and live views
+(``GET sessions/<id>?figures=1``, :mod:`nsight_lab.server`), the cell's final bundle
+and its static page. :meth:`~SessionViewModel.add` costs the
 new runs only; :meth:`~SessionViewModel.to_json` builds the payload from state
 whose size is bounded by the regions and the window, never by the session's runs.
 

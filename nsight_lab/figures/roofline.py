@@ -41,6 +41,9 @@ MIN_PLOT_PX = 140
 spread them further apart)."""
 FLAGGED = "#d62728"
 """The outline of a region whose numbers cannot be true."""
+IMPOSSIBLE = frozenset({"over_roof", "over_span", "low_coverage"})
+"""Flag kinds of a number that cannot be true (drawn red); the others (unsteady,
+throttled) say the measurement is doubtful and are named, not drawn red."""
 MARKER_PX = 14
 """A region's marker size (px): shapes large enough to tell apart."""
 TOGETHER = 0.05
@@ -151,8 +154,10 @@ def roofline_figure(
     in its hover. Each compute roof is labelled at its right
     end, the labels stacked so they never overlap. A region with no bytes or no
     FLOPs cannot sit on log axes: its legend entry says so. A region with
-    ``flags`` (by (annotation, config index)) is drawn open with a red outline, its
-    legend entry marked ``(cannot be true)`` and its hover giving each flag with its
+    ``flags`` (by (annotation, config index)) of a number that cannot be true
+    (:data:`IMPOSSIBLE`) is drawn open with a red outline, its legend entry marked
+    ``(cannot be true)``; other flags (unsteady, throttled) are named in the
+    legend entry (``(⚠ throttled)``); the hover gives each flag with its
     cause and what to do.
 
     Raises:
@@ -445,6 +450,12 @@ def _add_regions(
         key = (p.annotation, p.config_index)
         style = region_style(order.get(key, k))
         flags = flagged.get(key, ())
+        # Only a number that cannot be true turns the point red; a measurement
+        # flag (unsteady, throttled) is named in its legend entry and hover.
+        impossible = [f for f in flags if f.kind in IMPOSSIBLE]
+        doubtful = list(
+            dict.fromkeys(f.kind for f in flags if f.kind not in IMPOSSIBLE)
+        )
         label = labels[id(p)]
         spot = spots[k]
         also = [name for name in spot.together if name != label]
@@ -467,22 +478,23 @@ def _add_regions(
             f"<br>{plotly_text(ran)}" if ran else "",
         ]
         symbol = _marker_symbol(style.symbol, p)
-        if flags and not symbol.endswith("-open"):
+        if impossible and not symbol.endswith("-open"):
             symbol += "-open"
         fig.add_trace(
             go.Scatter(
                 x=[10**spot.x],
                 y=[10**spot.y],
                 name=f"{label} ({_source_words(p)})"
-                + (" (cannot be true)" if flags else ""),
+                + (" (cannot be true)" if impossible else "")
+                + (f" (\u26a0 {', '.join(doubtful)})" if doubtful else ""),
                 mode="markers",
                 marker={
-                    "color": FLAGGED if flags else style.colour,
+                    "color": FLAGGED if impossible else style.colour,
                     "size": MARKER_PX,
                     "symbol": symbol,
                     "line": {
-                        "width": 3 if flags else 2,
-                        "color": FLAGGED if flags else style.colour,
+                        "width": 3 if impossible else 2,
+                        "color": FLAGGED if impossible else style.colour,
                     },
                 },
                 customdata=[custom],

@@ -117,11 +117,33 @@ export function checksList(
     return null;
   }
   const list = h('ul', 'jp-nsightLab-RunTable-checks');
+  // One item per finding, its regions listed: twelve regions throttled the same
+  // way are one line with its cause and what to do, not twelve.
+  const groups = new Map<string, { check: ICheck; where: string[] }>();
   for (const check of checks) {
+    const key = JSON.stringify([
+      check.kind,
+      check.text,
+      check.cause,
+      check.action
+    ]);
     const where = check.config
       ? `${check.region} (${check.config})`
       : check.region;
+    const group = groups.get(key);
+    if (group) {
+      group.where.push(where);
+    } else {
+      groups.set(key, { check, where: [where] });
+    }
+  }
+  for (const { check, where: regions } of groups.values()) {
+    const where =
+      regions.length > 3
+        ? `${regions.length} regions (${regions.slice(0, 3).join(', ')}, …)`
+        : regions.join(', ');
     const item = h('li');
+    item.title = regions.join(', ');
     // A note (launch-bound, a value not modelled) is one line; a flag has its
     // cause and what to do, each line only where there is one.
     if (check.kind === 'launch_bound' || check.kind === 'not_modelled') {

@@ -200,3 +200,31 @@ def test_short_kernel_names() -> None:
     assert short_kernel_name("nvjet_sm90_tst") == "nvjet_sm90_tst"
     assert short_kernel_name("_Z6kernelPf") == "kernel"
     assert len(short_kernel_name("x" * 200)) == 60
+
+
+def test_a_throttled_region_keeps_its_colour_and_says_so() -> None:
+    from nsight_lab.analysis.validity import Flag
+
+    peaks = peaks_for("NVIDIA H200")
+    assert peaks is not None
+    a = place(
+        "a",
+        flops=2e12,
+        bytes_read=1e9,
+        bytes_written=1e9,
+        duration_ns=2e6,
+        dtype="bf16",
+        peaks=peaks,
+    )
+    b = dataclasses.replace(a, annotation="b")
+    throttled = Flag("throttled", "throttled (30 of 30 runs)", "power cap", "lock")
+    impossible = Flag("over_roof", "120 % of roof cannot be true", "c", "d")
+    fig = roofline_figure(
+        [a, b], peaks, flags={("a", 0): [throttled], ("b", 0): [impossible]}
+    )
+    drawn = {t.meta["annotation"]: t for t in fig.data if t.meta is not None}
+    assert drawn["a"].marker.color == region_style(0).colour
+    assert drawn["a"].name.endswith("(\u26a0 throttled)")
+    assert "throttled (30 of 30 runs)" in drawn["a"].customdata[0][11]
+    assert drawn["b"].marker.color == "#d62728"
+    assert drawn["b"].name.endswith("(cannot be true)")

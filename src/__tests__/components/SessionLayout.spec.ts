@@ -211,6 +211,31 @@ describe('findings', () => {
   });
 });
 
+describe('findings grouped', () => {
+  it('lists one finding of many regions once, its regions named', () => {
+    const regions = ['a', 'b', 'c', 'd', 'e'];
+    const list = checksList(
+      regions.map(region => ({
+        region,
+        config: '',
+        kind: 'throttled' as const,
+        text: 'throttled (30 of 30 runs)',
+        cause: 'power cap',
+        action: 'lock the clocks'
+      }))
+    )!;
+    expect(list.children.length).toBe(1);
+    const item = list.children[0] as HTMLElement;
+    expect(item.querySelector('strong')!.textContent).toBe(
+      '\u26a0 5 regions (a, b, c, …): throttled (30 of 30 runs)'
+    );
+    expect(item.title).toBe('a, b, c, d, e');
+    expect(
+      Array.from(item.querySelectorAll('div'), d => d.textContent)
+    ).toEqual(['cause: power cap', 'do: lock the clocks']);
+  });
+});
+
 describe('kernel names per region', () => {
   it('lists each region with its kernels, folded, names as text', () => {
     const section = kernelSection(KERNELS)!;

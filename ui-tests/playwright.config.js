@@ -13,7 +13,9 @@
  * - `readability` (tests/readability.spec.ts): a JupyterLab of its own whose store
  *   is a copy of the H200 fixture (tests/fixtures/h200_block.sqlite, `jlpm
  *   start:fixture`); every chart of its six sessions read in light and dark, and
- *   (tests/compare-fixture.spec.ts) the same-code comparison and the history.
+ *   (tests/compare-fixture.spec.ts) the same-code comparison and the history, and
+ *   (tests/layout.spec.ts) the session panels' layout (answer first, empty charts
+ *   folded, kernels, history rows whole).
  * - `postgres` (tests/postgres.spec.ts): a JupyterLab of its own whose store is a
  *   throwaway PostgreSQL cluster (`jlpm start:postgres`: tests/_postgres.py starts
  *   it, runs the server with NSIGHT_LAB_STORE set, stops it on exit); runs written

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 
 import plotly.graph_objects as go
 
-from nsight_lab.figures.common import log_ticks, same_place
-from nsight_lab.figures.kernels import kernels_hover
+from nsight_lab.figures import roofline_hover, roofline_spots
+from nsight_lab.figures.common import log_ticks
 from nsight_lab.figures.text import plotly_text, series_label
 from nsight_lab.figures.theme import NEUTRAL, base_layout, region_style
 from nsight_lab.roofline.placement import DEFAULT_DTYPE
@@ -46,16 +46,6 @@ IMPOSSIBLE = frozenset({"over_roof", "over_span", "low_coverage"})
 throttled) say the measurement is doubtful and are named, not drawn red."""
 MARKER_PX = 14
 """A region's marker size (px): shapes large enough to tell apart."""
-TOGETHER = 0.05
-"""Points closer than this share of each log axis's span are at "the same place"
-(:func:`~nsight_lab.figures.common.same_place`) and get spread."""
-APART = 0.045
-"""Drawn points closer than this share of both axes' spans (~14 px in a 320 px
-plot) are spread (or spread wider)."""
-SPREAD = 0.06
-"""The radius (share of each log axis's span) of the circle that points at one
-place are spread on: about 15-30 px in a session panel, so markers of
-:data:`MARKER_PX` sit apart."""
 
 
 def _source_words(p: Placement) -> str:
@@ -147,9 +137,9 @@ def roofline_figure(
     region in its colour and shape (:func:`region_style` of its number in
     ``order``, by default the placements' order): filled when its FLOPs and bytes
     were measured, open when either was modelled; its legend entry says which.
-    Points at the same place (:data:`TOGETHER`) are spread evenly on a circle of
-    :data:`SPREAD` around their place, a thin spoke from each to a grey dot at the
-    place; the hover gives the true intensity and TFLOP/s and names the others
+    Points at the same place are spread evenly on a small circle around it
+    (:mod:`nsight_lab.figures.roofline_spots`), a thin spoke from each to a grey dot
+    at the place; the hover gives the true intensity and TFLOP/s and names the others
     there. ``kernels`` (by (annotation, config index)) names each region's kernels
     in its hover. Each compute roof is labelled at its right
     end, the labels stacked so they never overlap. A region with no bytes or no
@@ -283,151 +273,6 @@ def _add_roofs(
     )
 
 
-@dataclass(frozen=True)
-class _Spot:
-    """Where one shown point is drawn: log x, log y, and who shares its place."""
-
-    x: float
-    y: float
-    place: tuple[float, float]
-    together: list[str]
-
-
-def _spread(
-    group: Sequence[int],
-    logs: Sequence[tuple[float, float]],
-    spans: tuple[float, float],
-) -> list[tuple[float, float, tuple[float, float]]]:
-    """Where the points of ``group`` are drawn: (log x, log y, their place).
-
-    One point: where it is. More: evenly round a circle about their middle, the
-    first at the top, of :data:`SPREAD` of each axis's span, wider when that would
-    put neighbours closer than :data:`APART`.
-    """
-    if len(group) == 1:
-        (k,) = group
-        return [(logs[k][0], logs[k][1], logs[k])]
-    mx = sum(logs[k][0] for k in group) / len(group)
-    my = sum(logs[k][1] for k in group) / len(group)
-    radius = max(SPREAD, 1.5 * APART / (2 * math.sin(math.pi / len(group))))
-    out = []
-    for i in range(len(group)):
-        angle = math.pi / 2 - 2 * math.pi * i / len(group)
-        out.append(
-            (
-                mx + radius * spans[0] * math.cos(angle),
-                my + radius * spans[1] * math.sin(angle),
-                (mx, my),
-            )
-        )
-    return out
-
-
-def _spots(
-    shown: Sequence[Placement], labels: Mapping[int, str], box: _Box
-) -> list[_Spot]:
-    """Per shown point: where it is drawn (spread from a shared place) and with whom.
-
-    A point alone is drawn where it is; the points of one place (closer than
-    :data:`TOGETHER`) go evenly round a circle about the place's middle
-    (:func:`_spread`), in the order given (the same session draws the same).
-    Groups whose drawn points still come closer than :data:`APART` to each other
-    are joined and spread again, until none do.
-    """
-    spans = (math.log10(box.x_hi / box.x_lo), box.y_span)
-    logs = [
-        (math.log10(p.intensity), math.log10(p.achieved_flops_per_s / 1e12))
-        for p in shown
-    ]
-    groups = same_place(logs, spans, TOGETHER)
-    drawn: dict[int, tuple[float, float, tuple[float, float]]] = {}
-    for _ in range(len(shown)):
-        drawn = {}
-        for group in groups:
-            drawn.update(zip(group, _spread(group, logs, spans), strict=True))
-        of = {k: g for g, group in enumerate(groups) for k in group}
-        clash = next(
-            (
-                (of[a], of[b])
-                for a in drawn
-                for b in drawn
-                if of[a] < of[b]
-                and abs(drawn[a][0] - drawn[b][0]) < APART * spans[0]
-                and abs(drawn[a][1] - drawn[b][1]) < APART * spans[1]
-            ),
-            None,
-        )
-        if clash is None:
-            break
-        joined = groups[clash[0]] + groups[clash[1]]
-        groups = [g for i, g in enumerate(groups) if i not in clash] + [sorted(joined)]
-    spots = []
-    for k in range(len(shown)):
-        group = next(g for g in groups if k in g)
-        x, y, at = drawn[k]
-        spots.append(_Spot(x, y, at, [labels[id(shown[j])] for j in group]))
-    return spots
-
-
-def _add_places(fig: go.Figure, spots: Sequence[_Spot]) -> None:
-    """Thin spokes from spread points to their place, a grey dot at each place."""
-    xs: list[float | None] = []
-    ys: list[float | None] = []
-    places: dict[tuple[float, float], int] = {}
-    for spot in spots:
-        if (spot.x, spot.y) == spot.place:
-            continue
-        places[spot.place] = len(spot.together)
-        xs += [10 ** spot.place[0], 10**spot.x, None]
-        ys += [10 ** spot.place[1], 10**spot.y, None]
-    if not places:
-        return
-    fig.add_trace(
-        go.Scatter(
-            x=xs,
-            y=ys,
-            mode="lines",
-            line={"color": NEUTRAL, "width": 1},
-            hoverinfo="skip",
-            showlegend=False,
-            name="spread from their place",
-        )
-    )
-    fig.add_trace(
-        go.Scatter(
-            x=[10**x for x, _ in places],
-            y=[10**y for _, y in places],
-            mode="markers",
-            marker={"color": NEUTRAL, "size": 5, "symbol": "circle"},
-            # No hover of its own: the regions drawn round it give the true values.
-            hoverinfo="skip",
-            showlegend=False,
-            name="shared places",
-        )
-    )
-
-
-_REGION_HOVER = (
-    "%{customdata[0]} (%{customdata[8]}, %{customdata[7]} µs)"
-    "<br>FLOPs: %{customdata[1]}"
-    "<br>bytes: %{customdata[2]} read, %{customdata[3]} written"
-    "<br>intensity: %{customdata[12]} FLOP/B"
-    "<br>achieved: %{customdata[13]} TFLOP/s, %{customdata[9]} GB/s"
-    "<br>%{customdata[4]}% of roof (%{customdata[5]} bound)"
-    "<br>%{customdata[6]}%{customdata[10]}%{customdata[14]}%{customdata[11]}"
-    "<extra></extra>"
-)
-
-
-def _flag_hover(flags: Sequence[Flag]) -> str:
-    """The hover's lines for a flagged region: each flag, its cause, what to do."""
-    return "".join(
-        f"<br><b>⚠ {plotly_text(f.text)}</b><br>cause: {plotly_text(f.cause)}"
-        f"<br>do: {plotly_text(f.action)}"
-        for f in flags
-    )
-
-
 def _add_regions(
     fig: go.Figure,
     shown: Sequence[Placement],
@@ -444,8 +289,9 @@ def _add_regions(
     ``marks``: each region's number in the order, its flags and its kernels.
     """
     order, flagged, kernels = marks
-    spots = _spots(shown, labels, box)
-    _add_places(fig, spots)
+    spans = (math.log10(box.x_hi / box.x_lo), box.y_span)
+    spots = roofline_spots.spots(shown, labels, spans)
+    roofline_spots.add_places(fig, spots)
     for k, p in enumerate(shown):
         key = (p.annotation, p.config_index)
         style = region_style(order.get(key, k))
@@ -458,25 +304,7 @@ def _add_regions(
         )
         label = labels[id(p)]
         spot = spots[k]
-        also = [name for name in spot.together if name != label]
-        ran = kernels_hover(kernels.get(key, ()))
-        custom = [
-            label,
-            f"{p.flops:.4g}",
-            f"{p.bytes_read:.4g}",
-            f"{p.bytes_written:.4g}",
-            f"{p.pct_of_roof:.3g}",
-            p.bound,
-            f"FLOPs {p.flops_source}, bytes {p.bytes_source}",
-            f"{p.duration_ns / 1e3:.4g}",
-            p.dtype,
-            f"{p.achieved_bytes_per_s / 1e9:.4g}",
-            ("<br>same place (drawn apart): " + ", ".join(also)) if also else "",
-            _flag_hover(flags),
-            f"{p.intensity:.3g}",
-            f"{p.achieved_flops_per_s / 1e12:.4g}",
-            f"<br>{plotly_text(ran)}" if ran else "",
-        ]
+        custom = roofline_hover.custom(p, label, spot, flags, kernels.get(key, ()))
         symbol = _marker_symbol(style.symbol, p)
         if impossible and not symbol.endswith("-open"):
             symbol += "-open"
@@ -498,7 +326,7 @@ def _add_regions(
                     },
                 },
                 customdata=[custom],
-                hovertemplate=_REGION_HOVER,
+                hovertemplate=roofline_hover.REGION_HOVER,
                 meta={"annotation": p.annotation, "config_index": p.config_index},
             )
         )

@@ -170,6 +170,7 @@ describe('SessionView', () => {
     const view = new SessionView(modelWith('duration'), trans);
     const s = session(4, {
       configs: [{ n: 1 }, { n: 2 }, { n: 3 }],
+      config_count: 3,
       runs_per_config: 10,
       runs_planned_total: 30,
       run_count: 60,

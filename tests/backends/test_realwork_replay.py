@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from nsight_lab.backends.activity import KernelActivity, LaunchCall
-from nsight_lab.backends.causes import RegionTimeline, attribute_causes
+from nsight_lab.backends.causes import Causes, RegionTimeline, attribute_causes
 from nsight_lab.backends.cupti import IDS_PER_RUN, PendingRun, attribute
 from nsight_lab.contract.collector import RunKey
 
@@ -43,20 +43,7 @@ def load(path: Path) -> dict[str, Any]:
 
 def replay(stream: dict[str, Any], *, by_cause: bool = True) -> list[dict[str, float]]:
     """The regions' durations (ns) per run, as the backend computes them."""
-    fields = stream["kernel_fields"]
-    kernels = [
-        KernelActivity(**dict(zip(fields, k, strict=True))) for k in stream["kernels"]
-    ]
-    stamped = {int(c): e for c, e in stream["stamped"].items()}
-    launches = {
-        int(c): LaunchCall(int(c), start, thread)
-        for c, (start, thread) in stream["launches"].items()
-    }
-    times, tops = stream["timeline"]
-    timeline = RegionTimeline(list(times), list(tops))
-    if not by_cause:
-        timeline = RegionTimeline()
-    causes = attribute_causes(kernels, stamped, launches, timeline)
+    causes = causes_of(stream, by_cause=by_cause)
     runs = []
     for r in stream["runs"]:
         run = PendingRun(key=RunKey(0, r["seq"]), seq=r["seq"], regions=r["regions"])
@@ -66,7 +53,8 @@ def replay(stream: dict[str, Any], *, by_cause: bool = True) -> list[dict[str, f
     return [t.regions for t in got]
 
 
-def causes_of(stream: dict[str, Any]) -> Any:
+def causes_of(stream: dict[str, Any], *, by_cause: bool = True) -> Causes:
+    """The recorded stream's records given their regions (by ids alone: no timeline)."""
     fields = stream["kernel_fields"]
     kernels = [
         KernelActivity(**dict(zip(fields, k, strict=True))) for k in stream["kernels"]
@@ -76,7 +64,7 @@ def causes_of(stream: dict[str, Any]) -> Any:
         int(c): LaunchCall(int(c), start, thread)
         for c, (start, thread) in stream["launches"].items()
     }
-    times, tops = stream["timeline"]
+    times, tops = stream["timeline"] if by_cause else ([], [])
     return attribute_causes(
         kernels, stamped, launches, RegionTimeline(list(times), list(tops))
     )

@@ -22,7 +22,11 @@ from nsight_lab.options import parse_options
 from nsight_lab.store.run_store import RunStore
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from IPython.core.interactiveshell import InteractiveShell
+
+    from nsight_lab.contract.collector import RunTiming
 
 
 def k(name: str, start: int, end: int, corr: int) -> KernelActivity:
@@ -80,6 +84,23 @@ def _needs_cupti() -> None:
         pytest.skip("cupti-python is not installed (carry its wheel to the GPU host)")
 
 
+def time_region(
+    backend: object, work: Callable[[], object], runs: int
+) -> list[RunTiming]:
+    """``runs`` runs of one region ``mm`` doing ``work`` on ``backend``: the timings."""
+    m = backend.open(parse_options("--cache-control all"))  # type: ignore[attr-defined]
+    try:
+        for i in range(runs):
+            m.begin_run(RunKey(0, i))
+            m.enter_region("mm")
+            work()
+            m.exit_region("mm")
+            m.end_run(0.0)
+        return m.completed(wait=True)
+    finally:
+        m.close()
+
+
 @pytest.mark.gpu
 def test_cupti_matches_events_and_names_kernels() -> None:
     _needs_cupti()
@@ -90,17 +111,7 @@ def test_cupti_matches_events_and_names_kernels() -> None:
     a = torch.randn(4096, 4096, device="cuda")
 
     def measure(backend: object) -> tuple[list[float], tuple[str, ...]]:
-        m = backend.open(parse_options("--cache-control all"))  # type: ignore[attr-defined]
-        try:
-            for i in range(30):
-                m.begin_run(RunKey(0, i))
-                m.enter_region("mm")
-                a @ a
-                m.exit_region("mm")
-                m.end_run(0.0)
-            timings = m.completed(wait=True)
-        finally:
-            m.close()
+        timings = time_region(backend, lambda: a @ a, runs=30)
         return [t.regions["mm"] for t in timings], timings[-1].kernels.get("mm", ())
 
     cupti_ns, names = measure(CuptiBackend())
@@ -245,17 +256,7 @@ def test_torch_profiler_before_a_cupti_profile_changes_nothing() -> None:
     a = torch.randn(4096, 4096, device="cuda")
 
     def median_mm() -> float:
-        m = CuptiBackend().open(parse_options("--cache-control all"))
-        try:
-            for i in range(20):
-                m.begin_run(RunKey(0, i))
-                m.enter_region("mm")
-                a @ a
-                m.exit_region("mm")
-                m.end_run(0.0)
-            timings = m.completed(wait=True)
-        finally:
-            m.close()
+        timings = time_region(CuptiBackend(), lambda: a @ a, runs=20)
         assert all(
             len(t.kernels["mm"]) == len(timings[0].kernels["mm"]) for t in timings
         )
@@ -275,17 +276,8 @@ def test_torch_profiler_before_a_cupti_profile_changes_nothing() -> None:
     # Kineto's clock (TSC ticks) is CUPTI's from now on: held against CUDA events,
     # which no CUPTI client touches (cupti read 2.04-2.12x before the fix).
     after = median_mm()
-    m = CudaEventsBackend().open(parse_options("--cache-control all"))
-    try:
-        for i in range(20):
-            m.begin_run(RunKey(0, i))
-            m.enter_region("mm")
-            a @ a
-            m.exit_region("mm")
-            m.end_run(0.0)
-        events = statistics.median(t.regions["mm"] for t in m.completed(wait=True))
-    finally:
-        m.close()
+    timed = time_region(CudaEventsBackend(), lambda: a @ a, runs=20)
+    events = statistics.median(t.regions["mm"] for t in timed)
     assert after == pytest.approx(events, rel=0.05)
     with (
         torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]),

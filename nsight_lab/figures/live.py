@@ -26,6 +26,7 @@ from nsight_lab.figures.durations import (
 from nsight_lab.figures.ranks import LiveRanks
 from nsight_lab.figures.telemetry import (
     clock_custom,
+    clock_ranges,
     clock_traces,
     clock_values,
     clocks_figure,
@@ -95,6 +96,8 @@ class LiveFigures:
         """The ``ranks`` chart, from the first multi-rank record on."""
         self._sampled: dict[tuple[int, str], RunRecord] = {}
         """The newest run with counter samples of each (config, region)."""
+        self._spans: list[list[float]] = [[], []]
+        """The lowest and highest SM clock and temperature so far (the axes' floors)."""
 
     def add(self, records: Sequence[RunRecord]) -> dict[str, dict[str, Any]]:
         """Append ``records`` (in the order they ran); return the appends per chart.
@@ -262,7 +265,32 @@ class LiveFigures:
                 "customdata": [custom, list(custom)],
             },
         )
-        return self._apply("clocks", traces, [op])
+        change = self._apply("clocks", traces, [op])
+        layout = self._floor_clocks(sm, temp)
+        return change if change is None or not layout else {**change, "layout": layout}
+
+    def _floor_clocks(
+        self, sm: list[float | None], temp: list[float | None]
+    ) -> dict[str, Any]:
+        """The clock chart's axes over every run so far, floored as the final one's.
+
+        :func:`~nsight_lab.figures.telemetry.clock_ranges` of the lowest and highest
+        values (what it depends on), applied to the figure kept here; returned (a
+        layout update, for the front end's append) only when an axis changed.
+        """
+        changed = False
+        for span, values in zip(self._spans, (sm, temp), strict=True):
+            finite = [v for v in values if v is not None]
+            new = [min(finite + span[:1]), max(finite + span[1:])] if finite else span
+            changed |= new != span
+            span[:] = new
+        if not changed:
+            return {}
+        ranges = clock_ranges(*self._spans)
+        layout = self.figures["clocks"]["layout"]
+        for axis, update in ranges.items():
+            layout[axis] = {**layout.get(axis, {}), **update}
+        return dict(json.loads(json.dumps(ranges)))
 
     def _apply(
         self, name: str, traces: list[dict[str, Any]], extend: list[dict[str, Any]]

@@ -23,7 +23,9 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from nsight_lab.figures.common import RegionKey
-    from nsight_lab.roofline.placement import Placement
+    from nsight_lab.roofline.placement import Placement, RegionWork
+
+    Bars = Placement | RegionWork  # placed under the roofs, or the work alone
 
 
 BAR_PX = 24
@@ -49,7 +51,7 @@ def _rate(bytes_per_s: float) -> str:
 
 
 def traffic_figure(
-    placements: Sequence[Placement],
+    placements: Sequence[Bars],
     *,
     order: Mapping[RegionKey, int] | None = None,
     kernels: Mapping[RegionKey, Sequence[str]] | None = None,
@@ -61,8 +63,11 @@ def traffic_figure(
     number in ``order``), read and written bytes stacked, and at the bar's end the
     region's achieved DRAM bandwidth (bytes over its median time); the hover adds
     the time and, with ``kernels`` (by (annotation, config index)), the region's
-    kernels. The legend says where the bytes came from: measured (Nsight Compute,
-    PM sampling) wins over the model wherever a run has both; its last entry
+    kernels. ``placements`` may be :class:`~nsight_lab.roofline.placement.
+    RegionWork` rows (a device whose peaks are unknown: the work model's bytes).
+    The legend says where the bytes came from: measured (Nsight Compute,
+    PM sampling) wins over the model wherever a run has both, and the title says
+    "modelled" when every region's bytes are the work model's; its last entry
     (:data:`RATE_KEY`) says what the printed figures are. With exactly two
     regions the title gives their traffic and time ratios (first over second), as
     in an unfused-versus-fused comparison. The figure's height grows with the
@@ -94,10 +99,12 @@ def traffic_figure(
 
 
 def _layout(
-    placements: Sequence[Placement], labels: Sequence[str], rows: Sequence[str]
+    placements: Sequence[Bars], labels: Sequence[str], rows: Sequence[str]
 ) -> go.Layout:
     """The chart's layout: the title (with two regions' ratios), rows, byte axis."""
     title = "DRAM traffic per region"
+    if placements and all(p.bytes_source == "modelled" for p in placements):
+        title += " (modelled bytes)"
     if len(placements) == 2:  # noqa: PLR2004
         c = traffic_comparison(placements[0], placements[1])
         title += (
@@ -130,7 +137,7 @@ def _layout(
 
 def _add_bars(
     fig: go.Figure,
-    placements: Sequence[Placement],
+    placements: Sequence[Bars],
     labels: Sequence[str],
     rows: Sequence[str],
     kernels: Mapping[RegionKey, Sequence[str]],
@@ -178,7 +185,7 @@ def _add_bars(
 
 
 def _rate_labels(
-    placements: Sequence[Placement],
+    placements: Sequence[Bars],
     rows: list[str],
     custom: list[list[str]],
     meta: list[dict[str, Any]],

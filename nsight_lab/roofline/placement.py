@@ -269,6 +269,11 @@ class RegionWork:
     achieved_flops_per_s: float
     achieved_bytes_per_s: float
 
+    @property
+    def bytes_total(self) -> float:
+        """DRAM bytes read plus written."""
+        return self.bytes_read + self.bytes_written
+
 
 def region_work(records: Sequence[RunRecord]) -> list[RegionWork]:
     """FLOPs, bytes and achieved rates of every (config, region) of ``records``.

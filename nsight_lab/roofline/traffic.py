@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from nsight_lab.roofline.placement import Placement
+    from nsight_lab.roofline.placement import Placement, RegionWork
 
 __all__ = ["TrafficComparison", "traffic_comparison"]
 
@@ -37,7 +37,9 @@ def _ratio(numerator: float, denominator: float) -> float:
     return numerator / denominator
 
 
-def traffic_comparison(a: Placement, b: Placement) -> TrafficComparison:
+def traffic_comparison(
+    a: Placement | RegionWork, b: Placement | RegionWork
+) -> TrafficComparison:
     """Compare the DRAM traffic and time of two placed regions, as ratios ``a / b``.
 
     A ratio over zero is ``inf`` (``nan`` for ``0 / 0``).

@@ -49,7 +49,7 @@ from nsight_lab.figures import (
 from nsight_lab.figures.durations import duration_layout
 from nsight_lab.figures.kernels import kernels_json, region_kernels
 from nsight_lab.figures.ranks import RANKS_CHART, rank_figures
-from nsight_lab.figures.telemetry import clock_ranges, clock_values, missing_telemetry
+from nsight_lab.figures.telemetry import missing_telemetry
 from nsight_lab.results.derive import DeriveSpec, derived_values, run_key, stored_derive
 from nsight_lab.roofline.placement import place_session, region_work
 from nsight_lab.viewmodel import summary
@@ -313,28 +313,18 @@ class SessionViewModel:
             layout = {**out["clocks"]["layout"], "meta": {}}
             layout["meta"] = {"missing": missing_telemetry(window)}
             out["clocks"] = {**out["clocks"], "layout": layout}
-        elif out["clocks"]["data"]:
-            # Axes that do not exaggerate: floors over every run of the window.
-            values = [clock_values(r) for r in window]
-            layout = dict(out["clocks"]["layout"])
-            ranges = clock_ranges([v[0] for v in values], [v[1] for v in values])
-            for axis, update in ranges.items():
-                layout[axis] = {**layout.get(axis, {}), **update}
-            out["clocks"] = {**out["clocks"], "layout": layout}
-        if placements:
-            if self.peaks is not None:
-                flags = {key: v.flags for key, v in checks.items() if v.flags}
-                out["roofline"] = figure_json(
-                    roofline_figure(
-                        placements,
-                        self.peaks,
-                        order=order,
-                        flags=flags,
-                        kernels=kernels,
-                    )
+        if placements and self.peaks is not None:
+            flags = {key: v.flags for key, v in checks.items() if v.flags}
+            out["roofline"] = figure_json(
+                roofline_figure(
+                    placements, self.peaks, order=order, flags=flags, kernels=kernels
                 )
+            )
+        # Without peaks, the bytes the work model gives (the table's "modelled").
+        bars = placements or [w for w in region_work(window) if w.bytes_total > 0]
+        if bars:
             out["traffic"] = figure_json(
-                traffic_figure(placements, order=order, kernels=kernels)
+                traffic_figure(bars, order=order, kernels=kernels)
             )
         counters = counters_figure(list(window), self.peaks, order=order)
         if counters is not None:

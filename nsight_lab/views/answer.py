@@ -47,7 +47,7 @@ CHART_ADDED_BY: dict[str, str] = {
     "duration": "durations (any backend, once runs are stored)",
     "clocks": "clocks and temperature (--backend events, cupti or pm)",
     "roofline": "roofline (--backend ncu, or ops with a work model)",
-    "traffic": "DRAM traffic (--backend ncu or pm)",
+    "traffic": "DRAM traffic (--backend ncu or pm, or ops with a work model)",
     "counters": "counters over time (--backend pm)",
 }
 """What draws each chart kind, in a few words: the words of the lab's folded line

@@ -40,6 +40,30 @@ export interface IChartAppend {
    * redrawn rather than extended (Counters over time: the newest sampled runs).
    */
   figure?: IFigure;
+  /**
+   * Layout updates, per key merged into the figure's (the clock chart's axes,
+   * floored over every run so far as the finished chart's: no autoscale).
+   */
+  layout?: Layout;
+}
+
+/** `layout` with `update` merged in: an object key's object merged one level. */
+export function mergeLayout(layout: Layout, update: Layout): Layout {
+  const out: Layout = { ...layout };
+  for (const [key, value] of Object.entries(update)) {
+    const before = out[key];
+    const both =
+      typeof before === 'object' &&
+      before !== null &&
+      !Array.isArray(before) &&
+      typeof value === 'object' &&
+      value !== null &&
+      !Array.isArray(value);
+    out[key] = both
+      ? { ...(before as Layout), ...(value as Layout) }
+      : JSON.parse(JSON.stringify(value));
+  }
+  return out;
 }
 
 /** Append `change` to `figure` in place (what the chart then shows). */
@@ -69,6 +93,9 @@ export function appendToFigure(figure: IFigure, change: IChartAppend): void {
         }
       }
     });
+  }
+  if (change.layout) {
+    figure.layout = mergeLayout(figure.layout ?? {}, change.layout);
   }
 }
 
@@ -327,8 +354,12 @@ export function mountChart(
         owned = true;
       }
       appendToFigure(current, change);
-      if (legendEntries(change.traces ?? [], { showlegend: true }).length > 0) {
-        // A new legend entry may need a new legend row: draw it all again.
+      if (
+        change.layout ||
+        legendEntries(change.traces ?? [], { showlegend: true }).length > 0
+      ) {
+        // New axes (plotly diffs them), or a new legend entry that may need a
+        // new legend row: draw it all again.
         draw();
         return;
       }

@@ -16,15 +16,19 @@ export const CHART_TITLES: Record<ChartKind, string> = {
   counters: 'Counters over time'
 };
 
-/** What a chart needs when the server sent no figure (or one without data). */
+/**
+ * What a chart needs when the server sent no figure (or one without data). Never
+ * what the summary table contradicts: the server draws the traffic chart from the
+ * work model's bytes too (`Bytes: modelled`), so its words say both sources.
+ */
 export const CHART_MISSING: Record<ChartKind, string> = {
   duration: 'no runs stored yet',
   clocks:
     'clocks and temperature need NVML telemetry: run on an NVIDIA GPU with nvidia-ml-py installed (the cpu backend reads none)',
   roofline:
-    'roofline needs device peaks and FLOP/byte counts: on the cpu backend run %nsight peaks --cpu; on a GPU, profile PyTorch ops with --warmup 1 or more, or use --backend ncu',
+    "roofline needs the device's peaks and each region's FLOPs and bytes (measured or modelled): on the cpu backend run %nsight peaks --cpu; on a GPU, profile PyTorch ops with --warmup 1 or more, or use --backend ncu",
   traffic:
-    'byte traffic needs DRAM byte counts: run with --backend ncu --metrics dram__bytes_read.sum,dram__bytes_write.sum, or profile torch ops whose bytes can be modelled',
+    "DRAM traffic needs each region's bytes, measured or modelled, and neither was counted here: run with --backend ncu --metrics dram__bytes_read.sum,dram__bytes_write.sum, or profile PyTorch ops the work model counts",
   counters:
     'counter timelines need PM sampling, which the cpu, events, cupti and ncu backends do not do: profile with --backend pm (pip install nsight-lab[pm])'
 };
@@ -34,7 +38,7 @@ export const CHART_ADDED_BY: Record<ChartKind, string> = {
   duration: 'durations (any backend, once runs are stored)',
   clocks: 'clocks and temperature (--backend events, cupti, pm)',
   roofline: 'roofline (--backend ncu, or ops with a work model)',
-  traffic: 'DRAM traffic (--backend ncu or pm)',
+  traffic: 'DRAM traffic (--backend ncu or pm, or ops with a work model)',
   counters: 'counters over time (--backend pm)'
 };
 

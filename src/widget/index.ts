@@ -10,6 +10,7 @@
 import type { AnyWidget } from '@anywidget/types';
 
 import { ChartGrid, IChartGridOptions, servedOrder } from '../charts/grid';
+import { foldedCharts } from '../charts/titles';
 import { formatSummaryCell, summaryColumns } from './format';
 import { OPEN_SESSION_EVENT, SIDEBAR_MARKER } from './link';
 import type {
@@ -88,7 +89,10 @@ export function renderTable(
 
 /**
  * How a session view draws beyond the widget's defaults: the words for a chart of
- * the order with nothing to draw (the widget leaves such charts out).
+ * the order with nothing to draw (the widget leaves such charts out). Such charts
+ * fold into one line after the drawn ones, worded as the sidebar's session panel
+ * words it (`foldedCharts`: what another backend would add), each chart's reason
+ * under it when opened.
  */
 export type ISessionViewOptions = Pick<IChartGridOptions, 'missing'>;
 
@@ -118,7 +122,8 @@ class WidgetView {
     this.message = element('div', `${CLASS}-message`, el);
     this.charts = new ChartGrid(element('div', `${CLASS}-charts`, el), {
       className: `${CLASS}-chart`,
-      missing: options.missing
+      missing: options.missing,
+      fold: foldedCharts
     });
     this.table = element('table', `${CLASS}-summary`, el);
   }

@@ -86,6 +86,43 @@ describe('appendToFigure', () => {
   });
 });
 
+describe('a live append with axes', () => {
+  it('floors the axes as the finished chart does (no autoscale while streaming)', async () => {
+    const el = document.createElement('div');
+    const fig: IFigure = {
+      data: [{ type: 'scatter', x: [0], y: [1980] }],
+      layout: { yaxis: { title: { text: 'SM clock (MHz)' }, nticks: 4 } }
+    };
+    const handle = mountChart(el, fig, { watchTheme: false });
+    react.mockClear();
+    const change: IChartAppend = {
+      extend: [{ indices: [0], data: { x: [[1]], y: [[1980]] } }],
+      layout: { yaxis: { range: [1940.4, 2019.6], autorange: false } }
+    };
+    handle.append(change);
+    await flush();
+    const yaxis = {
+      title: { text: 'SM clock (MHz)' },
+      nticks: 4,
+      range: [1940.4, 2019.6],
+      autorange: false
+    };
+    expect(handle.figure.layout?.yaxis).toEqual(yaxis);
+    expect(handle.figure.data[0].x).toEqual([0, 1]);
+    // Drawn with the axes: plotly keeps the range while the points come in.
+    expect(react).toHaveBeenCalledTimes(1);
+    expect(react.mock.calls[0][2].yaxis).toMatchObject({
+      range: [1940.4, 2019.6],
+      autorange: false
+    });
+    expect(fig.layout?.yaxis).toEqual({
+      title: { text: 'SM clock (MHz)' },
+      nticks: 4
+    }); // the caller's figure is left as it was
+    handle.dispose();
+  });
+});
+
 describe('mountChart append', () => {
   beforeEach(() => {
     react.mockClear();

@@ -3,6 +3,7 @@
  */
 
 import {
+  CHART_ADDED_BY,
   CHART_MISSING,
   CHART_TITLES,
   chartMissing,
@@ -18,8 +19,18 @@ describe('chart titles and missing words', () => {
       expect(chartMissing(kind)).toBe(CHART_MISSING[kind]);
     }
     expect(chartMissing('roofline')).toBe(
-      'roofline needs device peaks and FLOP/byte counts: on the cpu backend run %nsight peaks --cpu; on a GPU, profile PyTorch ops with --warmup 1 or more, or use --backend ncu'
+      "roofline needs the device's peaks and each region's FLOPs and bytes (measured or modelled): on the cpu backend run %nsight peaks --cpu; on a GPU, profile PyTorch ops with --warmup 1 or more, or use --backend ncu"
     );
+  });
+
+  it('never claims what the table contradicts (Bytes: modelled)', () => {
+    // The traffic chart is drawn from modelled bytes too: a missing one means
+    // neither source gave bytes, not that counters are needed.
+    expect(CHART_MISSING.traffic).not.toMatch(/needs DRAM byte counts/);
+    for (const kind of ['roofline', 'traffic'] as const) {
+      expect(CHART_MISSING[kind]).toContain('measured or modelled');
+    }
+    expect(CHART_ADDED_BY.traffic).toContain('work model');
   });
 
   it('titles the per-rank charts without making them kinds', () => {

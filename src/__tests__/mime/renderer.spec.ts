@@ -13,7 +13,7 @@ import {
 import { Widget } from '@lumino/widgets';
 
 import { IChartHandle, IFigure, mountChart } from '../../charts/mount';
-import { chartMissing } from '../../charts/titles';
+import { chartMissing, foldedCharts } from '../../charts/titles';
 import extension, {
   SESSION_MIME_TYPE,
   SESSION_RANK,
@@ -112,7 +112,13 @@ describe('the session renderer', () => {
     const bundle = fixture();
     const renderer = await rendered(bundle);
     const boxes = chartBoxes(renderer.node);
-    expect(boxes.map(box => box.dataset.chart)).toEqual(bundle.chart_order);
+    // The drawn ones in the served order, then those with nothing to draw (folded).
+    const hasFigure = (name: string) =>
+      (bundle.figures[name]?.data.length ?? 0) > 0;
+    expect(boxes.map(box => box.dataset.chart)).toEqual([
+      ...bundle.chart_order.filter(hasFigure),
+      ...bundle.chart_order.filter(name => !hasFigure(name))
+    ]);
     const drawn = boxes.filter(box => box.dataset.state === 'drawn');
     expect(drawn.map(box => box.dataset.chart)).toEqual(
       bundle.chart_order.filter(
@@ -151,6 +157,40 @@ describe('the session renderer', () => {
       missing.find(box => box.dataset.chart === name)?.textContent;
     expect(words('clocks')).toContain('NVML');
     expect(words('roofline')).toContain('%nsight peaks --cpu');
+  });
+
+  it('folds the charts with nothing to draw into one line, as the session panel', async () => {
+    const bundle = fixture();
+    bundle.figures.clocks = { data: [], layout: {} }; // the cpu backend's
+    const renderer = await rendered(bundle);
+    const charts = renderer.node.querySelector<HTMLElement>(
+      '.jp-nsightLab-Widget-charts'
+    )!;
+    const folded = charts.querySelector<HTMLDetailsElement>(
+      ':scope > .jp-nsightLab-Widget-chart-folded'
+    );
+    expect(folded).not.toBeNull();
+    expect(folded!.open).toBe(false);
+    expect(charts.lastElementChild).toBe(folded); // after the drawn charts
+    const empty = bundle.chart_order.filter(
+      name => (bundle.figures[name]?.data.length ?? 0) === 0
+    );
+    // One line in the panel's words; each chart's reason inside it.
+    expect(folded!.querySelector('summary')!.textContent).toBe(
+      foldedCharts(empty)
+    );
+    expect(
+      Array.from(
+        folded!.querySelectorAll<HTMLElement>('.jp-nsightLab-Widget-chart')
+      ).map(box => box.dataset.chart)
+    ).toEqual(empty);
+    // No box with nothing to draw outside the folded line.
+    const loose = Array.from(
+      charts.querySelectorAll<HTMLElement>(
+        ':scope > .jp-nsightLab-Widget-chart'
+      )
+    );
+    expect(loose.every(box => box.dataset.state === 'drawn')).toBe(true);
   });
 
   it('shows the progress, the status and the summary as the widget does', async () => {

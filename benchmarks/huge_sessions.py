@@ -237,10 +237,10 @@ READ_PATHS = (
     "get_sessions",
     "get_session_page",
     "get_session_tail",
-    "get_session_figures",
     "show",
     "compare",
     "export",
+    "get_session_figures",
 )
 
 

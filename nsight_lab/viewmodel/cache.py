@@ -17,11 +17,11 @@ A finished session's view (and a running one's first) is caught up in the reques
 
 Bounded memory (issue 29: a 1,000,000-config session's view grew the server to 9.9 GB
 and never answered): a model keeps at most :data:`WINDOW_BUDGET` runs in its
-windows and live traces, however many configs share them (each config's window is
-``WINDOW_BUDGET // configs`` runs, at most ``max_points``), and every figure served
-holds at most :data:`MAX_POINTS` points over all its traces (:func:`capped`: whole
-traces in order, the rest named in the figure's ``meta``); the summary table keeps
-every config's statistics over every run.
+windows and live traces (each config's ``WINDOW_BUDGET // configs``, at most
+``max_points``); every figure served holds at most :data:`MAX_POINTS` points
+(:func:`capped`, the rest named in its ``meta``). A finished session's first view
+charts only its windows' latest runs (:mod:`~nsight_lab.viewmodel.latest_runs`);
+the summary keeps every config's statistics over every run.
 
 Thread-safe: the server calls it from worker threads; one lock per model keeps its
 reads and adds in order, so concurrent refreshes of a session read each run once.
@@ -42,7 +42,7 @@ from nsight_lab.errors import NsightLabError
 from nsight_lab.roofline.peaks import known_peaks
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from nsight_lab.contract.records import RunRecord, SessionInfo
     from nsight_lab.store.run_store import RunStore
@@ -83,6 +83,7 @@ class _Entry:
     last_run_id: int = 0
     checked: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock)
+    left_out: tuple[int, int] = (0, 0)  # a stored session's traces, points not drawn
 
 
 def latest(records: Sequence[RunRecord], per_region: int) -> list[RunRecord]:
@@ -148,13 +149,21 @@ class ViewModels:
         entry = self._entry(key, store, session)
         followed = session.status == "running" and self._following()
         with entry.lock:
-            if not (followed and entry.last_run_id > 0):
+            if entry.last_run_id == 0 and session.status != "running":
+                from nsight_lab.viewmodel.latest_runs import first_view  # noqa: PLC0415  (plotly)
+
+                entry.left_out = first_view(
+                    entry.model,
+                    lambda: self._catch_up(store, session_id, entry),
+                    MAX_POINTS,
+                )
+            elif not (followed and entry.last_run_id > 0):
                 self._catch_up(store, session_id, entry)
             entry.model.session = session
             view = entry.model.to_json()
         if session.status == "running":
             self._follow(store)
-        figures = capped(view["figures"])
+        figures = capped(view["figures"], left_out={"duration": entry.left_out})
         return view if figures is view["figures"] else {**view, "figures": figures}
 
     def _following(self) -> bool:
@@ -327,7 +336,9 @@ def _points(trace: dict[str, Any]) -> int:
 
 
 def capped(
-    figures: dict[str, dict[str, Any]], max_points: int = MAX_POINTS
+    figures: dict[str, dict[str, Any]],
+    max_points: int = MAX_POINTS,
+    left_out: Mapping[str, tuple[int, int]] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """``figures`` with at most ``max_points`` points each (whole traces, in order).
 
@@ -336,6 +347,8 @@ def capped(
     ``meta.capped`` how many traces and points it left out, so nothing is dropped
     unsaid; the summary table has every config. The figures under the budget are
     the same objects, and ``figures`` itself when none is over (nothing copied).
+    ``left_out``: per figure, ``(traces, points)`` never drawn into it (a stored
+    session's groups past the budget), counted in its note.
 
     Raises:
         Nothing.
@@ -343,8 +356,9 @@ def capped(
     out: dict[str, dict[str, Any]] = {}
     for name, figure in figures.items():
         traces = figure.get("data") or []
+        more, more_points = (left_out or {}).get(name, (0, 0))
         total = sum(_points(t) for t in traces)
-        if total <= max_points or len(traces) <= 1:
+        if (total <= max_points or len(traces) <= 1) and not more:
             out[name] = figure
             continue
         kept: list[dict[str, Any]] = []
@@ -360,9 +374,9 @@ def capped(
         layout["meta"] = {
             **(meta if isinstance(meta, dict) else {}),
             "capped": (
-                f"the first {len(kept):,} of {len(traces):,} traces "
-                f"({points:,} of {total:,} points; at most {max_points:,} are "
-                "drawn); the summary table has every config"
+                f"the first {len(kept):,} of {len(traces) + more:,} traces "
+                f"({points:,} of {total + more_points:,} points; at most "
+                f"{max_points:,} are drawn); the summary table has every config"
             ),
         }
         out[name] = {**figure, "data": kept, "layout": layout}

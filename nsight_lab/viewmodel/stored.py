@@ -16,17 +16,15 @@ test_streamed_reads.py`` checks it).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from nsight_lab.figures import LiveFigures
 from nsight_lab.store.runs import RUN_PAGE
 from nsight_lab.viewmodel.cache import MAX_POINTS, WINDOW_BUDGET
+from nsight_lab.viewmodel.latest_runs import NoLiveFigures
 from nsight_lab.viewmodel.session import SessionViewModel
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-    from nsight_lab.contract.records import RunRecord, SessionInfo
+    from nsight_lab.contract.records import SessionInfo
     from nsight_lab.roofline.placement import Peaks
     from nsight_lab.store.run_store import RunStore
 
@@ -46,24 +44,6 @@ def window_per_config(configs: int, max_points: int = MAX_POINTS) -> int:
         Nothing.
     """
     return max(min(max_points, WINDOW_BUDGET // max(configs, 1)), 1)
-
-
-class _NoLiveFigures(LiveFigures):
-    """Live charts that take no points: a model read for its tables alone.
-
-    Appending every run's point to the duration and clock traces is half of
-    what :meth:`SessionViewModel.add` costs per run (22 of 40 us); ``show``
-    prints tables, which never read the live traces.
-    """
-
-    def add(self, records: Sequence[RunRecord]) -> dict[str, dict[str, Any]]:
-        """Take nothing; no appends.
-
-        Raises:
-            Nothing.
-        """
-        del records
-        return {}
 
 
 def stored_model(
@@ -90,7 +70,7 @@ def stored_model(
         with_config=len(session.configs) > 1,
     )
     if not figures:
-        model.live = _NoLiveFigures(with_config=model.live.with_config)
+        model.live = NoLiveFigures(with_config=model.live.with_config)
     for records in store.run_pages(session.id, page=page):
         model.add(records)
     return model

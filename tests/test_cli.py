@@ -73,6 +73,23 @@ def test_show_summarizes_a_session(
     assert by_n[1]["NumRuns"] == 4
 
 
+def test_export_says_what_it_wrote_on_stderr(
+    two_sessions: list[int], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Success says what was written (issue 30); stdout stays the data's."""
+    csv_path = tmp_path / "runs.csv"
+    assert main(["export", *map(str, two_sessions), "-o", str(csv_path)]) == 0
+    said = capsys.readouterr()
+    assert said.out == ""
+    sessions = ", ".join(map(str, two_sessions))
+    assert said.err.startswith(f"wrote the runs of sessions {sessions} to {csv_path} (")
+    assert said.err.rstrip().endswith("B)")  # its size, e.g. (2.1 kB)
+    assert main(["export", str(two_sessions[0]), "-o", "-"]) == 0
+    piped = capsys.readouterr()
+    assert piped.out.startswith("session_id,")
+    assert "wrote" not in piped.err  # the data went where the user reads it
+
+
 def test_export_csv_and_parquet(two_sessions: list[int], tmp_path: Path) -> None:
     csv_path = tmp_path / "runs.csv"
     assert main(["export", *map(str, two_sessions), "-o", str(csv_path)]) == 0

@@ -330,3 +330,26 @@ def test_the_text_lists_each_backend_once() -> None:
     assert "CUPTI" in text  # it says otherwise than backend cupti: it stays
     names = [c.name for c in fold_backend_topics(checks)]
     assert names == ["backend pm", "backend ncu", "backend cupti", "CUPTI"]
+
+
+def test_doctor_fits_the_terminal_and_gives_shared_advice_once() -> None:
+    """Issue 30: lines ran to ~200 columns, four rows repeating one piece of advice."""
+    advice = (
+        "is the NVIDIA driver installed and loaded? `nvidia-smi` should list the GPU"
+    )
+    long = "no GPU visible: NVML could not be loaded (NVMLError_LibraryNotFound: " * 2
+    checks = [
+        Check("GPU", "missing", long, advice),
+        Check("driver", "missing", "no NVIDIA driver answered through NVML", advice),
+        Check("NVML", "missing", "NVML could not be loaded", advice),
+    ]
+    lines = format_checks(checks, width=80).splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert sum(advice in line for line in lines) == 0  # wrapped: never whole on one
+    assert " ".join(" ".join(lines).split()).count("nvidia-smi") == 1
+    assert [line.strip() for line in lines].count("-> as for GPU above") == 2
+    detail_column = lines[0].index("no GPU")
+    continued = [line for line in lines[1:] if not line.strip().startswith("->")]
+    assert continued[0].index(continued[0].strip()) == detail_column
+    unwrapped = format_checks(checks).splitlines()  # no width: one line each
+    assert len(unwrapped) == 6

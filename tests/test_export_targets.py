@@ -90,6 +90,11 @@ def _export(sid: int, target: str | Path, *more: str) -> tuple[int, str]:
     return status, err.getvalue()
 
 
+def _wrote(path: Path) -> str:
+    """The line a successful export says, up to its size (issue 30)."""
+    return f"wrote the runs of session 1 to {path} ("
+
+
 def _export_cli(
     sid: int, target: str, *, cwd: Path, stdout: int | IO[bytes] = subprocess.PIPE
 ) -> subprocess.CompletedProcess[bytes]:
@@ -165,7 +170,9 @@ def test_a_symlink_is_written_through_and_stays_a_link(
     real.write_text("old\n")
     link = tmp_path / "link.csv"
     link.symlink_to(real)
-    assert _export(session, link) == (0, "")
+    status, said = _export(session, link)
+    assert status == 0
+    assert said.startswith(_wrote(link.resolve()))  # written through: the target
     assert link.is_symlink()
     assert link.readlink() == real
     assert len(pd.read_csv(real)) == 3
@@ -189,7 +196,9 @@ def test_a_hard_link_keeps_both_names_on_one_file(session: int, tmp_path: Path) 
     b = tmp_path / "b.csv"
     os.link(a, b)
     inode = a.stat().st_ino
-    assert _export(session, a) == (0, "")
+    status, said = _export(session, a)
+    assert status == 0
+    assert said.startswith(_wrote(a))
     assert a.stat().st_ino == b.stat().st_ino == inode
     assert a.stat().st_nlink == 2
     assert b.read_text() == a.read_text()
@@ -203,7 +212,9 @@ def test_a_regular_file_is_replaced_whole_keeping_its_mode(
     out = tmp_path / "out.csv"
     out.write_text("old\n")
     out.chmod(0o640)
-    assert _export(session, out) == (0, "")
+    status, said = _export(session, out)
+    assert status == 0
+    assert said.startswith(_wrote(out))
     assert stat.S_IMODE(out.stat().st_mode) == 0o640
     assert len(pd.read_csv(out)) == 3
 

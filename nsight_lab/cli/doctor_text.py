@@ -7,6 +7,7 @@ table, what works first, each backend listed once (:func:`fold_backend_topics`).
 from __future__ import annotations
 
 import dataclasses
+import textwrap
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -50,16 +51,20 @@ class Check:
     hint: str = ""
 
 
-def format_checks(checks: Sequence[Check]) -> str:
+def format_checks(checks: Sequence[Check], width: int | None = None) -> str:
     """Write checks as an aligned plain-text table.
 
     One line per check (status, name, detail), followed by an indented ``-> hint``
-    line when the check has a hint. When some checks are ``"ok"`` and others are not,
-    a heading line (not indented) precedes each group: :data:`WORKS_HEADING` before
-    the first ``"ok"`` one, :data:`MISSING_HEADING` before the first other one.
+    line when the check has a hint; a hint given already (GPU, driver, NVML and
+    counter permission share one without a driver) reads "as for NAME above". When
+    some checks are ``"ok"`` and others are not, a heading line (not indented)
+    precedes each group: :data:`WORKS_HEADING` before the first ``"ok"`` one,
+    :data:`MISSING_HEADING` before the first other one.
 
     Args:
         checks: the checks to show, e.g. from :func:`run_checks`.
+        width: wrap longer lines at word boundaries to this many columns (the
+            terminal's), continuing under the detail column; ``None``: no wrapping.
 
     Returns:
         The table, lines joined by newlines, without a trailing newline.
@@ -73,6 +78,7 @@ def format_checks(checks: Sequence[Check]) -> str:
     headed = len({check.status == "ok" for check in checks}) > 1
     lines: list[str] = []
     previous: bool | None = None
+    first_said: dict[str, str] = {}
     for check in checks:
         works = check.status == "ok"
         if headed and works != previous:
@@ -80,10 +86,25 @@ def format_checks(checks: Sequence[Check]) -> str:
             previous = works
         label = _STATUS_LABELS[check.status]
         line = f"{label:<{status_width}}  {check.name:<{name_width}}  {check.detail}"
-        lines.append(line.rstrip())
+        lines += _wrapped(line.rstrip(), width, indent)
         if check.hint:
-            lines.append(f"{indent}-> {check.hint}")
+            first = first_said.setdefault(check.hint, check.name)
+            hint = check.hint if first == check.name else f"as for {first} above"
+            lines += _wrapped(f"{indent}-> {hint}", width, indent + "   ")
     return "\n".join(lines)
+
+
+def _wrapped(line: str, width: int | None, indent: str) -> list[str]:
+    """``line`` as is, or wrapped at words to ``width`` under ``indent``."""
+    if width is None or len(line) <= width or width <= len(indent) + 20:
+        return [line]
+    return textwrap.wrap(
+        line,
+        width,
+        subsequent_indent=indent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
 
 
 BACKEND_TOPICS = {"ncu": "ncu", "CUPTI": "cupti", "PM sampling": "pm"}

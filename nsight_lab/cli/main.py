@@ -28,11 +28,13 @@ from nsight_lab.cli.parser import EXIT_REGRESSION, HelpShown, parse_command
 from nsight_lab.errors import CommandError, NsightLabError
 from nsight_lab.store.run_store import RunStore
 from nsight_lab.text.safe import for_terminal, frame_for_terminal, frame_to_csv
+from nsight_lab.text.units import format_quantity
 from nsight_lab.views.verdicts import verdict_text
 
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence
+    from pathlib import Path
     from typing import BinaryIO, TextIO
 
     import pandas as pd
@@ -107,7 +109,7 @@ def run_parsed(args: argparse.Namespace) -> int:
         text = (
             json.dumps(checks_to_json(checks), indent=1)
             if args.json
-            else format_checks(checks)
+            else format_checks(checks, width=shutil.get_terminal_size().columns)
         )
         print(text)  # noqa: T201
         return 0
@@ -194,6 +196,7 @@ def _export(table: _Table, args: argparse.Namespace) -> None:
             output.write_file(target, lambda tmp: _to_parquet(table, tmp))
         else:
             output.write_file(target, lambda tmp: _to_csv(table, tmp))
+        _say_written(target.path, args)
         return
     if args.format == "parquet":
         if sys.stdout.isatty():
@@ -204,6 +207,16 @@ def _export(table: _Table, args: argparse.Namespace) -> None:
         return
     # shown, not saved: the terminal must not run it
     _to_csv(table, sys.stdout, terminal=sys.stdout.isatty())
+
+
+def _say_written(path: Path, args: argparse.Namespace) -> None:
+    """Success says what was written, on stderr (stdout stays the data's)."""
+    sessions = ", ".join(str(s) for s in args.session_ids)
+    size = format_quantity(path.stat().st_size, "bytes")
+    what = "results" if args.what == "results" else "runs"
+    plural = "s" if len(args.session_ids) > 1 else ""
+    line = f"wrote the {what} of session{plural} {sessions} to {path} ({size})"
+    print(for_terminal(line), file=sys.stderr)  # noqa: T201
 
 
 def _baselines(store: RunStore, args: argparse.Namespace) -> int:

@@ -1,12 +1,12 @@
 """One view model per live session, fed with the store's new runs: the server's cache.
 
-:class:`ViewModels` keeps a bounded number of
-:class:`~nsight_lab.viewmodel.session.SessionViewModel` (least recently used out),
-keyed by store and session. :meth:`ViewModels.view` reads the session's runs stored
-after the last one its model took (``runs_with_ids(after_id=...)``), adds them and
-answers the model's payload: a refresh costs the runs added since the last, however
-long the session. A model built from scratch (first view of a session, or after it
-was evicted) reads the session's runs in chunks of :data:`READ_CHUNK`.
+:class:`ViewModels` keeps a bounded number of :class:`~nsight_lab.viewmodel.session.
+SessionViewModel` (least recently used out), keyed by store and session.
+:meth:`ViewModels.view` reads the session's runs stored after the last one its model
+took (``runs_with_ids(after_id=...)``), adds them and answers the model's payload: a
+refresh costs the runs added since the last, however long the session. A model
+built from scratch (first view of a session, or after it was evicted) reads the
+session's runs in chunks of :data:`READ_CHUNK`.
 
 While a session viewed is running, one background thread keeps its model fed with
 new runs (every :data:`FOLLOW_INTERVAL_S`, at most :data:`FOLLOW_CHUNK` at a time),
@@ -18,10 +18,9 @@ A finished session's view (and a running one's first) is caught up in the reques
 Bounded memory (issue 29: a 1,000,000-config session's view grew the server to 9.9 GB
 and never answered): a model keeps at most :data:`WINDOW_BUDGET` runs in its
 windows and live traces (each config's ``WINDOW_BUDGET // configs``, at most
-``max_points``); every figure served holds at most :data:`MAX_POINTS` points
-(:func:`capped`, the rest named in its ``meta``). A finished session's first view
-charts only its windows' latest runs (:mod:`~nsight_lab.viewmodel.latest_runs`);
-the summary keeps every config's statistics over every run.
+``max_points``); a figure of many traces holds at most :data:`MAX_POINTS` points
+(:func:`capped`); a finished grid's first view charts only its windows' latest runs
+(:mod:`~nsight_lab.viewmodel.latest_runs`); the summary has every run.
 
 Thread-safe: the server calls it from worker threads; one lock per model keeps its
 reads and adds in order, so concurrent refreshes of a session read each run once.
@@ -65,8 +64,10 @@ CAPACITY = 8
 MAX_POINTS = 2_000
 """Points per live trace and runs per region in each window (the view model's)."""
 WINDOW_BUDGET = 20_000
-"""Runs one model keeps in its windows and live traces, over all its configs (per
-config at most ``max_points``): what bounds a model's memory by more than the grid."""
+"""Runs one model keeps in its windows and live traces, over all configs (per config
+at most ``max_points``): what bounds a model's memory by more than the grid."""
+GRID_CONFIGS = 100  # a finished session of more configs is first viewed by first_view
+FEW_TRACES = 60  # a figure of at most this many traces (20 groups) is never capped
 READ_CHUNK = 20_000
 """Runs read from the store at a time while a model catches up."""
 FOLLOW_INTERVAL_S = 0.05
@@ -149,7 +150,8 @@ class ViewModels:
         entry = self._entry(key, store, session)
         followed = session.status == "running" and self._following()
         with entry.lock:
-            if entry.last_run_id == 0 and session.status != "running":
+            grid = session.status != "running" and len(session.configs) > GRID_CONFIGS
+            if entry.last_run_id == 0 and grid:
                 from nsight_lab.viewmodel.latest_runs import first_view  # noqa: PLC0415  (plotly)
 
                 entry.left_out = first_view(
@@ -342,13 +344,12 @@ def capped(
 ) -> dict[str, dict[str, Any]]:
     """``figures`` with at most ``max_points`` points each (whole traces, in order).
 
-    A figure over the budget (thousands of configs, each its own traces) keeps its
-    first traces whose points fit, at least one, and says in its layout's
-    ``meta.capped`` how many traces and points it left out, so nothing is dropped
-    unsaid; the summary table has every config. The figures under the budget are
-    the same objects, and ``figures`` itself when none is over (nothing copied).
-    ``left_out``: per figure, ``(traces, points)`` never drawn into it (a stored
-    session's groups past the budget), counted in its note.
+    Only a figure of more than :data:`FEW_TRACES` traces (thousands of configs) is
+    capped: it keeps its first traces whose points fit, at least one, and says in
+    ``meta.capped`` how many traces and points it left out; the summary table has
+    every config. Others are the same objects, each trace already within its own
+    ``max_points``. ``left_out``: per figure, ``(traces, points)`` never drawn into
+    it (a stored session's groups past the budget), counted in its note.
 
     Raises:
         Nothing.
@@ -358,7 +359,7 @@ def capped(
         traces = figure.get("data") or []
         more, more_points = (left_out or {}).get(name, (0, 0))
         total = sum(_points(t) for t in traces)
-        if (total <= max_points or len(traces) <= 1) and not more:
+        if (total <= max_points or len(traces) <= FEW_TRACES) and not more:
             out[name] = figure
             continue
         kept: list[dict[str, Any]] = []

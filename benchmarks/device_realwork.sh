@@ -76,4 +76,7 @@ if [[ ${RUN_EXAMPLES:-1} == 1 && -d .nsight-python/examples ]]; then
   cp "$work/examples/summary.log" "$OUT/examples_summary.log" 2>/dev/null  # 16 MiB a file
   log "examples: $(grep -E '^[0-9]{2}_' "$work/examples/summary.log" 2>/dev/null | awk '{print $1, $2}' | paste -sd';')"
 fi
+# At most 8 files come back: every log but device.log goes into one archive.
+(cd "$OUT" && logs=$(ls *.log 2>/dev/null | grep -vx device.log) && [[ -n $logs ]] &&
+  tar -czf logs.tar.gz $logs && rm -f $logs)
 log "done; files: $(cd "$OUT" && ls | paste -sd' ')"

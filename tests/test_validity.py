@@ -166,6 +166,29 @@ def test_a_steady_launch_bound_region_has_no_spread_clause():
     assert check_region(runs).note == "launch-bound: GPU busy 30 % of the span"
 
 
+def events_run(duration_ns: float, enqueue_ns: float, index: int) -> RunRecord:
+    r = run(duration_ns, index=index)
+    r.metrics[shape.ENQUEUE_NS] = enqueue_ns
+    return RunRecord(**{**r.__dict__, "backend": "events"})
+
+
+def test_events_say_likely_launch_bound_where_the_span_lasts_as_long_as_the_launches():
+    # The transformer step's loss under events (issue 28): RSD 69 %, the GPU span
+    # following Python's launches run to run.
+    spans = [90e3, 300e3, 120e3, 410e3, 95e3, 260e3]
+    runs = [events_run(s, s * 0.97, i) for i, s in enumerate(spans)]
+    v = check_region(runs)
+    assert v.note.startswith("likely launch-bound: the host took 97 % of the GPU span")
+    assert "--backend cupti" in v.note
+    assert v.note.endswith("; the spread follows the host")
+    assert v.busy_pct is None  # events measure no busy share: none is shown
+
+
+def test_events_of_a_gpu_bound_region_with_a_head_start_say_nothing():
+    runs = [events_run(5.5e6, 40e3, i) for i in range(6)]  # launches done in 1 %
+    assert check_region(runs).note == ""
+
+
 def test_a_healthy_region_says_nothing():
     runs = [run(9.5e6 + i, busy=9.5e6, span=9.8e6, host=1e7, index=i) for i in range(5)]
     v = check_region(runs, placed(72.0, 9.5e6))

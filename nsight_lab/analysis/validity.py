@@ -44,7 +44,9 @@ note names the ops it has no formula for (and says so where it counted the rest)
 :data:`LAUNCH_BOUND_BELOW` of the span (idle more than working: launches set the
 pace); with a duration RSD past :data:`~nsight_lab.stats.STABLE_RSD_PCT`, it says
 the spread follows the host when the host span varies run to run at least as much
-as the GPU's busy time. Backends without shape metrics get the roof check only.
+as the GPU's busy time. The events backend sees no busy time: its note says
+*likely* launch-bound where the host's enqueue lasted :data:`ENQUEUE_FOLLOWS` of the
+GPU span or more. Backends without shape metrics get the roof check only.
 """
 
 from __future__ import annotations
@@ -83,6 +85,10 @@ COVERAGE_FLOOR = 0.01
 """GPU busy share of the host span under which the GPU numbers describe a sliver."""
 LAUNCH_BOUND_BELOW = 0.5
 """GPU busy share of the span under which a region is launch-bound."""
+ENQUEUE_FOLLOWS = 0.8
+"""Host enqueue time / GPU span (events) from which a region is likely launch-bound:
+events run behind a head start, so a GPU-bound region's launches finish long before
+its kernels; one whose span lasts no longer than its launches waited on them."""
 
 UNUSABLE_RSD_PCT = 50.0
 """Duration RSD past which a region's runs disagree too much for a median to stand
@@ -124,6 +130,9 @@ class RegionShape:
         foreign: The most launches any run took from other threads.
         duplicates: The most records CUPTI delivered twice in any run.
         busy_rsd_pct, host_rsd_pct: RSD of the busy time, host span (NaN: none).
+        enqueue_share: The events backend's view, where no busy time is known:
+            median over runs of the host's enqueue time / the region's GPU span
+            (:data:`~nsight_lab.contract.shape.ENQUEUE_NS`); None elsewhere.
     """
 
     runs: int
@@ -135,6 +144,7 @@ class RegionShape:
     duplicates: int = 0
     busy_rsd_pct: float = math.nan
     host_rsd_pct: float = math.nan
+    enqueue_share: float | None = None
 
 
 def _finite(metrics: Mapping[str, float], name: str) -> float | None:
@@ -172,7 +182,7 @@ def region_shape(records: Sequence[RunRecord]) -> RegionShape | None:
         if streams is not None and streams <= 1 and math.isfinite(r.duration_ns):
             over.append(r.duration_ns / span)
     if not shares:
-        return None
+        return _enqueue_shape(records)
     return RegionShape(
         runs=len(shares),
         busy_share=statistics.median(shares),
@@ -183,6 +193,26 @@ def region_shape(records: Sequence[RunRecord]) -> RegionShape | None:
         duplicates=int(most[shape.DUPLICATES]),
         busy_rsd_pct=rsd_pct(busy),
         host_rsd_pct=rsd_pct(hosts),
+    )
+
+
+def _enqueue_shape(records: Sequence[RunRecord]) -> RegionShape | None:
+    """The events backend's shape: how long the host took to enqueue the GPU span."""
+    enqueues: list[float] = []
+    shares: list[float] = []
+    for r in records:
+        enqueue = _finite(r.metrics, shape.ENQUEUE_NS)
+        if enqueue is not None and math.isfinite(r.duration_ns) and r.duration_ns > 0:
+            enqueues.append(enqueue)
+            shares.append(enqueue / r.duration_ns)
+    if not shares:
+        return None
+    return RegionShape(
+        runs=len(shares),
+        busy_share=None,
+        host_span_ns=None,
+        host_rsd_pct=rsd_pct(enqueues),
+        enqueue_share=statistics.median(shares),
     )
 
 
@@ -269,11 +299,19 @@ def launch_note(region: RegionShape, duration_rsd_pct: float) -> str:
         Nothing.
     """
     share = region.busy_share
+    noisy = duration_rsd_pct > STABLE_RSD_PCT
+    host, busy = region.host_rsd_pct, region.busy_rsd_pct
+    enqueue = region.enqueue_share
+    if share is None and enqueue is not None and enqueue >= ENQUEUE_FOLLOWS:
+        note = (
+            f"likely launch-bound: the host took {format_percent(enqueue * 100)} of "
+            "the GPU span to launch it (events see no idle gaps: --backend cupti "
+            "measures the GPU's busy share)"
+        )
+        return note + ("; the spread follows the host" if noisy else "")
     if share is None or not COVERAGE_FLOOR <= share < LAUNCH_BOUND_BELOW:
         return ""
     note = f"launch-bound: GPU busy {format_percent(share * 100)} of the span"
-    noisy = duration_rsd_pct > STABLE_RSD_PCT
-    host, busy = region.host_rsd_pct, region.busy_rsd_pct
     if noisy and host >= (busy if math.isfinite(busy) else 0.0):  # NaN host: no
         note += "; the spread follows the host"
     return note

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from nsight_lab.backends.gpu import GpuContext
 from nsight_lab.backends.inprocess import InProcessCollector
+from nsight_lab.contract import shape
 from nsight_lab.contract.collector import Availability, RunKey, RunTiming
 from nsight_lab.contract.records import Telemetry
 from nsight_lab.errors import BackendUnavailableError
@@ -90,6 +91,7 @@ class _PendingRun:
     start: Any = None
     end: Any = None
     regions: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+    enqueue_ns: dict[str, float] = field(default_factory=dict)
     telemetry: Telemetry = field(default_factory=Telemetry)
     thermal_wait_s: float = 0.0
     enqueued_at: float = 0.0
@@ -115,7 +117,7 @@ class EventsMeasurement:
         self._free_events: list[Any] = []
         self._pending: collections.deque[_PendingRun] = collections.deque()
         self._current: _PendingRun | None = None
-        self._open: dict[str, Any] = {}
+        self._open: dict[str, tuple[Any, int]] = {}
         self._cell_has_regions: bool | None = None
 
     def _stream(self) -> Any:  # noqa: ANN401
@@ -159,12 +161,14 @@ class EventsMeasurement:
         """Flush the L2 (``--cache-control all``); record the region's start event."""
         if self._cell_has_regions is not False:  # a whole-cell run flushed at its start
             self._gpu.flush_l2()
-        self._open[name] = self._event()
+        self._open[name] = (self._event(), time.perf_counter_ns())
 
     def exit_region(self, name: str) -> None:
-        """Record the region's end event."""
+        """Record the region's end event and the host's time to enqueue it."""
         if self._current is not None:
-            self._current.regions[name] = (self._open.pop(name), self._event())
+            start, entered = self._open.pop(name)
+            self._current.regions[name] = (start, self._event())
+            self._current.enqueue_ns[name] = float(time.perf_counter_ns() - entered)
 
     def end_run(self, thermal_wait_s: float) -> None:
         """Record the run's end event and read telemetry while the GPU works."""
@@ -230,6 +234,7 @@ class EventsMeasurement:
             whole_ns=float(whole),
             telemetry=run.telemetry,
             thermal_wait_s=run.thermal_wait_s,
+            shape={name: {shape.ENQUEUE_NS: ns} for name, ns in run.enqueue_ns.items()},
         )
 
     def close(self) -> None:

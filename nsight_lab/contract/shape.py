@@ -32,4 +32,20 @@ DUPLICATES = f"{PREFIX}duplicate_records"
 """Activity records CUPTI delivered twice (another CUPTI client in the process);
 dropped from the duration, counted here."""
 
-ALL = (BUSY_NS, SPAN_NS, HOST_NS, LAUNCHES, STREAMS, THREADS, FOREIGN, DUPLICATES)
+ENQUEUE_NS = f"{PREFIX}host_enqueue_ns"
+"""The events backend's only shape metric: the host's time from the region's entry to
+its exit (``perf_counter``). Work is asynchronous and runs behind a head start, so a
+region whose GPU span is as long as its enqueue kept the GPU waiting on the host's
+launches: the span follows Python, and events see no idle gap inside it."""
+
+ALL = (
+    BUSY_NS,
+    SPAN_NS,
+    HOST_NS,
+    LAUNCHES,
+    STREAMS,
+    THREADS,
+    FOREIGN,
+    DUPLICATES,
+    ENQUEUE_NS,
+)

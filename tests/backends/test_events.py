@@ -356,3 +356,45 @@ def test_out_of_memory_keeps_the_runs_done(ip: InteractiveShell) -> None:
         assert session.status == "failed"
         assert "OutOfMemoryError" in (session.error or "")
         assert [r.run_index for r in store.runs(session.id)] == [0, 1, 2]
+
+
+def _enqueue_shares(work: Any, runs: int = 12) -> list[float]:
+    """Host enqueue time / GPU span per run of ``work`` in a region (events)."""
+    from nsight_lab.backends.events import CudaEventsBackend
+    from nsight_lab.contract import shape
+
+    m = CudaEventsBackend().open(parse_options("--cache-control none"))
+    try:
+        for i in range(runs):
+            m.begin_run(RunKey(0, i))
+            m.enter_region("r")
+            work()
+            m.exit_region("r")
+            m.end_run(0.0)
+        timings = m.completed(wait=True)
+    finally:
+        m.close()
+    return [t.shape["r"][shape.ENQUEUE_NS] / t.regions["r"] for t in timings]
+
+
+def test_events_tell_a_launch_bound_loop_from_a_gpu_bound_matmul() -> None:
+    """Issue 28: events on a launch-bound region follow the host; nothing said why."""
+    import torch
+
+    from nsight_lab.analysis.validity import ENQUEUE_FOLLOWS
+
+    x = torch.randn(16384, device="cuda")
+    a = torch.randn(8192, 8192, device="cuda")
+
+    def tiny() -> None:
+        for _ in range(200):
+            x.add_(1.0)
+
+    for _ in range(3):
+        tiny()
+        a @ a
+    torch.cuda.synchronize()
+    launch_bound = statistics.median(_enqueue_shares(tiny))
+    gpu_bound = statistics.median(_enqueue_shares(lambda: a @ a))
+    assert launch_bound >= ENQUEUE_FOLLOWS, launch_bound
+    assert gpu_bound < 0.2, gpu_bound

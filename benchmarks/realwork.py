@@ -305,6 +305,62 @@ def run_cell(ip: Any, backend: str, runs: int, bench: Bench, phase: str) -> dict
     return entry
 
 
+# ------------------------------------------------------- beside nsight-python
+
+
+def nsight_python_cupti(runs: int, small: bool, bench: Bench) -> dict[str, Any]:
+    """NVIDIA nsight-python's CUPTI tool on the same steps, in this process.
+
+    Its per-step mean kernel time goes into the cells as backend
+    ``nsight-python-cupti`` (a third reading against the truth); the tool stays
+    active for the ``during_nspy`` cell and is deactivated after it.
+    """
+    os.environ.setdefault("NSPY_NCU_INIT_AT_IMPORT", "0")
+    import nsight
+
+    if getattr(nsight, "__nsight_lab_shim__", False) or not hasattr(nsight, "Tool"):
+        return {"skipped": "nsight-python >= 1.1 (its CUPTI tool) is not installed"}
+    import realwork_cell
+
+    rw = realwork_cell.work(small=small)
+    nsight.activate(nsight.Tool.CUPTI)
+
+    @nsight.analyze.kernel(configs=[[0]], runs=runs)
+    def steps(_: int) -> None:
+        for step in STEPS:
+            with nsight.annotate(step):
+                getattr(rw, step)()
+
+    t = time.perf_counter()
+    frame = steps().to_dataframe()
+    wall = round(time.perf_counter() - t, 2)
+    means = {
+        str(a): float(v) / 1e3
+        for a, v in zip(frame["Annotation"], frame["AvgValue"], strict=True)
+    }
+    bench.results["cells"].append(
+        {
+            "backend": "nsight-python-cupti",
+            "phase": "beside",
+            "wall_s": wall,
+            "regions": {s: {"median_us": means.get(s)} for s in STEPS},
+        }
+    )
+    return {
+        "version": getattr(nsight, "__version__", "?"),
+        "wall_s": wall,
+        "mean_us": means,
+    }
+
+
+def nsight_python_off() -> str:
+    """Deactivate nsight-python's tool (after the ``during_nspy`` cell)."""
+    import nsight
+
+    nsight.deactivate()
+    return "deactivated"
+
+
 # ------------------------------------------------------------------ plain ncu
 
 
@@ -407,10 +463,11 @@ def table(rows: list[dict[str, Any]]) -> str:
     """The closing note's table (markdown)."""
     lines = [
         "| phase | backend | region | median µs | truth µs | ratio | GPU busy | read "
-        "| written |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|",
+        "| written | ncu time |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
+
         def f(v: Any, fmt: str) -> str:  # noqa: ANN401
             return "" if v is None else format(v, fmt)
 
@@ -419,7 +476,8 @@ def table(rows: list[dict[str, Any]]) -> str:
             f"{f(r['median_us'], ',.1f')} | {f(r['truth_us'], ',.1f')} | "
             f"{f(r['ratio'], '.3f')} | {f(r.get('busy_share'), '.0%')} | "
             f"{f(r.get('read_ratio'), '.3f')} | "
-            f"{f(r.get('written_ratio'), '.3f')} |"
+            f"{f(r.get('written_ratio'), '.3f')} | "
+            f"{f(r.get('ncu_time_ratio'), '.3f')} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -433,6 +491,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ncu", action="store_true", help="ncu backend + plain ncu")
     parser.add_argument("--ncu-runs", type=int, default=1)
     parser.add_argument("--small", action="store_true", help="small shapes")
+    parser.add_argument(
+        "--beside-nsight-python",
+        action="store_true",
+        help="NVIDIA nsight-python's CUPTI tool in this process, then cupti beside it",
+    )
     parser.add_argument("--fixture", type=Path, help="write the activity streams")
     parser.add_argument("--keep", type=int, default=3, help="collections per phase")
     args = parser.parse_args(argv)
@@ -462,7 +525,36 @@ def main(argv: list[str] | None = None) -> int:
         if phase == "after":
             bench.results["truth"] = bench.part("truth", truths, args.runs, args.small)
         for backend in backends:
-            bench.part(f"{phase}_{backend}", run_cell, ip, backend, args.runs, bench, phase)
+            bench.part(
+                f"{phase}_{backend}", run_cell, ip, backend, args.runs, bench, phase
+            )
+    if args.beside_nsight_python:  # nsight-python's CUPTI tool, then ours beside it
+        nspy = bench.part(
+            "nsight_python", nsight_python_cupti, args.runs, args.small, bench
+        )
+        bench.results["nsight_python"] = nspy
+        if nspy and "skipped" not in nspy:
+            recorder.phase = "during_nspy"
+            bench.part(
+                "during_nspy_cupti",
+                run_cell,
+                ip,
+                "cupti",
+                args.runs,
+                bench,
+                "during_nspy",
+            )
+            bench.part("nsight_python_off", nsight_python_off)
+            recorder.phase = "after_nspy"
+            bench.part(
+                "after_nspy_cupti",
+                run_cell,
+                ip,
+                "cupti",
+                args.runs,
+                bench,
+                "after_nspy",
+            )
     bench.results["record_kinds"] = dict(recorder.kinds)
     finish(bench, args.out)
     if args.fixture is not None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import nsight_lab
 from nsight_lab.magic.warmup import WarmUp
+from tests.roofline.test_torch_flops import fake_triton
 
 if TYPE_CHECKING:
     import pytest
@@ -95,6 +96,134 @@ def test_a_quiet_cpu_cell_imports_neither_scipy_nor_dynamo(tmp_path: Path) -> No
     if seen["torch"]:
         assert seen["dynamo"] is False
         assert seen["flops"] == [1024.0]  # the work model did count, without Dynamo
+
+
+START, END = "first-cell-test: load_ext", "first-cell-test: cell done"
+PLAIN_CELL = textwrap.dedent(
+    f"""
+    import json, sys
+    from IPython.core.interactiveshell import InteractiveShell
+    try:
+        import torch
+        setup = "import torch\\nx = torch.ones(1024)\\ny = x * 2.0\\n"
+        body = "y = x * 2.0"
+    except ImportError:
+        setup, body = "", "y = sum(range(100))"
+    cell = "%%nsight --backend cpu --runs 3 --warmup 1 --quiet"
+    shell = InteractiveShell.instance()
+    shell.run_cell(setup)
+    before = set(sys.modules)
+    print({START!r}, file=sys.stderr, flush=True)
+    shell.run_line_magic("load_ext", "nsight_lab")
+    plain = shell.run_cell(cell + "\\n" + body)
+    print({END!r}, file=sys.stderr, flush=True)
+    seen = dict(
+        plain=plain.success,
+        imported=sorted(set(sys.modules) - before),
+        warm_up_errors=shell.magics_manager.registry["NsightMagics"].warm_up.errors,
+    )
+    # What needs pandas imports it when it is asked for
+    out = shell.run_cell(cell + " --out res\\n" + body)
+    frame = shell.user_ns["res"]
+    shown = shell.run_line_magic("nsight", "show 1 --frame")
+    history = shell.run_line_magic("nsight", "history")
+    seen.update(
+        out=out.success,
+        out_frame=isinstance(frame, sys.modules["pandas"].DataFrame),
+        out_rows=len(frame),
+        show_rows=len(shown),
+        show_sessions=sorted(set(shown["SessionId"].tolist())),
+        history_rows=len(history),
+    )
+    print(json.dumps(seen))
+    """
+)
+PLAIN_CELL_PACKAGES = {"IPython", "nsight", "nsight_lab", "numpy", "platformdirs"}
+"""Every package outside the standard library that ``%load_ext nsight_lab`` and a
+plain ``%%nsight`` cell (cpu, ``--quiet``, no DataFrame asked for) import, the
+warm-up's included: the IPython magics, nsight-lab and its stand-in ``nsight``, numpy
+(the statistics) and platformdirs (where the store is)."""
+PLAIN_CELL_TORCH = ["torch.utils.flop_counter", "torch.utils.module_tracker"]
+"""What of PyTorch it imports (the work model's FLOP formulas), where PyTorch is."""
+HEAVY = (
+    "pandas", "pyarrow", "triton", "plotly", "anywidget", "ipywidgets", "PIL",
+    "scipy", "matplotlib", "sympy", "psycopg", "cloudpickle", "torch._dynamo",
+    "torch._inductor",
+)  # fmt: skip
+"""Never on a plain cell's path (issue 32: pandas 0.53 s, Triton 0.24 s on an H100)."""
+
+
+def _importers(importtime: str, package: str) -> str:
+    """What imported ``package``: its outermost module <- its importer <- ...."""
+    lines = importtime.splitlines()
+    section = lines[lines.index(START) + 1 : lines.index(END)]
+    rows = [
+        (len(name) - len(name.lstrip()), name.strip())
+        for line in section
+        if line.startswith("import time:") and line.count("|") == 2
+        for name in [line.split("|")[2]]
+    ]
+    own = [i for i, (_, name) in enumerate(rows) if name.split(".")[0] == package]
+    if not own:
+        return package
+    found = min(own, key=lambda i: rows[i][0])
+    chain, depth = [rows[found][1]], rows[found][0]
+    for indent, name in rows[found + 1 :]:
+        if indent < depth:
+            chain.append(name)
+            depth = indent
+    return " <- ".join(chain)
+
+
+def test_a_plain_cell_imports_only_what_it_needs(tmp_path: Path) -> None:
+    # Given: a fresh interpreter (every import cold), as a new kernel is, where
+    # Triton is installed (a stand-in: PyTorch's flop counter imports it if it can)
+    site = fake_triton(tmp_path / "site")
+    env = {**os.environ, "NSIGHT_LAB_HOME": str(tmp_path / "home")}
+    env["PYTHONPATH"] = os.pathsep.join(
+        [
+            str(site),
+            str(ROOT),
+            *filter(None, env.get("PYTHONPATH", "").split(os.pathsep)),
+        ]
+    )
+    # When: the extension is loaded and a plain cell runs right after it (run all)
+    proc = subprocess.run(  # noqa: S603
+        [sys.executable, "-X", "importtime", "-c", PLAIN_CELL],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert seen["plain"]
+    assert seen["warm_up_errors"] == []
+    # Then: no heavy package was imported (the message says what imported it) ...
+    imported = seen["imported"]
+    heavy = [
+        _importers(proc.stderr, m.split(".")[0])
+        for m in imported
+        if m in HEAVY or (m.split(".")[0] in HEAVY and m.split(".")[0] == m)
+    ]
+    assert heavy == [], "\n".join(heavy)
+    # ... and exactly these packages were, beside the standard library
+    packages = {m.split(".")[0] for m in imported} - set(sys.stdlib_module_names)
+    torch_modules = sorted(m for m in imported if m.split(".")[0] == "torch")
+    expected = set(PLAIN_CELL_PACKAGES)
+    if torch_modules:
+        expected.add("torch")
+        assert torch_modules == PLAIN_CELL_TORCH
+    assert packages == expected
+    # And: what needs pandas has it when asked for: --out's DataFrame, %nsight show's
+    # frame and the history
+    assert seen["out"]
+    assert seen["out_frame"] is True
+    assert seen["out_rows"] == 1
+    assert seen["show_rows"] == 1
+    assert seen["show_sessions"] == [1]
+    assert seen["history_rows"] == 2
 
 
 def _magics(ip: InteractiveShell) -> NsightMagics:

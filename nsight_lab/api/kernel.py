@@ -251,6 +251,7 @@ def _run(
     if settings.output_prefix is not None and isolated:
         written += _copy_reports(done.session_id, settings.output_prefix, tag)
     _after(func, cell, settings, written)
+    assert done.frame is not None  # noqa: S101  (its request asks for the frame)
     return ProfileResults(done.frame, session_id=done.session_id)
 
 

@@ -118,4 +118,17 @@ def work_model(
     )
     if not wanted:
         return None
-    return count_work
+    return _count_work
+
+
+def _count_work(call: Callable[[], None]) -> WorkModel:
+    """:func:`count_work`, PyTorch's FLOP formulas loaded first without Triton.
+
+    The op counter reads ``torch.utils.flop_counter``, which imports Triton when it
+    is first imported (0.2 s on the H100, issue 32): loaded here it does not, unless
+    the notebook imported Triton (:mod:`nsight_lab.roofline.torch_flops`).
+    """
+    from nsight_lab.roofline.torch_flops import flop_counter  # noqa: PLC0415  (torch)
+
+    flop_counter()
+    return count_work(call)

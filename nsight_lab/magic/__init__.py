@@ -220,6 +220,7 @@ class NsightMagics(Magics):
             config_values=plan.bindings,
             csv_tag=lambda session_id: f"{label}-{session_id}",
             notes=notes,
+            frame=options.out is not None,  # pandas only for a DataFrame asked for
         )
         with RunStore() as store:
             return profile(

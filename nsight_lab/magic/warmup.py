@@ -12,6 +12,8 @@ import sys
 import threading
 from dataclasses import dataclass, field
 
+from nsight_lab.contract.registry import BUILTIN_BACKENDS
+
 __all__ = [
     "WARM_UP_IDLE_S",
     "WARM_UP_IF_IDLE",
@@ -26,16 +28,26 @@ WARM_UP_MODULES = (
     "nsight_lab.plan",
     "nsight_lab.backends",
     "nsight_lab.backends.inprocess",
+    # every cell probes every backend: their collectors' modules
+    *(entry.collector.partition(":")[0] for entry in BUILTIN_BACKENDS),
+    "nsight_lab.distributed.collector",
+    "nsight_lab.distributed.group_ranks",
     "nsight_lab.runner",
     "nsight_lab.store.run_store",
     "nsight_lab.store.writer",
-    "nsight_lab.results",  # pandas: 0.2 s on a 2-core CPU, 0.65 s on the H200
+    "nsight_lab.results.rows",  # no pandas: a cell imports it only for a DataFrame
     "nsight_lab.roofline.peaks",
     "nsight_lab.roofline.placement",
 )
-"""What every ``%%nsight`` cell imports before it runs, warmed at ``%load_ext``."""
-WARM_UP_TORCH_MODULES = ("nsight_lab.roofline.workmodel", "torch.utils.flop_counter")
-"""The work model's imports, warmed only where PyTorch is already imported."""
+"""What every ``%%nsight`` cell imports before it runs, warmed at ``%load_ext``:
+nsight-lab's own modules, no pandas, plotly or Triton (``tests/test_first_cell.py``
+lists what a cell imports)."""
+WARM_UP_TORCH_MODULES = (
+    "nsight_lab.roofline.workmodel",
+    "nsight_lab.roofline.torch_flops:flop_counter",  # PyTorch's formulas, no Triton
+)
+"""The work model's imports, warmed only where PyTorch is already imported
+(``module:function``: the module's function is called, to import what it imports)."""
 WARM_UP_IF_IDLE = ("nsight_lab.views.live",)
 """The live view (plotly, anywidget: 0.4 s): warmed only if no cell came meanwhile."""
 WARM_UP_IDLE_S = 1.0
@@ -100,7 +112,10 @@ class WarmUp:
                 self._import(name)
 
     def _import(self, name: str) -> None:
+        module, _, function = name.partition(":")
         try:
-            importlib.import_module(name)
+            imported = importlib.import_module(module)
+            if function:
+                getattr(imported, function)()
         except Exception as exc:  # noqa: BLE001  (a cell imports it again, and says why)
             self.errors.append(f"{name}: {type(exc).__name__}: {exc}")

@@ -36,12 +36,13 @@ column by the target region's *median* (``MedianValue``; nsight-python divides o
 columns use the median duration too, while ``AvgValue`` stays the mean.
 
 One module per step: :mod:`.derive` (derived metrics, user ``--derive`` functions),
-:mod:`.frame` (records -> rows, :func:`to_dataframe`), :mod:`.columns` (the roofline
-and normalization columns), :mod:`.ranks` (a multi-rank session's per-rank rows),
+:mod:`.rows` (records -> the values per row and their checks), :mod:`.frame` (the
+rows as a DataFrame, :func:`to_dataframe`), :mod:`.columns` (the roofline and
+normalization columns), :mod:`.ranks` (a multi-rank session's per-rank rows),
 :mod:`.stored` (a stored session's frame) and :mod:`.summary` (the frame as the text
 cells every view shows). This package re-exports their public names, each imported
-on first use: :mod:`.derive` alone (what the view model computes derived metrics
-with) loads no pandas, so neither does the server's view model.
+on first use: :mod:`.derive` and :mod:`.rows` load no pandas, so neither does the
+server's view model nor a cell that asks for no DataFrame.
 """
 
 from __future__ import annotations
@@ -61,8 +62,9 @@ if TYPE_CHECKING:
         derived_values,
         warn_at_user,
     )
-    from nsight_lab.results.frame import InfoColumn, to_dataframe
+    from nsight_lab.results.frame import to_dataframe
     from nsight_lab.results.ranks import SPAN_RANK, add_rank_rows
+    from nsight_lab.results.rows import InfoColumn
     from nsight_lab.results.stored import runs_frame, session_results, stored_results
     from nsight_lab.results.summary import summary_counters, summary_rows
 
@@ -97,7 +99,7 @@ _HOMES = {
     "UserDerive": "derive",
     "derived_values": "derive",
     "warn_at_user": "derive",
-    "InfoColumn": "frame",
+    "InfoColumn": "rows",
     "to_dataframe": "frame",
     "SPAN_RANK": "ranks",
     "add_rank_rows": "ranks",

@@ -24,7 +24,7 @@ from nsight_lab.roofline.placement import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
 
     import pandas as pd
 
@@ -137,10 +137,7 @@ def normalize(frame: pd.DataFrame, target: str) -> pd.DataFrame:
     config or metric ``target`` lacks are left out. ``MedianNormalizationValue``
     (after ``NormalizedColumns``) is nsight-lab's.
     """
-    if target not in set(frame["Annotation"]):
-        seen = ", ".join(repr(a) for a in dict.fromkeys(frame["Annotation"]))
-        msg = f"--normalize-against: no region named {target!r}; regions seen: {seen}"
-        raise CellError(msg)
+    check_normalize_target(target, frame["Annotation"])
     keys = [CONFIG_COLUMN, "Metric"]
     base = frame.loc[frame["Annotation"] == target, [*keys, *NORMALIZED_COLUMNS]]
     merged: pd.DataFrame = frame.merge(
@@ -157,3 +154,16 @@ def normalize(frame: pd.DataFrame, target: str) -> pd.DataFrame:
         values = merged.pop(divisor)
         merged.insert(list(merged.columns).index(after) + 1, divisor, values)
     return merged
+
+
+def check_normalize_target(target: str, annotations: Iterable[str]) -> None:
+    """Refuse ``--normalize-against`` a region that is none of ``annotations``.
+
+    Raises:
+        CellError: One line naming the regions seen, in the order they ran.
+    """
+    seen = dict.fromkeys(annotations)
+    if target not in seen:
+        names = ", ".join(repr(a) for a in seen)
+        msg = f"--normalize-against: no region named {target!r}; regions seen: {names}"
+        raise CellError(msg)

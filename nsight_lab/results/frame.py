@@ -3,67 +3,33 @@
 The columns and their meanings are :mod:`nsight_lab.results`'s. :func:`to_dataframe`
 groups the runs, summarises each group's values (:func:`nsight_lab.stats.summarize`),
 then adds the roofline and normalization (:mod:`.columns`) and a multi-rank session's
-per-rank rows (:mod:`.ranks`). A metric asked for that no record measured stops the
-frame in one line (:func:`_check_requested`) rather than leaving its row out.
-
-Size: :func:`to_dataframe`'s documented inputs and the row steps it calls are one
-reading; split, the steps would pass the same context around.
+per-rank rows (:mod:`.ranks`). The values per row and their checks are :mod:`.rows`'
+(no pandas there): a metric asked for that no record measured stops the frame in one
+line rather than leaving its row out.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from collections import defaultdict
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from nsight_lab.analysis.compare import metric_unit
-from nsight_lab.contract.records import TIME_METRIC, RunRecord
-from nsight_lab.contract.shape import PREFIX as SHAPE_PREFIX
-from nsight_lab.distributed.metrics import PREFIX as RANK_PREFIX
-from nsight_lab.errors import CellError
-from nsight_lab.host_speed import PREFIX as HOST_PREFIX
 from nsight_lab.results.columns import CONFIG_COLUMN, add_roofline, normalize
-from nsight_lab.results.derive import (
-    MODEL_PREFIX,
-    DeriveFailures,
-    DeriveSpec,
-    UserDerive,
-    derived_values,
-)
+from nsight_lab.results.derive import DeriveFailures, DeriveSpec, UserDerive
 from nsight_lab.results.ranks import add_rank_rows
+from nsight_lab.results.rows import InfoColumn, RowContext, RowRequest, gather_runs
 from nsight_lab.stats import STABLE_RSD_PCT, geomean, summarize
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from nsight_lab.contract.records import SessionInfo
+    from nsight_lab.contract.records import RunRecord, SessionInfo
     from nsight_lab.roofline.placement import Peaks
 
-_NOT_ROWS = (MODEL_PREFIX, RANK_PREFIX, HOST_PREFIX, SHAPE_PREFIX)
-"""Metrics that are no ``Metric`` row: the work model (its own columns), the ranks
-(per-rank rows), the host's speed (it qualifies comparisons) and a region's shape
-(the ``GPUBusyPct`` and ``Flag`` columns, :func:`.columns.add_validity`)."""
-
-
-@dataclass(frozen=True)
-class InfoColumn:
-    """Values an info collector gave, for the frame (nsight-python's info collectors).
-
-    Attributes:
-        name: The column name.
-        scope: ``once``, ``config``, ``run`` or ``annotation``.
-        by_run: The value per ``(annotation, config index, run index)``; ``once``,
-            ``config`` and ``run`` values are given for every annotation of the run.
-    """
-
-    name: str
-    scope: str
-    by_run: Mapping[tuple[str, int, int], object]
+__all__ = ["InfoColumn", "to_dataframe"]
 
 
 def _info_cells(column: InfoColumn, group: Sequence[RunRecord]) -> dict[str, object]:
@@ -91,35 +57,6 @@ def _info_cells(column: InfoColumn, group: Sequence[RunRecord]) -> dict[str, obj
         f"{column.name}_Min": min(present),  # type: ignore[type-var]
         f"{column.name}_Max": max(present),  # type: ignore[type-var]
     }
-
-
-@dataclass(frozen=True)
-class _Context:
-    """What every row of one frame shares: the session and the optional inputs."""
-
-    session: SessionInfo
-    param_names: Sequence[str]
-    config_values: Sequence[Mapping[str, object]] | None
-    rated: tuple[int | None, int | None]
-    info: Sequence[InfoColumn]
-
-    def config(self, ci: int, record: RunRecord) -> Mapping[str, object]:
-        """The values config ``ci``'s columns show (``record.config`` by default)."""
-        return self.config_values[ci] if self.config_values else record.config
-
-
-@dataclass
-class _Runs:
-    """The runs' values per row key and the runs per (region, config)."""
-
-    series: defaultdict[tuple[str, str, int], list[float]] = field(
-        default_factory=lambda: defaultdict(list)
-    )
-    units: dict[str, float | str] = field(default_factory=dict)
-    derived: set[str] = field(default_factory=set)
-    groups: defaultdict[tuple[str, int], list[RunRecord]] = field(
-        default_factory=lambda: defaultdict(list)
-    )
 
 
 def to_dataframe(  # noqa: PLR0913  (the optional inputs are keyword-only)
@@ -190,10 +127,9 @@ def to_dataframe(  # noqa: PLR0913  (the optional inputs are keyword-only)
             names=tuple(derive), functions=functions or {}, failures=derive_failures
         )
     )
-    ctx = _Context(session, param_names, config_values, rated_clocks_khz, info)
-    runs = _gathered(records, spec, ctx, metrics, raw)
-    if records:
-        _check_requested(runs, (*required, *(metrics or ())), session.backend)
+    ctx = RowContext(session, param_names, config_values, rated_clocks_khz, info)
+    request = RowRequest(metrics, required, normalize_against)
+    runs = gather_runs(records, ctx, spec, request, raw)
     rows: list[dict[str, object]] = []
     config_of: list[int] = []
     for (annotation, metric, ci), values in _nsight_python_order(
@@ -222,63 +158,10 @@ def to_dataframe(  # noqa: PLR0913  (the optional inputs are keyword-only)
     return result
 
 
-def _check_requested(runs: _Runs, requested: Sequence[str], backend: str) -> None:
-    """Refuse a frame without a row for a metric that was asked for.
-
-    A counter backend that measured only some of the metrics asked for (PM
-    sampling on a chip that does not sample one) would otherwise give a frame with
-    no row for it and no word why (seen on an H100: ``sm__throughput`` missing).
-
-    Raises:
-        CellError: One line naming the missing metrics and what to do.
-    """
-    present = {metric for _, metric, _ in runs.series} | runs.derived
-    missing = [
-        m
-        for m in dict.fromkeys(requested)
-        if m not in present and not m.startswith(_NOT_ROWS)
-    ]
-    if not missing:
-        return
-    them = "it" if len(missing) == 1 else "them"
-    msg = (
-        f"metrics: {', '.join(missing)} asked for, but the {backend} backend "
-        f"measured no value of {them} (no row would show {them}); "
-        f"profile {them} with --backend ncu"
-    )
-    raise CellError(msg)
-
-
-def _gathered(
-    records: Sequence[RunRecord],
-    spec: DeriveSpec,
-    ctx: _Context,
-    metrics: Sequence[str] | None,
-    raw: list[dict[str, object]] | None,
-) -> _Runs:
-    """Every run's values (measured and derived) by row key; ``raw`` rows added."""
-    runs = _Runs()
-    for record in records:
-        runs.groups[(record.annotation, record.config_index)].append(record)
-        config_shown = (
-            ctx.config_values[record.config_index] if ctx.config_values else None
-        )
-        derived = derived_values(record, spec, config_shown)
-        runs.derived.update(derived)
-        run_values = _run_values(record, derived, metrics)
-        for metric, (value, unit) in run_values.items():
-            runs.series[(record.annotation, metric, record.config_index)].append(value)
-            if isinstance(unit, str) or metric not in runs.units:
-                runs.units[metric] = unit
-        if raw is not None:
-            raw.extend(_raw_rows(record, run_values, ctx=ctx, shown=config_shown))
-    return runs
-
-
 def _value_cells(
     values: Sequence[float],
     group: Sequence[RunRecord],
-    ctx: _Context,
+    ctx: RowContext,
     unit: float | str,
 ) -> dict[str, object]:
     """nsight-python's cells of one row: the params, the statistics, the collectors."""
@@ -383,60 +266,6 @@ def _as_nsight_python_dtypes(frame: pd.DataFrame) -> None:
     frame["StableMeasurement"] = pd.array(
         frame["StableMeasurement"].tolist(), dtype="boolean"
     )
-
-
-def _run_values(
-    record: RunRecord,
-    derived: Mapping[str, tuple[float, float | str]],
-    metrics: Sequence[str] | None,
-) -> dict[str, tuple[float, float | str]]:
-    """One record's values and units: its duration, its counters, its derived values.
-
-    Only ``metrics`` and the derived values where ``metrics`` is given (see
-    :func:`to_dataframe`). A counter's unit is what its name says
-    (:func:`~nsight_lab.analysis.compare.metric_unit`; NaN where it says none, as
-    nsight-python leaves a derived value's).
-    """
-    values: dict[str, tuple[float, float | str]] = {
-        TIME_METRIC: (record.duration_ns, "ns")
-    }
-    values.update(
-        (metric, (value, metric_unit(metric) or math.nan))
-        for metric, value in record.metrics.items()
-        if not metric.startswith(_NOT_ROWS)
-    )
-    if metrics is not None:
-        values = {k: v for k, v in values.items() if k in metrics}
-    values.update(derived)
-    return values
-
-
-def _raw_rows(
-    record: RunRecord,
-    values: Mapping[str, tuple[float, float | str]],
-    *,
-    ctx: _Context,
-    shown: Mapping[str, object] | None,
-) -> list[dict[str, object]]:
-    """nsight-python's raw rows of one record: one per value of :func:`_run_values`."""
-    config = record.config if shown is None else shown
-    key = (record.annotation, record.config_index, record.run_index)
-    return [
-        {
-            "Annotation": record.annotation,
-            "Value": value,
-            "Metric": metric,
-            "Kernel": "|".join(record.kernels),
-            "GPU": ctx.session.device,
-            "Host": ctx.session.host,
-            "ComputeClock": ctx.rated[0],
-            "MemoryClock": ctx.rated[1],
-            "Unit": unit,
-            **{column.name: column.by_run.get(key) for column in ctx.info},
-            **{name: config.get(name) for name in ctx.param_names},
-        }
-        for metric, (value, unit) in values.items()
-    ]
 
 
 def _mean(values: Sequence[float]) -> float:

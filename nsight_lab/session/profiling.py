@@ -12,6 +12,7 @@ from nsight_lab.errors import NsightLabError, OutputError
 from nsight_lab.gpu.stack import nvml_devices
 from nsight_lab.kernels import check_kernel_counts
 from nsight_lab.plan import make_plan
+from nsight_lab.results.rows import RowContext, RowRequest, gather_runs
 from nsight_lab.session.output import say
 from nsight_lab.session.request import Profiled
 from nsight_lab.session.target import SessionTarget, finish_display
@@ -73,7 +74,8 @@ def profile(  # noqa: PLR0913  (the profile's collaborators, keyword-only after 
         on_session: Told the session id as soon as the collector opened it.
 
     Returns:
-        The session id, the DataFrame, the records and the notes shown.
+        The session id, the DataFrame (``None`` where ``request.frame`` is false and
+        no CSV files are asked for), the records and the notes shown.
 
     Raises:
         NsightLabError: The backend could not start, a region rule was broken, an
@@ -100,9 +102,11 @@ def profile(  # noqa: PLR0913  (the profile's collaborators, keyword-only after 
     store.finish_session(session_id, "completed")
     notes = _derive_notes(store, session_id, frame, request)
     verdicts = _judge(store, session_id, records, plan.options.baseline, notes)
-    if verdicts is not None:
+    if verdicts is not None and frame is not None:
         frame.attrs["verdicts"] = verdicts
     _show_end(store, target, records, verdicts)  # after the frame: its --derive values
+    if frame is None:
+        return Profiled(session_id, None, records, notes, csv_files, verdicts)
     # Its text form escapes the control characters of region names (issue 22).
     from nsight_lab.text.frame import shown_frame  # noqa: PLC0415  (pandas)
 
@@ -135,17 +139,34 @@ def _results(  # noqa: PLR0913, PLR0917  (the profile's parts the results need)
     records: list[RunRecord],
     request: ProfileRequest,
     target: SessionTarget,
-) -> tuple[pd.DataFrame, list[Path]]:
+) -> tuple[pd.DataFrame | None, list[Path]]:
     """The results DataFrame of the records, and the CSV files written.
 
+    Without ``request.frame`` or ``--output-csv``, no DataFrame (``None``): only
+    its checks run and the derived values are computed, without pandas.
+
     Raises:
+        CellError: As :func:`~nsight_lab.results.rows.gather_runs`.
         OutputError: ``--output-csv`` cannot be written.
     """
-    # pandas: loaded once a profile has records, not when the magic loads
-    from nsight_lab.results import to_dataframe  # noqa: PLC0415
-
     options = plan.options
     session = store.get_session(session_id)
+    # Every --metrics name is a row, or the cell fails naming it (issue 28).
+    required = options.extra_metrics if "--metrics" in options.given else ()
+    if not request.frame and options.output_csv is None:
+        ctx = RowContext(
+            session,
+            plan.param_names,
+            request.config_values,
+            rated_clocks_khz(session.device),
+            request.info,
+        )
+        wanted = RowRequest(request.metrics, required, options.normalize_against)
+        gather_runs(records, ctx, request.derive, wanted)
+        return None, []
+    # pandas: loaded only for a profile whose DataFrame is asked for
+    from nsight_lab.results.frame import to_dataframe  # noqa: PLC0415
+
     raw: list[dict[str, object]] = []
     frame = to_dataframe(
         records,
@@ -159,22 +180,25 @@ def _results(  # noqa: PLR0913, PLR0917  (the profile's parts the results need)
         info=request.info,
         raw=raw if options.output_csv is not None else None,
         metrics=request.metrics,
-        # Every --metrics name is a row, or the cell fails naming it (issue 28).
-        required=options.extra_metrics if "--metrics" in options.given else (),
+        required=required,
     )
     csv_files = _write_csv(options.output_csv, request, session_id, frame, raw)
     return frame, csv_files
 
 
 def _derive_notes(
-    store: RunStore, session_id: int, frame: pd.DataFrame, request: ProfileRequest
+    store: RunStore,
+    session_id: int,
+    frame: pd.DataFrame | None,
+    request: ProfileRequest,
 ) -> list[str]:
     """A line per failing derive function and config: kept and said; durations stand."""
     failures = request.derive.failures
     if not failures:
         return []
     notes = failures.notes()
-    frame.attrs["notes"] = notes
+    if frame is not None:
+        frame.attrs["notes"] = notes
     for note in notes:
         store.add_note(session_id, note)
         say(f"nsight-lab session {session_id}: {note}")

@@ -52,7 +52,8 @@ class Profiled:
     """A finished profile: its session, records and results."""
 
     session_id: int
-    frame: pd.DataFrame
+    frame: pd.DataFrame | None
+    """The results DataFrame; ``None`` where the request asked for none."""
     records: list[RunRecord]
     notes: list[str] = field(default_factory=list)
     csv_files: list[Path] = field(default_factory=list)
@@ -78,6 +79,10 @@ class ProfileRequest:
         metrics: The metrics the DataFrame has rows for (nsight-python's
             ``metrics``, whose frame has a duration row only when asked for), with
             the derived ones; None: the duration and every counter (the magic's).
+        frame: Build the results DataFrame (pandas). ``False`` (a cell without
+            ``--out`` or ``--output-csv``): only what building it checks and
+            computes runs (:func:`nsight_lab.results.rows.gather_runs`), so
+            pandas is not imported.
     """
 
     derive: DeriveSpec
@@ -89,3 +94,4 @@ class ProfileRequest:
     label: str = "nsight-lab"
     notes: Sequence[str] = ()
     metrics: Sequence[str] | None = None
+    frame: bool = True

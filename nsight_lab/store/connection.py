@@ -75,7 +75,9 @@ class StoreBase:
         self._local = threading.local()
         self._readers: list[Connection] = []
         self._uri: str | None = None
-        self._errors: tuple[type[Exception], ...] = (sqlite3.Error, *pg.errors())
+        # psycopg (50 ms to import) only for a PostgreSQL store (issue 32)
+        driver = pg.errors() if pg.is_postgres_url(location) else ()
+        self._errors: tuple[type[Exception], ...] = (sqlite3.Error, *driver)
         self._held: set[int] = set()
         """Sessions whose PostgreSQL writer lock this store's connection holds."""
         self.damaged: str | None = None

@@ -19,7 +19,6 @@ from nsight_lab.errors import BackendUnavailableError
 from nsight_lab.options import ProfileOptions, parse_options
 from nsight_lab.plan import make_plan
 from nsight_lab.regions import annotate
-from nsight_lab.roofline.workmodel import count_work
 
 SESSION_ID = 42
 
@@ -137,6 +136,6 @@ def test_a_backend_that_cannot_open_begins_no_session():
 
 def test_work_is_counted_when_derived_or_when_a_warmup_can_carry_it():
     assert work_model(_plan("--warmup 0")) is None
-    assert work_model(_plan("--warmup 0 --derive tflops")) is count_work
+    assert work_model(_plan("--warmup 0 --derive tflops")) is not None
     with_torch = importlib.util.find_spec("torch") is not None
-    assert (work_model(_plan("--warmup 1")) is count_work) == with_torch
+    assert (work_model(_plan("--warmup 1")) is not None) == with_torch

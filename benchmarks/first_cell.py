@@ -373,7 +373,9 @@ def _markdown(result: dict[str, Any], pause: float) -> str:
     before = result.get("before")
     sides = [("before", before), ("after", result)] if before else [("", result)]
     head = " | ".join(
-        f"{name} ({side.get('label') or 'this checkout'})" if name else "seconds"
+        f"{name} ({side.get('label') or 'this checkout'})"
+        if name
+        else side.get("label") or "this checkout"
         for name, side in sides
     )
     lines = [

@@ -12,7 +12,7 @@
 #    -> $OUT/realwork.json, realwork.md, realwork.log, realwork_streams.json.gz;
 # 5. NVIDIA's nsight-python examples 00-11 and 13 (auto) -> $OUT/examples.tar.gz.
 # Flags: RUN_CATALOG RUN_PYTEST RUN_REALWORK RUN_EXAMPLES (1), REALWORK_NCU (1),
-# REALWORK_ARGS, PYTEST_ARGS, DEADLINE_S (560).
+# REALWORK_ARGS, PYTEST_ARGS, DEADLINE_S (560); RUN_FIRST_CELL (0: issue 32, carry .before).
 set -uo pipefail
 export PYTHONUNBUFFERED=1
 cd "$(dirname "$0")/.."
@@ -75,6 +75,17 @@ if [[ ${RUN_EXAMPLES:-1} == 1 && -d .nsight-python/examples ]]; then
     --backend auto --only ${EXAMPLES:-00,01,02,03,04,05,06,07,08,09,10,11,13} --timeout 100
   cp "$work/examples/summary.log" "$OUT/examples_summary.log" 2>/dev/null  # 16 MiB a file
   log "examples: $(grep -E '^[0-9]{2}_' "$work/examples/summary.log" 2>/dev/null | awk '{print $1, $2}' | paste -sd';')"
+fi
+# Issue 32's first cell, before (.before/nsight_lab, carried: git archive 0ab1fce
+# nsight_lab | tar -x -C .before) and after, interleaved in one run.
+if [[ ${RUN_FIRST_CELL:-0} == 1 ]]; then
+  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | grep -oE 'H100|H200' | tr A-Z a-z)
+  before=(); [[ -d .before/nsight_lab ]] && before=(--before-root .before --before-label "0ab1fce, before")
+  step first_cell "${FIRST_CELL_S:-120}" "$OUT/first_cell.log" \
+    python3 benchmarks/first_cell.py --out "$OUT" --backend events --repeats "${FIRST_CELL_REPEATS:-3}" \
+    --pause 2 "${before[@]}" --label "${AFTER_LABEL:-after}" \
+    --name "first_cell_${gpu:-gpu}_issue32"
+  rm -f "$OUT"/first_cell_*_profile.txt
 fi
 # At most 8 files come back: every log but device.log goes into one archive.
 (cd "$OUT" && logs=$(ls *.log 2>/dev/null | grep -vx device.log) && [[ -n $logs ]] &&

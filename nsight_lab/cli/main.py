@@ -1,4 +1,4 @@
-"""The ``nsight-lab`` command: doctor, history, show, export, baseline and compare.
+"""``nsight-lab``: doctor, history, show, explain, export, baseline and compare.
 
 Errors the user can fix (a bad argument, an unreadable store, an unknown session)
 print one line on stderr and exit with status 2. ``compare A B --fail-on-regression``
@@ -85,6 +85,20 @@ def _show(store: RunStore, args: argparse.Namespace) -> int:
     return 0
 
 
+def _explain(store: RunStore, args: argparse.Namespace) -> int:
+    """``explain ID``: every finding of the session, or ``--json`` its entries."""
+    from nsight_lab.views.explain import explain_json, explain_text  # noqa: PLC0415  (plotly)
+
+    if args.json:
+        # ensure_ascii: every control, bidi and non-ASCII character is a \u escape.
+        found = explain_json(store, args.session_id)
+        print(json.dumps(found, indent=1, ensure_ascii=True))  # noqa: T201
+        return 0
+    for line in explain_text(store, args.session_id).splitlines():
+        print(for_terminal(line))  # noqa: T201
+    return 0
+
+
 def run(argv: Sequence[str]) -> int:
     """Run the command line ``argv``; return the exit status.
 
@@ -132,8 +146,8 @@ def run_parsed(args: argparse.Namespace) -> int:
 
                 print(history_text(frame, _width()))  # noqa: T201
             return 0
-        if args.command == "show":
-            return _show(store, args)
+        if args.command in {"show", "explain"}:
+            return (_show if args.command == "show" else _explain)(store, args)
         _export(_export_table(store, args), args)  # the runs are read as written
     return 0
 

@@ -1,8 +1,8 @@
 """The one definition of nsight-lab's commands: ``nsight-lab ...`` and ``%nsight ...``.
 
-:func:`build_parser` builds the argparse parser of every command (doctor, history,
-show, export, baseline, compare, peaks); the ``nsight-lab`` CLI parses its argv with
-it (``prog="nsight-lab"``) and the ``%nsight`` line magic its line
+:func:`build_parser` builds the argparse parser of every command (doctor,
+history, show, explain, export, baseline, compare, peaks); the ``nsight-lab`` CLI
+parses its argv with it (``prog="nsight-lab"``) and the ``%nsight`` line magic its line
 (``prog="%nsight"``), so both take the same arguments, print the same help and give
 the same one-line errors. argparse's exits never reach the caller (a notebook's
 kernel): a malformed line raises :class:`~nsight_lab.errors.CommandError`, ``--help``
@@ -104,6 +104,11 @@ def build_parser(prog: str = CLI_PROG) -> argparse.ArgumentParser:
     _json(doctor)
     _history(sub.add_parser("history", help="list profile sessions, newest first"))
     _show(sub.add_parser("show", help="the results of one session"))
+    explain = sub.add_parser(
+        "explain", help="why a session's regions are slow, and what would help"
+    )
+    explain.add_argument("session_id", type=whole(1), help="see history")
+    _json(explain, "print the findings as JSON (the sidebar's shape)")
     _export(
         sub.add_parser("export", help="write sessions' runs (or results) to a file")
     )

@@ -31,6 +31,7 @@ __all__ = [
     "device_name",
     "known_peaks",
     "measure_peaks",
+    "measured_peaks",
     "peaks_from_json",
     "peaks_to_json",
 ]
@@ -146,6 +147,24 @@ def known_peaks(store: PeaksCache, device: str | None, *, cpu: bool) -> Peaks | 
         if listed is not None:
             return listed
     cached = store.cache_get(f"{CACHE_PREFIX}{key}")
+    if cached is None:
+        return None
+    try:
+        return peaks_from_json(cached)
+    except ValueError:
+        return None
+
+
+def measured_peaks(store: PeaksCache, device: str | None, *, cpu: bool) -> Peaks | None:
+    """The peaks ``%nsight peaks`` measured on ``device`` and kept, if any.
+
+    The attainable figures (a copy's bandwidth, a matmul's rate) that findings judge
+    a region against before the datasheet's (:func:`known_peaks` prefers the
+    datasheet for a listed GPU, so the roofline keeps its published roofs).
+    """
+    if not device:
+        return None
+    cached = store.cache_get(f"{CACHE_PREFIX}{'CPU ' if cpu else ''}{device}")
     if cached is None:
         return None
     try:

@@ -10,8 +10,11 @@ Ops that only move data count 0; any other op is *not modelled*: its calls are
 counted under ``model__unmodelled__aten.<name>`` (:data:`UNMODELLED_PREFIX`), so the
 views can name it where TFLOP/s is not shown. Bytes are *compulsory* traffic:
 each op reads its tensor inputs once and writes its outputs once, so an unfused chain
-pays for every intermediate and a fused op does not. Views move nothing. Values are
-labelled ``model__*`` because they are a model, not a counter reading.
+pays for every intermediate and a fused op does not. Views move nothing. Beside them,
+:mod:`.boundary` gives what one fused kernel of the region's ops would move
+(``model__bytes_fused``) and what it reads of the region before
+(``model__bytes_prev``). Values are labelled ``model__*`` because they are a model,
+not a counter reading.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from nsight_lab.regions import CELL_REGION, RegionTracker, listening
+from nsight_lab.roofline.boundary import BoundaryBytes
 from nsight_lab.roofline.opflops import DATA_MOVEMENT, Call, formula_flops, is_causal
 
 if TYPE_CHECKING:
@@ -57,14 +61,17 @@ class _RegionCursor:
         self.current: str | None = None
         self.seen = False
         self.names: list[str] = []
+        self.boundary = BoundaryBytes()
 
     def enter_region(self, name: str) -> None:
         self.current = name
         self.seen = True
         self.names.append(name)
+        self.boundary.enter(name)
 
-    def exit_region(self, name: str) -> None:  # noqa: ARG002
+    def exit_region(self, name: str) -> None:
         self.current = None
+        self.boundary.exit(name)
 
 
 def _nbytes(value: Any) -> int:  # noqa: ANN401
@@ -174,6 +181,7 @@ def count_work(call: Callable[[], None]) -> WorkModel:
             if not region:
                 return out
             _account(func, args, kwargs, out, totals[region])
+            cursor.boundary.op(_tensors((args, kwargs)), _tensors(out))
             return out
 
     # The region rules hold in this pass too (a nested region raises here, as in
@@ -186,6 +194,7 @@ def count_work(call: Callable[[], None]) -> WorkModel:
     keys = ("model__flops", "model__bytes_read", "model__bytes_written")
     # A region that ran no op still did zero work.
     regions = cursor.names or [CELL_REGION]
+    counted = set(totals)  # read before the lookups below add every region
     return {
         r: {
             **{k: float(totals[r][k]) for k in keys},
@@ -194,6 +203,8 @@ def count_work(call: Callable[[], None]) -> WorkModel:
                 for k, v in totals[r].items()
                 if k.startswith((DTYPE_PREFIX, UNMODELLED_PREFIX))
             },
+            # Fusion headroom: only for a region that ran an op the model counted.
+            **(cursor.boundary.results.get(r, {}) if r in counted else {}),
         }
         for r in dict.fromkeys(regions)
     }

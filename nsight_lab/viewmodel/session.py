@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import plotly.graph_objects as go
 
 from nsight_lab.analysis.baselines import table_of
+from nsight_lab.analysis.findings import findings_json, session_findings
 from nsight_lab.analysis.validity import check_session, checks_json
 from nsight_lab.figures import (
     CHART_ORDER,
@@ -88,6 +89,8 @@ class SessionViewModel:
     Attributes:
         session: The stored session (None for a widget's session before it is kept).
         peaks: The device's peaks; no roofline without them.
+        attainable: Peaks ``%nsight peaks`` measured on the device, if kept: the
+            findings judge against them before the datasheet's.
         runs: Records taken so far.
         version: Bumped by every :meth:`add` that took records (a cache key).
     """
@@ -121,6 +124,7 @@ class SessionViewModel:
             with_config = session is not None and len(session.configs) > 1
         self.session = session
         self.peaks = peaks
+        self.attainable: Peaks | None = None
         self.max_points = max_points
         self.baseline = baseline
         self.live = LiveFigures(with_config=with_config, max_points=max_points or None)
@@ -234,10 +238,10 @@ class SessionViewModel:
         return list(self._built()["summary"])
 
     def to_json(self) -> dict[str, Any]:
-        """The view: figures, chart order, summary, counters, checks, kernels, verdicts.
+        """The view: figures, chart order, the tables, findings, kernels, verdicts.
 
-        ``{"figures", "chart_order", "summary", "counters", "checks", "kernels",
-        "verdicts"}``.
+        ``{"figures", "chart_order", "summary", "counters", "checks", "findings",
+        "kernels", "verdicts"}``.
         What ``GET sessions/<id>?figures=1`` adds to a page of runs, and what the
         widget's and the bundle's traits hold: JSON-safe values (the figures'
         lists are shared with the view model: encode, do not change them). Built
@@ -265,7 +269,7 @@ class SessionViewModel:
         return view
 
     def tables(self) -> dict[str, Any]:
-        """``{"summary", "counters", "checks", "kernels"}`` alone, no figure.
+        """``{"summary", "counters", "checks", "findings", "kernels"}``, no figure.
 
         The same rows as :meth:`to_json`'s (``nsight-lab show`` prints them).
 
@@ -295,6 +299,12 @@ class SessionViewModel:
             ),
             # What cannot be true, its cause and what to do; launch-bound notes.
             "checks": checks_json(checks.values(), with_config=with_config),
+            # Why it is slow and what would help (analysis/findings), ranked.
+            "findings": findings_json(
+                session_findings(
+                    window, self.session, peaks=self.peaks, attainable=self.attainable
+                )
+            ),
             # Per-kernel backends: each region's kernels (a folded table).
             "kernels": kernels_json(window),
         }

@@ -8,9 +8,11 @@ usable; ``nsight-lab show`` already led with
 
 1. the headline (a red line on the page), only when a region is flagged;
 2. the session's title, progress line and backend line;
-3. the answer: the flags (what cannot be true, its cause, what to do) when any,
-   then the summary table, then the notes that explain its cells (a TFLOP/s not
-   shown, a launch-bound region);
+3. the answer: why it is slow (issue 31: the three findings that matter most of
+   :mod:`nsight_lab.analysis.findings`, the rest folded: :func:`findings_html`,
+   :func:`findings_lines`), the flags (what cannot be true, its cause, what to do)
+   when any, then the summary table, then the notes that explain its cells (a
+   TFLOP/s not shown, a launch-bound region);
 4. the charts (the median bars), the counters and verdicts;
 5. one line for the charts not drawn here: where the interactive ones are and
    what another backend would add (:func:`charts_line`), never a paragraph each.
@@ -19,7 +21,7 @@ usable; ``nsight-lab show`` already led with
 from __future__ import annotations
 
 import html
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from nsight_lab.analysis.validity import checks_headline
 from nsight_lab.text.visible import printable
@@ -34,6 +36,8 @@ __all__ = [
     "backend_line",
     "charts_line",
     "checks_html",
+    "findings_html",
+    "findings_lines",
     "headline",
     "not_drawn",
     "split_checks",
@@ -166,3 +170,85 @@ def checks_html(checks: Sequence[Mapping[str, str]]) -> str:
     if not items:
         return ""
     return f'<ul class="jp-nsightLab-Static-checks">{"".join(items)}</ul>'
+
+
+_SURE = {"measured": "measured", "work model": "work model", "timing": "timing only"}
+
+
+def _finding_parts(e: Mapping[str, Any]) -> tuple[str, list[str]]:
+    """A finding entry's head line and detail lines (what to try, gain, basis)."""
+    where = str(e.get("region") or "session")
+    config = str(e.get("config") or "")
+    head = f"{where}{f' ({config})' if config else ''}: {e.get('statement', '')}"
+    details = [f"try: {e['action']}"] if e.get("action") else []
+    if e.get("gain_basis"):
+        details.append(f"gain: {e['gain_basis']}")
+    sure = f"basis: {_SURE.get(str(e.get('confidence')), e.get('confidence'))}"
+    if e.get("answered_by") and e.get("family") != "coverage":
+        sure += f"; {e['answered_by']} would settle it"
+    return head, [*details, sure]
+
+
+def _split(
+    findings: Sequence[Mapping[str, Any]],
+) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:
+    top = [e for e in findings if e.get("top")]
+    return top, [e for e in findings if not e.get("top")]
+
+
+def findings_lines(findings: Sequence[Mapping[str, Any]], session_id: int) -> list[str]:
+    """The findings that matter most as text, and how many more (``explain``).
+
+    ``findings``: the view model's (``to_json()["findings"]``); those marked
+    ``top`` are written out, the rest counted. [] for none.
+
+    Raises:
+        Nothing.
+    """
+    top, rest = _split(findings)
+    if not top:
+        return []
+    more = f"; {len(rest)} more: nsight-lab explain {session_id}" if rest else ""
+    lines = [f"Why it is slow{more}:"]
+    for i, e in enumerate(top, start=1):
+        head, details = _finding_parts(e)
+        lines.append(f"{i}. {head}")
+        lines += [f"   {d}" for d in details]
+    return lines
+
+
+def _finding_item(e: Mapping[str, Any]) -> str:
+    head, details = _finding_parts(e)
+    colour = f' style="color:{FLAG_COLOUR}"' if e.get("family") == "quality" else ""
+    return (
+        f"<li><b{colour}>{_escape(head)}</b><br>"
+        + "<br>".join(_escape(d) for d in details)
+        + "</li>"
+    )
+
+
+def findings_html(findings: Sequence[Mapping[str, Any]], session_id: int) -> str:
+    """The findings that matter most as a list, the rest folded (``<details>``).
+
+    Measurement-quality findings in the flags' red. "" for none.
+
+    Raises:
+        Nothing.
+    """
+    top, rest = _split(findings)
+    if not top:
+        return ""
+    items = "".join(_finding_item(e) for e in top)
+    folded = ""
+    if rest:
+        folded = (
+            f"<details><summary>{len(rest)} more finding"
+            f"{'s' if len(rest) != 1 else ''} (nsight-lab explain {session_id})"
+            f'</summary><ol start="{len(top) + 1}">'
+            + "".join(_finding_item(e) for e in rest)
+            + "</ol></details>"
+        )
+    return (
+        '<div class="jp-nsightLab-Static-findings"><b>Why it is slow</b>'
+        f"<ol>{items}</ol>{folded}</div>"
+    )

@@ -108,6 +108,7 @@ def session_json(  # noqa: PLR0913  (the session's final state, keyword-only)
     summary: Sequence[Mapping[str, Any]],
     sidebar_link: str = "",
     verdicts: Mapping[str, Any] | None = None,
+    findings: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """Return the :data:`MIME_TYPE` data of a session (the lab renderer's input).
 
@@ -127,6 +128,8 @@ def session_json(  # noqa: PLR0913  (the session's final state, keyword-only)
         verdicts: The verdict table against ``--baseline``
             (:meth:`nsight_lab.analysis.baselines.VerdictTable.to_json`), drawn under
             the summary; ``None`` (sent as null) without one.
+        findings: Why it is slow (the view model's ``findings``, ranked; ``top``
+            marks the ones shown first).
 
     Raises:
         Nothing.
@@ -145,6 +148,7 @@ def session_json(  # noqa: PLR0913  (the session's final state, keyword-only)
         "summary_columns": list(dict.fromkeys(key for row in summary for key in row)),
         "sidebar_link": sidebar_link,
         "verdicts": None if verdicts is None else dict(verdicts),
+        "findings": [dict(f) for f in findings],
     }
 
 
@@ -161,6 +165,7 @@ def final_bundle(  # noqa: PLR0913  (the session's final state, keyword-only)
     verdicts: Mapping[str, Any] | None = None,
     counters: Mapping[str, Any] | None = None,
     checks: Sequence[Mapping[str, str]] = (),
+    findings: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """Return the cell's final MIME bundle: our type, ``text/html``, ``text/plain``.
 
@@ -177,9 +182,14 @@ def final_bundle(  # noqa: PLR0913  (the session's final state, keyword-only)
         verdicts: The verdict table against ``--baseline``, under the summary.
         counters: The counter table, on the static page only (the sidebar has it).
         checks: The view model's checks, listed on the static page only.
+        findings: The view model's findings: the top ones on the static page (the
+            rest folded), every one in our type (the lab draws them).
 
     Raises:
         Nothing: a static page that cannot be built is one line saying why.
+
+    Size: eleven keyword-only inputs, documented one per line; the body is the
+    static page and our type.
     """
     try:
         static = static_bundle(
@@ -193,6 +203,7 @@ def final_bundle(  # noqa: PLR0913  (the session's final state, keyword-only)
             counters=counters,
             checks=checks,
             missing_charts=not_drawn(figures),
+            findings=findings,
         )
     except Exception as exc:  # noqa: BLE001  (a display must never raise)
         logger.warning("[nsight-lab] static fallback failed: %r", exc)
@@ -206,5 +217,6 @@ def final_bundle(  # noqa: PLR0913  (the session's final state, keyword-only)
         summary=summary,
         sidebar_link=sidebar_link,
         verdicts=verdicts,
+        findings=findings,
     )
     return {MIME_TYPE: data, **static}

@@ -39,6 +39,8 @@ from nsight_lab.views.answer import (
     FLAG_COLOUR,
     charts_line,
     checks_html,
+    findings_html,
+    findings_lines,
     headline,
     split_checks,
 )
@@ -228,6 +230,7 @@ def static_text(  # noqa: PLR0913  (the session's state, keyword-only)
     summary: Sequence[Mapping[str, Any]],
     verdicts: Mapping[str, Any] | None = None,
     checks: Sequence[Mapping[str, str]] = (),
+    findings: Sequence[Mapping[str, Any]] = (),
 ) -> str:
     """Return the ``text/plain`` view of a session (as :func:`static_bundle`).
 
@@ -243,6 +246,7 @@ def static_text(  # noqa: PLR0913  (the session's state, keyword-only)
         title,
         line,
         message,
+        "\n".join(findings_lines(findings, session_id)),
         "\n".join(checks_lines(flags)),
         summary_text(summary),
         "\n".join(checks_lines(notes)),
@@ -291,6 +295,7 @@ def static_bundle(  # noqa: PLR0913  (the session's state, keyword-only)
     counters: Mapping[str, Any] | None = None,
     checks: Sequence[Mapping[str, str]] = (),
     missing_charts: Sequence[str] = (),
+    findings: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, str]:
     """Return ``text/plain`` and ``text/html`` views of a session.
 
@@ -314,6 +319,8 @@ def static_bundle(  # noqa: PLR0913  (the session's state, keyword-only)
             above the summary, the notes under it.
         missing_charts: The chart kinds with nothing to draw
             (:func:`nsight_lab.views.answer.not_drawn`), named in the charts line.
+        findings: The view model's findings (``to_json()["findings"]``): those
+            marked ``top`` first, above the flags, the rest folded.
 
     Returns:
         The MIME bundle entries.
@@ -321,6 +328,9 @@ def static_bundle(  # noqa: PLR0913  (the session's state, keyword-only)
     Raises:
         Exception: Only what building the page itself raises (the caller shows
             :func:`failure_bundle` instead).
+
+    Size: eleven keyword-only inputs, documented one per line; the body is the
+    text page and the HTML page.
     """
     plain = static_text(
         session_id=session_id,
@@ -330,8 +340,9 @@ def static_bundle(  # noqa: PLR0913  (the session's state, keyword-only)
         summary=summary,
         verdicts=verdicts,
         checks=checks,
+        findings=findings,
     )
-    tables = (summary, counters, verdicts, checks)
+    tables = (summary, counters, verdicts, checks, findings)
     body = _html_body(session_id, status, progress, message, bars, tables)
     if bars:
         body += f"<p><i>{_escape(charts_line(session_id, missing_charts))}</i></p>"
@@ -352,13 +363,14 @@ def _html_body(  # noqa: PLR0913, PLR0917  (static_bundle's inputs)
         Mapping[str, Any] | None,
         Mapping[str, Any] | None,
         Sequence[Mapping[str, str]],
+        Sequence[Mapping[str, Any]],
     ],
 ) -> str:
-    """The ``text/html`` view's body: headline, title, flags, table, notes, bars...
+    """The ``text/html`` view's body: headline, title, findings, flags, table, ...
 
-    ``tables``: the summary rows, the counter table, the verdicts and the checks.
+    ``tables``: the summary rows, the counters, the verdicts, checks and findings.
     """
-    summary, counters, verdicts, checks = tables
+    summary, counters, verdicts, checks, findings = tables
     title = f"nsight-lab session {session_id}: {status}"
     line = str(progress.get("text", ""))
     flags, notes = split_checks(checks)
@@ -372,6 +384,7 @@ def _html_body(  # noqa: PLR0913, PLR0917  (static_bundle's inputs)
     ]
     if message:
         parts.append(f"<pre>{_escape(message)}</pre>")
+    parts.append(findings_html(findings, session_id))
     parts.append(checks_html(flags))
     parts.append(_summary_html(summary))
     parts.append(checks_html(notes))

@@ -247,6 +247,7 @@ class WidgetView:
             bars=median_bars(self.model.regions),
             counters=view["counters"],
             checks=view["checks"],
+            findings=view["findings"],
             sidebar_link=self.widget.sidebar_link,
             verdicts=verdicts,
         )

@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING, Any
 
 from nsight_lab.analysis.validity import checks_headline, checks_lines
 from nsight_lab.contract.registry import times_the_host
-from nsight_lab.roofline.peaks import known_peaks
+from nsight_lab.roofline.peaks import known_peaks, measured_peaks
 from nsight_lab.text.safe import for_terminal
 from nsight_lab.viewmodel.stored import stored_model
 from nsight_lab.viewmodel.summary import COUNTER_COLUMNS, REGION_COLUMNS
+from nsight_lab.views.answer import findings_lines
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -192,17 +193,20 @@ def session_text(
     """What a session is, its status and error, and its tables, as text.
 
     ``nsight-lab show`` and ``%nsight show`` print it: a line that says the session
-    (name, status, backend, device, runs, regions), its error if it failed, then
-    :func:`summary_text` fitted to ``width`` unless ``wide``; control characters of
-    names escaped. The runs are read a page at a time
+    (name, status, backend, device, runs, regions), its error if it failed, the
+    findings that matter most (issue 31; ``nsight-lab explain`` gives them all),
+    then :func:`summary_text` fitted to ``width`` unless ``wide``; control
+    characters of names escaped. The runs are read a page at a time
     (:func:`~nsight_lab.viewmodel.stored.stored_model`): bounded memory at any size.
 
     Raises:
         StoreError: No session ``session_id`` in the store.
     """
     session = store.get_session(session_id)
-    peaks = known_peaks(store, session.device, cpu=times_the_host(session.backend))
+    on_host = times_the_host(session.backend)
+    peaks = known_peaks(store, session.device, cpu=on_host)
     model = stored_model(store, session, peaks=peaks, figures=False)
+    model.attainable = measured_peaks(store, session.device, cpu=on_host)
     tables = model.tables()
     runs = store.runs_done(session_id)[0]
     regions = len({g.annotation for g in model.regions})
@@ -219,6 +223,7 @@ def session_text(
     lines.append(f"{title}: {', '.join(f for f in facts if f)}")
     if session.error:
         lines.append(f"error: {session.error}")
+    lines += findings_lines(tables["findings"], session.id)
     text = summary_text(
         tables["summary"],
         tables["counters"],

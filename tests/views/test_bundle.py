@@ -121,6 +121,7 @@ def test_the_final_bundle_is_our_type_a_static_page_and_text(profiled):
         "summary_columns",
         "sidebar_link",
         "verdicts",
+        "findings",
     }
     assert data["verdicts"] is None  # no --baseline
     assert data["version"] == BUNDLE_VERSION

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from nsight_lab.contract.collector import Output
 from nsight_lab.contract.registry import backend_entry
 from nsight_lab.errors import MeasurementError, NsightLabError
-from nsight_lab.roofline.peaks import known_peaks
+from nsight_lab.roofline.peaks import known_peaks, measured_peaks
 from nsight_lab.session.failure import record_failure
 from nsight_lab.session.output import say
 from nsight_lab.store.writer import interrupts_deferred
@@ -156,12 +156,17 @@ class SessionTarget:
             from nsight_lab.views.bundle import session_link  # noqa: PLC0415
             from nsight_lab.views.live import WidgetView  # noqa: PLC0415
 
-            self.display = WidgetView(
+            self.display = view = WidgetView(
                 session_id=session.id,
                 header=header,
                 sidebar_link=session_link(session.id, session.uuid),
                 session=session,
                 derive=self._request.derive,
+            )
+            # The findings judge against %nsight peaks' measured roofs where kept.
+            on_host = backend_entry(plan.backend).on_host
+            view.model.attainable = measured_peaks(
+                self._store, device_name, cpu=on_host
             )
         elif self._request.display == "text":
             self.display = TextView(header)

@@ -77,8 +77,10 @@ if [[ ${RUN_EXAMPLES:-1} == 1 && -d .nsight-python/examples ]]; then
   log "examples: $(grep -E '^[0-9]{2}_' "$work/examples/summary.log" 2>/dev/null | awk '{print $1, $2}' | paste -sd';')"
 fi
 # Issue 32's first cell, before (.before/nsight_lab, carried: git archive 0ab1fce
-# nsight_lab | tar -x -C .before) and after, interleaved in one run.
+# nsight_lab | tar -x -C .before, or packed as .before.tar.gz) and after, interleaved.
 if [[ ${RUN_FIRST_CELL:-0} == 1 ]]; then
+  # Carried packed (the 64 MiB limit): .before.tar.gz holds nsight_lab/.
+  [[ -f .before.tar.gz && ! -d .before ]] && mkdir -p .before && tar -xzf .before.tar.gz -C .before
   gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | grep -oE 'H100|H200' | tr A-Z a-z)
   before=(); [[ -d .before/nsight_lab ]] && before=(--before-root .before --before-label "0ab1fce, before")
   step first_cell "${FIRST_CELL_S:-120}" "$OUT/first_cell.log" \

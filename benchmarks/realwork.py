@@ -297,6 +297,10 @@ def run_cell(ip: Any, backend: str, runs: int, bench: Bench, phase: str) -> dict
             row[metric] = median([r.metrics[metric] for r in rs if metric in r.metrics])
         regions[step] = row
     entry["regions"] = regions
+    try:  # issue 31: the closing note's findings; never the cell's failure
+        entry["findings"] = findings_of(session.id)
+    except Exception as exc:  # noqa: BLE001
+        entry["findings"] = {"error": f"{type(exc).__name__}: {exc}"}
     bench.log(
         f"{phase} {backend}: {entry.get('status')} {entry['wall_s']} s "
         f"{entry.get('error', '')} "
@@ -359,6 +363,22 @@ def nsight_python_off() -> str:
 
     nsight.deactivate()
     return "deactivated"
+
+
+def findings_of(session_id: int) -> dict[str, Any]:
+    """Issue 31: the session's findings, each region's top one, and explain's text."""
+    from nsight_lab.analysis.findings import findings_json, region_top, top_lines
+    from nsight_lab.store.run_store import RunStore
+    from nsight_lab.viewmodel.findings import stored_findings
+
+    with RunStore() as store:
+        _, found = stored_findings(store, session_id)
+    tops = {s: region_top(found, s) for s in STEPS}
+    return {
+        "top": {s: f.to_json() if f else None for s, f in tops.items()},
+        "shown": top_lines(found, session_id),
+        "all": findings_json(found),
+    }
 
 
 # ------------------------------------------------------------------ plain ncu
@@ -482,6 +502,27 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def findings_note(cells: list[dict[str, Any]]) -> str:
+    """Issue 31's part of the closing note: each cell's top finding per region."""
+    lines = ["", "## Findings (each region's top one)", ""]
+    for cell in cells:
+        tops = (cell.get("findings") or {}).get("top") or {}
+        if not tops:
+            continue
+        lines.append(f"### {cell['phase']} {cell['backend']}")
+        for step, top in tops.items():
+            if top is None:
+                lines.append(f"- {step}: (nothing said)")
+                continue
+            gain = f" ({top['gain_basis']})" if top.get("gain_basis") else ""
+            lines.append(
+                f"- {step}: `{top['kind']}` {top['statement']}{gain} "
+                f"[{top['confidence']}]"
+            )
+        lines.append("")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run every part; write realwork.json, realwork.md and the fixture."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -579,7 +620,9 @@ def finish(bench: Bench, out: Path) -> None:
     bench.results["verdicts"] = rows
     bench.save()
     (out / "realwork.md").write_text(
-        f"# realwork on {bench.results['gpu']}\n\n" + table(rows)
+        f"# realwork on {bench.results['gpu']}\n\n"
+        + table(rows)
+        + findings_note(bench.results["cells"])
     )
 
 

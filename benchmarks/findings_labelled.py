@@ -19,8 +19,9 @@ decode_step       24 tiny layers (72 small kernels)           host-bound (cupti,
 decode_graphed    the same, captured in a CUDA graph          not launch- or host-bound
 ================  =========================================  ===========================
 
-(:data:`LABELS`; ``tests/analysis/findings/test_labelled.py`` holds the stored
-sessions to them.) Then the estimated gains are checked against what the fix does:
+(:data:`LABELS`, for each region's diagnosis: its top finding past any
+measurement-quality one, which is said first and reported beside;
+``tests/analysis/findings/test_labelled.py`` holds the stored sessions to them.) Then the estimated gains are checked against what the fix does:
 ``unfused_abc`` against ``fused_addcmul`` (the fusion finding's bound) and
 ``decode_step`` against ``decode_graphed`` (the host-bound finding's bound), each
 as measured by every backend.
@@ -262,11 +263,13 @@ def judge(store: Any, session_id: int, backend: str) -> dict[str, Any]:
     regions: dict[str, Any] = {}
     for name in dict.fromkeys(r.annotation for r in records):
         durations = [r.duration_ns for r in records if r.annotation == name]
-        top = region_top(found, name)
+        first = region_top(found, name)  # a quality finding, if any, comes first
+        top = region_top(found, name, quality=False)  # the diagnosis: labelled
         label = LABELS.get(name)
         kind = top.kind if top else None
         regions[name] = {
             "median_us": statistics.median(durations) / 1e3 if durations else None,
+            "first_kind": first.kind if first else None,
             "top_kind": kind,
             "top": top.to_json() if top else None,
             "ok": (

@@ -143,26 +143,32 @@ def top_findings(findings: Sequence[Finding], n: int = TOP) -> list[Finding]:
 
 
 def region_top(
-    findings: Sequence[Finding], region: str, config_index: int | None = None
+    findings: Sequence[Finding],
+    region: str,
+    config_index: int | None = None,
+    *,
+    quality: bool = True,
 ) -> Finding | None:
     """The finding a region's diagnosis leads with (None: nothing said of it).
 
     Of the findings naming ``region`` (in ``config_index``, or any), the first by
-    family (:data:`_REGION_ORDER`), then by rank.
+    family (:data:`_REGION_ORDER`), then by rank; ``quality=False``: its diagnosis
+    past any measurement-quality finding.
 
     Raises:
         Nothing.
     """
+    order = _REGION_ORDER if quality else _REGION_ORDER[1:]
     mine = [
         f
         for f in findings
         if region in f.regions
-        and f.family in _REGION_ORDER
+        and f.family in order
         and (config_index is None or f.config_index in {None, config_index})
     ]
     if not mine:
         return None
-    return min(mine, key=lambda f: _REGION_ORDER.index(f.family))
+    return min(mine, key=lambda f: order.index(f.family))
 
 
 def findings_json(findings: Sequence[Finding], n: int = TOP) -> list[dict[str, Any]]:

@@ -304,6 +304,9 @@ def test_a_throttled_session_leads_with_measurement_quality(
     assert top_findings(found)[0] is first
     for name in first.regions:  # said before anything else of each region
         assert region_top(found, name) is first
+    diagnosis = region_top(found, "mlp_up", quality=False)  # then the diagnosis
+    assert diagnosis is not None
+    assert diagnosis.kind == "compute_bound"
     check_evidence(backend, found)
 
 
@@ -387,6 +390,9 @@ def test_the_device_store_gets_every_known_answer(
         if backend == "cpu":
             continue
         for name, label in LABELS.items():
-            top = region_top(found, name)
+            first = region_top(found, name)
+            top = region_top(found, name, quality=False)  # the diagnosis
             kind = top.kind if top else None
             assert label.allows(backend, kind), f"{backend} {name}: top finding {kind}"
+            if first is not None and top is not None and first.family == "quality":
+                assert found.index(first) < found.index(top)  # said before it

@@ -86,7 +86,7 @@ def _flag_findings(f: RegionFacts) -> list[Finding]:
         out.append(
             Finding(
                 regions=(f.annotation,),
-                kind=_FLAG_KINDS[flag.kind],
+                kind=_FLAG_KINDS.get(flag.kind, flag.kind),  # a new flag: its own kind
                 family="quality",
                 statement=f"{flag.text}: {flag.cause}",
                 evidence=tuple(evidence),

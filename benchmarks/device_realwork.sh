@@ -76,6 +76,12 @@ if [[ ${RUN_EXAMPLES:-1} == 1 && -d .nsight-python/examples ]]; then
   cp "$work/examples/summary.log" "$OUT/examples_summary.log" 2>/dev/null  # 16 MiB a file
   log "examples: $(grep -E '^[0-9]{2}_' "$work/examples/summary.log" 2>/dev/null | awk '{print $1, $2}' | paste -sd';')"
 fi
+# Issue 31's labelled regions (benchmarks/findings_labelled.py): findings_<gpu>.sqlite.
+if [[ ${RUN_FINDINGS:-0} == 1 ]]; then
+  step findings "${FINDINGS_S:-240}" "$OUT/findings_labelled.log" \
+    python3 benchmarks/findings_labelled.py --out "$OUT" ${FINDINGS_ARGS:-}
+  rm -rf "$OUT/home"  # the live store: findings_<gpu>.sqlite is its copy
+fi
 # Issue 32's first cell, before (.before/nsight_lab, carried: git archive 0ab1fce
 # nsight_lab | tar -x -C .before, or packed as .before.tar.gz) and after, interleaved.
 if [[ ${RUN_FIRST_CELL:-0} == 1 ]]; then

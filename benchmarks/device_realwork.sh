@@ -78,7 +78,7 @@ if [[ ${RUN_EXAMPLES:-1} == 1 && -d .nsight-python/examples ]]; then
 fi
 # Issue 31's labelled regions (benchmarks/findings_labelled.py): findings_<gpu>.sqlite.
 if [[ ${RUN_FINDINGS:-0} == 1 ]]; then
-  step findings "${FINDINGS_S:-240}" "$OUT/findings_labelled.log" \
+  step findings "${FINDINGS_S:-240}" "$OUT/findings_stdout.log" \
     python3 benchmarks/findings_labelled.py --out "$OUT" ${FINDINGS_ARGS:-}
   rm -rf "$OUT/home"  # the live store: findings_<gpu>.sqlite is its copy
 fi

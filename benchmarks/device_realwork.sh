@@ -95,7 +95,7 @@ if [[ ${RUN_FIRST_CELL:-0} == 1 ]]; then
     --name "first_cell_${gpu:-gpu}_issue32"
   rm -f "$OUT"/first_cell_*_profile.txt
 fi
-# At most 8 files come back: every log but device.log goes into one archive.
-(cd "$OUT" && logs=$(ls *.log 2>/dev/null | grep -vx device.log) && [[ -n $logs ]] &&
+# At most 8 files come back: every log but device.log, and the tables, in one archive.
+(cd "$OUT" && logs=$(ls *.log *.md 2>/dev/null | grep -vx device.log) && [[ -n $logs ]] &&
   tar -czf logs.tar.gz $logs && rm -f $logs)
 log "done; files: $(cd "$OUT" && ls | paste -sd' ')"

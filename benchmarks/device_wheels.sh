@@ -54,6 +54,11 @@ for w in "$dest"/plotly-*.whl; do
   python3 "$root/benchmarks/slim_wheel.py" "$w" plotly/labextension/ plotly/package_data/widgetbundle.js \
     "$(basename "$w" | sed 's/-py3-none-any.whl//').data/"
 done
+# CUPTI's checkpoint and PC-sampling libraries and its C headers: nsight-lab loads none.
+for w in "$dest"/nvidia_cuda_cupti-*.whl; do
+  python3 "$root/benchmarks/slim_wheel.py" "$w" nvidia/cu13/lib/libcheckpoint.so \
+    nvidia/cu13/lib/libpcsamplingutil.so nvidia/cu13/include/
+done
 found=$(ls "$dest"/*.whl | wc -l)
 echo "device_wheels: $found wheels for ${#specs[@]} specs in $dest, $(du -sh "$dest" | cut -f1)"
 if (( found != ${#specs[@]} )); then

@@ -308,7 +308,7 @@ class CuptiMeasurement:
         due = time.monotonic() - self._last_flush >= self.flush_interval_s
         if not (wait or due or len(self._pending) >= MAX_PENDING_RUNS):
             return []
-        self._torch.cuda.synchronize()
+        self._synchronize()
         kernels, stamped, launches = self._activity.drain()
         self._last_flush = time.monotonic()
         runs, self._pending = self._pending, []
@@ -317,6 +317,10 @@ class CuptiMeasurement:
         if self._current is None:  # between runs: no later launch needs older marks
             self._timeline.forget_before(self._now())
         return self._timings(causes, runs)
+
+    def _synchronize(self) -> None:
+        """Wait for the GPU to finish what was launched (pm decodes meanwhile)."""
+        self._torch.cuda.synchronize()
 
     def _in_ns(
         self, kernels: list[KernelActivity], runs: list[PendingRun]

@@ -33,6 +33,9 @@ class MetricVerdict:
         where: What was asked (the chip), for the notes.
         unchecked: Why the check could not be made (the backend's tool checks the
             metrics when it configures them), or ``None``.
+        keeper: What the backend keeps for the life of the prober that judged
+            (pm: its ``Keeper`` of sampling parts), handed to its collector with
+            the verdict; ``None`` where nobody keeps anything. Not compared.
     """
 
     asked: tuple[str, ...]
@@ -41,6 +44,7 @@ class MetricVerdict:
     chosen: tuple[str, ...] = ()
     where: str = "this GPU"
     unchecked: str | None = None
+    keeper: object | None = field(default=None, compare=False, repr=False)
 
     @property
     def left_out(self) -> tuple[str, ...]:

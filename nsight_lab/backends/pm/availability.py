@@ -13,12 +13,13 @@ what was found and what to do.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from nsight_lab.backends.gpu import require_cuda
 from nsight_lab.backends.pm import errors, metrics
 from nsight_lab.backends.pm.host import CuptiMetricsHost, chip_name, cupti_version
+from nsight_lab.backends.pm.keep import Keeper
 from nsight_lab.contract.probe import MetricVerdict
 from nsight_lab.errors import NsightLabError
 from nsight_lab.gpu import stack
@@ -55,6 +56,8 @@ class PmChecks:
         self.cache = StoreCache() if cache is None else cache
         self.startable: dict[int, str | None] = {}
         self.by_device: dict[str, metrics.MetricCheck] = {}
+        self.keeper = Keeper()
+        """The sampling parts the pm collector keeps between this owner's cells."""
 
     def check(self, torch: Any, index: int) -> metrics.MetricCheck:  # noqa: ANN401
         """The metric check of CUDA device ``index`` (its verdicts cached in the store).
@@ -87,6 +90,13 @@ class PmChecks:
 
     def verdict(self, wanted: tuple[str, ...], *, given: bool) -> MetricVerdict:
         """The verdict on ``wanted`` on the current CUDA device; never raises.
+
+        It carries this owner's :attr:`keeper` to the pm collector.
+        """
+        return replace(self._verdict(wanted, given=given), keeper=self.keeper)
+
+    def _verdict(self, wanted: tuple[str, ...], *, given: bool) -> MetricVerdict:
+        """:meth:`verdict` without the keeper.
 
         Metrics asked for (``--metrics``, nsight-python's ``metrics=``:
         :func:`asked_for`) are refused as a whole (PM sampling does not start, a

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from nsight_lab.backends.cupti import KernelActivity, PendingRun
-    from nsight_lab.backends.pm.sampler import Chunk
+    from nsight_lab.backends.pm.chunk import Chunk
 
 QUIET_EXTERNAL_ID = 1
 """External correlation id of the quiet spin kernels: below ``IDS_PER_RUN``, so no

@@ -37,7 +37,6 @@ other counter in it, go to outside (:mod:`.counters`).
 from __future__ import annotations
 
 import bisect
-import contextlib
 import dataclasses
 import logging
 import time
@@ -61,13 +60,9 @@ from nsight_lab.backends.pm.batch import (
     raw_batch,
 )
 from nsight_lab.backends.pm.counters import region_counters
-from nsight_lab.backends.pm.interval import (
-    SamplingInterval,
-)
-from nsight_lab.backends.pm.sampler import (
-    Overflowed,
-    open_cupti_sampler,
-)
+from nsight_lab.backends.pm.decoding import Decoding
+from nsight_lab.backends.pm.interval import SamplingInterval
+from nsight_lab.backends.pm.keep import Keeper
 from nsight_lab.contract.probe import MetricVerdict
 from nsight_lab.errors import PlanError
 from nsight_lab.regions import CELL_REGION
@@ -88,7 +83,7 @@ FLUSH_INTERVAL_S = 0.25
 sooner when the backlog asks (:func:`.pacing.must_collect`)."""
 
 
-class PmMeasurement(SamplingInterval, CuptiMeasurement):
+class PmMeasurement(SamplingInterval, Decoding, CuptiMeasurement):
     """One profile: CUPTI activity for the durations, PM sampling for the counters."""
 
     flush_interval_s = FLUSH_INTERVAL_S
@@ -142,6 +137,7 @@ class PmMeasurement(SamplingInterval, CuptiMeasurement):
         self.lost_runs = 0
         """Timed runs whose counters were dropped (a run far longer than its
         warm-up): said in the notes."""
+        self._decoding_state()
 
     sizes_on_warmup = True
     """The runner gives every config one measured warm-up run (see :attr:`_sizing`)."""
@@ -150,18 +146,19 @@ class PmMeasurement(SamplingInterval, CuptiMeasurement):
         self, options: ProfileOptions, verdict: MetricVerdict | None = None
     ) -> None:
         index = int(self._gpu.device)
+        keeper = getattr(verdict, "keeper", None)
         chosen, chip = self._choose_metrics(options, verdict)
         self.metrics = tuple(chosen)
         self._chip = chip
         self._floor_ns = int(options.sample_interval_us) * 1000
         self._tune = "--sample-interval" not in options.given
         self._max_clock_mhz = float(self._gpu.max_sm_clock_mhz or FALLBACK_CLOCK_MHZ)
-        self._sampler = open_cupti_sampler(index, self.metrics, self._floor_ns)
-        self._use_interval(self._floor_ns)
+        self._open_decoding(index, chip, keeper if isinstance(keeper, Keeper) else None)
+        self._use_interval(self._sampler.interval_ns)
         try:
-            self.per_sample_s = self._calibrate()
+            self.per_sample_s = self._decode_cost()
         except BaseException:
-            self._sampler.close()
+            self._close_decoding()
             raise
 
     def _choose_metrics(
@@ -256,6 +253,7 @@ class PmMeasurement(SamplingInterval, CuptiMeasurement):
         """Note the first run of a config (collected alone), then begin as cupti."""
         if key.config_index not in self._run_s and self._sizing is None:
             self._sizing = key
+        self._began_run(idle=not self._pending)
         super().begin_run(key)
 
     def _after_run(self, run: PendingRun) -> None:
@@ -265,6 +263,7 @@ class PmMeasurement(SamplingInterval, CuptiMeasurement):
         """
         if not run.regions:
             self._writeback_sweep(0)
+        self._ended_run(run.seq)
         self._cell_has_regions = bool(run.regions)
         self._regions_per_run = max(1, len(run.regions))
         event = self._torch.cuda.Event()
@@ -276,8 +275,12 @@ class PmMeasurement(SamplingInterval, CuptiMeasurement):
 
         The first run of a config is collected alone: it measures a run.
         """
+        live = self._is_live()
+        if live:  # decode what the GPU did since the last run boundary
+            self._pump()
         if self._pending and not wait:
-            wait = self._sizing is not None or self._backlog_full()
+            # Live, the pumps keep the image's backlog to one run (no backpressure).
+            wait = self._sizing is not None or (not live and self._backlog_full())
         timings = super().completed(wait=wait)
         if not self._pending:  # collected (synchronized): every run's event is done
             self._done_events = []
@@ -288,16 +291,17 @@ class PmMeasurement(SamplingInterval, CuptiMeasurement):
         timings = super()._timings(causes, runs)
         kernels, external_ids = causes.kernels, causes.external_ids
         started = time.perf_counter()
-        sampled = self._sampler.sampled_s()
-        try:
-            chunks = self._sampler.drain()
-        except Overflowed as exc:
-            self._overflowed(exc, runs)
+        sampled = self._sampled_for_runs(self._sampler.sampled_s())
+        chunks = self._take_samples(kernels, runs)
+        if chunks is None:  # dropped, said in the notes
             return timings
         drained = time.perf_counter()
         keep = getattr(self._combine, "keep", None) or (lambda _: True)
         layout, quiet = kernel_layout(kernels, external_ids, runs, keep)
         self._learn_entries(kernels, external_ids, runs)
+        self._measure_shape(kernels, quiet, runs)
+        if self._sizing is not None and self._is_live():  # as its pumps measured
+            self.per_sample_s = self._decode_cost()
         totals = region_counters(chunks, layout, self.metrics)
         self.cost.add(chunks, drained - started, time.perf_counter() - drained)
         if self.keep_raw:
@@ -358,10 +362,7 @@ class PmMeasurement(SamplingInterval, CuptiMeasurement):
 
     def close(self) -> None:
         """Stop PM sampling, then CUPTI activity and the GPU context."""
-        sampler = getattr(self, "_sampler", None)
         try:
-            if sampler is not None:
-                with contextlib.suppress(Exception):
-                    sampler.close()
+            self._close_decoding()
         finally:
             super().close()

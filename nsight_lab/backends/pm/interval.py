@@ -33,6 +33,8 @@ SPINS_PER_REGION = 2
 between the region and its write-back sweep, and after the sweep (which then stands
 for the next region's flush). A region entered after kernels of the cell's own has a
 flush and a third spin before it."""
+KEEP_WITHIN = 0.25
+"""A tuned interval within this share of the one in use keeps the one in use."""
 CALIBRATE_S = (0.004, 0.02)
 """Idle sampling decoded at open, short then long: the decode's cost per sample is
 the difference over the difference in samples (the fixed cost of a drain cancels)."""
@@ -55,6 +57,7 @@ class SamplingInterval:
     _run_s: dict[int, float]
     _sizing: RunKey | None
     _regions_per_run: int
+    _shapes: dict[int, pacing.RunShape]
     _clean_entry: set[int]
     _pending: list[PendingRun]
     _done_events: list[Any]
@@ -92,15 +95,24 @@ class SamplingInterval:
 
     def _interval_note(self, reason: str) -> str:
         us = self.interval_ns / 1000
+        when = (
+            "done at run boundaries while the GPU works"
+            if self._sampler.live
+            else "paid while the GPU waits"
+        )
         why = {
             "asked": "",
             "fit": (
                 "; longer than asked, so that one run of the cell fits in a quarter "
                 f"of an image of {self._sampler.limit:,} samples"
             ),
+            "keep": (
+                f"; longer than asked, so that decoding ({1e6 * self.per_sample_s:.3g}"
+                " µs a sample, while the cell runs) keeps up with the sampling"
+            ),
             "pace": (
                 f"; chosen to balance decoding ({1e6 * self.per_sample_s:.3g} µs a "
-                "sample, paid while the GPU waits) against the quiet spins (give "
+                f"sample, {when}) against the quiet spins (give "
                 "--sample-interval to fix it)"
             ),
         }[reason]
@@ -148,18 +160,34 @@ class SamplingInterval:
         Raises:
             MeasurementError: No interval fits one run (too long to sample).
         """
+        floor = self._floor_ns if first else self.interval_ns
+        run_s, tune = self._run_s[config], self._tune and first
+        shape = self._shapes.get(config) if self._sampler.live else None
         try:
-            choice = pacing.choose_interval(
-                floor_ns=self._floor_ns if first else self.interval_ns,
-                run_s=self._run_s[config],
-                regions=self._regions_per_run,
-                spins_per_region=self._spins_per_region() * QUIET_MARGIN,
-                per_sample_s=self.per_sample_s,
-                limit=self._sampler.limit,
-                tune=self._tune and first,
-            )
+            if shape is not None:
+                choice = pacing.choose_live_interval(
+                    floor_ns=floor, run_s=run_s, shape=shape,
+                    per_sample_s=self.per_sample_s, limit=self._sampler.limit,
+                    tune=tune,
+                )  # fmt: skip
+            else:
+                choice = pacing.choose_interval(
+                    floor_ns=floor, run_s=run_s, regions=self._regions_per_run,
+                    spins_per_region=self._spins_per_region() * QUIET_MARGIN,
+                    per_sample_s=self.per_sample_s, limit=self._sampler.limit,
+                    tune=tune,
+                )  # fmt: skip
+            fit = pacing.fit_interval(run_s, self._sampler.limit)
         except pacing.TooLongError as exc:
             raise MeasurementError(str(exc)) from exc
+        now = self.interval_ns
+        if (
+            tune
+            and choice.reason in {"asked", "pace"}  # not a bound: fit, keep up
+            and now >= max(floor, fit)
+            and abs(choice.interval_ns - now) <= (KEEP_WITHIN * now)
+        ):  # close to where the last such cell ended: no new session for it
+            choice = pacing.Choice(now, "pace" if now > floor else choice.reason)
         if first or choice.interval_ns != self.interval_ns:
             if choice.interval_ns != self._sampler.interval_ns:
                 self._sampler.reconfigure(choice.interval_ns)

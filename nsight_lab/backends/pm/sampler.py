@@ -5,9 +5,11 @@ hands the samples out at each :meth:`~PmSampler.drain`: it stops sampling, makes
 image sized for the samples that waited (their number is the sampled time over the
 interval, known before the decode), decodes into it, reads the timestamps and starts
 sampling again. Metric values are evaluated later, only for the samples some region
-needs (:class:`Chunk`), through the image, which is kept until the next drain.
+needs (:class:`Chunk`), through the image, which is kept until the next drain. Its
+decode happens while the GPU waits; :class:`~.rolling.RollingSampler` decodes while
+sampling goes on, on the thread that launches (the default).
 
-Why stopped, not decoded by a thread while sampling goes on (the way tried before,
+Why not a thread decoding while sampling goes on (the way tried before,
 ``benchmarks/README.md``): CUPTI's per-sample calls release and take back the GIL, so
 beside a cell that launches kernels from Python a decoding thread got the GIL a few
 hundred times a second and fell behind until an image filled; and a decode that fills
@@ -23,12 +25,13 @@ from __future__ import annotations
 
 import contextlib
 import time
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from nsight_lab.backends.pm import errors, pacing
+from nsight_lab.backends.pm.chunk import Chunk
 from nsight_lab.backends.pm.cupti_api import CuptiSampling
 from nsight_lab.errors import MeasurementError
 
@@ -39,77 +42,14 @@ if TYPE_CHECKING:
 
     from nsight_lab.backends.pm.cupti_api import ImageApi, SamplingApi
 
-
-@dataclass
-class Chunk:
-    """One decode's samples: their timestamps and metric values.
-
-    Values are evaluated when first asked for, through ``_evaluate`` (the image's,
-    given the sample's index in the chunk); a recorded fixture or a test may give
-    ``_data`` instead, whose items have the ``metric_values`` of one sample, or the
-    values themselves in ``_values``.
-
-    Attributes:
-        metrics: The metric of each value column.
-        starts: Sample start times (ns, GPU global timer).
-        ends: Sample end times.
-    """
-
-    metrics: tuple[str, ...]
-    starts: NDArray[np.int64]
-    ends: NDArray[np.int64]
-    _data: Any = None
-    _values: dict[int, NDArray[np.float64]] = field(default_factory=dict)
-    _evaluate: Callable[[int], NDArray[np.float64]] | None = None
-    evaluate_s: float = 0.0
-    """Host time spent evaluating this chunk's samples."""
-
-    def __len__(self) -> int:
-        """The number of samples."""
-        return len(self.starts)
-
-    @property
-    def evaluated(self) -> int:
-        """How many samples' metric values have been evaluated."""
-        return len(self._values)
-
-    def values(self, indices: Sequence[int] | NDArray[np.intp]) -> NDArray[np.float64]:
-        """The metric values of the samples ``indices`` (one row each), evaluated once.
-
-        Raises:
-            MeasurementError: CUPTI could not evaluate a sample.
-        """
-        width = len(self.metrics)
-        out = np.zeros((len(indices), width))
-        for row, index in enumerate(int(i) for i in indices):
-            cached = self._values.get(index)
-            if cached is None:
-                cached = self._evaluated(index)
-                self._values[index] = cached
-            out[row] = cached
-        return out
-
-    def _evaluated(self, index: int) -> NDArray[np.float64]:
-        if self._evaluate is None and self._data is None:
-            msg = "PM sample values are gone (the chunk was released)"
-            raise MeasurementError(msg)
-        started = time.perf_counter()
-        try:
-            if self._evaluate is not None:
-                return np.asarray(self._evaluate(index), dtype=np.float64)
-            return np.asarray(self._data[index].metric_values, dtype=np.float64)
-        except Exception as exc:
-            msg = (
-                f"CUPTI could not evaluate PM sample {index} "
-                f"({type(exc).__name__}: {exc}); check %nsight doctor"
-            )
-            raise MeasurementError(msg) from exc
-        finally:
-            self.evaluate_s += time.perf_counter() - started
-
-    def all_values(self) -> NDArray[np.float64]:
-        """Every sample's values (a fixture or a check of the totals)."""
-        return self.values(np.arange(len(self)))
+__all__ = [
+    "Chunk",
+    "DrainStats",
+    "Overflowed",
+    "PmSampler",
+    "new_cupti_api",
+    "open_cupti_sampler",
+]
 
 
 class Overflowed(MeasurementError):  # noqa: N818  (a measurement error, named for what happened)
@@ -152,6 +92,10 @@ class PmSampler:
             (permission, nvperf libraries, old driver or GPU, busy).
     """
 
+    live = False
+    """Decodes only while sampling is stopped (:class:`~.rolling.RollingSampler`
+    decodes while it goes on)."""
+
     def __init__(
         self,
         api: SamplingApi,
@@ -159,9 +103,14 @@ class PmSampler:
         interval_ns: int,
         *,
         clock: Callable[[], float] = time.monotonic,
+        owns_api: bool = False,
     ) -> None:
-        """Enable, configure and start PM sampling at ``interval_ns``."""
+        """Enable, configure and start PM sampling at ``interval_ns``.
+
+        ``owns_api``: release ``api`` at :meth:`close` (nobody keeps it for later).
+        """
         self.api = api
+        self.owns_api = owns_api
         self.metrics = tuple(metrics)
         self.interval_ns = int(interval_ns)
         self._clock = clock
@@ -171,10 +120,14 @@ class PmSampler:
         self._image: ImageApi | None = None
         self.stats = DrainStats()
         self._configure()
-        self.limit = pacing.capacity(api.bytes_per_sample)
+        self.limit = self._capacity()
         """The samples one image may hold for these metrics (see :mod:`.pacing`)."""
         self.stats.capacity = self.limit
         self._start()
+
+    def _capacity(self) -> int:
+        """The samples one image may hold (:func:`.pacing.capacity`)."""
+        return pacing.capacity(self.api.bytes_per_sample)
 
     def _configure(self) -> None:
         try:
@@ -197,15 +150,20 @@ class PmSampler:
         self._started_at = self._clock()
         self._running = True
 
+    def now(self) -> float:
+        """The sampler's clock (seconds): the host's time, as it measures it."""
+        return self._clock()
+
     def sampled_s(self) -> float:
         """Wall time sampled since the last start (what waits to be decoded)."""
         return self._clock() - self._started_at if self._running else 0.0
 
-    def drain(self) -> list[Chunk]:
+    def drain(self, until_ns: int | None = None) -> list[Chunk]:  # noqa: ARG002
         """Every sample since the last drain; sampling starts again at once.
 
         Call only while the GPU is idle (the batch synchronized): no sample is taken
-        between the stop and the start.
+        between the stop and the start, and every sample up to now (``until_ns``,
+        the batch's last kernel end, with it) is handed out.
 
         Raises:
             Overflowed: More samples waited than an image holds (none is handed
@@ -271,7 +229,11 @@ class PmSampler:
         self._repair(starts, ends)
         self._last_end = int(ends[-1])
         return Chunk(
-            metrics=self.metrics, starts=starts, ends=ends, _evaluate=image.evaluate
+            metrics=self.metrics,
+            starts=starts,
+            ends=ends,
+            _evaluate=image.evaluate,
+            _evaluate_rows=image.evaluate_rows,
         )
 
     def _complete(self, ends: NDArray[np.int64]) -> int:
@@ -292,18 +254,30 @@ class PmSampler:
         self.stats.cut += len(no_end)
         return first
 
-    def _repair(self, starts: NDArray[np.int64], ends: NDArray[np.int64]) -> None:
+    def _repair(
+        self, starts: NDArray[np.int64], ends: NDArray[np.int64], before_first: int = 0
+    ) -> None:
         """Give a sample with no start time (0) the end of the one before it.
 
         CUPTI leaves the start of the first sample after a start at 0: it began at
         most one interval before its end (sampling was stopped before it).
+        ``before_first``: the end of the sample before ``starts[0]`` (0 unknown).
         """
         for i in np.flatnonzero(starts <= 0):
-            before = int(ends[i - 1]) if i > 0 else 0
+            before = int(ends[i - 1]) if i > 0 else before_first
             end = int(ends[i])
             fits = 0 < before < end and end - before <= 2 * self.interval_ns
             starts[i] = before if fits else max(end - self.interval_ns, 0)
             self.stats.repaired += 1
+
+    def forget(self) -> None:
+        """What was sampled so far belongs to no run: if it is much, drop it.
+
+        More than a quarter of an image waiting is dropped on a fresh session
+        rather than decoded (the next drain would find it with a run's samples).
+        """
+        if pacing.samples_in(self.sampled_s(), self.interval_ns) > self.limit // 4:
+            self.reconfigure(self.interval_ns)
 
     def reconfigure(self, interval_ns: int) -> None:
         """Sample at ``interval_ns`` from now on a fresh session (nothing waiting kept).
@@ -325,6 +299,8 @@ class PmSampler:
     def close(self) -> None:
         """Stop and disable PM sampling (what was not drained is dropped)."""
         self._shut()
+        if self.owns_api:
+            self.api.release()
 
     def _shut(self) -> None:
         """Release the image, stop if sampling, disable: nothing waiting is kept."""
@@ -336,16 +312,25 @@ class PmSampler:
         self.api.disable()
 
 
+def new_cupti_api(device_index: int, metrics: Sequence[str]) -> CuptiSampling:
+    """CUPTI's PM sampling of ``metrics`` on CUDA device ``device_index`` (not enabled).
+
+    Raises:
+        BackendUnavailableError: cupti-python cannot be loaded.
+    """
+    try:
+        return CuptiSampling(device_index, metrics)
+    except Exception as exc:
+        raise errors.explain(exc, started=False) from exc
+
+
 def open_cupti_sampler(
     device_index: int, metrics: Sequence[str], interval_ns: int
 ) -> PmSampler:
-    """A :class:`PmSampler` on CUPTI for CUDA device ``device_index``.
+    """A stopped :class:`PmSampler` on CUPTI for ``device_index``, its own api.
 
     Raises:
         BackendUnavailableError: cupti-python cannot be loaded, or CUPTI refused.
     """
-    try:
-        api = CuptiSampling(device_index, metrics)
-    except Exception as exc:
-        raise errors.explain(exc, started=False) from exc
-    return PmSampler(api, metrics, interval_ns)
+    api = new_cupti_api(device_index, metrics)
+    return PmSampler(api, metrics, interval_ns, owns_api=True)

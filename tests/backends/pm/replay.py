@@ -234,23 +234,32 @@ class ReplayImage:
     """:class:`~nsight_lab.backends.pm.cupti_api.ImageApi` over waiting samples."""
 
     def __init__(self, api: ReplaySampling, capacity: int) -> None:
-        """An empty image of ``capacity`` samples (its making costs time)."""
+        """An initialised image of ``capacity`` samples (initialising costs time)."""
         self.api = api
         self.capacity = capacity
         self.used = 0
         self.starts = np.zeros(capacity, dtype=np.int64)
         self.ends = np.zeros(capacity, dtype=np.int64)
         self.values = np.zeros((capacity, len(api.metrics)))
-        api.clock.advance(capacity * api.costs.image * 1e9)
+        self.invalid = np.zeros(capacity, dtype=bool)
         self.closed = False
+        self.reinit()
 
     def reinit(self) -> None:
-        """Empty again."""
+        """Empty again (CUPTI writes every slot's empty record: time per slot)."""
         self.used = 0
+        self.api.inits += 1
+        self.api.clock.advance(self.capacity * self.api.costs.image * 1e9)
 
     def decode(self) -> tuple[int, bool]:
-        """Move what waits into the image; a full image breaks what follows."""
+        """Move what waits into the image; a full image breaks what follows.
+
+        While sampling runs, what completed by now waits first (a live decode).
+        """
         api = self.api
+        if api.running:
+            api.emit(api.clock.now_ns, final=False)
+            api.live_decodes += 1
         room = self.capacity - self.used
         n = min(room, len(api.waiting_starts))
         if n:
@@ -263,6 +272,9 @@ class ReplayImage:
                 self.starts[lo:hi] = api.waiting_starts[:n]
                 self.ends[lo:hi] = api.waiting_ends[:n]
                 self.values[lo:hi] = api.waiting_values[:n]
+            # Decoded live after a restart on the same enabled session: on the
+            # H200 such samples evaluated as invalid metric names.
+            self.invalid[lo:hi] = api.running and api.starts_since_enable > 1
             api.take(n)
             self.used = hi
             api.clock.advance(n * api.costs.decode * 1e9)
@@ -282,18 +294,37 @@ class ReplayImage:
         if self.closed:
             msg = "ERROR_INVALID_PARAMETER: the image was released"
             raise RuntimeError(msg)
+        if self.invalid[index]:
+            msg = "ERROR_INVALID_METRIC_NAME"
+            raise RuntimeError(msg)
         self.api.clock.advance(self.api.costs.evaluate * 1e9)
         self.api.evaluated += 1
         return self.values[index].copy()
 
+    def evaluate_rows(self, indices: np.ndarray) -> np.ndarray:
+        """Values of several samples, one row each (as many evaluations)."""
+        if self.closed:
+            msg = "ERROR_INVALID_PARAMETER: the image was released"
+            raise RuntimeError(msg)
+        if self.invalid[indices].any():
+            msg = "ERROR_INVALID_METRIC_NAME"
+            raise RuntimeError(msg)
+        self.api.clock.advance(len(indices) * self.api.costs.evaluate * 1e9)
+        self.api.evaluated += len(indices)
+        return self.values[indices].copy()
+
     def close(self) -> None:
-        """Release it."""
+        """Done with it."""
         self.closed = True
 
 
 @dataclass
 class ReplaySampling:
-    """:class:`~nsight_lab.backends.pm.cupti_api.SamplingApi` on the replayed GPU."""
+    """:class:`~nsight_lab.backends.pm.cupti_api.SamplingApi` on the replayed GPU.
+
+    Counts what a session's set-up costs on CUPTI: ``enables``, ``set_configs`` and
+    ``config_images`` (made once per api: the kept config image).
+    """
 
     gpu: ReplayGpu
     metrics: tuple[str, ...]
@@ -303,9 +334,16 @@ class ReplaySampling:
     enabled: bool = False
     running: bool = False
     broken: bool = False
+    released: bool = False
     interval_ns: int = 20_000
     fills: int = 0
     evaluated: int = 0
+    enables: int = 0
+    set_configs: int = 0
+    config_images: int = 0
+    inits: int = 0
+    live_decodes: int = 0
+    starts_since_enable: int = 0
     cut_bytes: float = 0.0
     """Bytes in samples a stop cut short (the sampler drops those): must stay 0."""
     configured: list[int] = field(default_factory=list)
@@ -314,7 +352,8 @@ class ReplaySampling:
     waiting_values: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
     sampled: list[float] = field(default_factory=lambda: [0.0, 0.0])
     """Every byte read and written in a sampled interval (the totals' truth)."""
-    _started: int = 0
+    _next_edge: int = 0
+    _first: bool = False
 
     def __post_init__(self) -> None:
         """The costs and image size of the metric set."""
@@ -323,37 +362,54 @@ class ReplaySampling:
         self.bytes_per_sample = 3_162 if pair else 4_540 * len(self.metrics)
 
     def configure(self, interval_ns: int) -> None:
-        """Enable and configure (refused while enabled, as CUPTI: busy)."""
-        if self.enabled:
-            msg = "PM sampling is already enabled"
-            raise RuntimeError(msg)
-        self.enabled, self.broken = True, False
+        """Enable (if not) and set the configuration; the config image made once."""
+        if not self.enabled:
+            self.enabled, self.broken = True, False
+            self.enables += 1
+            self.starts_since_enable = 0
+            self._clear()
+        if not self.config_images:
+            self.config_images += 1
+        self.set_configs += 1
         self.interval_ns = int(interval_ns)
         self.configured.append(self.interval_ns)
-        self._clear()
 
     def start(self) -> None:
         """Sample from now."""
+        if not self.enabled or self.running:
+            msg = "ERROR_INVALID_OPERATION: not enabled, or started already"
+            raise RuntimeError(msg)
         self.clock.advance(self.costs.start_stop * 1e9 / 2)
-        self._started = self.clock.now_ns
+        self._next_edge = self.clock.now_ns
+        self._first = True
         self.running = True
+        self.starts_since_enable += 1
 
     def stop(self) -> None:
         """Stop: the samples since the start wait to be decoded."""
         self.clock.advance(self.costs.start_stop * 1e9 / 2)
-        stop = self.clock.now_ns
+        self.emit(self.clock.now_ns, final=True)
         self.running = False
-        edges = np.arange(self._started, stop, self.interval_ns, dtype=np.int64)
-        edges = np.append(edges, stop)
-        reads, writes = self.gpu.traffic(edges, self._started)
+
+    def emit(self, until: int, *, final: bool) -> None:
+        """The samples completed by ``until`` wait (``final``: the cut one too)."""
+        first = self._next_edge
+        edges = np.arange(first, until + 1, self.interval_ns, dtype=np.int64)
+        cut = final and edges[-1] < until
+        if cut:
+            edges = np.append(edges, until)
+        if len(edges) < 2:  # no whole sample yet
+            return
+        reads, writes = self.gpu.traffic(edges, first)
         self.sampled[0] += float(reads.sum())
         self.sampled[1] += float(writes.sum())
         starts, ends = edges[:-1].copy(), edges[1:].copy()
-        if len(starts):
+        if self._first:
             starts[0] = 0  # the first sample after a start has no start time
-            if ends[-1] - edges[-2] < self.interval_ns:
-                ends[-1] = 0  # cut by the stop: no end time
-                self.cut_bytes += float(reads[-1] + writes[-1])
+            self._first = False
+        if cut:
+            ends[-1] = 0  # cut by the stop: no end time
+            self.cut_bytes += float(reads[-1] + writes[-1])
         values = np.zeros((len(starts), len(self.metrics)))
         busy = self._busy(edges)
         for j, name in enumerate(self.metrics):
@@ -372,7 +428,8 @@ class ReplaySampling:
             if len(self.waiting_values) == 0
             else np.concatenate((self.waiting_values, values))
         )
-        self.gpu.forget_before(stop)
+        self._next_edge = int(edges[-1])
+        self.gpu.forget_before(self._next_edge)
 
     def _busy(self, edges: np.ndarray) -> np.ndarray:
         ks = [k for k in self.gpu.kernels if k.end > edges[0]]
@@ -395,6 +452,11 @@ class ReplaySampling:
         """Disable: what waits is dropped."""
         self.enabled = self.running = False
         self._clear()
+
+    def release(self) -> None:
+        """Disable; the kept parts are freed."""
+        self.disable()
+        self.released = True
 
     def _clear(self) -> None:
         self.waiting_starts = np.zeros(0, np.int64)

@@ -25,7 +25,7 @@ from nsight_lab.backends.cupti import (
     KernelActivity,
     PendingRun,
 )
-from nsight_lab.backends.pm import availability, errors, interval
+from nsight_lab.backends.pm import availability, decoding, errors, interval
 from nsight_lab.backends.pm import backend as pm_backend
 from nsight_lab.backends.pm import collector as pm
 from nsight_lab.backends.pm.attribution import covered, merge_spans
@@ -110,6 +110,7 @@ class FakeTorch:
 class FakeSampler:
     limit = 10_000
     interval_ns = 20 * US
+    live = False
 
     def __init__(self, chunks: list[Chunk]) -> None:
         self.chunks = chunks
@@ -122,7 +123,7 @@ class FakeSampler:
     def reconfigure(self, interval_ns: int) -> None:
         self.interval_ns = interval_ns
 
-    def drain(self) -> list[Chunk]:
+    def drain(self, until_ns: int | None = None) -> list[Chunk]:  # noqa: ARG002
         self.drains += 1
         chunks, self.chunks = self.chunks, []
         return chunks
@@ -694,11 +695,14 @@ def test_the_sample_interval_reaches_the_sampler_and_sizes_the_quiet_spin(
     assert 100 / DEFAULT_SAMPLE_INTERVAL_US >= 5
     opened: list[tuple[int, tuple[str, ...], int]] = []
 
-    def open_sampler(index: int, metrics: Any, ns: int) -> FakeSampler:
-        opened.append((index, tuple(metrics), ns))
-        return FakeSampler([])
+    def open_sampler(api: Any, metrics: Any, ns: int, **_: Any) -> FakeSampler:
+        opened.append((api, tuple(metrics), ns))
+        sampler = FakeSampler([])
+        sampler.interval_ns = ns
+        return sampler
 
-    monkeypatch.setattr(pm, "open_cupti_sampler", open_sampler)
+    monkeypatch.setattr(decoding, "new_cupti_api", lambda index, _metrics: index)
+    monkeypatch.setattr(decoding, "open_sampler", open_sampler)
     check = MetricCheck("fake H200", FakeHost())
     m = measurement()
     m._gpu.device = 0

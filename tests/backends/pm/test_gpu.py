@@ -148,6 +148,39 @@ def test_drains_at_batch_boundaries_keep_every_byte() -> None:
     assert starts == sorted(starts)
 
 
+@pytest.mark.gpu
+def test_live_pumps_while_the_gpu_works_keep_every_byte() -> None:
+    """Ten batches of 100 launches at 20 µs, pumped while they run (issue 32)."""
+    _pm_ready()
+    import torch
+    from cupti import cupti
+
+    from nsight_lab.backends.pm.rolling import RollingSampler, open_sampler
+    from nsight_lab.backends.pm.sampler import new_cupti_api
+
+    x = torch.randn(64 * MiB, device="cuda")
+    api = new_cupti_api(torch.cuda.current_device(), DRAM)
+    sampler = open_sampler(api, DRAM, 20_000, live=True, owns_api=True)
+    assert isinstance(sampler, RollingSampler)
+    read, samples = 0.0, 0
+    try:
+        for _ in range(10):
+            for k in range(100):
+                x.mul(2)
+                if k % 10 == 0:
+                    sampler.pump()  # the GPU is still busy with the queued launches
+            torch.cuda.synchronize()
+            # Every sample up to now (CUPTI's clock: the samples' timebase).
+            chunks = sampler.drain(until_ns=int(cupti.get_timestamp()))
+            read += _dram_read(chunks)
+            samples += sum(len(c) for c in chunks)
+    finally:
+        sampler.close()
+    assert samples > 3_000
+    assert read == pytest.approx(1000 * 256 * MiB, rel=0.02)
+    assert sampler.pumped.samples == samples
+
+
 _BLOCK = textwrap.dedent(
     """    import torch, nsight
     a, b, c = (torch.randn(1 << 25, device="cuda") for _ in range(3))

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from nsight_lab.backends.pm import collector as pm
-from nsight_lab.backends.pm import pacing
+from nsight_lab.backends.pm import decoding, pacing
 from nsight_lab.backends.pm.metrics import DEFAULT_METRICS, writeback_metric
-from nsight_lab.backends.pm.sampler import PmSampler
+from nsight_lab.backends.pm.rolling import open_sampler
 from nsight_lab.contract.collector import Availability
 from nsight_lab.contract.probe import MetricVerdict, ProbeResult
 from nsight_lab.options import parse_options
@@ -45,6 +45,7 @@ WRITEBACK = writeback_metric(WRITE)
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from nsight_lab.backends.pm.sampler import PmSampler
     from nsight_lab.contract.records import RunRecord
 
 
@@ -82,16 +83,22 @@ class Replay:
             "nsight_lab.backends.cupti.GpuContext",
             lambda _torch, _options: ReplayGpuContext(self.gpu),
         )
-        monkeypatch.setattr(pm, "open_cupti_sampler", self._open)
+        monkeypatch.setattr(decoding, "new_cupti_api", self._api)
+        monkeypatch.setattr(decoding, "open_sampler", self._open)
         # The quiet spin and the calibration sleep take virtual time.
         monkeypatch.setattr(
             pm.time, "sleep", lambda s: self.clock.advance(s * 1e9), raising=True
         )
 
-    def _open(self, _index: int, metrics: Any, interval_ns: int) -> PmSampler:
+    def _api(self, _index: int, metrics: Any) -> ReplaySampling:
         api = ReplaySampling(self.gpu, tuple(metrics), self.clock)
-        sampler = PmSampler(api, metrics, interval_ns, clock=self.clock.seconds)
         self.apis.append(api)
+        return api
+
+    def _open(self, api: Any, metrics: Any, interval_ns: int, **kw: Any) -> PmSampler:
+        sampler = open_sampler(
+            api, metrics, interval_ns, clock=self.clock.seconds, **kw
+        )
         self.samplers.append(sampler)
         return sampler
 

@@ -65,3 +65,17 @@ if (( found != ${#specs[@]} )); then
   echo "device_wheels: expected ${#specs[@]} wheels; see the pip messages above" >&2
   exit 1
 fi
+# PACK=1: the wheels installed for the device's Python 3.12 and packed with xz into
+# .site.tar.xz (28 MB against 48 MB of wheels): carry it instead of .whl when the
+# tree is near the 64 MiB limit; device_realwork.sh unpacks it into /tmp/site.
+if [[ ${PACK:-0} == 1 ]]; then
+  build=$(mktemp -d)
+  python3 -m pip install -q --no-deps --no-compile --no-index --target "$build" \
+    --python-version 3.12 --implementation cp --only-binary=:all: \
+    --platform manylinux_2_28_x86_64 --platform manylinux_2_25_x86_64 \
+    --platform manylinux_2_24_x86_64 --platform manylinux_2_17_x86_64 \
+    --platform manylinux2014_x86_64 "$dest"/*.whl
+  tar -C "$build" -cf - . | xz -T0 -6 >"$root/.site.tar.xz"
+  rm -rf "$build"
+  echo "device_wheels: $(du -h "$root/.site.tar.xz" | cut -f1) in .site.tar.xz"
+fi

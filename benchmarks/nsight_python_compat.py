@@ -11,7 +11,7 @@ Usage::
 nothing; it is pinned at :data:`PINNED_COMMIT`, and the commit found in ``SRC`` is
 recorded). Its ``tests/`` are copied to ``DIR/tests`` (``SRC`` is only read) and run
 by pytest in a child Python in which ``import nsight`` is nsight-lab's stand-in
-(``regions.install_nsight_shim(replace=True)``, so also where nsight-python is
+(``nsight_shim.install_nsight_shim(replace=True)``, so also where nsight-python is
 installed): nsight-python's module tree served by :mod:`nsight_lab.api`. pytest reads
 an ini of this script's (nsight-python's own ignores two SWIG warnings; nothing else),
 never nsight-lab's.
@@ -266,7 +266,7 @@ def run_tests_child(args: argparse.Namespace) -> int:
     """In the child: the stand-in, the cpu conditions, then pytest on the copy."""
     import pytest
 
-    from nsight_lab.regions import install_nsight_shim
+    from nsight_lab.nsight_shim import install_nsight_shim
 
     install_nsight_shim(replace=True)
     import nsight

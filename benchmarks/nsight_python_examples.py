@@ -13,8 +13,9 @@ of ``examples/`` in
 ``OUT_DIR/examples`` (example 11 writes its CSV files next to itself) and with
 ``OUT_DIR/NN`` as the working directory (the PNG files land there). The only change to
 the example's world: ``import nsight`` gives nsight-lab's API
-(:mod:`nsight_lab.api`, through ``regions.install_nsight_shim(replace=True)``, also
-where nsight-python is installed), with ``nsight_lab.api.use_backend(B)``.
+(:mod:`nsight_lab.api`, through ``install_nsight_shim(replace=True)`` of
+:mod:`nsight_lab.nsight_shim`, also where nsight-python is installed), with
+``nsight_lab.api.use_backend(B)``.
 
 ``--cuda-to-cpu on`` (the default ``auto``: on when PyTorch sees no CUDA device) runs
 each example under a ``TorchFunctionMode`` that turns ``device="cuda"`` into
@@ -120,7 +121,7 @@ def run_one(path: Path, backend: str, cuda_to_cpu: bool, result_file: Path) -> i
     import runpy
     import warnings
 
-    from nsight_lab.regions import install_nsight_shim
+    from nsight_lab.nsight_shim import install_nsight_shim
 
     install_nsight_shim(replace=True)  # the one switch: import nsight -> nsight-lab
     import nsight  # nsight-lab's stand-in module

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from nsight_lab.errors import MeasurementError
+from nsight_lab.options.profile import BUILTIN_FOLDS
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from nsight_lab.contract.records import RunRecord
     from nsight_lab.options import ProfileOptions
 
-BUILTIN_FOLDS = ("sum", "max", "first", "single")
+__all__ = ["BUILTIN_FOLDS", "KernelCountError", "KernelFold", "check_kernel_counts"]
 
 
 class KernelCountError(MeasurementError):

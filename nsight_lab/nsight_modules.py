@@ -3,10 +3,10 @@
 nsight-python code imports more than the top-level names: ``from nsight.collection
 import ncu`` (to read ``ncu.injection_load_error``), ``from nsight import
 exceptions``, ``from nsight.utils import VerbosityLevel``. Where ``import nsight`` is
-nsight-lab's stand-in (:func:`nsight_lab.regions.install_nsight_shim`), the stand-in
-is a package whose submodules are the modules of :mod:`nsight_lab.api` named in
-:data:`NSIGHT_MODULES`: the import system finds them through :class:`NsightModuleFinder`
-(on ``sys.meta_path``), so ``import nsight.collection.ncu`` and
+nsight-lab's stand-in (:mod:`nsight_lab.nsight_shim`), the stand-in is a package whose
+submodules are the modules of :mod:`nsight_lab.api` named in :data:`NSIGHT_MODULES`:
+the import system finds them through :class:`NsightModuleFinder` (on
+``sys.meta_path``), so ``import nsight.collection.ncu`` and
 ``nsight.collection.ncu`` are the same module object as
 ``nsight_lab.api.collection.ncu`` -- one state, whichever name sets it.
 

@@ -7,6 +7,10 @@ current thread: it checks the rules -- a non-empty name (checked by ``annotate``
 itself), no nesting, a name once per run, nothing left open when the cell ends -- and
 only then forwards the boundary to what measures it (a backend's measurement, or the
 child's NVTX ranges). The rules live here once; the runner and the child both use them.
+
+Where NVIDIA's nsight-python is ``import nsight``, :func:`nsight_python_routed` routes
+its ``nsight.annotate`` here while a profile runs; where it is absent, ``import nsight``
+is nsight-lab's stand-in (:mod:`nsight_lab.nsight_shim`, the entry layer's).
 """
 
 from __future__ import annotations
@@ -16,7 +20,6 @@ import importlib.util
 import os
 import sys
 import threading
-import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Protocol, TypeVar, overload
@@ -24,12 +27,6 @@ from typing import TYPE_CHECKING, Protocol, TypeVar, overload
 from typing_extensions import Self
 
 from nsight_lab.errors import CellError, RegionError
-from nsight_lab.nsight_modules import NSIGHT_PYTHON_VERSION, install_finder
-
-try:
-    from nsight_lab._version import __version__
-except ImportError:  # a source checkout that was never built
-    __version__ = "0.0.0+unknown"
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -254,90 +251,6 @@ class annotate:  # noqa: N801  (lower-case to match nsight-python's nsight.annot
             return None  # the body raised and ignore_failures swallowed it
 
         return wrapper  # type: ignore[return-value]
-
-
-class _NsightShim(types.ModuleType):
-    """``nsight`` where nsight-python is absent: nsight-python's API, as nsight-lab's.
-
-    ``annotate`` is here at once; every other name (``analyze``, ``experimental``,
-    ...) is imported from :mod:`nsight_lab.api` on first use, so ``%load_ext`` loads
-    no pandas for it.
-    """
-
-    __nsight_lab_shim__ = True
-
-    def __reduce__(self) -> tuple[Callable[[], types.ModuleType], tuple[()]]:
-        """Pickle by reference: unpickled, it is that process's ``nsight`` stand-in.
-
-        A user's function that reads ``nsight`` (``nsight.annotate``) ships to the
-        isolated ncu child with the module in its globals; cloudpickle would copy a
-        module without a spec by value, which a ModuleType subclass refuses. The
-        child installs the same stand-in before it unpickles (``child.run_payload``).
-        """
-        return nsight_shim, ()
-
-    def __getattr__(self, name: str) -> object:
-        if name.startswith("__"):  # the import system's and pickle's questions
-            raise AttributeError(name)
-        api = importlib.import_module("nsight_lab.api")
-        try:
-            value: object = getattr(api, name)
-        except AttributeError:
-            msg = (
-                f"module 'nsight' (nsight-lab's stand-in for nsight-python) has no "
-                f"attribute {name!r}"
-            )
-            raise AttributeError(msg) from None
-        setattr(self, name, value)
-        return value
-
-
-def nsight_shim() -> types.ModuleType:
-    """This process's ``nsight`` stand-in (what a pickled stand-in unpickles to).
-
-    The one ``import nsight`` resolves to where it is installed; else it is
-    installed where nsight-python is absent; else (nsight-python is there and stays
-    ``nsight``) a stand-in of its own, outside ``sys.modules``.
-    """
-    module = sys.modules.get("nsight")
-    if module is None:
-        install_nsight_shim()
-        module = sys.modules.get("nsight")
-    if module is not None and getattr(module, "__nsight_lab_shim__", False):
-        return module
-    return _new_shim()
-
-
-def _new_shim() -> _NsightShim:
-    """A stand-in: a package (``nsight.collection.ncu`` ...) of nsight-python 1.1.0.
-
-    ``__version__`` is the nsight-python version whose API it serves;
-    ``__nsight_lab_version__`` nsight-lab's own.
-    """
-    install_finder()
-    shim = _NsightShim(
-        "nsight", "nsight-lab's stand-in for nsight-python (nsight_lab.api)"
-    )
-    shim.__path__ = []  # a package: its submodules come from NsightModuleFinder
-    shim.__version__ = NSIGHT_PYTHON_VERSION  # type: ignore[attr-defined]
-    shim.__nsight_lab_version__ = __version__  # type: ignore[attr-defined]
-    shim.annotate = annotate  # type: ignore[attr-defined]
-    return shim
-
-
-def install_nsight_shim(*, replace: bool = False) -> None:
-    """Make ``import nsight`` resolve to nsight-lab's nsight-python API.
-
-    Args:
-        replace: Install the stand-in even where NVIDIA's nsight-python is installed
-            (the isolated child, which must not start nsight-python's ncu probe, and
-            the examples harness); otherwise only where it is absent.
-    """
-    if not replace and (
-        "nsight" in sys.modules or importlib.util.find_spec("nsight") is not None
-    ):
-        return
-    sys.modules["nsight"] = _new_shim()
 
 
 @contextmanager

@@ -1,8 +1,11 @@
 """nsight-lab's structure, read from its own source: layers, imports, sizes.
 
 An AST pass over ``nsight_lab/`` (nothing is imported, so it runs without the GPU
-stack): which module imports which (at the top, inside functions, or for types only),
-the runtime import cycles (function-local imports counted), the arrows that point up
+stack): which module imports which (at the top, inside functions, or for types only;
+``importlib.import_module``/``__import__`` of a string the source spells out counted
+as an import, and ``from package import name`` as an import of the package's
+``__init__``), the runtime import cycles (function-local imports counted), the arrows
+that point up
 the layer order, the modules at the package root, module and function sizes, imports
 of another module's ``_private`` names, library code that prints, and module-level
 mutable state that functions change (process-wide singletons).
@@ -93,6 +96,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "nsight_lab.doctor",
             "nsight_lab.history",
             "nsight_lab.server",
+            "nsight_lab.nsight_shim",
             "nsight_lab.__init__",
         ),
     ),
@@ -121,6 +125,10 @@ LAZY_OK = (
     "nsight",
 )
 
+# Calls that import the module their first argument names (``importlib.import_module``,
+# ``import_module`` imported by name, the builtin ``__import__``).
+IMPORT_CALLS = frozenset({"import_module", "__import__"})
+
 
 @dataclass
 class Import:
@@ -131,6 +139,8 @@ class Import:
     names: tuple[str, ...]
     lineno: int
     kind: str  # "top", "local" (inside a function) or "types" (TYPE_CHECKING)
+    by_string: bool = False  # importlib.import_module / __import__ of a string
+    package: str = ""  # the ``__init__`` a ``from package import ...`` reads
 
 
 @dataclass
@@ -145,6 +155,8 @@ class Module:
     long_functions: list[tuple[str, int, int]] = field(default_factory=list)
     prints: list[int] = field(default_factory=list)
     singletons: list[str] = field(default_factory=list)
+    unresolved: list[int] = field(default_factory=list)
+    """Lines of string imports whose target the source does not spell out."""
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:
@@ -175,15 +187,7 @@ def _resolve(
             if alias.name.split(".")[0] == PACKAGE:
                 out.append((_known(alias.name, known), ()))
         return out
-    base = node.module or ""
-    if node.level:
-        package = module.split(".")
-        if not module.endswith("__init__"):
-            package = package[:-1]
-        else:
-            package = package[:-1]
-        package = package[: len(package) - (node.level - 1)]
-        base = ".".join([*package, base]) if base else ".".join(package)
+    base = _from_base(module, node)
     if base.split(".")[0] != PACKAGE:
         return out
     plain: list[str] = []
@@ -198,6 +202,100 @@ def _resolve(
     if plain:
         out.append((_known(base, known), tuple(plain)))
     return out
+
+
+def _from_base(module: str, node: ast.ImportFrom) -> str:
+    """The module a ``from ... import`` statement of ``module`` imports from."""
+    base = node.module or ""
+    if node.level:
+        package = module.split(".")[:-1]  # a package's __init__ too
+        package = package[: len(package) - (node.level - 1)]
+        base = ".".join([*package, base]) if base else ".".join(package)
+    return base
+
+
+def _from_package(
+    module: str, node: ast.ImportFrom | ast.Import, known: set[str]
+) -> str:
+    """The ``__init__`` a ``from package import ...`` reads (else ``""``)."""
+    if isinstance(node, ast.Import):
+        return ""
+    init = f"{_from_base(module, node)}.__init__"
+    return init if init in known else ""
+
+
+def _string_constants(tree: ast.Module) -> dict[str, str]:
+    """The module's top-level names bound once to a string literal."""
+    values: dict[str, str] = {}
+    seen: set[str] = set()
+    for node in tree.body:
+        targets: list[ast.expr] = []
+        value: ast.expr | None = None
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign):
+            targets, value = [node.target], node.value
+        for target in targets:
+            if not isinstance(target, ast.Name):
+                continue
+            if target.id in seen:
+                values.pop(target.id, None)
+                continue
+            seen.add(target.id)
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                values[target.id] = value.value
+    return values
+
+
+def _text(node: ast.expr, names: dict[str, str]) -> str | None:
+    """The string ``node`` always evaluates to, where the source spells it out.
+
+    A literal, a name in ``names`` (the module's string constants and ``__name__``),
+    an f-string or a ``+`` of those; None for anything else.
+    """
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, str) else None
+    if isinstance(node, ast.Name):
+        return names.get(node.id)
+    if isinstance(node, ast.JoinedStr):
+        parts = []
+        for value in node.values:
+            if isinstance(value, ast.FormattedValue):
+                if value.conversion not in {-1, ord("s")} or value.format_spec:
+                    return None
+                value = value.value  # noqa: PLW2901
+            part = _text(value, names)
+            if part is None:
+                return None
+            parts.append(part)
+        return "".join(parts)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _text(node.left, names), _text(node.right, names)
+        return None if left is None or right is None else left + right
+    return None
+
+
+def _is_import_call(func: ast.expr) -> bool:
+    """``importlib.import_module``, ``import_module`` or ``__import__``."""
+    if isinstance(func, ast.Attribute):
+        return func.attr == "import_module"
+    return isinstance(func, ast.Name) and func.id in IMPORT_CALLS
+
+
+def _string_import(node: ast.Call) -> ast.expr | None:
+    """The argument naming the module ``node`` imports, if it imports one.
+
+    ``import_module(name)`` and ``__import__(name)``, and a call handing
+    ``import_module`` on with its arguments (``Thread(target=import_module,
+    args=(name,))``).
+    """
+    if _is_import_call(node.func):
+        return node.args[0] if node.args else None
+    keywords = {k.arg: k.value for k in node.keywords if k.arg}
+    target, args = keywords.get("target"), keywords.get("args")
+    if target is not None and _is_import_call(target) and isinstance(args, ast.Tuple):
+        return args.elts[0] if args.elts else None
+    return None
 
 
 def _known(name: str, known: set[str]) -> str:
@@ -215,9 +313,13 @@ def _is_type_checking(test: ast.expr) -> bool:
 
 
 class _Walker(ast.NodeVisitor):
-    def __init__(self, module: Module, known: set[str]) -> None:
+    def __init__(
+        self, module: Module, known: set[str], constants: dict[str, str]
+    ) -> None:
         self.module = module
         self.known = known
+        package = module.name.removesuffix(".__init__")
+        self.names = {**constants, "__name__": package}
         self.depth = 0
         self.types = 0
         self.mutable: set[str] = set()
@@ -249,17 +351,37 @@ class _Walker(ast.NodeVisitor):
 
     def _import(self, node: ast.Import | ast.ImportFrom) -> None:
         kind = "types" if self.types else ("local" if self.depth else "top")
+        package = _from_package(self.module.name, node, self.known)
         for target, names in _resolve(self.module.name, node, self.known):
             if target == self.module.name:
                 continue
             self.module.imports.append(
-                Import(self.module.name, target, names, node.lineno, kind)
+                Import(self.module.name, target, names, node.lineno, kind, package=package)
             )
 
     visit_Import = _import  # noqa: N815
     visit_ImportFrom = _import  # noqa: N815
 
+    def _import_by_string(self, node: ast.Call) -> None:
+        argument = _string_import(node)
+        if argument is None:
+            return
+        target = _text(argument, self.names)
+        if target is None:
+            self.module.unresolved.append(node.lineno)
+            return
+        if target.split(".")[0] != PACKAGE:
+            return
+        target = _known(target, self.known)
+        if target == self.module.name:
+            return
+        kind = "types" if self.types else ("local" if self.depth else "top")
+        self.module.imports.append(
+            Import(self.module.name, target, (), node.lineno, kind, by_string=True)
+        )
+
     def visit_Call(self, node: ast.Call) -> None:
+        self._import_by_string(node)
         func = node.func
         if isinstance(func, ast.Name) and func.id == "print":
             self.module.prints.append(node.lineno)
@@ -353,20 +475,61 @@ def read_modules(root: Path = ROOT) -> dict[str, Module]:
             lines=len(text.splitlines()),
             docstring=ast.get_docstring(tree) or "",
         )
-        walker = _Walker(module, known)
+        walker = _Walker(module, known, _string_constants(tree))
         walker.visit(tree)
         module.singletons = sorted(walker.mutable & walker.changed)
         modules[module.name] = module
     return modules
 
 
+def loads(
+    imp: Import, modules: dict[str, Module], *, packages: bool = True
+) -> set[str]:
+    """The modules an import names: its target, and the package it reads from.
+
+    ``from a.b import x`` reads ``a.b``'s namespace, so it depends on
+    ``a/b/__init__.py``, also from inside ``a.b`` and where ``x`` is a submodule.
+    With ``packages``, also the packages the import runs: importing ``a.b.c`` runs
+    ``a/b/__init__.py`` first, unless the importer is in ``a.b`` itself (then that
+    ``__init__`` is already running).
+    """
+    out = {imp.target} if imp.target in modules else set()
+    if imp.package:
+        out.add(imp.package)
+    parts = imp.target.removesuffix(".__init__").split(".")
+    for end in range(2, len(parts) if packages else 0):
+        package = ".".join(parts[:end])
+        init = f"{package}.__init__"
+        if init in modules and not imp.source.startswith(f"{package}."):
+            out.add(init)
+    out.discard(imp.source)
+    return out
+
+
 def runtime_edges(modules: dict[str, Module]) -> dict[str, set[str]]:
-    """Module -> the modules it loads when it runs (top and function-local)."""
+    """Module -> the modules it runs when it runs (top and function-local imports).
+
+    String imports count, and so do the package ``__init__`` files an import runs.
+    """
     edges: dict[str, set[str]] = {name: set() for name in modules}
     for module in modules.values():
         for imp in module.imports:
-            if imp.kind != "types" and imp.target in modules:
-                edges[module.name].add(imp.target)
+            if imp.kind != "types":
+                edges[module.name] |= loads(imp, modules)
+    return edges
+
+
+def named_edges(modules: dict[str, Module]) -> dict[str, set[str]]:
+    """Module -> the modules it names in any import, type-only ones included.
+
+    The packages an import merely runs on the way are left out: a package whose
+    ``__init__`` re-exports its modules for the type checker only (a lazy
+    ``__getattr__``) is not a cycle with every module that imports one of them.
+    """
+    edges: dict[str, set[str]] = {name: set() for name in modules}
+    for module in modules.values():
+        for imp in module.imports:
+            edges[module.name] |= loads(imp, modules, packages=False)
     return edges
 
 
@@ -452,14 +615,8 @@ def long_modules(modules: dict[str, Module]) -> list[tuple[str, int]]:
 
 def report(modules: dict[str, Module]) -> dict[str, object]:
     """Every figure of the pass, as JSON-ready data."""
-    edges = runtime_edges(modules)
-    with_types: dict[str, set[str]] = {name: set() for name in modules}
-    for module in modules.values():
-        for imp in module.imports:
-            if imp.target in modules:
-                with_types[module.name].add(imp.target)
-    runtime_cycles = cycles(edges)
-    type_cycles = cycles(with_types)
+    runtime_cycles = cycles(runtime_edges(modules))
+    type_cycles = cycles(named_edges(modules))
     up = upward(modules)
     private = private_imports(modules)
     functions = [
@@ -480,6 +637,15 @@ def report(modules: dict[str, Module]) -> dict[str, object]:
             f"{i.source} -> {i.target} ({i.kind}, line {i.lineno})" for i in up
         ),
         "function_local_imports_of_nsight_lab": len(local),
+        "string_imports": sorted(
+            f"{i.source} -> {i.target} ({i.kind}, line {i.lineno})"
+            for m in modules.values()
+            for i in m.imports
+            if i.by_string
+        ),
+        "unresolved_string_imports": sorted(
+            f"{m.name} (line {line})" for m in modules.values() for line in m.unresolved
+        ),
         "private_imports": sorted(
             f"{i.source} -> {i.target}: {', '.join(i.names)}" for i in private
         ),

@@ -144,3 +144,70 @@ def test_a_size_reason_in_the_docstring_lets_a_long_function_pass(tmp_path) -> N
     assert [f.split(" ")[0] for f in report["functions_over_limit"]] == [
         "nsight_lab.stats.long"
     ]
+
+
+def test_the_pass_reads_string_imports_as_imports(tmp_path) -> None:
+    report = _tree(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "regions.py": (
+                "import importlib\n"
+                "API = 'nsight_lab.api'\n"
+                "def f():\n    return importlib.import_module(API)\n"
+            ),
+            "api/__init__.py": (
+                "from importlib import import_module\n"
+                "def g(name):\n"
+                "    import_module(f'{__name__}.kernel')\n"
+                "    return import_module(name)\n"
+            ),
+            "api/kernel.py": "def h():\n    return __import__('nsight_lab.regions')\n",
+        },
+    )
+    assert report["string_imports"] == [
+        "nsight_lab.api.__init__ -> nsight_lab.api.kernel (local, line 3)",
+        "nsight_lab.api.kernel -> nsight_lab.regions (local, line 2)",
+        "nsight_lab.regions -> nsight_lab.api.__init__ (local, line 4)",
+    ]
+    assert report["unresolved_string_imports"] == ["nsight_lab.api.__init__ (line 4)"]
+    assert report["upward_imports"] == [
+        "nsight_lab.regions -> nsight_lab.api.__init__ (local, line 4)"
+    ]
+    assert report["runtime_cycles"] == [
+        ["nsight_lab.api.__init__", "nsight_lab.api.kernel", "nsight_lab.regions"]
+    ]
+
+
+def test_the_pass_sees_a_package_init_cycle(tmp_path) -> None:
+    # ``from package import submodule`` reads the package: a cycle with its __init__.
+    files = {
+        "__init__.py": "",
+        "cli/__init__.py": "from nsight_lab.cli.main import main\n",
+        "cli/output.py": "",
+        "cli/main.py": "from nsight_lab.cli import output\ndef main(): ...\n",
+    }
+    report = _tree(tmp_path, files)
+    assert report["runtime_cycles"] == [["nsight_lab.cli.__init__", "nsight_lab.cli.main"]]
+    # Its module by its full name: no cycle.
+    files["cli/main.py"] = "from nsight_lab.cli.output import x\ndef main(): ...\n"
+    assert _tree(tmp_path, files)["runtime_cycles"] == []
+
+
+def test_the_pass_sees_the_package_an_import_runs(tmp_path) -> None:
+    # Importing dist.metrics from outside dist runs dist/__init__.py first.
+    report = _tree(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "dist/__init__.py": "def f():\n    from nsight_lab.dist.worker import w\n",
+            "dist/metrics.py": "",
+            "dist/worker.py": "from nsight_lab.results import r\ndef w(): ...\n",
+            "results.py": "from nsight_lab.dist.metrics import m\nr = 1\n",
+        },
+    )
+    assert report["runtime_cycles"] == [
+        ["nsight_lab.dist.__init__", "nsight_lab.dist.worker", "nsight_lab.results"]
+    ]
+    # The type-only graph names modules, not the packages an import runs on the way.
+    assert report["cycles_with_type_imports"] == []

@@ -63,20 +63,24 @@ def _table(args: argparse.Namespace) -> tuple[bool, pd.DataFrame | None]:  # noq
     (``show``'s text, fitted to the notebook's width): printing it again through
     the CLI printed the table twice (issue 30).
     """
-    from nsight_lab.cli import reports  # noqa: PLC0415  (pandas: on first use)
     from nsight_lab.cli.history import baselines_frame, history_shown  # noqa: PLC0415
+    from nsight_lab.cli.reports import (  # noqa: PLC0415  (pandas: on first use)
+        baseline_results,
+        history_frame,
+        peaks_frame,
+    )
     from nsight_lab.results.stored import session_results  # noqa: PLC0415  (pandas)
     from nsight_lab.text.frame import shown_frame  # noqa: PLC0415  (pandas)
     from nsight_lab.views.summary import session_text  # noqa: PLC0415  (pandas)
 
     command, as_json = args.command, getattr(args, "json", False)
     if command == "peaks":
-        return True, reports.peaks_frame(cpu=args.cpu, refresh=args.refresh)
+        return True, peaks_frame(cpu=args.cpu, refresh=args.refresh)
     if as_json or command not in {"history", "show", "baseline"}:
         return False, None
     with RunStore() as store:
         if command == "history":
-            return True, shown_frame(history_shown(reports.history_frame(store, args)))
+            return True, shown_frame(history_shown(history_frame(store, args)))
         if command == "show" and args.frame:
             return True, shown_frame(session_results(store, args.session_id))
         if command == "show" and not args.runs:
@@ -88,7 +92,7 @@ def _table(args: argparse.Namespace) -> tuple[bool, pd.DataFrame | None]:  # noq
         if command == "baseline" and args.verb == "list":
             return True, baselines_frame(store)
         if command == "baseline" and args.verb == "show":
-            header, frame = reports.baseline_results(
+            header, frame = baseline_results(
                 store, args.name, f"{MAGIC_PROG} baseline show"
             )
             print(header)  # noqa: T201

@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING
 
 from nsight_lab.analysis.baselines import resolve, set_baseline, verdict_table
 from nsight_lab.analysis.compare import DEFAULT_THRESHOLD
-from nsight_lab.cli import output
 from nsight_lab.cli.doctor import all_checks
 from nsight_lab.cli.doctor_text import checks_to_json, format_checks
+from nsight_lab.cli.output import STDOUT, resolve_target, write_file
 from nsight_lab.cli.parser import EXIT_REGRESSION, HelpShown, parse_command
 from nsight_lab.errors import CommandError, NsightLabError
 from nsight_lab.store.run_store import RunStore
@@ -35,13 +35,13 @@ if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence
     from pathlib import Path
-    from typing import BinaryIO, TextIO
+    from typing import BinaryIO, TextIO, TypeAlias
 
     import pandas as pd
 
     from nsight_lab.results.export import RunsTable
 
-    _Table = pd.DataFrame | RunsTable
+    _Table: TypeAlias = pd.DataFrame | RunsTable
     """What ``export`` writes: a results frame, or the runs streamed."""
 
 
@@ -127,18 +127,16 @@ def run_parsed(args: argparse.Namespace) -> int:
         )
         print(text)  # noqa: T201
         return 0
-    from nsight_lab.cli import reports  # noqa: PLC0415  (pandas: the store's commands)
+    from nsight_lab.cli.reports import history_frame, peaks_frame  # noqa: PLC0415  (pandas: the store's commands)
 
     if args.command == "peaks":
-        _print_frame(
-            reports.peaks_frame(cpu=args.cpu, refresh=args.refresh), as_json=False
-        )
+        _print_frame(peaks_frame(cpu=args.cpu, refresh=args.refresh), as_json=False)
         return 0
     with RunStore() as store:
         if args.command in {"baseline", "compare"}:
             return _baselines(store, args)
         if args.command == "history":
-            frame = reports.history_frame(store, args)
+            frame = history_frame(store, args)
             if args.json or frame.empty:
                 _print_frame(frame, as_json=args.json)
             else:
@@ -202,14 +200,12 @@ def _export(table: _Table, args: argparse.Namespace) -> None:
     if args.format == "parquet" and args.output is None:
         msg = "export --format parquet needs -o FILE (binary; -o - for a pipe)"
         raise CommandError(msg)
-    target = output.resolve_target(
-        output.STDOUT if args.output is None else args.output
-    )
+    target = resolve_target(STDOUT if args.output is None else args.output)
     if target.path is not None:
         if args.format == "parquet":
-            output.write_file(target, lambda tmp: _to_parquet(table, tmp))
+            write_file(target, lambda tmp: _to_parquet(table, tmp))
         else:
-            output.write_file(target, lambda tmp: _to_csv(table, tmp))
+            write_file(target, lambda tmp: _to_csv(table, tmp))
         _say_written(target.path, args)
         return
     if args.format == "parquet":

@@ -88,6 +88,11 @@ class CellCode:
     """``python`` compiled, under a file name IPython's tracebacks can show."""
     namespace: dict[str, Any]
     """The notebook's namespace: the cell runs in it and reads its variables from it."""
+    prepare: Callable[[], None] | None = None
+    """What a process that runs the cell away from the notebook (the isolated ncu
+    child, a spawned rank) calls first, a module-level function it imports by name:
+    the magic's makes ``import nsight`` nsight-lab's stand-in there
+    (:func:`nsight_lab.nsight_shim.prepare_child`)."""
 
     def run(self, config: dict[str, JsonScalar]) -> None:
         """Run the cell once in the notebook's namespace with ``config`` bound.

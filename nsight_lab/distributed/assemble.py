@@ -20,8 +20,8 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import nsight_lab.distributed.metrics as m
 from nsight_lab.contract.records import RunRecord, Telemetry
-from nsight_lab.distributed import metrics as m
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence

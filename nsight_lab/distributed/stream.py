@@ -70,6 +70,7 @@ def rank_job(plan: Plan, cell: CellCode, world_size: int) -> RankJob:
         backend=plan.backend,
         options=replace(plan.options, combine_fn=None),  # not used by ranks; picklable
         world_size=world_size,
+        prepare=cell.prepare,
     )
 
 

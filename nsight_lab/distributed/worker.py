@@ -36,7 +36,7 @@ from nsight_lab.distributed.clock import open_clock
 from nsight_lab.distributed.group import GroupComm
 from nsight_lab.distributed.traffic import Traffic, counting
 from nsight_lab.errors import MeasurementError
-from nsight_lab.regions import RegionTracker, install_nsight_shim, listening
+from nsight_lab.regions import RegionTracker, listening
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -81,6 +81,9 @@ class RankJob:
     backend: str
     options: ProfileOptions
     world_size: int
+    prepare: Callable[[], None] | None = None
+    """What a spawned rank calls first (the cell's ``CellCode.prepare``: the magic's
+    makes ``import nsight`` nsight-lab's stand-in)."""
 
 
 def _one_line(exc: BaseException) -> str:
@@ -203,10 +206,9 @@ def spawn_main(  # torch.multiprocessing passes these positionally
     import torch.distributed as dist  # noqa: PLC0415  (torch is optional)
 
     gpu = job.backend != "cpu"
-    install_nsight_shim(replace=True)
     clock: RankClock | None = None
     try:
-        _join(rank, job, init_method)
+        _join(rank, job, init_method)  # job.prepare first: before the unshipping
         clock = open_clock(job.backend, job.options)
         namespace, bindings = _rank_namespace(shipped, f"cuda:{rank}" if gpu else None)
         if rank == 0:
@@ -243,9 +245,12 @@ def spawn_main(  # torch.multiprocessing passes these positionally
 
 
 def _join(rank: int, job: RankJob, init_method: str) -> None:
-    """Join the process group: NCCL on this rank's GPU, gloo for ``cpu``."""
+    """Call ``job.prepare``, then join the group (NCCL on this rank's GPU, or gloo)."""
     import torch  # noqa: PLC0415  (torch is optional)
     import torch.distributed as dist  # noqa: PLC0415  (torch is optional)
+
+    if job.prepare is not None:
+        job.prepare()
 
     gpu = job.backend != "cpu"
     if gpu:

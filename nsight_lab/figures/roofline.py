@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING
 
 import plotly.graph_objects as go
 
-from nsight_lab.figures import roofline_hover, roofline_spots
+import nsight_lab.figures.roofline_hover as hover
+import nsight_lab.figures.roofline_spots as places
 from nsight_lab.figures.common import log_ticks
 from nsight_lab.figures.text import plotly_text, series_label
 from nsight_lab.figures.theme import NEUTRAL, base_layout, region_style
@@ -290,8 +291,8 @@ def _add_regions(
     """
     order, flagged, kernels = marks
     spans = (math.log10(box.x_hi / box.x_lo), box.y_span)
-    spots = roofline_spots.spots(shown, labels, spans)
-    roofline_spots.add_places(fig, spots)
+    spots = places.spots(shown, labels, spans)
+    places.add_places(fig, spots)
     for k, p in enumerate(shown):
         key = (p.annotation, p.config_index)
         style = region_style(order.get(key, k))
@@ -304,7 +305,7 @@ def _add_regions(
         )
         label = labels[id(p)]
         spot = spots[k]
-        custom = roofline_hover.custom(p, label, spot, flags, kernels.get(key, ()))
+        custom = hover.custom(p, label, spot, flags, kernels.get(key, ()))
         symbol = _marker_symbol(style.symbol, p)
         if impossible and not symbol.endswith("-open"):
             symbol += "-open"
@@ -326,7 +327,7 @@ def _add_regions(
                     },
                 },
                 customdata=[custom],
-                hovertemplate=roofline_hover.REGION_HOVER,
+                hovertemplate=hover.REGION_HOVER,
                 meta={"annotation": p.annotation, "config_index": p.config_index},
             )
         )

@@ -31,6 +31,7 @@ from nsight_lab.distributed import follows, rank_collector
 from nsight_lab.errors import CellError, NsightLabError
 from nsight_lab.magic.frames import interrupted, one_line, user_frames
 from nsight_lab.magic.warmup import WarmUp
+from nsight_lab.nsight_shim import install_nsight_shim, prepare_child
 from nsight_lab.options import check_bindings, parse_options
 from nsight_lab.options.namespace import (
     check_isolated_configs,
@@ -39,7 +40,6 @@ from nsight_lab.options.namespace import (
     resolve_combine,
 )
 from nsight_lab.plan import ConfigList
-from nsight_lab.regions import install_nsight_shim
 from nsight_lab.session import ProfileRequest, plan_profile, profile
 from nsight_lab.store.run_store import RunStore
 
@@ -272,6 +272,7 @@ class NsightMagics(Magics):
             python=python,
             code=compile(python, filename, "exec"),
             namespace=shell.user_ns,
+            prepare=prepare_child,
         )
 
 

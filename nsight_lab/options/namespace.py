@@ -20,9 +20,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from nsight_lab.errors import OptionError
-from nsight_lab.kernels import BUILTIN_FOLDS
 from nsight_lab.options.names import reserved_name
-from nsight_lab.options.profile import MAX_CONFIGS
+from nsight_lab.options.profile import BUILTIN_FOLDS, MAX_CONFIGS
 from nsight_lab.options.values import BUILTIN_DERIVED, python_name, shown
 
 if TYPE_CHECKING:

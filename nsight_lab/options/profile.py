@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, get_args
 
 from nsight_lab.contract.records import TIME_METRIC, JsonScalar
 from nsight_lab.errors import OptionError
@@ -27,6 +27,8 @@ CombineMode = Literal["sum", "max", "first", "single"]
 
 ``single``: each region must launch one kernel (nsight-python's default).
 """
+BUILTIN_FOLDS: tuple[str, ...] = get_args(CombineMode)
+"""The words of :data:`CombineMode`; any other ``--combine`` names a function."""
 ReplayMode = Literal["kernel", "range"]
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from nsight_lab.results import findings as _findings  # noqa: F401  (the accessor)
+import nsight_lab.results.findings  # noqa: F401  (registers the accessor)
 from nsight_lab.results.columns import CONFIG_COLUMN, add_roofline, normalize
 from nsight_lab.results.derive import DeriveFailures, DeriveSpec, UserDerive
 from nsight_lab.results.ranks import add_rank_rows

@@ -11,7 +11,7 @@ import os
 from traitlets import Float, Unicode, default
 from traitlets.config import Configurable
 
-from nsight_lab import paths
+from nsight_lab.paths import STORE_ENV, db_path, reports_dir, store_location
 
 __all__ = ["NsightLabConfig"]
 
@@ -56,13 +56,13 @@ class NsightLabConfig(Configurable):
 
     @default("db_path")
     def _default_db_path(self) -> str:
-        return str(paths.db_path())
+        return str(db_path())
 
     @default("store")
     def _default_store(self) -> str:
-        env = os.environ.get(paths.STORE_ENV, "").strip()
-        return paths.store_location() if env else self.db_path
+        env = os.environ.get(STORE_ENV, "").strip()
+        return store_location() if env else self.db_path
 
     @default("reports_dir")
     def _default_reports_dir(self) -> str:
-        return str(paths.reports_dir())
+        return str(reports_dir())

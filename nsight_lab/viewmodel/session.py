@@ -53,8 +53,8 @@ from nsight_lab.figures.ranks import RANKS_CHART, rank_figures
 from nsight_lab.figures.telemetry import missing_telemetry
 from nsight_lab.results.derive import DeriveSpec, derived_values, run_key, stored_derive
 from nsight_lab.roofline.placement import place_session, region_work
-from nsight_lab.viewmodel import summary
 from nsight_lab.viewmodel.regions import RegionStats
+from nsight_lab.viewmodel.summary import counter_table, region_rows
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -291,10 +291,8 @@ class SessionViewModel:
         works = region_work(window)
         with_config = len({g.config_index for g in groups}) > 1
         return {
-            "summary": summary.region_rows(
-                self.session, groups, works, placements, checks
-            ),
-            "counters": summary.counter_table(
+            "summary": region_rows(self.session, groups, works, placements, checks),
+            "counters": counter_table(
                 self.session, groups, self._metrics, self._derived
             ),
             # What cannot be true, its cause and what to do; launch-bound notes.

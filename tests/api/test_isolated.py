@@ -18,7 +18,7 @@ import pytest
 
 import nsight_lab as nsight
 from nsight_lab.api import tools
-from nsight_lab.regions import install_nsight_shim
+from nsight_lab.nsight_shim import install_nsight_shim
 from nsight_lab.store.run_store import RunStore
 
 if TYPE_CHECKING:

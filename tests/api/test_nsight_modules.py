@@ -18,7 +18,7 @@ import nsight_lab
 from nsight_lab.api import tools
 from nsight_lab.api.exceptions import NCUNotAvailableError, ProfilerException
 from nsight_lab.nsight_modules import NSIGHT_MODULES
-from nsight_lab.regions import install_nsight_shim
+from nsight_lab.nsight_shim import install_nsight_shim
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -36,7 +36,7 @@ def _in_a_fresh_python(code: str) -> object:
     """Run ``code`` after installing the stand-in; what it prints, as JSON."""
     prelude = (
         "import json, sys\n"
-        "from nsight_lab.regions import install_nsight_shim\n"
+        "from nsight_lab.nsight_shim import install_nsight_shim\n"
         "install_nsight_shim(replace=True)\n"
     )
     out = subprocess.run(  # noqa: S603  (this Python, our code)
@@ -96,7 +96,7 @@ def test_versions_say_which_api_and_which_nsight_lab() -> None:
 
 
 def test_a_stand_in_outside_sys_modules_serves_the_submodules() -> None:
-    from nsight_lab.regions import nsight_shim
+    from nsight_lab.nsight_shim import nsight_shim
 
     shim = nsight_shim()
     assert shim.collection.ncu is sys.modules["nsight_lab.api.collection.ncu"]

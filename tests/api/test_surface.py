@@ -91,7 +91,7 @@ def test_importing_nsight_lab_loads_no_pandas() -> None:
 
 def test_the_stand_in_module_serves_the_api_on_first_use() -> None:
     code = (
-        "import sys; from nsight_lab.regions import install_nsight_shim; "
+        "import sys; from nsight_lab.nsight_shim import install_nsight_shim; "
         "install_nsight_shim(replace=True); import nsight; "
         "print('nsight_lab.api' in sys.modules, nsight.analyze.kernel.__module__, "
         "nsight.annotate.__module__, hasattr(nsight, 'nope'))"

@@ -34,9 +34,10 @@ inside it: there the first run marks no range at all (it is the first warm-up ru
 or, with no warm-up, one extra run that is neither measured nor logged) and tells
 whether the cell marks regions before any range is profiled.
 
-It imports neither IPython nor any backend; ``import nsight`` in the cell resolves to
-nsight-lab's ``annotate``, and the region rules are the notebook's
-(:class:`nsight_lab.regions.RegionTracker`).
+It imports neither IPython nor any backend. It first calls the payload's ``prepare``
+(``module:function``, the cell's ``CellCode.prepare``): a ``%%nsight`` cell's makes
+``import nsight`` nsight-lab's stand-in (:func:`nsight_lab.nsight_shim.prepare_child`).
+The region rules are the notebook's (:class:`nsight_lab.regions.RegionTracker`).
 """
 
 from __future__ import annotations
@@ -56,8 +57,8 @@ from nsight_lab.contract.collector import RunKey
 from nsight_lab.regions import (
     CELL_REGION,
     RegionTracker,
-    install_nsight_shim,
     listening,
+    nsight_python_routed,
 )
 from nsight_lab.runner import running
 
@@ -192,6 +193,13 @@ def run_payload(payload: dict[str, Any]) -> None:
         ValueError: The payload is of another schema version.
         BaseException: Whatever the cell raised, or a region rule it broke.
     """
+    # Where NVIDIA's nsight-python is what a shipped ``nsight`` names (a function of
+    # analyze.kernel, whose cell gives no ``prepare``), its annotate marks our regions.
+    with nsight_python_routed():
+        _run_payload(payload)
+
+
+def _run_payload(payload: dict[str, Any]) -> None:
     namespace, code = _prepare(payload)
     ranges = _Ranges(str(payload.get("domain", NVTX_DOMAIN)))
     if not ranges.available:
@@ -255,7 +263,10 @@ def _prepare(payload: dict[str, Any]) -> tuple[dict[str, Any], types.CodeType]:
     for entry in reversed(payload.get("sys_path", [])):
         if entry not in sys.path:
             sys.path.insert(1, entry)
-    install_nsight_shim(replace=True)  # before unship: a shipped ``nsight`` is it
+    prepare = payload.get("prepare")
+    if prepare:  # before unship: a shipped ``nsight`` is what it installs
+        module, _, name = prepare.partition(":")
+        getattr(importlib.import_module(module), name)()
     namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
     namespace.update(
         unship(Path(payload["namespace_path"]).read_bytes(), payload.get("device"))

@@ -55,6 +55,7 @@ class NcuCollector:
             out.sink,
             on_progress=out.progress,
             shipped=shipped,
+            prepare=cell.prepare,
         )
 
 

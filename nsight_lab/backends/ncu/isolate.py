@@ -104,6 +104,7 @@ def run_isolated(  # noqa: PLR0913  (the run's collaborators, as Runner's)
     on_progress: ProgressHook | None = None,
     report_dir: Path | str | None = None,
     shipped: bytes | None = None,
+    prepare: Callable[[], None] | None = None,
 ) -> list[RunRecord]:
     """Profile every config of ``plan`` under ncu in a child process.
 
@@ -117,9 +118,9 @@ def run_isolated(  # noqa: PLR0913  (the run's collaborators, as Runner's)
             every change (kernels, runs, configs), with each config's records.
         report_dir: Where the ``config_<i>.ncu-rep`` reports are kept; default
             ``reports_dir()/session_<session_id>``.
-        shipped: The cell's variables as :func:`ship_cell_variables` gave them
-            (the collector ships them before it opens a session); default: shipped
-            here, before ncu starts.
+        shipped: The cell's variables as :func:`ship_cell_variables` gave them (the
+            collector ships them before it opens a session); default: shipped here.
+        prepare: What the child calls first (the cell's ``CellCode.prepare``).
 
     Returns:
         Every record, in the order handed to ``sink``.
@@ -137,15 +138,13 @@ def run_isolated(  # noqa: PLR0913  (the run's collaborators, as Runner's)
     metrics = list(dict.fromkeys((TIME_METRIC, *plan.options.metrics)))
     if shipped is None:
         shipped = ship_cell_variables(plan, cell_source, user_ns)
-    out_dir = (
-        Path(report_dir) if report_dir is not None else session_report_dir(session_id)
-    )
+    out_dir = Path(report_dir or session_report_dir(session_id))
     out_dir.mkdir(parents=True, exist_ok=True)
     counts = Counts(len(plan.configs), plan.options.runs, on_progress)
     records: list[RunRecord] = []
     with tempfile.TemporaryDirectory(prefix="nsight-lab-child-") as tmp:
         run = _ConfigRuns(
-            plan, cell_source, ncu, metrics, session_id, Path(tmp), out_dir
+            plan, cell_source, ncu, metrics, session_id, Path(tmp), out_dir, prepare
         )
         run.namespace_path.write_bytes(shipped)
         for ci, config in enumerate(plan.configs):
@@ -199,6 +198,8 @@ class _ConfigRuns:
     """The temporary directory of the payloads and region logs."""
     out_dir: Path
     """Where the reports are kept."""
+    prepare: Callable[[], None] | None = None
+    """The module-level function the child calls first, if any."""
 
     @property
     def namespace_path(self) -> Path:
@@ -231,6 +232,11 @@ class _ConfigRuns:
             namespace_path=self.namespace_path,
             log_path=log_path,
             replay_mode=options.replay_mode,
+            prepare=(
+                ""
+                if self.prepare is None
+                else f"{self.prepare.__module__}:{self.prepare.__qualname__}"
+            ),
         )
         base = self.out_dir / f"config_{ci}"
         outcome = _run_ncu(self._command(base, payload_path), counts)
@@ -296,6 +302,7 @@ def _write_payload(  # noqa: PLR0913  (one field each)
     namespace_path: Path,
     log_path: Path,
     replay_mode: str,
+    prepare: str,
 ) -> None:
     payload = {
         "schema_version": PAYLOAD_SCHEMA_VERSION,
@@ -310,6 +317,7 @@ def _write_payload(  # noqa: PLR0913  (one field each)
         "namespace_path": str(namespace_path),
         "device": None,
         "sys_path": [p for p in sys.path if p],
+        "prepare": prepare,
     }
     path.write_text(json.dumps(payload), encoding="utf-8")
 

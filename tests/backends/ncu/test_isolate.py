@@ -21,6 +21,7 @@ from nsight_lab.contract.records import TIME_METRIC
 from nsight_lab.errors import BackendUnavailableError, MeasurementError, RegionError
 from nsight_lab.gpu import ncu as _ncu_tools
 from nsight_lab.gpu import stack as gpu_stack
+from nsight_lab.nsight_shim import prepare_child
 from nsight_lab.options import parse_options
 from nsight_lab.plan import Plan, make_plan
 
@@ -213,6 +214,7 @@ def test_import_nsight_in_the_child_is_our_annotate(user_ns, tmp_path):
         1,
         lambda _: None,
         report_dir=tmp_path,
+        prepare=prepare_child,  # what a %%nsight cell hands the child
     )
     assert [r.annotation for r in records] == ["r"]
 

@@ -136,7 +136,7 @@ def test_shipped_notebook_code_rebuilds_in_another_process(tmp_path):
 def test_a_function_reading_the_nsight_stand_in_ships_by_reference(
     tmp_path, monkeypatch
 ):
-    from nsight_lab.regions import install_nsight_shim
+    from nsight_lab.nsight_shim import install_nsight_shim
 
     monkeypatch.setitem(sys.modules, "nsight", None)  # restored after the test
     install_nsight_shim(replace=True)
@@ -156,7 +156,8 @@ def test_a_function_reading_the_nsight_stand_in_ships_by_reference(
         f"""
         from pathlib import Path
         from nsight_lab.backends.ncu.shipping import unship
-        from nsight_lab.regions import RegionTracker, install_nsight_shim, listening
+        from nsight_lab.nsight_shim import install_nsight_shim
+        from nsight_lab.regions import RegionTracker, listening
 
         class Log:
             def enter_region(self, name): pass

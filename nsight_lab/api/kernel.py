@@ -50,7 +50,6 @@ from typing import TYPE_CHECKING, Any, overload
 from nsight_lab.api.cell import CALL, function_cell, isolated_call
 from nsight_lab.api.collect import Collectors, validate_collectors
 from nsight_lab.api.configs import FunctionConfigs, function_configs, parameters
-from nsight_lab.api.output import say
 from nsight_lab.api.results import ProfileResults
 from nsight_lab.api.settings import KernelSettings, VerbosityLevel, kernel_signature
 from nsight_lab.api.tools import default_backend, ncu_tool_chooses
@@ -61,6 +60,7 @@ from nsight_lab.plan import ConfigList, make_plan
 from nsight_lab.regions import entering_regions
 from nsight_lab.results import DeriveSpec, warn_at_user
 from nsight_lab.session import Display, ProfileRequest, profile
+from nsight_lab.session.output import api_say
 from nsight_lab.store.run_store import RunStore
 
 if TYPE_CHECKING:
@@ -325,7 +325,7 @@ def _after(
     """What a call says once its profile is done: its files, a dropped return value."""
     if settings.verbosity >= VerbosityLevel.INFO:
         for path in written:
-            say(f"[nsight-lab] Refer to {path}")
+            api_say(f"[nsight-lab] Refer to {path}")
     if cell.returned:
         warn_at_user(
             f"Function '{func.__name__}' returns a value, but the return value for a "
@@ -356,13 +356,13 @@ def _copy_reports(session_id: int, prefix: str, tag: str) -> list[Path]:
 def _debug_plan(func: Callable[..., Any], plan: Plan) -> None:
     """``VerbosityLevel.DEBUG``: the backend, why, and each config, before the runs."""
     name = getattr(func, "__name__", "kernel")
-    say(
+    api_say(
         f"[nsight-lab] {name}: backend {plan.backend} ({plan.backend_reason}); "
         f"{len(plan.configs)} configs x {plan.options.runs} runs"
     )
     for index, config in enumerate(plan.configs):
         shown = ", ".join(f"{k}={v!r}" for k, v in config.items()) or "no parameters"
-        say(f"[nsight-lab] config {index}: {shown}")
+        api_say(f"[nsight-lab] config {index}: {shown}")
 
 
 def _no_ncu_note(plan: Plan, why: str) -> str:

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from nsight_lab.api.kernel import in_notebook
-from nsight_lab.api.output import say
 from nsight_lab.api.plot_figure import plot_figure
 from nsight_lab.results import warn_at_user
+from nsight_lab.session.output import api_say
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -183,8 +183,8 @@ def _plot_results(result: ProfileResults, given: _PlotArgs) -> None:
     result.figure = fig
     if given.print_data:
         shown = frame[frame["Metric"] == chosen]
-        say("Aggregated Data (Average value and Number of Runs):")
-        say(shown.to_string(index=False))
+        api_say("Aggregated Data (Average value and Number of Runs):")
+        api_say(shown.to_string(index=False))
     _show(fig)
     if given.filename and styled is not None:  # as the callback styled it
         from nsight_lab.figures.mpl_figure import save_png  # noqa: PLC0415  (matplotlib)
@@ -270,7 +270,7 @@ def _write(fig: go.Figure, filename: str) -> None:
         except (ImportError, mpl_figure.UnsupportedFigureError) as why:
             msg = f"{exc}; matplotlib could not draw it either: {why}"
             raise StaticExportError(msg) from why
-        say(  # a note, as the CSV files' "Refer to"
+        api_say(  # a note, as the CSV files' "Refer to"
             f"[nsight-lab] drew {filename!r} with matplotlib: plotly's PNG export "
             f"is unavailable here ({exc})"
         )

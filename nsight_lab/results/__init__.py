@@ -47,8 +47,9 @@ server's view model nor a cell that asks for no DataFrame.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from nsight_lab.contract.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from nsight_lab.results.columns import NORMALIZED_COLUMNS
@@ -111,14 +112,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:  # noqa: ANN401  (any of the names above)
-    """The package's names, each imported from its module on first use.
-
-    Raises:
-        AttributeError: No such name.
-    """
-    home = _HOMES.get(name)
-    if home is None:
-        msg = f"module {__name__!r} has no attribute {name!r}"
-        raise AttributeError(msg)
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+__getattr__ = lazy_exports(__name__, _HOMES)

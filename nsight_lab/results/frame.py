@@ -19,7 +19,7 @@ import pandas as pd
 
 import nsight_lab.results.findings  # noqa: F401  (registers the accessor)
 from nsight_lab.results.columns import CONFIG_COLUMN, add_roofline, normalize
-from nsight_lab.results.derive import DeriveFailures, DeriveSpec, UserDerive
+from nsight_lab.results.derive import DeriveSpec
 from nsight_lab.results.ranks import add_rank_rows
 from nsight_lab.results.rows import InfoColumn, RowContext, RowRequest, gather_runs
 from nsight_lab.stats import STABLE_RSD_PCT, geomean, summarize
@@ -66,10 +66,8 @@ def to_dataframe(  # noqa: PLR0913  (the optional inputs are keyword-only)
     param_names: Sequence[str],
     *,
     derive: Sequence[str] | DeriveSpec = (),
-    functions: Mapping[str, UserDerive] | None = None,
     normalize_against: str | None = None,
     peaks: Peaks | None = None,
-    derive_failures: DeriveFailures | None = None,
     config_values: Sequence[Mapping[str, object]] | None = None,
     rated_clocks_khz: tuple[int | None, int | None] = (None, None),
     info: Sequence[InfoColumn] = (),
@@ -83,14 +81,11 @@ def to_dataframe(  # noqa: PLR0913  (the optional inputs are keyword-only)
         records: Measured records of one session.
         session: The session (GPU name, host, backend, id).
         param_names: Grid parameter names, in order; each becomes a column.
-        derive: The derive names (``functions`` by name, failures collected in
-            ``derive_failures``), or a whole :class:`DeriveSpec`.
-        functions: User derive functions by name.
+        derive: The built-in derive names, or a whole :class:`DeriveSpec` (user
+            functions, where their failures are collected).
         normalize_against: Annotation whose *median* divides every value column,
             per config and metric (one slow run of it does not move the ratios).
         peaks: The device's roofs; with them, time rows gain the roofline columns.
-        derive_failures: Collects user derive functions' failures (their values become
-            NaN); without it such a failure raises.
         config_values: Per config index, the values the parameter columns show (and
             derive functions get): the objects the profile bound; the records'
             JSON configs by default.
@@ -118,16 +113,10 @@ def to_dataframe(  # noqa: PLR0913  (the optional inputs are keyword-only)
             ``metrics``/``required`` has no value in any record (never a frame
             silently without it).
 
-    Size: fifteen inputs, documented above (nsight-python's and nsight-lab's); the
+    Size: thirteen inputs, documented above (nsight-python's and nsight-lab's); the
     body is the steps: gather the runs, one row per key, the added columns.
     """
-    spec = (
-        derive
-        if isinstance(derive, DeriveSpec)
-        else DeriveSpec(
-            names=tuple(derive), functions=functions or {}, failures=derive_failures
-        )
-    )
+    spec = derive if isinstance(derive, DeriveSpec) else DeriveSpec(names=tuple(derive))
     ctx = RowContext(session, param_names, config_values, rated_clocks_khz, info)
     request = RowRequest(metrics, required, normalize_against)
     runs = gather_runs(records, ctx, spec, request, raw)

@@ -1,17 +1,23 @@
 """The view model: what every view of a session shows, built from runs as they arrive.
 
-One :class:`SessionViewModel` per session (DESIGN part 6.7): the inline widget, the
+One :class:`SessionViewModel` per session (``docs/architecture.md``, section 2): the
+inline widget, the
 sidebar's session and live views, the cell's final bundle and its static page read
 it. ``add(records)`` costs the new runs only; ``to_json()`` is the payload, built
 from state bounded by the regions and the window (:mod:`nsight_lab.viewmodel.session`).
 The server keeps one per live session (:class:`ViewModels`, a bounded LRU cache fed
 with the store's new runs), so a sidebar refresh costs the runs added since the last.
+
+The names below load on first use: the Jupyter server imports
+:mod:`nsight_lab.viewmodel.cache` at start; the view model itself (plotly) loads with
+the first session viewed.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from nsight_lab.contract.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from nsight_lab.viewmodel.cache import ViewModels, session_view
@@ -44,17 +50,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:  # noqa: ANN401  (any of the names above)
-    """The package's names, imported on first use.
-
-    The Jupyter server imports :mod:`nsight_lab.viewmodel.cache` at start; the view
-    model itself (plotly) loads with the first session viewed.
-
-    Raises:
-        AttributeError: No such name.
-    """
-    home = _HOMES.get(name)
-    if home is None:
-        msg = f"module {__name__!r} has no attribute {name!r}"
-        raise AttributeError(msg)
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+__getattr__ = lazy_exports(__name__, _HOMES)

@@ -53,12 +53,13 @@ about ten probes, enough for a median that follows the host through the session
 1 ms it raised the median of a 230 µs ``np.sort`` by 0.35-0.6 % (sessions with and
 without it alternated in one kernel, ``benchmarks/host_probe_cost.py``: the loop
 evicts some of the next run's cache); every 5 ms by nothing measurable (0.996 and
-0.999, ``host_probe_cost.json``)."""
+0.999, ``benchmarks/results/host_probe_cost.json``)."""
 HOST_TOLERANCE = 0.15
 """Median probes of two sides that differ by more than this (a fraction) flag a row.
 
 At one speed consecutive sessions' median probes stayed within 12 % of each other;
-the steps it is meant to catch moved them by 32-85 % (``cpu_session_drift.json``)."""
+the steps it is meant to catch moved them by 32-85 %
+(``benchmarks/results/cpu_session_drift.json``)."""
 
 _LOOP = 500
 _REPEATS = 1

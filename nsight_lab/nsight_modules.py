@@ -55,7 +55,7 @@ NSIGHT_MODULES: dict[str, str] = {
     "nsight.utils": "nsight_lab.api.utils",
     "nsight.visualization": "nsight_lab.api.visualization",
 }
-"""nsight-python 1.1.0's modules (its wheel's ``nsight/``), each to nsight-lab's."""
+"""nsight-python 1.1.0's modules (its wheel's package), each to nsight-lab's."""
 
 SUBMODULES = frozenset(
     name.split(".")[1] for name in NSIGHT_MODULES if name.count(".") == 1

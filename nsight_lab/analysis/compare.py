@@ -28,10 +28,10 @@ a busy one, well outside intervals from 200 runs each, beside steps of 20-40 % t
 the host probe names (``benchmarks/results/cpu_session_drift.json``). So the interval
 of a *timed* row (durations and rates made from them) is widened on the log scale,
 in quadrature, by :data:`SESSION_DRIFT` of the sessions' backend; counters (bytes,
-cycles) are not. On the H200 (``../shared/device/FACTS.md``, 2026-12-02: one
-12-region cell, 6 sessions x 3 processes per backend) same-code session medians
-moved by p50 0.1 %, p95 0.5 % (cupti, pm) to 0.9 % (events), max 1.6-2.2 %: the
-p95 of each backend is its drift (a 95 % term, as the interval is).
+cycles) are not. On the H200 (measured 2026-12-02: one 12-region cell, 6 sessions
+x 3 processes per backend) same-code session medians moved by p50 0.1 %, p95 0.5 %
+(cupti, pm) to 0.9 % (events), max 1.6-2.2 %: the p95 of each backend is its drift
+(a 95 % term, as the interval is).
 
 **Threshold.** A change smaller than the practical threshold is "no change" whatever
 its interval: :func:`verdict` says "slower"/"faster" (or "higher"/"lower") only when

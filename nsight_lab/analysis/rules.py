@@ -61,7 +61,8 @@ a busy hour (4 %, what a 95 % interval allows; with 10 %, 10 of them; with 5 %, 
 1 of 66 in the committed run. Host timings on a shared machine resolve no less; the
 host probe names the larger steps.
 GPU backends: the p95 of same-code session medians' moves measured on the H200
-(``../shared/device/FACTS.md``, 2026-12-02): events 0.9 %, cupti and pm 0.5 %; any
+(2026-12-02, as :mod:`nsight_lab.analysis.compare` says): events 0.9 %, cupti and pm
+0.5 %; any
 other GPU backend (ncu) :data:`GPU_SESSION_DRIFT`, the largest of them."""
 GPU_SESSION_DRIFT = 0.009
 

@@ -161,8 +161,9 @@ class GpuContext:
         A read-only sweep (a sum into a preallocated scalar, on the current stream,
         before the start event) evicts the L2 and leaves it clean. Writing the buffer
         instead (``zero_()``) left dirty lines whose write-back slowed the next
-        memory-bound kernel by up to 9 % (see ``shared/device/FACTS.md``); Nsight
-        Compute's own flush leaves the L2 clean too.
+        memory-bound kernel by up to 9 % (``tests/backends/test_events.py`` holds
+        the flush to it on a GPU); Nsight Compute's own flush leaves the L2 clean
+        too.
         """
         if self._flush_buffer is not None:
             self._torch_sum(self._flush_buffer, 0, out=self._flush_out)

@@ -1,14 +1,16 @@
 """``nsight-lab doctor`` / ``%nsight doctor``: which parts of the GPU stack work here.
 
-":func:`run_checks` probes every backend of the registry
-(:func:`nsight_lab.backends.probe_all`: can it measure here, and if not why) and asks
-:mod:`nsight_lab.gpu.stack` one question per topic (GPU, driver, NVML, torch, ncu,
-ncu_report, nsight-python, counter permission, CUPTI; PM sampling is asked of the pm
-backend, which tries to start it), turning each answer into a
+:func:`run_checks` probes every backend of the registry
+(:func:`nsight_lab.contract.registry.probe_all`: can it measure here, and if not why)
+and asks :mod:`nsight_lab.gpu.stack` one question per topic (GPU, driver, NVML,
+torch, ncu, ncu_report, nsight-python, counter permission, CUPTI; PM sampling is asked
+of the pm backend, which tries to start it), turning each answer into a
 :class:`Check` with what to do. What works comes first (the ``cpu`` backend always
 does), then what is missing here. It never raises: a probe that fails unexpectedly
-becomes an ``"error"`` check naming the exception. :func:`format_checks` writes the
-table the CLI and the magic print; :func:`checks_to_json` is the ``--json`` shape.
+becomes an ``"error"`` check naming the exception.
+:func:`~nsight_lab.cli.doctor_text.format_checks` writes the table the CLI and the
+magic print; :func:`~nsight_lab.cli.doctor_text.checks_to_json` is the ``--json``
+shape.
 """
 
 from __future__ import annotations

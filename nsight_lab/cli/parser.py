@@ -37,7 +37,8 @@ __all__ = [
 CLI_PROG = "nsight-lab"
 MAGIC_PROG = "%nsight"
 EXIT_REGRESSION = 1
-"""``compare --fail-on-regression``: some timed row is slower (see ``compare.py``)."""
+"""``compare --fail-on-regression``: some timed row is slower (its verdicts:
+``analysis/compare.py``)."""
 FILTERS = SESSION_FILTERS
 """``history`` filters, passed to ``RunStore.list_sessions`` as they are."""
 MAX_ID = 2**63 - 1

@@ -12,8 +12,8 @@ run_keys`, one light pass over two columns), so every chunk has the same ones.
 What can differ from the unstreamed table: a column of whole numbers that some
 other chunk lacks is written as integers in its own chunk (a whole table would make
 it floats, ``1.0``). Parameters and counters present in every run (the usual case)
-are written identically; ``tests/results/test_streamed_export.py`` checks both
-formats against :func:`runs_frame`.
+are written identically; ``tests/viewmodel/test_streamed_reads.py`` checks the CSV
+file against :func:`runs_frame`.
 """
 
 from __future__ import annotations

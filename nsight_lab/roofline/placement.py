@@ -54,7 +54,7 @@ logger = logging.getLogger(__name__)
 Source = Literal["measured", "measured (PM sampling)", "modelled"]
 """Where a region's FLOPs or bytes come from: counters (Nsight Compute's, or CUPTI
 PM sampling's: the backend registry's ``measures``,
-:func:`~nsight_lab.backends.counters_source`), or the PyTorch work model."""
+:func:`~nsight_lab.contract.registry.counters_source`), or the PyTorch work model."""
 Bound = Literal["memory", "compute"]
 
 WORK_COLUMNS = (

@@ -31,7 +31,7 @@ __all__ = ["STATIC_DIR", "NsightWidget"]
 logger = logging.getLogger(__name__)
 
 STATIC_DIR = Path(__file__).parent.parent / "static"
-"""Where ``jlpm build:widget`` writes ``widget.js`` and ``widget.css``."""
+"""Where ``jlpm build:widget`` writes ``static/widget.js`` and ``static/widget.css``."""
 
 _MISSING_BUNDLE_ESM = """
 export default {

@@ -34,7 +34,8 @@ __all__ = ["EXCESS_RATIO", "MEMORY_INTENSITY", "chain_findings", "traffic_findin
 
 EXCESS_RATIO = 1.2
 """Bytes past this ratio of what is needed are worth saying: PM sampling's DRAM
-writes read 0.96-1.09 of ncu's (FACTS.md), so less could be the counter's own."""
+writes read up to 1.1 of ncu's (``written_ratio`` in
+``benchmarks/results/pm_h200.json``), so less could be the counter's own."""
 MIN_SAVED_BYTES = 1e6
 """Savings under this are too small to act on."""
 CHAIN_SHARE = 0.1

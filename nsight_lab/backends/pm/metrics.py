@@ -2,7 +2,7 @@
 
 **Defaults** (``--backend pm`` without ``--metrics``, :data:`DEFAULT_METRICS`): DRAM
 bytes read and written, L2 bytes, tensor-pipe activity, SM cycles active and PCIe
-bytes -- every one accepted by PM sampling on GH100 (``shared/device/FACTS.md``).
+bytes -- every one accepted by PM sampling on GH100.
 
 **Kinds.** A region's value is not computed the same way for every metric
 (:func:`kind_of`): *counts* (``.sum``, ``.avg``, ``.max`` of a counter: bytes,

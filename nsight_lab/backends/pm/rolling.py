@@ -25,8 +25,9 @@ run at once.
 enabled session, samples decoded live evaluated as invalid metric names; a rolling
 sampler samples only on a session enabled and configured afresh (one
 ``set_config`` with the kept config image), its image initialised before the start,
-as the live decodes verified there (``pm_decode_probe_h200.json``). Should a live
-evaluation still fail, :class:`LiveFailed` tells the measurement to go on stopped.
+as the live decodes verified there (``benchmarks/results/pm_decode_probe_h200.json``).
+Should a live evaluation still fail, :class:`LiveFailed` tells the measurement to go on
+stopped.
 """
 
 from __future__ import annotations

@@ -693,7 +693,12 @@ def summary(data: dict[str, object]) -> dict[str, int]:
     }
 
 
-def draw(before: dict[str, int], after: dict[str, int], path: Path) -> None:
+def draw(
+    before: dict[str, int],
+    after: dict[str, int],
+    path: Path,
+    title: str = "nsight-lab structure: before and after issue 23",
+) -> None:
     """A bar chart of the counts before and after (matplotlib, PNG)."""
     import matplotlib as mpl  # noqa: PLC0415 - only the figure needs it
 
@@ -713,7 +718,7 @@ def draw(before: dict[str, int], after: dict[str, int], path: Path) -> None:
     ax.set_xscale("symlog")
     ax.set_xlabel("count (symlog)")
     ax.legend(loc="lower right")
-    ax.set_title("nsight-lab structure: before and after issue 23")
+    ax.set_title(title)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
 
@@ -813,19 +818,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--before", type=Path, help="an earlier --json, to compare")
     parser.add_argument("--png", type=Path, help="draw before/after here")
     parser.add_argument("--graph", type=Path, help="draw the package graph here")
-    parser.add_argument("--title", default="nsight-lab", help="the graph's title")
+    parser.add_argument("--title", help="the figures' title")
     args = parser.parse_args(argv)
     modules = read_modules(args.root)
     data = report(modules)
     counts = summary(data)
     if args.graph:
-        draw_graph(modules, args.graph, args.title)
+        draw_graph(modules, args.graph, args.title or "nsight-lab")
     data["summary"] = counts
     if args.json:
         args.json.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     if args.before and args.png:
         before = json.loads(args.before.read_text(encoding="utf-8"))["summary"]
-        draw(before, counts, args.png)
+        draw(before, counts, args.png, *([args.title] if args.title else []))
     for key, value in counts.items():
         print(f"{key:40s} {value}")
     return 0

@@ -21,7 +21,8 @@ import type {
   ISidebarSettings,
   IStatusResponse,
   ISummaryRow,
-  IVerdictTable
+  IVerdictTable,
+  IViewChartChange
 } from './types';
 
 export {
@@ -48,12 +49,31 @@ export interface ILiveState {
   /** The id of the newest run read; the next read asks for runs after it. */
   lastRunId: number;
   /**
+   * The version of the view held (`view_version`); the next read asks for what
+   * changed since it. Null: read the whole view (none yet, or an old server).
+   */
+  viewVersion?: string | null;
+  /**
+   * How this update's figures came from the previous update's (`from`): the
+   * delta's chart changes, which a view drawing `from` can append instead of
+   * drawing again; null when the view was read whole.
+   */
+  changes?: ILiveChanges | null;
+  /**
    * `performance.now()` when the `runs-changed` event that this update answers
    * arrived; `null` when the update was not caused by an event.
    */
   eventAt: number | null;
   /** `performance.now()` of this update. */
   updatedAt: number | null;
+}
+
+/** What changed from one live update's figures to the next (a view delta). */
+export interface ILiveChanges {
+  /** The figures the changes apply to (the previous update's). */
+  from: ISessionFigures;
+  /** Chart name -> its change (`null`: gone). */
+  charts: Record<string, IViewChartChange | null>;
 }
 
 /** One selected session, read in full. */
@@ -74,6 +94,10 @@ export interface ISessionDetail {
   /** The verdict table against the session's baseline (served); null: none. */
   verdicts?: IVerdictTable | null;
   lastRunId: number;
+  /** The version of the view held; the next read asks what changed since it. */
+  viewVersion?: string | null;
+  /** How these figures came from the previous read's (a delta), else null. */
+  changes?: ILiveChanges | null;
 }
 
 /** What a session panel or a comparison panel shows: one session, or two compared. */

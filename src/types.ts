@@ -307,6 +307,48 @@ export interface ISessionResponse {
   kernels?: IKernelRow[];
   /** With `figures=1`: the verdict table against the session's baseline, or null. */
   verdicts?: IVerdictTable | null;
+  /**
+   * With `figures=1`: the version of the view served (or reached by `delta`); ask
+   * with `since=` it next time to get only what changed.
+   */
+  view_version?: string;
+  /**
+   * With `figures=1&since=V`, when the server can tell what changed since V: in
+   * place of the view's keys (nsight_lab/viewmodel/delta.py).
+   */
+  delta?: IViewDelta;
+}
+
+/**
+ * What changed in a session's view since the version a client holds
+ * (nsight_lab/viewmodel/delta.py). Applied to that view (`applyViewDelta`), it
+ * gives the view of `view_version`.
+ */
+export interface IViewDelta {
+  /**
+   * Chart name -> its change: new traces and points (`Plotly.extendTraces`'s, each
+   * trace its latest `max_points`) and the chart's whole layout when it changed;
+   * `figure` for a chart drawn whole; `null` for a chart gone.
+   */
+  charts: Record<string, IViewChartChange | null>;
+  /** The summary rows that changed, by index, and how many rows there are now. */
+  summary?: { length: number; rows: Record<string, ISummaryRow> };
+  /** Every other key of the view that changed, whole (`counters`, `checks`...). */
+  tables?: Partial<
+    Pick<
+      ISessionResponse,
+      'chart_order' | 'counters' | 'checks' | 'kernels' | 'verdicts'
+    >
+  >;
+}
+
+/** One chart's change in a delta (`src/charts/append.ts`'s `IChartAppend`). */
+export interface IViewChartChange {
+  traces?: Record<string, unknown>[];
+  extend?: { indices: number[]; data: Record<string, unknown[][]> }[];
+  max_points?: number | null;
+  figure?: IPlotlyFigure;
+  layout?: Record<string, unknown>;
 }
 
 /**

@@ -139,7 +139,7 @@ class NsightLabHandler(APIHandler):
         """
         return dumps({"schema_version": SCHEMA_VERSION, **build()})
 
-    def reply_json(self, body: str) -> None:
+    def reply_json(self, body: str | bytes) -> None:
         """Finish with JSON text built by :meth:`encode_reply`."""
         self.set_header("Content-Type", "application/json")
         self.finish(body)

@@ -27,6 +27,10 @@ On a PostgreSQL store nothing polls: the server's one ``LISTEN``
 thread, which turns it into the same messages (``runs-changed`` per session named in
 it, ``sessions-changed`` when sessions changed), whatever host the writer runs on.
 
+The sessions named in ``runs-changed`` are handed to the server's view models
+(:meth:`~nsight_lab.viewmodel.cache.ViewModels.warm`): a running one's model is
+built and fed from then on, off the request path (issue 32).
+
 On both engines at most one fan-out goes out per ``poll_interval_s``, and fewer while
 fan-outs cost the loop more than a fifth of its time (a thousand sockets): what
 changes meanwhile is merged into the next push, never held past 0.3 s, so a run
@@ -52,7 +56,7 @@ from tornado.ioloop import IOLoop
 from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
 from nsight_lab.errors import StoreError
-from nsight_lab.server.base import CONFIG_KEY, STORE_KEY
+from nsight_lab.server.base import CONFIG_KEY, MODELS_KEY, STORE_KEY
 from nsight_lab.server.watcher import (
     Event,
     StoreWatcher,
@@ -67,6 +71,7 @@ if TYPE_CHECKING:
     from nsight_lab.server.config import NsightLabConfig
     from nsight_lab.server.pg_listen import Notice
     from nsight_lab.server.store_handle import StoreHandle
+    from nsight_lab.viewmodel.cache import ViewModels
 
 __all__ = [
     "HUB_KEY",
@@ -108,10 +113,20 @@ class EventHub:
     """The longest a change waits for its fan-out: with a 0.1 s poll, a run still
     reaches every socket within the design's 0.5 s."""
 
-    def __init__(self, handle: StoreHandle, poll_interval_s: float) -> None:
-        """Remember the store; nothing starts until the first :meth:`subscribe`."""
+    def __init__(
+        self,
+        handle: StoreHandle,
+        poll_interval_s: float,
+        on_runs: Callable[[list[int]], None] | None = None,
+    ) -> None:
+        """Remember the store; nothing starts until the first :meth:`subscribe`.
+
+        ``on_runs`` is called on the watcher's thread with the sessions that got
+        runs (the server's view models warm those running: issue 32).
+        """
         self._handle = handle
         self._interval = poll_interval_s
+        self._on_runs = on_runs
         self._lock = threading.Lock()
         self._subscribers: dict[int, Callable[[list[str]], None]] = {}
         self._next = 0
@@ -236,6 +251,9 @@ class EventHub:
         """
         if events:
             self._held = merge_events([*self._held, *events])
+            runs = [e["session_id"] for e in events if e["type"] == "runs-changed"]
+            if runs and self._on_runs is not None:
+                self._on_runs(runs)
         now = time.monotonic()
         if not self._held or now < self._next_post:
             return
@@ -345,6 +363,15 @@ def event_hub(settings: dict[str, Any]) -> EventHub:
     hub: EventHub | None = settings.get(HUB_KEY)
     if hub is None:
         config: NsightLabConfig = settings[CONFIG_KEY]
-        hub = EventHub(settings[STORE_KEY], config.poll_interval_s)
+        handle: StoreHandle = settings[STORE_KEY]
+        models: ViewModels | None = settings.get(MODELS_KEY)
+
+        def warm(session_ids: list[int]) -> None:
+            with contextlib.suppress(StoreError):  # the watcher says why, once
+                store = handle.get()
+                if store is not None and models is not None:
+                    models.warm(store, session_ids)
+
+        hub = EventHub(handle, config.poll_interval_s, warm)
         settings[HUB_KEY] = hub
     return hub

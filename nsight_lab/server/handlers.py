@@ -42,7 +42,8 @@ from nsight_lab.contract.registry import registered
 from nsight_lab.errors import RequestError
 from nsight_lab.server.base import NsightLabHandler, parse_count, session_store
 from nsight_lab.store.run_store import SESSION_FILTERS
-from nsight_lab.viewmodel.encode import dumps
+from nsight_lab.viewmodel.delta import parse_version
+from nsight_lab.viewmodel.encode import dumps, dumps_bytes, joined
 from nsight_lab.viewmodel.jobs import compare_json, page_json, page_of
 from nsight_lab.viewmodel.pages import session_page, sessions_page
 
@@ -162,7 +163,11 @@ class SessionHandler(NsightLabHandler):
         - ``figures=1``: adds the session's view over every run, from its view model
           (:meth:`nsight_lab.viewmodel.SessionViewModel.to_json`): ``"figures"``
           (chart name -> plotly JSON, each trace its latest 2,000 points),
-          ``"chart_order"``, ``"summary"``, ``"counters"`` and ``"verdicts"``.
+          ``"chart_order"``, ``"summary"``, ``"counters"`` and ``"verdicts"``, and
+          ``"view_version"``, the version of that view;
+        - ``since=V`` (with ``figures=1``): the ``view_version`` held: ``"delta"``
+          (what changed since, :mod:`nsight_lab.viewmodel.delta`) in place of the
+          view, or the whole view when the server cannot tell.
 
         ``last_run_id`` and ``next_after_id`` are the largest id returned (or
         ``after_id``). Everything is read and encoded off the event loop.
@@ -180,6 +185,10 @@ class SessionHandler(NsightLabHandler):
             msg = "pass either limit (first runs) or tail (last runs), not both"
             raise RequestError(msg)
         with_view = self.flag_argument("figures")
+        since = self.get_query_argument("since", None) or None
+        if since is not None and parse_version(since) is None:
+            msg = f"since must be a view_version the server sent, got {since[:40]!r}"
+            raise RequestError(msg)
         page = await self._page(sid, after_id, limit, tail, text=not with_view)
         if isinstance(page, str):  # thousands of runs, no view: a child's JSON text
             self.reply_json(page)
@@ -187,11 +196,12 @@ class SessionHandler(NsightLabHandler):
         handle, models = self.store_handle, self.view_models
         missing = self.missing_store_message
 
-        def encode() -> str:
+        def encode() -> str | bytes:
             if not with_view:
                 return dumps(page)
             store = session_store(handle, sid, missing)
-            return dumps({**page, **models.view(store, sid)})
+            # The view (or delta) is encoded once for every panel that asks it.
+            return joined(dumps_bytes(page), models.view_bytes(store, sid, since))
 
         self.reply_json(await self.blocking(encode))
 

@@ -13,7 +13,10 @@ new runs (every :data:`FOLLOW_INTERVAL_S`, at most :data:`FOLLOW_CHUNK` at a tim
 and a refresh answers the model as the follower left it (a few runs behind the
 store at most, while it keeps up): the per-run work is done as runs arrive, never
 in a request, so a refresh costs the same at the millionth run as at the first.
-A finished session's view (and a running one's first) is caught up in the request.
+A running session that got runs while the sidebar is open is followed before it is
+viewed (:meth:`ViewModels.warm`, from the events watcher): its first view is encoded,
+not built, in the request; a finished one's is caught up there. A refresh with
+``since`` gets what changed (:mod:`~nsight_lab.viewmodel.delta`).
 
 Bounded memory (issue 29: a 1,000,000-config session's view grew the server to 9.9 GB
 and never answered): a model keeps at most :data:`WINDOW_BUDGET` runs in its
@@ -22,8 +25,7 @@ windows and live traces (each config's ``WINDOW_BUDGET // configs``, at most
 (:func:`capped`); a finished grid's first view charts only its windows' latest runs
 (:mod:`~nsight_lab.viewmodel.latest_runs`); the summary has every run.
 
-Thread-safe: the server calls it from worker threads; one lock per model keeps its
-reads and adds in order, so concurrent refreshes of a session read each run once.
+Thread-safe: one lock per model keeps its reads and adds in order (a run read once).
 """
 
 from __future__ import annotations
@@ -32,18 +34,21 @@ import importlib
 import logging
 import threading
 import time
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from nsight_lab.contract.registry import times_the_host
 from nsight_lab.errors import NsightLabError
 from nsight_lab.roofline.peaks import known_peaks
+from nsight_lab.viewmodel.baseline_runs import kept_baseline, latest
+from nsight_lab.viewmodel.capped import capped
+from nsight_lab.viewmodel.delta import ViewLog
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Iterable
 
-    from nsight_lab.contract.records import RunRecord, SessionInfo
+    from nsight_lab.contract.records import SessionInfo
     from nsight_lab.store.run_store import RunStore
     from nsight_lab.viewmodel.session import SessionViewModel
 
@@ -67,7 +72,6 @@ WINDOW_BUDGET = 20_000
 """Runs one model keeps in its windows and live traces, over all configs (per config
 at most ``max_points``): what bounds a model's memory by more than the grid."""
 GRID_CONFIGS = 100  # a finished session of more configs is first viewed by first_view
-FEW_TRACES = 60  # a figure of at most this many traces (20 groups) is never capped
 READ_CHUNK = 20_000
 """Runs read from the store at a time while a model catches up."""
 FOLLOW_INTERVAL_S = 0.05
@@ -76,6 +80,11 @@ FOLLOW_CHUNK = 1_000
 """Runs the follower adds per look (holding the model), so a request waits little."""
 STATUS_INTERVAL_S = 1.0
 """How often the follower re-reads a followed session (has it ended?)."""
+PUBLISH_INTERVAL_S = 0.2
+"""How often the follower builds a followed session's view, what refreshes are
+answered from (the sidebar's default refresh interval; never in a request) ..."""
+PUBLISH_SHARE = 0.25
+"""... or less often: builds take at most this share of the follower's time."""
 
 
 @dataclass
@@ -85,22 +94,8 @@ class _Entry:
     checked: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock)
     left_out: tuple[int, int] = (0, 0)  # a stored session's traces, points not drawn
-
-
-def latest(records: Sequence[RunRecord], per_region: int) -> list[RunRecord]:
-    """The last ``per_region`` records of each (region, config), in their order.
-
-    Raises:
-        Nothing.
-    """
-    kept: dict[tuple[str, int], deque[RunRecord]] = {}
-    for record in records:
-        key = (record.annotation, record.config_index)
-        if key not in kept:
-            kept[key] = deque(maxlen=max(per_region, 1))
-        kept[key].append(record)
-    chosen = {id(r) for window in kept.values() for r in window}
-    return [r for r in records if id(r) in chosen]
+    log: ViewLog = field(default_factory=ViewLog)  # what a refresh since a version gets
+    warmed: bool = False  # made by warm(): the follower builds it, never a request
 
 
 class ViewModels:
@@ -125,22 +120,45 @@ class ViewModels:
         self._follower: threading.Thread | None = None
         self._closed = threading.Event()
         self._prepared = False
+        self._wanted: set[tuple[str, int]] = set()
 
     def __len__(self) -> int:
         """The view models held."""
         return len(self._entries)
 
-    def view(self, store: RunStore, session_id: int) -> dict[str, Any]:
+    def view(
+        self, store: RunStore, session_id: int, since: str | None = None
+    ) -> dict[str, Any]:
         """Bring the session's view model up to date; return its payload.
 
         ``SessionViewModel.to_json``'s dict (``figures``, ``chart_order``,
-        ``summary``, ``counters``, ``verdicts``): shared with the cache, encode it,
-        do not change it.
+        ``summary``, ``counters``, ``verdicts``) and ``view_version``: shared with
+        the cache, encode it, do not change it. With ``since`` (a ``view_version``
+        served), ``{"view_version", "delta"}`` when the model can say what changed.
 
         Raises:
             NotFoundError: No such session (its model, if any, is dropped).
             StoreError: The store cannot be read.
         """
+        entry = self._published(store, session_id)
+        with entry.lock:
+            return entry.log.answer(since)
+
+    def view_bytes(
+        self, store: RunStore, session_id: int, since: str | None = None
+    ) -> bytes:
+        """:meth:`view` as JSON, encoded once per version and ``since`` (shared).
+
+        Raises:
+            NotFoundError: No such session (its model, if any, is dropped).
+            StoreError: The store cannot be read.
+        """
+        entry = self._published(store, session_id)
+        with entry.lock:
+            return entry.log.answer_bytes(since)
+
+    def _published(self, store: RunStore, session_id: int) -> _Entry:
+        """The session's entry, its view published (built here unless followed)."""
         key = (store.location, session_id)
         try:
             session = store.get_session(session_id)
@@ -159,14 +177,15 @@ class ViewModels:
                     lambda: self._catch_up(store, session_id, entry),
                     MAX_POINTS,
                 )
-            elif not (followed and entry.last_run_id > 0):
+                entry.log.appends.reset(entry.model.version)  # charted unlogged
+            elif not (followed and (entry.last_run_id > 0 or entry.warmed)):
                 self._catch_up(store, session_id, entry)
             entry.model.session = session
-            view = entry.model.to_json()
+            if not (followed and entry.log.published):  # the follower publishes
+                entry.log.publish(entry.model, entry.left_out)
         if session.status == "running":
             self._follow(store)
-        figures = capped(view["figures"], left_out={"duration": entry.left_out})
-        return view if figures is view["figures"] else {**view, "figures": figures}
+        return entry
 
     def _following(self) -> bool:
         with self._lock:
@@ -193,7 +212,8 @@ class ViewModels:
                 return taken
             self.runs_read += len(pairs)
             taken += len(pairs)
-            entry.model.add([record for _, record in pairs])
+            appends = entry.model.add([record for _, record in pairs])
+            entry.log.appends.record(entry.model.version, appends)
             entry.last_run_id = pairs[-1][0]
             if len(pairs) < chunk:
                 return taken
@@ -218,8 +238,14 @@ class ViewModels:
             self._follower.start()
 
     def _follow_loop(self, store: RunStore) -> None:
-        """Feed each running session's model until none is running (or closed)."""
-        while not self._closed.wait(FOLLOW_INTERVAL_S):
+        """Feed each running session's model until none is running (or closed).
+
+        A model that took a whole chunk is behind (a warmed model catching up):
+        the next look comes at once, the lock let go in between.
+        """
+        busy = False
+        while not self._closed.wait(0 if busy else FOLLOW_INTERVAL_S):
+            self._make_wanted(store)
             with self._lock:
                 running = [
                     (key, entry)
@@ -228,21 +254,61 @@ class ViewModels:
                     and entry.model.session is not None
                     and entry.model.session.status == "running"
                 ]
-            if not running:
-                return
+                if not running and not self._wanted:
+                    self._follower = None
+                    return
+            busy = False
             for (_, session_id), entry in running:
                 if not entry.lock.acquire(blocking=False):
                     continue  # a request is catching it up
                 try:
-                    self._catch_up(store, session_id, entry, FOLLOW_CHUNK)
+                    taken = self._catch_up(store, session_id, entry, FOLLOW_CHUNK)
+                    busy = busy or taken == FOLLOW_CHUNK
                     if time.monotonic() - entry.checked > STATUS_INTERVAL_S:
                         entry.model.session = store.get_session(session_id)
                         entry.checked = time.monotonic()
+                    every = max(PUBLISH_INTERVAL_S, entry.log.publish_s / PUBLISH_SHARE)
+                    if time.monotonic() - entry.log.published_at > every:
+                        entry.log.publish(entry.model, entry.left_out)
                 except NsightLabError as exc:  # deleted, store gone: stop following
                     logger.debug("[nsight-lab] view model of %s: %s", session_id, exc)
                     self.forget((store.location, session_id))
                 finally:
                     entry.lock.release()
+
+    def warm(self, store: RunStore, session_ids: Iterable[int]) -> None:
+        """Build the models of running sessions before anyone views them (issue 32).
+
+        The events watcher calls it with the sessions that got runs; the follower
+        makes a model for each running one and feeds it as its runs arrive: the
+        first view is encoded, not built, in the request (as far as it got).
+        """
+        with self._lock:
+            fresh = {
+                (store.location, sid)
+                for sid in session_ids
+                if (store.location, sid) not in self._entries
+            }
+            self._wanted |= fresh
+        if fresh:
+            self._follow(store)
+
+    def _make_wanted(self, store: RunStore) -> None:
+        """Make the models :meth:`warm` asked for (the follower's thread)."""
+        with self._lock:
+            wanted = {key for key in self._wanted if key[0] == store.location}
+            self._wanted -= wanted
+        for key in sorted(wanted):
+            self._make_one(store, key)
+
+    def _make_one(self, store: RunStore, key: tuple[str, int]) -> None:
+        try:
+            session = store.get_session(key[1])
+            if session.status == "running" and key not in self._entries:
+                entry = self._entry(key, store, session)
+                entry.model.session, entry.warmed = session, True
+        except NsightLabError as exc:  # gone meanwhile: nothing to warm
+            logger.debug("[nsight-lab] warming %s: %s", key[1], exc)
 
     def prepare(self) -> None:
         """Load the view model's code (plotly) in the background, once.
@@ -305,84 +371,17 @@ class ViewModels:
 
     def _new_model(self, store: RunStore, session: SessionInfo) -> SessionViewModel:
         """A model with the session's peaks and its kept baseline's runs."""
-        from nsight_lab.viewmodel.session import (  # noqa: PLC0415  (plotly: the first view loads it, not the server's start)
-            WORK_RUNS,
-            KeptBaseline,
-            SessionViewModel,
-        )
+        from nsight_lab.viewmodel.session import SessionViewModel  # noqa: PLC0415  (plotly: the first view loads it, not the server's start)
 
         peaks = known_peaks(store, session.device, cpu=times_the_host(session.backend))
-        kept = store.session_verdicts([session.id]).get(session.id)
-        baseline = None
-        if kept is not None and kept.baseline_session_id is not None:
-            baseline = KeptBaseline(
-                session_id=kept.baseline_session_id,
-                name=kept.baseline_name,
-                threshold=kept.threshold,
-                records=latest(store.runs(kept.baseline_session_id), WORK_RUNS),
-            )
         per_config = max(WINDOW_BUDGET // max(len(session.configs), 1), 1)
         return SessionViewModel(
             session,
             peaks=peaks,
             max_points=min(self.max_points, per_config),
-            baseline=baseline,
+            baseline=kept_baseline(store, session),
             with_config=len(session.configs) > 1,
         )
-
-
-def _points(trace: dict[str, Any]) -> int:
-    """A trace's points (its longest of x and y; 1 for a trace of neither)."""
-    sizes = [len(v) for k in ("x", "y") if isinstance(v := trace.get(k), list | tuple)]
-    return max(sizes, default=1)
-
-
-def capped(
-    figures: dict[str, dict[str, Any]],
-    max_points: int = MAX_POINTS,
-    left_out: Mapping[str, tuple[int, int]] | None = None,
-) -> dict[str, dict[str, Any]]:
-    """``figures`` with at most ``max_points`` points each (whole traces, in order).
-
-    Only a figure of more than :data:`FEW_TRACES` traces (thousands of configs) is
-    capped: it keeps its first traces whose points fit, at least one, and says in
-    ``meta.capped`` how many traces and points it left out; the summary table has
-    every config. Others are the same objects, each trace already within its own
-    ``max_points``. ``left_out``: per figure, ``(traces, points)`` never drawn into
-    it (a stored session's groups past the budget), counted in its note.
-
-    Raises:
-        Nothing.
-    """
-    out: dict[str, dict[str, Any]] = {}
-    for name, figure in figures.items():
-        traces = figure.get("data") or []
-        more, more_points = (left_out or {}).get(name, (0, 0))
-        total = sum(_points(t) for t in traces)
-        if (total <= max_points or len(traces) <= FEW_TRACES) and not more:
-            out[name] = figure
-            continue
-        kept: list[dict[str, Any]] = []
-        points = 0
-        for trace in traces:
-            size = _points(trace)
-            if kept and points + size > max_points:
-                break
-            kept.append(trace)
-            points += size
-        layout = dict(figure.get("layout") or {})
-        meta = layout.get("meta")
-        layout["meta"] = {
-            **(meta if isinstance(meta, dict) else {}),
-            "capped": (
-                f"the first {len(kept):,} of {len(traces) + more:,} traces "
-                f"({points:,} of {total + more_points:,} points; at most "
-                f"{max_points:,} are drawn); the summary table has every config"
-            ),
-        }
-        out[name] = {**figure, "data": kept, "layout": layout}
-    same = all(out[name] is figures[name] for name in figures)
-    return figures if same else out
 
 
 def session_view(

@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["dumps", "dumps_bytes"]
+__all__ = ["dumps", "dumps_bytes", "joined"]
 
 _OPTIONS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
 
@@ -31,6 +31,19 @@ def dumps_bytes(payload: Any) -> bytes:  # noqa: ANN401  (any JSON-able value)
         return orjson.dumps(payload, option=_OPTIONS)
     except orjson.JSONEncodeError:
         return json.dumps(_finite(payload), allow_nan=False).encode()
+
+
+def joined(first: bytes, second: bytes) -> bytes:
+    """Two encoded JSON objects as one (their keys must differ): ``{...a, ...b}``.
+
+    What a handler answers when one part was encoded once for many requests (a
+    session's view, :mod:`~nsight_lab.viewmodel.delta`) and the other per request.
+    """
+    if second == b"{}":
+        return first
+    if first == b"{}":
+        return second
+    return first[:-1] + b"," + second[1:]
 
 
 def dumps(payload: Any) -> str:  # noqa: ANN401  (any JSON-able value)

@@ -26,7 +26,8 @@ import {
   ISessionVerdict,
   ISessionsResponse,
   ITelemetry,
-  IVerdictTable
+  IVerdictTable,
+  IViewDelta
 } from '../types';
 import { ISessionBundle } from '../mime/types';
 import widget from '../widget/index';
@@ -225,8 +226,25 @@ const SESSION_RESPONSE: Shape<ISessionResponse> = {
   counters: O,
   checks: A,
   kernels: A,
-  verdicts: ['object', 'null']
+  verdicts: ['object', 'null'],
+  view_version: S,
+  delta: O
 };
+/** A refresh since a version (issue 32): the page and the delta, no view. */
+const DELTA_RESPONSE: Shape<
+  Pick<ISessionResponse, 'view_version' | 'delta' | 'runs' | 'session'>
+> &
+  Record<string, readonly Kind[]> = {
+  schema_version: N,
+  session: O,
+  runs: A,
+  last_run_id: N,
+  next_after_id: N,
+  has_more: B,
+  view_version: S,
+  delta: O
+};
+const VIEW_DELTA: Shape<IViewDelta> = { charts: O, summary: O, tables: O };
 const SESSIONS_RESPONSE: Shape<ISessionsResponse> = {
   schema_version: N,
   total: N,
@@ -344,7 +362,7 @@ describe('wire.json matches the TypeScript interfaces', () => {
 
   it('a session with its runs, progress, figures, chart order and summary', () => {
     for (const response of [detail, live]) {
-      expect(mismatches(response, SESSION_RESPONSE)).toEqual([]);
+      expect(mismatches(response, SESSION_RESPONSE, ['delta'])).toEqual([]);
       // runs_done and regions are the list's; a session has its progress.
       expect(
         mismatches(response.session, SESSION_SUMMARY, ['runs_done', 'regions'])
@@ -354,6 +372,20 @@ describe('wire.json matches the TypeScript interfaces', () => {
         expect(mismatches(run, RUN)).toEqual([]);
         expect(mismatches(run.telemetry, TELEMETRY)).toEqual([]);
       }
+    }
+  });
+
+  it('a refresh since a version: the page and what changed in the view', () => {
+    const streamed = WIRE.live_deltas as {
+      first: ISessionResponse;
+      answers: ISessionResponse[];
+    };
+    expect(mismatches(streamed.first, SESSION_RESPONSE, ['delta'])).toEqual([]);
+    for (const answer of streamed.answers) {
+      expect(mismatches(answer, DELTA_RESPONSE)).toEqual([]);
+      expect(
+        mismatches(answer.delta, VIEW_DELTA, ['summary', 'tables'])
+      ).toEqual([]);
     }
   });
 
@@ -379,7 +411,7 @@ describe('wire.json matches the TypeScript interfaces', () => {
 
   it('verdicts against a baseline: kept, served with the session and the bundle', () => {
     expect(mismatches(compare.verdict, SESSION_VERDICT)).toEqual([]);
-    expect(mismatches(regressed, SESSION_RESPONSE)).toEqual([]);
+    expect(mismatches(regressed, SESSION_RESPONSE, ['delta'])).toEqual([]);
     const kept = regressed.session.baseline_verdict!;
     expect(mismatches(kept, BASELINE_VERDICT)).toEqual([]);
     expect(kept.verdict).toBe('slower');

@@ -90,6 +90,8 @@ interface IBox {
   missing: HTMLDivElement;
   plot: HTMLDivElement;
   handle: IChartHandle | null;
+  /** The figure object the chart draws (given, or reached by its appends). */
+  source: IFigure | null;
 }
 
 function div(className: string, parent?: HTMLElement): HTMLDivElement {
@@ -201,6 +203,34 @@ export class ChartGrid {
     }
   }
 
+  /**
+   * A view delta's changes from the figures `from` to `to` (`model/view.ts`):
+   * each chart drawing `from`'s figure gets its appends (`extendTraces`, no
+   * redraw of the rest) and is then known to draw `to`'s, which the next
+   * `update` does not draw again. Other charts are left to `update`.
+   */
+  appendChanges(
+    from: FigureMap,
+    to: FigureMap,
+    changes: Readonly<Record<string, IChartAppend | null>>
+  ): void {
+    for (const [name, change] of Object.entries(changes)) {
+      const box = this._boxes.get(name);
+      const next = to[name];
+      if (
+        !box?.handle ||
+        !change ||
+        change.figure ||
+        !next ||
+        box.source !== from[name]
+      ) {
+        continue;
+      }
+      box.handle.append(change);
+      box.source = next;
+    }
+  }
+
   /** Remove every chart. */
   dispose(): void {
     for (const box of this._boxes.values()) {
@@ -242,7 +272,8 @@ export class ChartGrid {
       node,
       missing: div(`${cls}-missing`, node),
       plot: div(`${cls}-plot`, node),
-      handle: null
+      handle: null,
+      source: null
     };
     this._boxes.set(name, box);
     return box;
@@ -254,9 +285,13 @@ export class ChartGrid {
     box.plot.hidden = false;
     if (!box.handle) {
       box.handle = mountChart(box.plot, figure, this._options.mount);
-    } else if (!sameFigure(box.handle.figure, figure)) {
+    } else if (
+      box.source !== figure &&
+      !sameFigure(box.handle.figure, figure)
+    ) {
       box.handle.update(figure);
     }
+    box.source = figure;
     box.node.dataset.state = 'drawn';
   }
 
@@ -268,6 +303,7 @@ export class ChartGrid {
       box.handle.dispose();
       box.handle = null;
     }
+    box.source = null;
     box.node.dataset.state = 'missing';
   }
 

@@ -12,6 +12,7 @@ import {
   servedOrder,
   withFirst
 } from '../charts/grid';
+import type { IChartAppend } from '../charts/mount';
 import { chartMissing, chartTitle } from '../charts/titles';
 import { ILiveState, IRunsModel } from '../tokens';
 import {
@@ -226,6 +227,13 @@ export class LiveView extends Widget {
     if (id !== this._chartsFor) {
       this._chartsFor = id;
       this._grid.update([], {});
+    } else if (live.changes) {
+      // A delta: the new points are appended to the charts drawn, not redrawn.
+      this._grid.appendChanges(
+        live.changes.from as FigureMap,
+        live.figures as FigureMap,
+        live.changes.charts as Record<string, IChartAppend | null>
+      );
     }
     this._grid.update(
       liveChartOrder(

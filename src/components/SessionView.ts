@@ -10,8 +10,14 @@ import { Dialog, Notification, showDialog } from '@jupyterlab/apputils';
 import { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 
-import { ChartGrid, hasData, servedOrder, withFirst } from '../charts/grid';
-import type { IFigure } from '../charts/mount';
+import {
+  ChartGrid,
+  FigureMap,
+  hasData,
+  servedOrder,
+  withFirst
+} from '../charts/grid';
+import type { IChartAppend, IFigure } from '../charts/mount';
 import {
   chartMissing,
   chartTitle,
@@ -237,6 +243,14 @@ export class SessionView extends Widget {
         h('div', 'jp-nsightLab-SessionView-verdictsHeading', against)
       );
       renderVerdicts(this._verdicts, verdicts, this._trans);
+    }
+    if (detail.changes && !changed) {
+      // A delta: new points appended to the charts drawn, not drawn again.
+      this._grid.appendChanges(
+        detail.changes.from as FigureMap,
+        detail.figures as FigureMap,
+        detail.changes.charts as Record<string, IChartAppend | null>
+      );
     }
     this._grid.update(
       sessionChartOrder(

@@ -1,7 +1,9 @@
 /**
  * The live session: the newest profile of the notebook in front (else the newest
  * running one), its newest runs appended as `runs-changed` events arrive, and a
- * `Poll` that reads it while the events socket is down.
+ * `Poll` that reads it while the events socket is down. Each read after the first
+ * asks for what changed in the view since the version held (`since`), and applies
+ * it (`model/view.ts`); the server sends the whole view when it cannot tell.
  */
 
 import { IDisposable } from '@lumino/disposable';
@@ -14,6 +16,7 @@ import { ILiveState } from '../tokens';
 import { ISessionSummary, ISessionsResponse } from '../types';
 import { IModelContext } from './context';
 import { fetchLiveView, keepLast } from './runs';
+import { IServedView, nextView, ViewDeltaError } from './view';
 
 /** How many of the newest sessions are looked at to find the live one. */
 export const LIVE_CANDIDATES = 20;
@@ -28,6 +31,8 @@ export const EMPTY_LIVE: ILiveState = {
   figures: {},
   chartOrder: null,
   lastRunId: 0,
+  viewVersion: null,
+  changes: null,
   eventAt: null,
   updatedAt: null
 };
@@ -162,6 +167,7 @@ export class LiveModel implements IDisposable {
   forget(id: number): void {
     if (this._state.session?.id === id) {
       this._state = EMPTY_LIVE;
+      this._view = null;
       this._changed.emit();
     }
   }
@@ -189,6 +195,7 @@ export class LiveModel implements IDisposable {
     );
     if (chosen?.id !== previous?.id) {
       this._state = chosen ? { ...EMPTY_LIVE, session: chosen } : EMPTY_LIVE;
+      this._view = null;
       this._pendingEventAt = null;
       this._changed.emit();
       if (chosen) {
@@ -241,6 +248,11 @@ export class LiveModel implements IDisposable {
     }
   }
 
+  /**
+   * Read the live session's newest run and what changed in its view since the
+   * version held (the whole view the first time, or when the server cannot say):
+   * a refresh carries the points appended since, not the figures (issue 32).
+   */
   private async _fetch(): Promise<void> {
     const live = this._state;
     const session = live.session;
@@ -250,21 +262,41 @@ export class LiveModel implements IDisposable {
     const eventAt = this._pendingEventAt;
     this._pendingEventAt = null;
     const maxPoints = this._context.settings().maxPoints;
+    const held = this._view ? (live.viewVersion ?? null) : null;
     const read = await fetchLiveView(
       this._context.serverSettings,
       session.id,
-      live.lastRunId
+      live.lastRunId,
+      held
     );
     const response = read.response;
     if (this._isDisposed || this._state.session?.id !== session.id) {
       return;
     }
+    let view: IServedView;
+    try {
+      view = nextView(this._view, response);
+    } catch (error) {
+      if (!(error instanceof ViewDeltaError)) {
+        throw error;
+      }
+      // A delta that does not fit the view held: read it whole next time.
+      this._view = null;
+      this._state = { ...this._state, viewVersion: null };
+      this._gate.request();
+      return;
+    }
+    const from = this._view?.figures ?? null;
+    this._view = view;
     this._state = {
       session: response.session,
       runs: keepLast([...this._state.runs, ...read.runs], maxPoints),
-      figures: response.figures ?? this._state.figures,
-      chartOrder: response.chart_order ?? this._state.chartOrder,
+      figures: view.figures,
+      chartOrder: view.chart_order ?? this._state.chartOrder,
       lastRunId: Math.max(read.lastRunId, this._state.lastRunId),
+      viewVersion: response.view_version ?? null,
+      changes:
+        response.delta && from ? { from, charts: response.delta.charts } : null,
       eventAt,
       updatedAt: performance.now()
     };
@@ -279,6 +311,8 @@ export class LiveModel implements IDisposable {
   private _socketOpen = false;
   private _isDisposed = false;
   private _state: ILiveState = EMPTY_LIVE;
+  /** The whole view held (the figures and what else it was served with). */
+  private _view: IServedView | null = null;
   private _pendingEventAt: number | null = null;
   private _currentNotebook: string | null = null;
   private _changed = new Signal<this, void>(this);

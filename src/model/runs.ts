@@ -36,7 +36,8 @@ export function lastId(runs: IRunRecord[], fallback: number): number {
 /**
  * Read the runs of a session stored after `afterId`, page by page, keeping only the
  * newest `keep`; the figures (built on the server from every run) come with the
- * last page when `figures` is set.
+ * last page when `figures` is set; with `since` (the `view_version` held) they
+ * may come as a `delta` from that view (`nextView` applies it).
  *
  * From the start of a session (`afterId` 0), only its last `keep` runs are asked
  * for (`tail`): a 200,000-run session is not sent whole to show 2,000 of them.
@@ -50,9 +51,11 @@ export async function fetchSessionRuns(
   sessionId: number,
   afterId: number,
   keep: number,
-  figures: boolean
+  figures: boolean,
+  since: string | null = null
 ): Promise<IRunsRead> {
   const path = `sessions/${sessionId}`;
+  const held = since ?? undefined;
   if (afterId <= 0) {
     const response = await requestAPI<ISessionResponse>(
       withQuery(path, {
@@ -76,7 +79,8 @@ export async function fetchSessionRuns(
       withQuery(path, {
         after_id: after,
         limit: RUN_PAGE_SIZE,
-        figures: figures && page === 0 ? 1 : undefined
+        figures: figures && page === 0 ? 1 : undefined,
+        since: figures && page === 0 ? held : undefined
       }),
       serverSettings
     );
@@ -98,7 +102,7 @@ export async function fetchSessionRuns(
       return { response, runs, lastRunId: after };
     }
     const withFigures = await requestAPI<ISessionResponse>(
-      withQuery(path, { after_id: after, limit: 0, figures: 1 }),
+      withQuery(path, { after_id: after, limit: 0, figures: 1, since: held }),
       serverSettings
     );
     return { response: withFigures, runs, lastRunId: after };
@@ -110,19 +114,23 @@ export async function fetchSessionRuns(
  * server by the session's view model, from every run) and its newest run only
  * (`tail=1` after `afterId`: the live view shows the newest run's line, not a
  * table of runs), so a refresh costs the server the runs stored since the last.
+ * With `since` (the `view_version` held), the answer may be a `delta` instead of
+ * the view: what changed since (issue 32; `nextView` applies it).
  *
  * @throws {NsightLabResponseError} When the server refuses.
  */
 export async function fetchLiveView(
   serverSettings: ServerConnection.ISettings,
   sessionId: number,
-  afterId: number
+  afterId: number,
+  since: string | null = null
 ): Promise<IRunsRead> {
   const response = await requestAPI<ISessionResponse>(
     withQuery(`sessions/${sessionId}`, {
       after_id: Math.max(afterId, 0),
       tail: 1,
-      figures: 1
+      figures: 1,
+      since: since ?? undefined
     }),
     serverSettings
   );

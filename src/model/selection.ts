@@ -2,7 +2,8 @@
  * A selection of sessions read from the server: none, one session read in full, or
  * two sessions compared (`GET compare`, computed on the server). Each main-area
  * panel reads its own (`RunsModel.openSelection`); `nextSelection` is also the rule
- * of the history list's picks.
+ * of the history list's picks. A session that changes is read again as its new
+ * runs and what changed in its view since the one held (`since`).
  */
 
 import { ISignal, Signal } from '@lumino/signaling';
@@ -10,9 +11,10 @@ import { ISignal, Signal } from '@lumino/signaling';
 import { RefreshGate } from '../refresh';
 import { describeError, requestAPI, withQuery } from '../request';
 import { ISelectionSource, ISelectionState } from '../tokens';
-import { ICompareResponse } from '../types';
+import { ICompareResponse, ISessionResponse } from '../types';
 import { IModelContext } from './context';
 import { fetchSessionRuns, keepLast } from './runs';
+import { IServedView, nextView, ViewDeltaError } from './view';
 
 /** Nothing selected. */
 export const EMPTY_SELECTION: ISelectionState = {
@@ -140,17 +142,26 @@ export class SelectionModel implements ISelectionSource {
         const previous = this._state.detail;
         const after =
           incremental && previous?.session.id === id ? previous.lastRunId : 0;
+        const since =
+          after > 0 && this._view ? (previous?.viewVersion ?? null) : null;
         const read = await fetchSessionRuns(
           serverSettings,
           id,
           after,
           maxPoints,
-          true
+          true,
+          since
         );
-        const response = read.response;
         if (!sameIds(this._state.ids, ids)) {
           return;
         }
+        const from = since ? (this._view?.figures ?? null) : null;
+        const view = this._nextView(since ? this._view : null, read.response);
+        if (view === null) {
+          return;
+        }
+        // The page, with the view it brought (whole, or its delta applied).
+        const response = { ...read.response, ...view };
         const runs = keepLast(
           after > 0 && previous ? [...previous.runs, ...read.runs] : read.runs,
           maxPoints
@@ -169,7 +180,12 @@ export class SelectionModel implements ISelectionSource {
             checks: response.checks ?? previous?.checks ?? [],
             kernels: response.kernels ?? previous?.kernels ?? [],
             verdicts: response.verdicts ?? previous?.verdicts ?? null,
-            lastRunId: Math.max(read.lastRunId, after)
+            lastRunId: Math.max(read.lastRunId, after),
+            viewVersion: read.response.view_version ?? null,
+            changes:
+              read.response.delta && from
+                ? { from, charts: read.response.delta.charts }
+                : null
           }
         };
       } else {
@@ -201,9 +217,32 @@ export class SelectionModel implements ISelectionSource {
     this._changed.emit();
   }
 
+  /**
+   * The view after `response` (its delta applied to `held`), kept for the next
+   * read; null when the delta did not fit (the next read asks for the whole view).
+   */
+  private _nextView(
+    held: IServedView | null,
+    response: ISessionResponse
+  ): IServedView | null {
+    try {
+      this._view = nextView(held, response);
+      return this._view;
+    } catch (error) {
+      if (!(error instanceof ViewDeltaError)) {
+        throw error;
+      }
+      this._view = null;
+      this._gate.request();
+      return null;
+    }
+  }
+
   private _context: IModelContext;
   private _gate: RefreshGate;
   private _isDisposed = false;
   private _state: ISelectionState = EMPTY_SELECTION;
+  /** The whole view of the session read (what the next delta applies to). */
+  private _view: IServedView | null = null;
   private _changed = new Signal<this, void>(this);
 }

@@ -181,11 +181,20 @@ class WidgetView {
     );
   };
 
-  /** Add the latest live points to the charts drawn (those it has not yet). */
+  /**
+   * Add the latest live points to the charts drawn (those it has not yet). An
+   * append after one this view missed (it was drawn late) would extend figures
+   * that lack the points between: the charts keep what they show until the next
+   * whole figures (`figures`, `figures_seq`), as a sidebar panel that missed a
+   * delta reads the whole view (issue 32).
+   */
   private readonly renderAppend = (): void => {
     const append = this.model.get('append');
     if (!append || !('seq' in append) || append.seq <= this.appended) {
       return; // nothing new, or already in the figures drawn
+    }
+    if (append.seq > this.appended + 1) {
+      return; // a gap: wait for the whole figures
     }
     this.appended = append.seq;
     this.charts.append(append.charts);

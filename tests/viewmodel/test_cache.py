@@ -97,9 +97,12 @@ def test_a_running_session_is_fed_in_the_background(store) -> None:
     while models.runs_read < 60 and time.monotonic() < deadline:
         time.sleep(0.02)
 
-    # Then: the follower took them; the next view reads none
+    # Then: the follower took them and publishes their view; the next view reads none
     assert models.runs_read == 60
-    assert [r["Runs"] for r in models.view(store, sid)["summary"]] == ["30", "30"]
+    deadline = time.monotonic() + 10
+    while [r["Runs"] for r in models.view(store, sid)["summary"]] != ["30", "30"]:
+        assert time.monotonic() < deadline, "the follower did not publish the view"
+        time.sleep(0.05)
     assert models.runs_read == 60
     models.close()
 

@@ -151,3 +151,30 @@ describe('ChartGrid', () => {
     expect(grid.names).toEqual([]);
   });
 });
+
+describe('ChartGrid.appendChanges (a view delta)', () => {
+  it('appends to the charts drawing its "from" figures, and does not redraw them', () => {
+    const host = document.createElement('div');
+    const grid = new ChartGrid(host, { className: 'c' });
+    const from = { duration: fig([1]), roofline: fig([2]) };
+    grid.update(['duration', 'roofline'], from);
+    const duration = grid.handle('duration')!;
+    const roofline = grid.handle('roofline')!;
+    const change = { extend: [{ indices: [0], data: { y: [[3]] } }] };
+    const to = { duration: fig([1, 3]), roofline: fig([4]) };
+
+    grid.appendChanges(from, to, {
+      duration: change,
+      roofline: { figure: to.roofline }
+    });
+    grid.update(['duration', 'roofline'], to);
+
+    expect(duration.append).toHaveBeenCalledWith(change);
+    expect(duration.update).not.toHaveBeenCalled(); // extended, not drawn again
+    expect(roofline.append).not.toHaveBeenCalled(); // drawn whole
+    expect(roofline.update).toHaveBeenCalledWith(to.roofline);
+    // Changes from figures the grid does not draw are left to update().
+    grid.appendChanges(from, { duration: fig([9]) }, { duration: change });
+    expect(duration.append).toHaveBeenCalledTimes(1);
+  });
+});

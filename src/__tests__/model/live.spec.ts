@@ -10,7 +10,7 @@ import {
   notebookMatches
 } from '../../model/live';
 import { requestAPI } from '../../request';
-import { ISidebarSettings } from '../../types';
+import { ISessionResponse, ISidebarSettings } from '../../types';
 import { run, session, sessionResponse } from '../fixtures';
 import { serve, settings, settle, sidebarSettings } from './server';
 
@@ -147,6 +147,105 @@ describe('LiveModel', () => {
     expect(live.polling).toBe(false);
     await jest.advanceTimersByTimeAsync(LIVE_POLL_MIN_MS * 3);
     expect(reads - before).toBe(3);
+    live.dispose();
+  });
+});
+
+/** The directory of this spec (jest's CommonJS wrapper defines it). */
+declare const __dirname: string;
+
+interface IStreamed {
+  first: ISessionResponse;
+  answers: ISessionResponse[];
+  last: ISessionResponse;
+}
+
+/** A streamed session's first view, each refresh's delta and its fresh view. */
+function streamed(): IStreamed {
+  const fs = jest.requireActual<{
+    readFileSync(path: string, encoding: 'utf-8'): string;
+  }>('fs');
+  const text = fs.readFileSync(
+    `${__dirname}/../../../tests/fixtures/wire.json`,
+    'utf-8'
+  );
+  return (JSON.parse(text) as { live_deltas: IStreamed }).live_deltas;
+}
+
+describe('LiveModel reads deltas', () => {
+  it('asks for what changed since the view it holds and applies it', async () => {
+    const wire = streamed();
+    const live8 = { ...wire.first.session, id: 8, status: 'running' as const };
+    const asked: (string | null)[] = [];
+    let step = 0;
+    serve({
+      sessions: () => ({ schema_version: 1, total: 1, sessions: [live8] }),
+      'sessions/8': url => {
+        asked.push(url.searchParams.get('since'));
+        const answer = step === 0 ? wire.first : wire.answers[step - 1];
+        step = Math.min(step + 1, wire.answers.length);
+        return { ...answer, session: live8 };
+      }
+    });
+    const live = makeLive();
+    live.socketOpen = true;
+    await live.find();
+    await settle();
+    expect(live.state.viewVersion).toBe(wire.first.view_version);
+    expect(live.state.changes).toBeNull();
+
+    for (let i = 0; i < wire.answers.length; i++) {
+      const before = live.state.figures;
+      live.runsChanged(8, 100 + i, 1);
+      await settle();
+      expect(live.state.changes?.from).toBe(before);
+    }
+
+    // Each refresh asked since the version the one before answered.
+    expect(asked).toEqual([
+      null,
+      wire.first.view_version,
+      ...wire.answers.slice(0, -1).map(a => a.view_version)
+    ]);
+    expect(live.state.figures).toEqual(wire.last.figures);
+    expect(live.state.chartOrder).toEqual(wire.last.chart_order);
+    live.dispose();
+  });
+
+  it('reads the whole view again after a delta that does not fit', async () => {
+    const wire = streamed();
+    const live8 = { ...wire.first.session, id: 8, status: 'running' as const };
+    const asked: (string | null)[] = [];
+    const answers = [
+      wire.first,
+      // A delta that extends a chart the view lacks: from some other view.
+      {
+        ...wire.answers[0],
+        delta: {
+          charts: {
+            ranks: { extend: [{ indices: [0], data: { x: [[1]] } }] }
+          }
+        }
+      },
+      wire.last
+    ];
+    serve({
+      sessions: () => ({ schema_version: 1, total: 1, sessions: [live8] }),
+      'sessions/8': url => {
+        asked.push(url.searchParams.get('since'));
+        return { ...(answers.shift() ?? wire.last), session: live8 };
+      }
+    });
+    const live = makeLive();
+    live.socketOpen = true;
+    await live.find();
+    await settle();
+    live.runsChanged(8, 100, 1);
+    await settle();
+
+    expect(asked).toEqual([null, wire.first.view_version, null]);
+    expect(live.state.figures).toEqual(wire.last.figures);
+    expect(live.state.viewVersion).toBe(wire.last.view_version);
     live.dispose();
   });
 });

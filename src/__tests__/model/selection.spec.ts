@@ -5,6 +5,7 @@
 
 import { SelectionModel, nextSelection } from '../../model/selection';
 import { requestAPI } from '../../request';
+import { ISessionResponse } from '../../types';
 import { compareResponse, run, session, sessionResponse } from '../fixtures';
 import { serve, settings, settle, sidebarSettings } from './server';
 
@@ -137,6 +138,64 @@ describe('SelectionModel', () => {
     expect(selection.state.detail?.session.id).toBe(7);
     await selection.forget(7);
     expect(selection.state.ids).toEqual([]);
+    selection.dispose();
+  });
+});
+
+/** The directory of this spec (jest's CommonJS wrapper defines it). */
+declare const __dirname: string;
+
+describe('SelectionModel reads deltas of a running session', () => {
+  it('asks what changed since the view it holds, and applies it', async () => {
+    const fs = jest.requireActual<{
+      readFileSync(path: string, encoding: 'utf-8'): string;
+    }>('fs');
+    const wire = (
+      JSON.parse(
+        fs.readFileSync(
+          `${__dirname}/../../../tests/fixtures/wire.json`,
+          'utf-8'
+        )
+      ) as {
+        live_deltas: {
+          first: ISessionResponse;
+          answers: ISessionResponse[];
+          last: ISessionResponse;
+        };
+      }
+    ).live_deltas;
+    const running = {
+      ...wire.first.session,
+      id: 6,
+      status: 'running' as const
+    };
+    const asked: (string | null)[] = [];
+    let step = 0;
+    serve({
+      'sessions/6': url => {
+        asked.push(url.searchParams.get('since'));
+        const answer = step === 0 ? wire.first : wire.answers[step - 1];
+        step += 1;
+        return { ...answer, session: running };
+      }
+    });
+    const selection = makeSelection();
+    await selection.select(6);
+    for (let i = 0; i < wire.answers.length; i++) {
+      const before = selection.state.detail!.figures;
+      selection.requestRefresh();
+      await settle();
+      expect(selection.state.detail!.changes?.from).toBe(before);
+    }
+    expect(asked).toEqual([
+      null,
+      wire.first.view_version,
+      ...wire.answers.slice(0, -1).map(a => a.view_version)
+    ]);
+    const detail = selection.state.detail!;
+    expect(detail.figures).toEqual(wire.last.figures);
+    expect(detail.summary).toEqual(wire.last.summary);
+    expect(detail.counters).toEqual(wire.last.counters);
     selection.dispose();
   });
 });

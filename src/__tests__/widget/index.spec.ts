@@ -283,6 +283,31 @@ describe('render', () => {
     expect(append).toHaveBeenCalledTimes(2);
   });
 
+  it('after an append it missed, waits for the whole figures (issue 32)', () => {
+    const model = new FakeModel({ figures: { duration: figure(2) } });
+    const el = document.createElement('div');
+    render({ model, el });
+    const handle = mount.mock.results[0].value as IChartHandle;
+    const append = handle.append as jest.Mock;
+    const change = {
+      extend: [{ indices: [0], data: { x: [[2]], y: [[5]] } }],
+      max_points: 2000
+    };
+    model.set({ append: { seq: 1, charts: { duration: change } } });
+    expect(append).toHaveBeenCalledTimes(1);
+    // Appends 2 and 3 went by before this view saw them: 4 would extend figures
+    // that lack their points.
+    model.set({ append: { seq: 4, charts: { duration: change } } });
+    expect(append).toHaveBeenCalledTimes(1);
+    model.set({ append: { seq: 5, charts: { duration: change } } });
+    expect(append).toHaveBeenCalledTimes(1);
+    // The whole figures, with appends 1-5 in them, then the next append.
+    model.set({ figures: { duration: figure(6) }, figures_seq: 5 });
+    expect(handle.update).toHaveBeenCalledTimes(1);
+    model.set({ append: { seq: 6, charts: { duration: change } } });
+    expect(append).toHaveBeenCalledTimes(2);
+  });
+
   it('shows the summary table as text, never as markup', () => {
     const model = new FakeModel();
     const el = document.createElement('div');

@@ -269,7 +269,7 @@ class CompareHandler(NsightLabHandler):
         """Answer the verdict table of session b against session a.
 
         Keys: ``schema_version, a, b, baseline, threshold, method, confidence,
-        verdict, rows, scope`` (:func:`nsight_lab.viewmodel.pages.compare_payload`).
+        verdict, rows, scope`` (:func:`nsight_lab.viewmodel.compare.compare_payload`).
 
         One row per (annotation, metric, config) in both sessions, configs matched by
         equal dicts: ``annotation, metric, unit, config, config_index_a,

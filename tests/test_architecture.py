@@ -188,7 +188,9 @@ def test_the_pass_sees_a_package_init_cycle(tmp_path) -> None:
         "cli/main.py": "from nsight_lab.cli import output\ndef main(): ...\n",
     }
     report = _tree(tmp_path, files)
-    assert report["runtime_cycles"] == [["nsight_lab.cli.__init__", "nsight_lab.cli.main"]]
+    assert report["runtime_cycles"] == [
+        ["nsight_lab.cli.__init__", "nsight_lab.cli.main"]
+    ]
     # Its module by its full name: no cycle.
     files["cli/main.py"] = "from nsight_lab.cli.output import x\ndef main(): ...\n"
     assert _tree(tmp_path, files)["runtime_cycles"] == []

@@ -13,6 +13,7 @@ import type {
   ICheck,
   ICompareResponse,
   ICounterTable,
+  IFinding,
   IKernelRow,
   IRunRecord,
   ISessionFigures,
@@ -89,6 +90,8 @@ export interface ISessionDetail {
   counters?: ICounterTable | null;
   /** What cannot be true of a region, and launch-bound notes (served). */
   checks?: ICheck[];
+  /** Why its regions are slow and what would help, ranked (served). */
+  findings?: IFinding[];
   /** Each region's kernels, as served (per-kernel backends; else empty). */
   kernels?: IKernelRow[];
   /** The verdict table against the session's baseline (served); null: none. */

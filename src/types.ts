@@ -169,6 +169,72 @@ export interface ICheck {
 }
 
 /**
+ * What a finding is about (nsight_lab/analysis/findings/finding.py `FAMILIES`), in
+ * the order a region's findings are said: the measurement's quality first.
+ */
+export const FINDING_FAMILIES = [
+  'quality',
+  'launch',
+  'traffic',
+  'cache',
+  'bound',
+  'sweep',
+  'coverage'
+] as const;
+export type FindingFamily = (typeof FINDING_FAMILIES)[number];
+
+/**
+ * How sure a finding is (finding.py `Confidence`): it rests on a hardware counter,
+ * activity timestamps or NVML (`measured`), on the FLOPs and bytes the work model
+ * counted (`work model`), or on durations alone (`timing`).
+ */
+export const FINDING_CONFIDENCES = [
+  'measured',
+  'work model',
+  'timing'
+] as const;
+export type FindingConfidence = (typeof FINDING_CONFIDENCES)[number];
+
+/**
+ * Why a region is as slow as it is, and what would help (issue 31;
+ * nsight_lab/analysis/findings/session.py `findings_json`): decided in Python,
+ * ranked most important first; shown as sent. Untrusted text: shown as text only.
+ */
+export interface IFinding {
+  /** Where: the region, a chain `a → b`, `a, b, c and 9 more`; `''`: the session. */
+  region: string;
+  /** Every region it is about, in run order. */
+  regions: string[];
+  /** The config's parameters as text (`n=1024`), or `''` across configs. */
+  config: string;
+  config_index: number | null;
+  family: FindingFamily;
+  /** What it says, one word (`memory_bound`, `throttled`, ...). */
+  kind: string;
+  /** One line: the diagnosis. */
+  statement: string;
+  /** The numbers it rests on, each with its unit. */
+  evidence: string[];
+  /** What to try (`''`: nothing to be done). */
+  action: string;
+  /** The most the action could speed it up (x), or null where no bound is known. */
+  gain: number | null;
+  /** Why that bound ("at most 1.9× if it reached the DRAM roof"), or `''`. */
+  gain_basis: string;
+  confidence: FindingConfidence;
+  /** What exactly was measured or modelled, in a few words. */
+  basis: string;
+  /** The backend (option line) that would settle it, or `''`. */
+  answered_by: string;
+  /** The time at stake: the region's (or chain's) median duration, ns. */
+  time_ns: number;
+  /** 1 for the most important. */
+  rank: number;
+  /** One of the (three) the views show first. */
+  top: boolean;
+}
+
+/**
  * One region's kernels (nsight_lab/figures/kernels.py `kernels_json`): what a
  * per-kernel backend (cupti, pm, ncu) saw it launch, each by its whole name and a
  * readable short one. Untrusted: shown as text only.
@@ -303,6 +369,11 @@ export interface ISessionResponse {
    * launch-bound notes, listed under the summary.
    */
   checks?: ICheck[];
+  /**
+   * With `figures=1`: why its regions are slow and what would help, ranked; `top`
+   * marks those shown first.
+   */
+  findings?: IFinding[];
   /** With `figures=1`: each region's kernels (per-kernel backends; else empty). */
   kernels?: IKernelRow[];
   /** With `figures=1`: the verdict table against the session's baseline, or null. */
@@ -579,11 +650,14 @@ export interface ISidebarSettings {
   maxPoints: number;
   /** The chart shown first. */
   defaultChart: ChartKind;
+  /** A session's findings shown before the rest are folded. */
+  findingsShown: number;
 }
 
 /** Defaults of schema/sidebar.json, used until the settings registry answers. */
 export const DEFAULT_SIDEBAR_SETTINGS: ISidebarSettings = {
   refreshInterval: 200,
   maxPoints: 2000,
-  defaultChart: 'duration'
+  defaultChart: 'duration',
+  findingsShown: 3
 };

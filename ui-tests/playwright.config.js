@@ -15,7 +15,8 @@
  *   start:fixture`); every chart of its six sessions read in light and dark, and
  *   (tests/compare-fixture.spec.ts) the same-code comparison and the history, and
  *   (tests/layout.spec.ts) the session panels' layout (answer first, empty charts
- *   folded, kernels, history rows whole).
+ *   folded, kernels, history rows whole), and (tests/findings.spec.ts) why it is
+ *   slow: the findings of a session panel and of a cell's final output.
  * - `postgres` (tests/postgres.spec.ts): a JupyterLab of its own whose store is a
  *   throwaway PostgreSQL cluster (`jlpm start:postgres`: tests/_postgres.py starts
  *   it, runs the server with NSIGHT_LAB_STORE set, stops it on exit); runs written
@@ -141,7 +142,8 @@ module.exports = {
       testMatch: [
         'readability.spec.ts',
         'compare-fixture.spec.ts',
-        'layout.spec.ts'
+        'layout.spec.ts',
+        'findings.spec.ts'
       ],
       use: { baseURL: `http://localhost:${FIXTURE_PORT}` }
     }

@@ -14,10 +14,13 @@ import { verdictsNode } from '../mime/renderer';
 import { liveChartOrder, progressLine } from '../components/LiveView';
 import { runTable } from '../components/RunTable';
 import {
+  FINDING_CONFIDENCES,
+  FINDING_FAMILIES,
   IBaselineVerdict,
   ICompareResponse,
   ICompareRow,
   ICompareScope,
+  IFinding,
   IProgress,
   IRunRecord,
   ISessionInfo,
@@ -225,6 +228,7 @@ const SESSION_RESPONSE: Shape<ISessionResponse> = {
   summary: A,
   counters: O,
   checks: A,
+  findings: A,
   kernels: A,
   verdicts: ['object', 'null'],
   view_version: S,
@@ -322,7 +326,8 @@ const WIDGET: Shape<IWidgetTraits> = {
   figures_seq: N,
   append: O,
   summary: A,
-  sidebar_link: S
+  sidebar_link: S,
+  findings: A
 };
 const BUNDLE: Shape<ISessionBundle> = {
   version: N,
@@ -335,7 +340,28 @@ const BUNDLE: Shape<ISessionBundle> = {
   summary: A,
   summary_columns: A,
   sidebar_link: S,
-  verdicts: ['object', 'null']
+  verdicts: ['object', 'null'],
+  findings: A
+};
+/** One finding (nsight_lab/analysis/findings/session.py `findings_json`). */
+const FINDING: Shape<IFinding> = {
+  region: S,
+  regions: A,
+  config: S,
+  config_index: N_NULL,
+  family: S,
+  kind: S,
+  statement: S,
+  evidence: A,
+  action: S,
+  gain: N_NULL,
+  gain_basis: S,
+  confidence: S,
+  basis: S,
+  answered_by: S,
+  time_ns: N,
+  rank: N,
+  top: B
 };
 
 const list = WIRE.sessions_list as ISessionsResponse;
@@ -432,7 +458,8 @@ describe('wire.json matches the TypeScript interfaces', () => {
 
   it('the widget traits, running and final', () => {
     for (const traits of [running, final]) {
-      expect(mismatches(traits, WIDGET)).toEqual([]);
+      // The live widget has no findings: a cell's final output carries them.
+      expect(mismatches(traits, WIDGET, ['findings'])).toEqual([]);
       expect(mismatches(traits.progress, PROGRESS)).toEqual([]);
     }
   });
@@ -448,6 +475,35 @@ describe('wire.json matches the TypeScript interfaces', () => {
     expect(bundle.progress).toEqual(final.progress);
     expect(bundle.summary_columns).toEqual(Object.keys(final.summary[0]));
   });
+});
+
+describe('the findings, as the session view and the final output get them', () => {
+  const served: [string, IFinding[]][] = [
+    ['session_detail', detail.findings!],
+    ['live_session', live.findings!],
+    ['regressed_session', regressed.findings!],
+    ['final_bundle', bundle.findings!]
+  ];
+
+  it.each(served)(
+    '%s: every finding has the keys and kinds of IFinding',
+    (_, findings) => {
+      expect(findings.length).toBeGreaterThan(0);
+      for (const finding of findings) {
+        expect(mismatches(finding, FINDING)).toEqual([]);
+        expect(FINDING_FAMILIES).toContain(finding.family);
+        expect(FINDING_CONFIDENCES).toContain(finding.confidence);
+        for (const line of [...finding.regions, ...finding.evidence]) {
+          expect(typeof line).toBe('string');
+        }
+      }
+      // Ranked from 1, in order; at most the three that matter most marked top.
+      expect(findings.map(f => f.rank)).toEqual(findings.map((_f, i) => i + 1));
+      const top = findings.filter(f => f.top).length;
+      expect(top).toBeGreaterThan(0);
+      expect(top).toBeLessThanOrEqual(3);
+    }
+  );
 });
 
 describe('the renderers show what Python computed', () => {

@@ -1,9 +1,9 @@
 /**
  * One selected session: the answer first (findings against its baseline, what
- * cannot be true, then the run summary table), its charts laid out by the shared
- * chart grid (`charts/grid.ts`; charts with nothing to draw folded into one line),
- * each region's kernels (folded), then what the session was; its actions (delete,
- * export) on the title's line.
+ * cannot be true, why it is slow and what would help, then the run summary
+ * table), its charts laid out by the shared chart grid (`charts/grid.ts`; charts
+ * with nothing to draw folded into one line), each region's kernels (folded),
+ * then what the session was; its actions (delete, export) on the title's line.
  */
 
 import { Dialog, Notification, showDialog } from '@jupyterlab/apputils';
@@ -35,8 +35,9 @@ import {
 } from '../types';
 import { renderVerdicts } from './CompareView';
 import { button, h } from './dom';
+import { findingsOpen, findingsSection, FINDINGS_SHOWN } from './Findings';
 import { formatTime, runsText, sessionTitle } from './format';
-import { summarySection } from './RunTable';
+import { checksList, summarySection } from './RunTable';
 
 /**
  * The charts of a session: those served, in the server's order (`chart_order`, else
@@ -217,9 +218,18 @@ export class SessionView extends Widget {
     this._notes.replaceChildren(
       ...session.notes.map(note => h('li', undefined, note))
     );
-    // The summary rows are computed on the server over every run.
+    // The summary rows are computed on the server over every run. What cannot
+    // be true first, then why it is slow (the findings, the rest folded as the
+    // user left them), then the table.
+    const checks = checksList(detail.checks);
+    const findings = findingsSection(detail.findings, {
+      shown: this._model.settings.findingsShown ?? FINDINGS_SHOWN,
+      open: !changed && findingsOpen(this._table)
+    });
     this._table.replaceChildren(
-      ...summarySection(detail.summary, detail.counters, detail.checks)
+      ...(checks ? [checks] : []),
+      ...(findings ? [findings] : []),
+      ...summarySection(detail.summary, detail.counters, null)
     );
     const kernels = kernelSection(detail.kernels);
     const open = this._kernels.querySelector('details')?.open ?? false;

@@ -32,6 +32,17 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** Whether `value` reads as a finding: what the findings section shows of one. */
+function isFinding(value: unknown): boolean {
+  return (
+    isObject(value) &&
+    typeof value.statement === 'string' &&
+    typeof value.rank === 'number' &&
+    Array.isArray(value.regions) &&
+    Array.isArray(value.evidence)
+  );
+}
+
 /** What is wrong with `data` as a session bundle, or `null` when nothing is. */
 function problem(data: Record<string, unknown>): string | null {
   const version = data.version;
@@ -79,6 +90,11 @@ function problem(data: Record<string, unknown>): string | null {
           Array.isArray(data.verdicts.rows) &&
           isObject(data.verdicts.verdict) &&
           isObject(data.verdicts.scope))
+    ],
+    [
+      'findings',
+      data.findings === undefined ||
+        (Array.isArray(data.findings) && data.findings.every(isFinding))
     ]
   ];
   const bad = checks.filter(([, ok]) => !ok).map(([key]) => key);
@@ -144,7 +160,8 @@ export function bundleModel(bundle: ISessionBundle): IWidgetModel {
     figures_seq: 0,
     append: {},
     summary: inServedOrder(bundle.summary, bundle.summary_columns),
-    sidebar_link: bundle.sidebar_link
+    sidebar_link: bundle.sidebar_link,
+    findings: bundle.findings ?? []
   };
   return {
     get: key => traits[key],

@@ -5,6 +5,7 @@
  */
 import type { IFigure } from '../charts/mount';
 import type {
+  IFinding,
   IProgress,
   ISummaryRow,
   IVerdictTable,
@@ -45,4 +46,10 @@ export interface ISessionBundle {
    * without one (absent in outputs saved before baselines existed).
    */
   verdicts?: IVerdictTable | null;
+  /**
+   * Why its regions are slow and what would help, ranked (`top`: the three shown
+   * first, the rest folded): under the checks, before the table (absent in
+   * outputs saved before findings existed).
+   */
+  findings?: IFinding[];
 }

@@ -178,6 +178,7 @@ export class SelectionModel implements ISelectionSource {
             summary: response.summary ?? previous?.summary ?? [],
             counters: response.counters ?? previous?.counters ?? null,
             checks: response.checks ?? previous?.checks ?? [],
+            findings: response.findings ?? previous?.findings ?? [],
             kernels: response.kernels ?? previous?.kernels ?? [],
             verdicts: response.verdicts ?? previous?.verdicts ?? null,
             lastRunId: Math.max(read.lastRunId, after),

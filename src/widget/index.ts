@@ -11,6 +11,7 @@ import type { AnyWidget } from '@anywidget/types';
 
 import { ChartGrid, IChartGridOptions, servedOrder } from '../charts/grid';
 import { foldedCharts } from '../charts/titles';
+import { findingsOpen, findingsSection } from '../components/Findings';
 import { formatSummaryCell, summaryColumns } from './format';
 import { OPEN_SESSION_EVENT, SIDEBAR_MARKER } from './link';
 import type {
@@ -120,6 +121,9 @@ class WidgetView {
     this.fill = element('div', `${CLASS}-progressFill`, this.bar);
     this.progressText = element('div', `${CLASS}-progressText`, progress);
     this.message = element('div', `${CLASS}-message`, el);
+    // Why it is slow (a final output's findings), before the charts and table.
+    this.findings = element('div', `${CLASS}-findings`, el);
+    this.findings.hidden = true;
     this.charts = new ChartGrid(element('div', `${CLASS}-charts`, el), {
       className: `${CLASS}-chart`,
       missing: options.missing,
@@ -201,8 +205,18 @@ class WidgetView {
   };
 
   private readonly renderSummary = (): void => {
+    this.renderFindings();
     renderTable(this.table, this.model.get('summary') ?? []);
   };
+
+  /** Why it is slow: the three findings marked top, the rest folded. */
+  private renderFindings(): void {
+    const section = findingsSection(this.model.get('findings'), {
+      open: findingsOpen(this.findings)
+    });
+    this.findings.replaceChildren(...(section ? [section] : []));
+    this.findings.hidden = section === null;
+  }
 
   private readonly onLinkClick = (event: MouseEvent): void => {
     event.preventDefault();
@@ -218,6 +232,7 @@ class WidgetView {
     );
   };
 
+  private readonly findings: HTMLDivElement;
   private readonly title: HTMLSpanElement;
   private readonly status: HTMLSpanElement;
   private readonly link: HTMLAnchorElement;

@@ -6,6 +6,7 @@ import type { AnyModel, RenderProps } from '@anywidget/types';
 
 import type { IChartAppend, IFigure } from '../charts/mount';
 import type {
+  IFinding,
   IProgress,
   ISummaryRow,
   SessionStatus,
@@ -45,6 +46,12 @@ export interface IWidgetTraits {
   summary: ISummaryRow[];
   /** Set when the session can be opened in the nsight-lab sidebar. */
   sidebar_link: string;
+  /**
+   * A final output's findings (why its regions are slow, ranked; `top` marks the
+   * three shown first, the rest folded), under the checks; the live widget has
+   * none.
+   */
+  findings?: IFinding[];
 }
 
 /** The part of anywidget's model (`@anywidget/types` `AnyModel`) that the view uses. */

@@ -34,7 +34,12 @@ function fakeHandle(el: HTMLElement, figure: IFigure): IChartHandle {
 
 function modelWith(defaultChart: ChartKind): IRunsModel {
   const model: Partial<IRunsModel> = {
-    settings: { refreshInterval: 200, maxPoints: 2000, defaultChart },
+    settings: {
+      refreshInterval: 200,
+      maxPoints: 2000,
+      defaultChart,
+      findingsShown: 3
+    },
     exportSession: jest.fn(),
     downloadReport: jest.fn(),
     deleteSession: jest.fn()

@@ -322,7 +322,8 @@ describe('RunsModel live', () => {
     model.settings = {
       refreshInterval: 50,
       maxPoints: 10,
-      defaultChart: 'duration'
+      defaultChart: 'duration',
+      findingsShown: 3
     };
     await model.start();
     await settle();

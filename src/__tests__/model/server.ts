@@ -24,7 +24,8 @@ export const settings = ServerConnection.makeSettings({
 export const sidebarSettings: ISidebarSettings = {
   refreshInterval: 1,
   maxPoints: 5,
-  defaultChart: 'duration'
+  defaultChart: 'duration',
+  findingsShown: 3
 };
 
 export const status = {

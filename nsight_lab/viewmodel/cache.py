@@ -38,12 +38,11 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from nsight_lab.contract.registry import times_the_host
 from nsight_lab.errors import NsightLabError
-from nsight_lab.roofline.peaks import known_peaks
 from nsight_lab.viewmodel.baseline_runs import kept_baseline, latest
 from nsight_lab.viewmodel.capped import capped
 from nsight_lab.viewmodel.delta import ViewLog
+from nsight_lab.viewmodel.roofs import with_roofs
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -373,15 +372,14 @@ class ViewModels:
         """A model with the session's peaks and its kept baseline's runs."""
         from nsight_lab.viewmodel.session import SessionViewModel  # noqa: PLC0415  (plotly: the first view loads it, not the server's start)
 
-        peaks = known_peaks(store, session.device, cpu=times_the_host(session.backend))
         per_config = max(WINDOW_BUDGET // max(len(session.configs), 1), 1)
-        return SessionViewModel(
+        model = SessionViewModel(
             session,
-            peaks=peaks,
             max_points=min(self.max_points, per_config),
             baseline=kept_baseline(store, session),
             with_config=len(session.configs) > 1,
         )
+        return with_roofs(store, model)
 
 
 def session_view(

@@ -126,13 +126,23 @@ async function appendToPlot(
   change: IChartAppend
 ): Promise<void> {
   const traces = change.traces ?? [];
+  const ops = change.extend ?? [];
+  const plot = el as HTMLElement & { data?: Trace[] };
+  if (ops.length > 1 && Array.isArray(plot.data)) {
+    // Each extendTraces call draws the whole chart again (a view delta extends
+    // the points and the band: two calls): the plot's own traces take every
+    // change, and it is drawn once.
+    appendToFigure({ data: plot.data }, { ...change, layout: undefined });
+    await Plotly.redraw(el);
+    return;
+  }
   if (traces.length > 0) {
     await Plotly.addTraces(
       el,
       traces.map(trace => JSON.parse(JSON.stringify(trace)) as Trace)
     );
   }
-  for (const op of change.extend ?? []) {
+  for (const op of ops) {
     await Plotly.extendTraces(
       el,
       op.data,

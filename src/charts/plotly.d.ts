@@ -28,6 +28,8 @@ declare module 'plotly.js-basic-dist-min' {
       indices: number[],
       maxPoints?: number
     ): Promise<HTMLElement>;
+    /** Draw again from the root's own `data` and `layout` (changed in place). */
+    redraw(root: HTMLElement): Promise<HTMLElement>;
     Plots: {
       resize(root: HTMLElement): Promise<void> | void;
     };

@@ -17,6 +17,7 @@ jest.mock('plotly.js-basic-dist-min', () => ({
     react: jest.fn(() => Promise.resolve()),
     addTraces: jest.fn(() => Promise.resolve()),
     extendTraces: jest.fn(() => Promise.resolve()),
+    redraw: jest.fn(() => Promise.resolve()),
     purge: jest.fn(),
     Plots: { resize: jest.fn() }
   }
@@ -25,6 +26,7 @@ jest.mock('plotly.js-basic-dist-min', () => ({
 const react = Plotly.react as jest.Mock;
 const addTraces = Plotly.addTraces as jest.Mock;
 const extendTraces = Plotly.extendTraces as jest.Mock;
+const redraw = Plotly.redraw as jest.Mock;
 
 function figure(): IFigure {
   return {
@@ -158,6 +160,29 @@ describe('mountChart append', () => {
     handle.append(CHANGE); // disposed: nothing
     await flush();
     expect(addTraces).toHaveBeenCalledTimes(1);
+  });
+
+  it('draws once for a change of several extends (a view delta)', async () => {
+    const el = document.createElement('div') as HTMLDivElement & {
+      data?: Record<string, unknown>[];
+    };
+    const handle = mountChart(el, figure(), { watchTheme: false });
+    // What plotly keeps on the element once it drew.
+    el.data = [{ x: [0], y: [1] }];
+    redraw.mockClear();
+    handle.append({
+      extend: [
+        { indices: [0], data: { x: [[1]], y: [[2]] } },
+        { indices: [0], data: { x: [[2]], y: [[3]] } }
+      ],
+      max_points: 2
+    });
+    await flush();
+    expect(extendTraces).not.toHaveBeenCalled();
+    expect(redraw).toHaveBeenCalledTimes(1);
+    expect(el.data[0]).toEqual({ x: [1, 2], y: [2, 3] });
+    expect(handle.figure.data[0].x).toEqual([1, 2]);
+    handle.dispose();
   });
 
   it('draws a whole figure in place of the one shown, without appending', async () => {

@@ -1,13 +1,20 @@
-"""The docs name only what exists, so they cannot rot silently (issue 23).
+"""The docs name only what exists, so they cannot rot silently (issues 23 and 33).
 
-Checked in ``docs/architecture.md`` and ``README.md``:
+Checked in ``docs/architecture.md``, ``README.md`` and every docstring of
+``nsight_lab/`` (a module's, a class's, a function's, an attribute's):
 
 - every ``nsight_lab/...`` path is a file or folder of the checkout;
 - every dotted ``nsight_lab.x.y`` name is a module, or a module and a name it binds at
   its top level (``nsight_lab.store.writer.StoreWriter``, ``nsight_lab.__version__``);
 - every other path in code (a word with a ``/`` or a file extension, such as
   ``backends/pm/sampler.py``, ``plan.py`` or ``src/model/``) is found from the
-  checkout's root or from ``nsight_lab/`` (in the README, those with a ``/``).
+  checkout's root or from ``nsight_lab/`` (in the README, those with a ``/``; in a
+  docstring, also from its module's folder);
+- every document named, a ``*.md`` file or ``NAME part N``/``NAME section N``, is one
+  of the checkout's (``DESIGN part 6.7`` named one it does not have);
+- in a docstring, every relative reference (``:mod:`.derive```,
+  ``:func:`~.group_ranks.follow```) names a module of its package, and a name it
+  binds.
 
 And ``docs/architecture.md``'s layer table is :data:`LAYERS` of
 ``scripts/architecture.py``, the order CI enforces (``tests/test_architecture.py``).
@@ -59,8 +66,16 @@ EXTENSIONS = (
     ".css",
 )
 CODE_SPAN = re.compile(r"`([^`\n]+)`")
+# A document by file name (``benchmarks/README.md``, ``../shared/FACTS.md``) or by its
+# parts (``DESIGN part 6.7``, ``STYLE section 2``).
+MARKDOWN = re.compile(r"(?<![\w/.-])(?:\.\./)*[\w./-]*\w\.md\b")
+DOCUMENT_PART = re.compile(r"\b([A-Z][A-Z_]{2,})(?:\.md)? (?:part|section) \d")
+# A Sphinx role's relative target: :mod:`.derive`, :func:`~.group_ranks.follow`.
+RELATIVE_ROLE = re.compile(r":\w+:`~?(\.+[\w.]*\w)`")
 # Made by the build or a run, git-ignored: named by the docs, absent from a checkout.
-GENERATED = ("nsight_lab/_version.py", "ui-tests/test-output")
+GENERATED = ("nsight_lab/_version.py", "nsight_lab/static", "ui-tests/test-output")
+# Files of a user's or another project's, named as such (not the checkout's).
+ELSEWHERE = ("jupyter_server_config.py",)
 
 
 def _load_architecture() -> ModuleType:
@@ -142,7 +157,11 @@ def dotted_problem(dotted: str, root: Path = ROOT) -> str | None:
 def path_exists(word: str, root: Path = ROOT) -> bool:
     """``word`` is a file or folder from the checkout's root or from ``nsight_lab/``."""
     name = word.rstrip("/")
-    if name in GENERATED or f"nsight_lab/{name}" in GENERATED:
+    if name in ELSEWHERE or any(
+        path == g or path.startswith(f"{g}/")
+        for path in (name, f"nsight_lab/{name}")
+        for g in GENERATED
+    ):
         return True
     return any((base / name).exists() for base in (root, root / "nsight_lab"))
 
@@ -168,13 +187,47 @@ def is_path_word(word: str) -> bool:
     return word.endswith(("/", *EXTENSIONS))
 
 
-def missing_names(text: str, root: Path = ROOT, *, bare: bool = True) -> list[str]:
-    """Every path or module ``text`` names that the checkout does not have.
+def in_checkout(word: str, bases: tuple[Path, ...], root: Path = ROOT) -> bool:
+    """``word`` is a file or folder of the checkout, found from one of ``bases``."""
+    for base in bases:
+        path = (base / word.rstrip("/")).resolve()
+        if path.is_relative_to(root.resolve()) and path.exists():
+            return True
+    return False
+
+
+def missing_documents(
+    text: str, root: Path = ROOT, here: Path | None = None
+) -> list[str]:
+    """The documents ``text`` names that the checkout does not have.
+
+    A ``*.md`` file is looked for from the root, ``nsight_lab/`` and ``here``, inside
+    the checkout only; ``NAME part N`` needs ``NAME.md`` at the root or in ``docs/``.
+    """
+    bases = (root, root / "nsight_lab", *(() if here is None else (here,)))
+    missing = [
+        f"{word}: no such document in the checkout"
+        for word in MARKDOWN.findall(text)
+        if not in_checkout(word, bases, root)
+    ]
+    missing.extend(
+        f"{name}: no such document in the checkout ({name}.md)"
+        for name in DOCUMENT_PART.findall(text)
+        if not any((base / f"{name}.md").is_file() for base in (root, root / "docs"))
+    )
+    return missing
+
+
+def missing_names(
+    text: str, root: Path = ROOT, *, bare: bool = True, here: Path | None = None
+) -> list[str]:
+    """Every path, module or document ``text`` names that the checkout does not have.
 
     With ``bare=False`` a file name without a folder (``ui_scale.json``, named after
-    its folder in the README's prose) is not looked for.
+    its folder in the README's prose) is not looked for; ``here`` is one more folder
+    to find paths from (a docstring's module's).
     """
-    missing: list[str] = []
+    missing: list[str] = missing_documents(text, root, here)
     for match in PACKAGE_PATH.findall(text):
         path = match.rstrip(".")
         if not (root / path).exists() and path.rstrip("/") not in GENERATED:
@@ -188,9 +241,62 @@ def missing_names(text: str, root: Path = ROOT, *, bare: bool = True) -> list[st
             continue  # checked above
         if not bare and "/" not in word:
             continue
-        if is_path_word(word) and not path_exists(word, root):
+        if word.endswith(".md"):
+            continue  # checked above, as a document
+        if is_path_word(word) and not (
+            path_exists(word, root) or (here is not None and (here / word).exists())
+        ):
             missing.append(f"{word}: neither under the root nor under nsight_lab/")
     return sorted(set(missing))
+
+
+# -- docstrings ---------------------------------------------------------------------
+
+
+def docstrings(path: Path) -> list[tuple[int, str]]:
+    """Every docstring of a module (its own, its classes', functions', attributes').
+
+    Attribute docstrings are the string statements after an assignment.
+    """
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [
+        (node.lineno, node.value.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    ]
+
+
+def relative_problem(target: str, module: str, root: Path = ROOT) -> str | None:
+    """Why a relative reference of ``module`` names nothing (None when it does)."""
+    dots = len(target) - len(target.lstrip("."))
+    package = module.split(".")[:-1]  # a package's __init__: the package itself
+    base = package[: len(package) - (dots - 1)] if dots > 1 else package
+    rest = target.lstrip(".")
+    dotted = ".".join([*base, rest]) if rest else ".".join(base)
+    problem = dotted_problem(dotted, root)
+    return None if problem is None else f"{target} ({dotted}): {problem}"
+
+
+def docstring_problems(root: Path = ROOT) -> list[str]:
+    """Every path, module or document a docstring of ``nsight_lab/`` names wrongly."""
+    problems: list[str] = []
+    for path in sorted((root / "nsight_lab").rglob("*.py")):
+        if "labextension" in path.parts:
+            continue
+        relative = path.relative_to(root)
+        module = ".".join(relative.with_suffix("").parts)
+        for line, text in docstrings(path):
+            where = f"{relative}:{line}"
+            problems.extend(
+                f"{where}: {m}" for m in missing_names(text, root, here=path.parent)
+            )
+            for target in RELATIVE_ROLE.findall(text):
+                problem = relative_problem(target, module, root)
+                if problem:
+                    problems.append(f"{where}: {problem}")
+    return problems
 
 
 # -- the layer table ----------------------------------------------------------------
@@ -285,6 +391,11 @@ def test_every_path_and_module_the_doc_names_exists(doc: Path) -> None:
     assert missing == [], f"{doc.relative_to(ROOT)} names what is not there: {missing}"
 
 
+def test_every_path_module_and_document_a_docstring_names_exists() -> None:
+    problems = docstring_problems()
+    assert problems == [], "docstrings name what is not there:\n" + "\n".join(problems)
+
+
 def test_the_layer_table_is_layers_of_the_architecture_check() -> None:
     block = doc_layer_block(ARCHITECTURE.read_text(encoding="utf-8"))
     expected = layer_rows(_load_architecture().LAYERS)
@@ -360,6 +471,33 @@ def test_relative_paths_in_code_are_found_from_the_root_or_the_package() -> None
         "backends/gone.py: neither under the root nor under nsight_lab/",
         "store/oldname.py: neither under the root nor under nsight_lab/",
     ]
+
+
+def test_a_document_the_checkout_lacks_is_named() -> None:
+    text = (
+        "(DESIGN part 6.7), ``benchmarks/README.md``, docs/architecture.md, "
+        "(``../shared/device/FACTS.md``), STYLE section 2, FACTS.md"
+    )
+    assert missing_names(text) == [
+        "../shared/device/FACTS.md: no such document in the checkout",
+        "DESIGN: no such document in the checkout (DESIGN.md)",
+        "FACTS.md: no such document in the checkout",
+        "STYLE: no such document in the checkout (STYLE.md)",
+    ]
+
+
+def test_a_docstring_names_paths_from_its_folder_and_relative_modules() -> None:
+    here = PACKAGE / "results"
+    assert missing_names("``frame.py`` and ``gone.py``", here=here) == [
+        "gone.py: neither under the root nor under nsight_lab/"
+    ]
+    module = "nsight_lab.results.__init__"
+    assert relative_problem(".frame", module) is None
+    assert relative_problem(".frame.to_dataframe", module) is None
+    assert relative_problem("..stats.summarize", "nsight_lab.results.frame") is None
+    assert relative_problem(".nowhere", module) == (
+        ".nowhere (nsight_lab.results.nowhere): nsight_lab.results has no 'nowhere'"
+    )
 
 
 def test_a_package_without_its_line_is_named() -> None:

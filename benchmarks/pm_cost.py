@@ -8,7 +8,7 @@ in-process IPython shell, in one child process per variant, one after the other:
   ``git archive 0ab1fce nsight_lab | tar -x -C .before``) and imported through
   ``PYTHONPATH=.before:...``;
 * ``after``: the working tree (the pm backend decodes while sampling goes on);
-* ``after_stopped``: the working tree with ``NSIGHT_LAB_PM_DECODE=stopped`` (its decode
+* ``after_stopped``: the working tree's default, without ``NSIGHT_LAB_PM_DECODE=live`` (its decode
   while the GPU waits, as before, with the kept parts), to tell the two gains apart.
 
 In each: an events cell first (the process's first-cell costs), then per pm set its
@@ -59,8 +59,8 @@ SETS = {
 PM_SETS = ("pm_dram", "pm_default")
 VARIANTS = {
     "before": {"before": True, "env": {}},
-    "after": {"before": False, "env": {}},
-    "after_stopped": {"before": False, "env": {"NSIGHT_LAB_PM_DECODE": "stopped"}},
+    "after": {"before": False, "env": {"NSIGHT_LAB_PM_DECODE": "live"}},
+    "after_stopped": {"before": False, "env": {}},
 }
 BARS = {"pm_dram": 1.3, "pm_default": 2.0}
 SECOND_CELL_BAR_S = 0.2

@@ -76,10 +76,25 @@ def two_cells(
     return replay, truth, keeper, done
 
 
-@pytest.mark.parametrize("mode", ["live", "stopped"])
-def test_a_second_cell_on_the_same_chip_and_metrics_sets_nothing_up_again(
-    monkeypatch: pytest.MonkeyPatch, mode: str
+def test_by_default_each_cell_makes_its_own_parts_and_releases_them(
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # The live decode and kept parts are opt-in until a device run verifies them:
+    # unset, every cell decodes stopped on parts made for it (the measured path).
+    monkeypatch.delenv("NSIGHT_LAB_PM_DECODE", raising=False)
+    calibrations = counted_calibrations(monkeypatch)
+    replay, _, keeper, _ = two_cells(monkeypatch, (DRAM_PAIR, DRAM_PAIR))
+    first, second = replay.apis
+    assert first.released
+    assert second.released
+    assert len(calibrations) == 2
+    assert len(keeper) == 0
+
+
+def test_a_second_cell_on_the_same_chip_and_metrics_sets_nothing_up_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    mode = "live"
     monkeypatch.setenv("NSIGHT_LAB_PM_DECODE", mode)
     calibrations = counted_calibrations(monkeypatch)
     replay, _, keeper, (first,) = two_cells(monkeypatch, (DRAM_PAIR,))
@@ -104,7 +119,7 @@ def test_a_second_cell_on_the_same_chip_and_metrics_sets_nothing_up_again(
 def test_other_metrics_replace_what_was_kept_and_the_first_come_back_anew(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("NSIGHT_LAB_PM_DECODE", "stopped")
+    monkeypatch.setenv("NSIGHT_LAB_PM_DECODE", "live")
     calibrations = counted_calibrations(monkeypatch)
     replay, _, keeper, _ = two_cells(
         monkeypatch, (DRAM_PAIR, DEFAULT_METRICS, DRAM_PAIR)
@@ -114,7 +129,7 @@ def test_other_metrics_replace_what_was_kept_and_the_first_come_back_anew(
     assert seven.released
     assert not again.released
     assert [a.config_images for a in replay.apis] == [1, 1, 1]
-    assert len(calibrations) == 3  # each new set of parts is calibrated again
+    assert calibrations == []  # live: the decode's cost is measured, not calibrated
     assert len(keeper) == 1
     keeper.close()
     assert again.released

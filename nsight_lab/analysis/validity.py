@@ -59,6 +59,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from nsight_lab.contract import shape
 from nsight_lab.host_speed import HOST_TOLERANCE, PROBE_METRIC
+from nsight_lab.roofline.placement import region_work
 from nsight_lab.roofline.workmodel import UNMODELLED_PREFIX
 from nsight_lab.stats import STABLE_RSD_PCT, rsd_pct
 from nsight_lab.text.units import format_duration, format_percent
@@ -67,14 +68,14 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
     from nsight_lab.contract.records import RunRecord
-    from nsight_lab.roofline.placement import Placement
+    from nsight_lab.roofline.placement import Placement, RegionWork
 
 __all__ = [
-    "COVERAGE_FLOOR", "LAUNCH_BOUND_BELOW", "ROOF_TOLERANCE_PCT", "SPAN_TOLERANCE",
-    "UNUSABLE_RSD_PCT", "Flag", "RegionShape", "Validity", "check_region",
-    "check_session", "checks_headline", "checks_json", "checks_lines", "coverage_flag",
-    "launch_note", "region_shape", "roof_flag", "span_flag", "throttle_flag",
-    "unmodelled_note", "unmodelled_ops", "unsteady_flag",
+    "COVERAGE_FLOOR", "FLAG_WORDS", "LAUNCH_BOUND_BELOW", "ROOF_TOLERANCE_PCT",
+    "SPAN_TOLERANCE", "UNUSABLE_RSD_PCT", "Flag", "RegionShape", "Validity",
+    "check_region", "check_session", "checks_headline", "checks_json", "checks_lines",
+    "coverage_flag", "flag_words_of", "launch_note", "region_shape", "roof_flag",
+    "span_flag", "throttle_flag", "unmodelled_note", "unmodelled_ops", "unsteady_flag",
 ]  # fmt: skip
 
 ROOF_TOLERANCE_PCT = 110.0
@@ -93,6 +94,43 @@ its kernels; one whose span lasts no longer than its launches waited on them."""
 UNUSABLE_RSD_PCT = 50.0
 """Duration RSD past which a region's runs disagree too much for a median to stand
 for them: an idle GPU holds a few per cent; the busy-host quickstart read 62-70 %."""
+FLAG_WORDS: dict[str, str] = {
+    "over_roof": "past the roof",
+    "over_span": "records overlap",
+    "low_coverage": "GPU work elsewhere",
+    "unsteady": "runs too spread to use",
+    "throttled": "GPU throttled",
+}
+"""A flag's kind in a few words: the headline's and a table's Flag cell (the flag's
+own sentence, its cause and action are said once, in the list of flags)."""
+_FLAG_TEXT_KINDS: tuple[tuple[str, str], ...] = (
+    ("kernel time ", "over_span"),
+    ("its kernels cover ", "low_coverage"),
+    ("runs spread ", "unsteady"),
+    ("throttled (", "throttled"),
+)
+"""How each kind's text begins (``over_roof``'s ends in ``of roof cannot be true``):
+the frame's ``Flag`` column holds the texts, the views the words."""
+
+
+def flag_words_of(flag_text: str) -> str:
+    """:attr:`Validity.flag_words` from :attr:`Validity.flag_text`.
+
+    The frame's ``Flag`` column holds the texts: a table made from the frame then
+    reads as the view model's.
+
+    Raises:
+        Nothing: a text of no known kind is kept as it is.
+    """
+    words: dict[str, None] = {}
+    for part in flag_text.split("; ") if flag_text else []:
+        kind = next((k for head, k in _FLAG_TEXT_KINDS if part.startswith(head)), None)
+        if kind is None and part.endswith("of roof cannot be true"):
+            kind = "over_roof"
+        words[FLAG_WORDS[kind] if kind else part] = None
+    return "; ".join(words)
+
+
 THROTTLED_SHARE = 0.5
 """Share of throttled runs from which a region is flagged ``throttled``."""
 
@@ -387,13 +425,18 @@ def unmodelled_ops(records: Iterable[RunRecord]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def unmodelled_note(placement: Placement | None, ops: Sequence[str] = ()) -> str:
+def unmodelled_note(
+    placement: Placement | RegionWork | None, ops: Sequence[str] = ()
+) -> str:
     """The not-modelled note for TFLOP/s from the work model, else "".
 
-    With the ops the model did not count (``ops``: :func:`unmodelled_ops`), the note
-    names them: where it counted no FLOPs, TFLOP/s is not shown; where it counted
-    some, the figure leaves those ops out. Without names (a session counted before
-    they were kept, or data movement only) it says what the model cannot tell.
+    ``placement``: the region's roofline placement, or its work alone where the
+    device has no roofs (the cpu backend before ``%nsight peaks --cpu``): the table
+    shows TFLOP/s from the work either way. With the ops the model did not count
+    (``ops``: :func:`unmodelled_ops`), the note names them: where it counted no
+    FLOPs, TFLOP/s is not shown; where it counted some, the figure leaves those ops
+    out. Without names (a session counted before they were kept, or data movement
+    only) it says what the model cannot tell.
 
     Raises:
         Nothing.
@@ -447,6 +490,14 @@ class Validity:
         return "; ".join(f.text for f in self.flags)
 
     @property
+    def flag_words(self) -> str:
+        """The flags' kinds in words, ``; `` apart ("" when none): a Flag cell.
+
+        Beside the list that says each flag once (:data:`FLAG_WORDS`).
+        """
+        return "; ".join(dict.fromkeys(FLAG_WORDS[f.kind] for f in self.flags))
+
+    @property
     def busy_text(self) -> str:
         """The GPU busy cell: ``35 %``, ``35 % launch-bound``, or "" with no shape."""
         if self.busy_pct is None:
@@ -477,6 +528,10 @@ def check_region(
         durations = [r.duration_ns for r in records if math.isfinite(r.duration_ns)]
         note = launch_note(region, rsd_pct(durations))
     share = None if region is None else region.busy_share
+    # Unplaced (no roofs), the table still shows TFLOP/s from the work model.
+    work = (
+        placement if placement is not None else next(iter(region_work(records)), None)
+    )
     return Validity(
         annotation=first.annotation,
         config_index=first.config_index,
@@ -484,7 +539,7 @@ def check_region(
         busy_pct=None if share is None else share * 100.0,
         note=note,
         config=dict(first.config),
-        unmodelled=unmodelled_note(placement, unmodelled_ops(records)),
+        unmodelled=unmodelled_note(work, unmodelled_ops(records)),
     )
 
 
@@ -557,27 +612,36 @@ def checks_lines(entries: Iterable[Mapping[str, str]]) -> list[str]:
     """:func:`checks_json`'s entries as text lines (the terminal and static page).
 
     ``! region: text`` then ``  cause: ...`` and ``  do: ...`` for a flag;
-    ``note region: text`` for a launch-bound region.
+    ``note region: text`` for a launch-bound region. Each thing is said once: one
+    text of many regions is one line naming them (more than three: their count),
+    and flags of one kind with the same action (five regions too spread on a busy
+    host) are their lines, each cause after the lines it explains, then that
+    action once.
 
     Raises:
         Nothing.
     """
     lines: list[str] = []
-    grouped: dict[tuple[str, ...], list[str]] = {}
-    for e in entries:  # one condition of many regions is said once, with them all
+    grouped: dict[tuple[str, str], dict[str, dict[str, list[str]]]] = {}
+    for e in entries:
         where = e["region"] + (f" ({e['config']})" if e.get("config") else "")
-        key = (e["kind"], e["text"], e.get("cause", ""), e.get("action", ""))
-        grouped.setdefault(key, []).append(where)
-    for (kind, text, cause, action), places in grouped.items():
-        short = len(places) <= 3  # noqa: PLR2004  (a list still read at a glance)
-        where = ", ".join(places) if short else f"{len(places)} regions"
-        if kind in {"launch_bound", "not_modelled"}:
-            lines.append(f"note {where}: {text}")
-            continue
-        e = {"cause": cause, "action": action}
-        lines.append(f"! {where}: {text}")
-        lines.append(f"  cause: {e['cause']}")
-        lines.append(f"  do: {e['action']}")
+        note = e["kind"] in {"launch_bound", "not_modelled"}
+        key = (e["kind"], e["text"] if note else e.get("action", ""))
+        causes = grouped.setdefault(key, {})
+        causes.setdefault(e.get("cause", ""), {}).setdefault(e["text"], []).append(
+            where
+        )
+    for (kind, second), causes in grouped.items():
+        note = kind in {"launch_bound", "not_modelled"}
+        for cause, texts in causes.items():
+            for text, places in texts.items():
+                short = len(places) <= 3  # noqa: PLR2004  (read at a glance)
+                where = ", ".join(places) if short else f"{len(places)} regions"
+                lines.append(f"{'note' if note else '!'} {where}: {text}")
+            if not note:
+                lines.append(f"  cause: {cause}")
+        if not note:
+            lines.append(f"  do: {second}")
     return lines
 
 
@@ -595,13 +659,7 @@ def checks_headline(
     """
     flagged: dict[str, None] = {}
     kinds: dict[str, None] = {}
-    words = {
-        "over_roof": "past the roof",
-        "over_span": "records overlap",
-        "low_coverage": "GPU work elsewhere",
-        "unsteady": "runs too spread to use",
-        "throttled": "GPU throttled",
-    }
+    words = FLAG_WORDS
     for e in entries:
         if e["kind"] in words:
             flagged[e["region"] + e.get("config", "")] = None

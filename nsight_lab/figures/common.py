@@ -23,6 +23,11 @@ if TYPE_CHECKING:
     from nsight_lab.contract.records import RunRecord
 
 
+WHOLE_RUNS = 10
+"""Up to this many runs along x, every run is ticked (plotly's own ticks would read
+0, 0.5, 1, 1.5, 2 for three runs); more, plotly's ticks."""
+
+
 def run_groups(records: Sequence[RunRecord]) -> dict[tuple[str, int], list[RunRecord]]:
     """The runs per (region, config index), in the order they came."""
     groups: dict[tuple[str, int], list[RunRecord]] = defaultdict(list)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import plotly.graph_objects as go
 
 from nsight_lab.figures.common import (
+    WHOLE_RUNS,
     decimate,
     log_ticks,
     new_scatter,
@@ -36,15 +37,19 @@ def duration_layout(
     """Runs along x, durations on a log axis (regions of 50 µs and of 1 ms alike).
 
     With ``yrange`` (µs) the axis gets that range and 1-2-5 ticks labelled whole;
-    without (the live chart, whose range grows), plotly's log ticks, labelled whole.
-    With ``runs`` up to 10, x is ticked at every run.
+    without (the live chart, whose range grows), plotly's log ticks at 1, 2 and 5
+    of each decade, labelled whole (its default labels every digit: "1k 900 800
+    ... 60 50" crowded the live axis). With ``runs`` up to
+    :data:`~nsight_lab.figures.common.WHOLE_RUNS`, x is ticked at every run.
     """
     yaxis: dict[str, Any] = {
         "title": {"text": "duration (µs, log); open: throttled"},
         "type": "log",
         "tickformat": "~s",
     }
-    if yrange is not None:
+    if yrange is None:
+        yaxis["dtick"] = "D2"
+    else:
         lo, hi = yrange[0] / 1.15, yrange[1] * 1.15
         values, labels = log_ticks(lo, hi)
         yaxis.update(
@@ -53,7 +58,7 @@ def duration_layout(
             ticktext=labels,
         )
     xaxis: dict[str, Any] = {"title": {"text": "run"}}
-    if runs is not None and runs <= 10:  # noqa: PLR2004
+    if runs is not None and runs <= WHOLE_RUNS:
         xaxis["dtick"] = 1  # whole runs (two runs: not 0, 0.2, ... 1)
     return base_layout(
         "Duration per run",

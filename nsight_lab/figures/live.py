@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import plotly.graph_objects as go
 
 from nsight_lab.distributed.metrics import is_multi_rank
-from nsight_lab.figures.common import figure_json, finite_value
+from nsight_lab.figures.common import WHOLE_RUNS, figure_json, finite_value
 from nsight_lab.figures.counters import counters_figure
 from nsight_lab.figures.durations import (
     duration_layout,
@@ -88,6 +88,13 @@ class LiveFigures:
             "clocks": figure_json(clocks_figure([], with_config=with_config)),
         }
         self.figures["duration"]["data"] = []
+        # The clock chart ticks whole runs until there are more than WHOLE_RUNS (as
+        # the final one): its first runs read 0, 1, 2, not 0, 0.5, 1, 1.5, 2. (The
+        # duration chart's served layout is the view model's, from its runs.)
+        self._whole: dict[str, int] = {"clocks": 0}
+        """The runs along each chart's x so far, while it ticks every run."""
+        clocks = self.figures["clocks"]["layout"]
+        clocks["xaxis"] = {**clocks.get("xaxis", {}), "dtick": 1}
         self.points = 0
         """Points appended so far, over every trace."""
         self._groups: dict[tuple[str, int], _Group] = {}
@@ -266,8 +273,33 @@ class LiveFigures:
             },
         )
         change = self._apply("clocks", traces, [op])
-        layout = self._floor_clocks(sm, temp)
+        layout = {
+            **self._floor_clocks(sm, temp),
+            **self._run_ticks("clocks", len(self._runs)),
+        }
+        return self._with_layout(change, layout)
+
+    @staticmethod
+    def _with_layout(
+        change: dict[str, Any] | None, layout: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """``change`` with a layout update (none: as it is)."""
         return change if change is None or not layout else {**change, "layout": layout}
+
+    def _run_ticks(self, name: str, runs: int) -> dict[str, Any]:
+        """Chart ``name``'s x ticks once ``runs`` pass :data:`WHOLE_RUNS`: plotly's.
+
+        A layout update (for the front end's append), once; ``{}`` otherwise.
+        """
+        if name not in self._whole:
+            return {}
+        self._whole[name] = max(self._whole[name], runs)
+        if self._whole[name] <= WHOLE_RUNS:
+            return {}
+        del self._whole[name]
+        # Kept as sent: the figure here is the front end's with the appends.
+        self.figures[name]["layout"]["xaxis"]["dtick"] = None
+        return {"xaxis": {"dtick": None}}
 
     def _floor_clocks(
         self, sm: list[float | None], temp: list[float | None]

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import plotly.graph_objects as go
 
-from nsight_lab.figures.common import decimate, new_scatter
+from nsight_lab.figures.common import WHOLE_RUNS, decimate, new_scatter
 from nsight_lab.figures.text import config_label, plotly_text, throttle_text
 from nsight_lab.figures.theme import PALETTE, base_layout
 
@@ -166,6 +166,8 @@ def clocks_figure(
     fig.update_layout(
         clock_ranges([v[0] for v in every_value], [v[1] for v in every_value])
     )
+    if len(every) <= WHOLE_RUNS:
+        fig.update_xaxes(dtick=1)  # whole runs, as the duration chart's
     return fig
 
 

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from nsight_lab.analysis.compare import metric_label, metric_unit
+from nsight_lab.analysis.validity import flag_words_of
 from nsight_lab.contract.records import TIME_METRIC
 from nsight_lab.text.units import (
     UNDEFINED,
@@ -108,6 +109,12 @@ def _flop_rate(row: Mapping[str, Any]) -> str:
     return format_number(rate)
 
 
+def _flag(row: Mapping[str, Any]) -> str:
+    """The Flag cell: the frame's flag texts as the kinds' words (none: UNDEFINED)."""
+    text = _source(row, "Flag")
+    return flag_words_of(text) if text != UNDEFINED else text
+
+
 def _source(row: Mapping[str, Any], column: str) -> str:
     text = _cell(row, column)
     return str(text) if text else UNDEFINED
@@ -172,7 +179,8 @@ def summary_rows(frame: pd.DataFrame | None) -> list[dict[str, str]]:
                 "TFLOP/s": _flop_rate(row),
                 "% of roof": format_percent(_cell(row, "PctOfRoof")),
                 "Bound": _source(row, "Bound"),
-                "Flag": UNDEFINED if per_rank else _source(row, "Flag"),
+                # The kinds in words, as the view model's (the texts are listed).
+                "Flag": UNDEFINED if per_rank else _flag(row),
                 "Runs": format_count(_cell(row, "NumRuns")),
                 "SM clock": _clock(row),
                 "Throttled": _throttled(row),

@@ -65,7 +65,8 @@ REGION_COLUMNS = (
 )  # fmt: skip
 """The region table's columns (the config's parameters follow ``Region``):
 ``Duration`` is the median, ``GPU busy`` the GPU's share of the region's span,
-``Flag`` the numbers that cannot be true (:mod:`nsight_lab.analysis.validity`),
+``Flag`` the kinds of what cannot be true or is not usable, in words
+(:mod:`nsight_lab.analysis.validity`, each flag said in full in the checks),
 ``Bytes``/``FLOPs`` say measured or modelled."""
 COUNTER_COLUMNS = ("Region", "Metric", "Median", "RSD", "Runs")
 """The counter table's columns (the config's parameters follow ``Region``)."""
@@ -200,7 +201,8 @@ def region_rows(
                 "TFLOP/s": format_number(cells.get("TFLOP/s")),
                 "% of roof": format_percent(cells.get("% of roof")),
                 "Bound": str(cells.get("Bound") or UNDEFINED),
-                "Flag": (check and check.flag_text) or UNDEFINED,
+                # The kinds only: each flag's sentence is said once, in the checks.
+                "Flag": (check and check.flag_words) or UNDEFINED,
                 "Runs": format_count(g.duration.n),
                 "SM clock": _clock(g.sm_clock),
                 "Throttled": _throttled(g.throttled, g.duration.n),

@@ -50,7 +50,7 @@ flags (listed above it)."""
 CHART_ADDED_BY: dict[str, str] = {
     "duration": "durations (any backend, once runs are stored)",
     "clocks": "clocks and temperature (--backend events, cupti or pm)",
-    "roofline": "roofline (--backend ncu, or ops with a work model)",
+    "roofline": "roofline (a GPU backend, or %nsight peaks --cpu)",
     "traffic": "DRAM traffic (--backend ncu or pm, or ops with a work model)",
     "counters": "counters over time (--backend pm)",
 }

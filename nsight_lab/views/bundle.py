@@ -6,7 +6,8 @@ with :func:`final_bundle`'s data and closes the widget:
 
 - :data:`MIME_TYPE` (``application/vnd.nsight-lab.session+json``): the session as
   JSON (:func:`session_json`): its final figures, the chart order, the progress
-  line, the message, the summary rows and the verdicts, the session id: the
+  line, the message, the quality headline and the checks, the summary rows and
+  the verdicts, the session id: the
   widget's view model's (:meth:`nsight_lab.viewmodel.SessionViewModel.to_json`,
   what the sidebar shows of the same session). The lab extension's mime renderer
   (``src/mime/``) draws it with the widget's own code, in JupyterLab 4 and
@@ -43,7 +44,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from nsight_lab.figures import CHART_ORDER
-from nsight_lab.views.answer import not_drawn
+from nsight_lab.views.answer import headline, not_drawn
 from nsight_lab.views.fallback import failure_bundle, static_bundle
 
 if TYPE_CHECKING:
@@ -109,12 +110,14 @@ def session_json(  # noqa: PLR0913  (the session's final state, keyword-only)
     sidebar_link: str = "",
     verdicts: Mapping[str, Any] | None = None,
     findings: Sequence[Mapping[str, Any]] = (),
+    checks: Sequence[Mapping[str, str]] = (),
 ) -> dict[str, Any]:
     """Return the :data:`MIME_TYPE` data of a session (the lab renderer's input).
 
     Keys are the widget's traits of the same names (``src/mime/types.ts``
-    ``ISessionBundle``), plus ``version`` (:data:`BUNDLE_VERSION`) and
-    ``summary_columns`` (the summary's columns in order).
+    ``ISessionBundle``), plus ``version`` (:data:`BUNDLE_VERSION`),
+    ``summary_columns`` (the summary's columns in order), ``headline`` and
+    ``checks`` (said first, above the summary).
 
     Args:
         session_id: The store's session id.
@@ -130,6 +133,9 @@ def session_json(  # noqa: PLR0913  (the session's final state, keyword-only)
             the summary; ``None`` (sent as null) without one.
         findings: Why it is slow (the view model's ``findings``, ranked; ``top``
             marks the ones shown first).
+        checks: The view model's checks (flags and notes, with their configs):
+            the renderer says them first, under ``headline``
+            (:func:`~nsight_lab.views.answer.headline`, "" when none is flagged).
 
     Raises:
         Nothing.
@@ -149,6 +155,8 @@ def session_json(  # noqa: PLR0913  (the session's final state, keyword-only)
         "sidebar_link": sidebar_link,
         "verdicts": None if verdicts is None else dict(verdicts),
         "findings": [dict(f) for f in findings],
+        "headline": headline(checks),
+        "checks": [dict(c) for c in checks],
     }
 
 
@@ -181,7 +189,8 @@ def final_bundle(  # noqa: PLR0913  (the session's final state, keyword-only)
         sidebar_link: The session's link in the lab extension's sidebar.
         verdicts: The verdict table against ``--baseline``, under the summary.
         counters: The counter table, on the static page only (the sidebar has it).
-        checks: The view model's checks, listed on the static page only.
+        checks: The view model's checks: the headline and the flags first, on the
+            static page and in our type.
         findings: The view model's findings: the top ones on the static page (the
             rest folded), every one in our type (the lab draws them).
 
@@ -218,5 +227,6 @@ def final_bundle(  # noqa: PLR0913  (the session's final state, keyword-only)
         sidebar_link=sidebar_link,
         verdicts=verdicts,
         findings=findings,
+        checks=checks,
     )
     return {MIME_TYPE: data, **static}

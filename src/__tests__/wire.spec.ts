@@ -327,7 +327,9 @@ const WIDGET: Shape<IWidgetTraits> = {
   append: O,
   summary: A,
   sidebar_link: S,
-  findings: A
+  findings: A,
+  headline: S,
+  checks: A
 };
 const BUNDLE: Shape<ISessionBundle> = {
   version: N,
@@ -341,7 +343,9 @@ const BUNDLE: Shape<ISessionBundle> = {
   summary_columns: A,
   sidebar_link: S,
   verdicts: ['object', 'null'],
-  findings: A
+  findings: A,
+  headline: S,
+  checks: A
 };
 /** One finding (nsight_lab/analysis/findings/session.py `findings_json`). */
 const FINDING: Shape<IFinding> = {
@@ -459,7 +463,9 @@ describe('wire.json matches the TypeScript interfaces', () => {
   it('the widget traits, running and final', () => {
     for (const traits of [running, final]) {
       // The live widget has no findings: a cell's final output carries them.
-      expect(mismatches(traits, WIDGET, ['findings'])).toEqual([]);
+      expect(
+        mismatches(traits, WIDGET, ['findings', 'headline', 'checks'])
+      ).toEqual([]);
       expect(mismatches(traits.progress, PROGRESS)).toEqual([]);
     }
   });

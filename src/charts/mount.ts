@@ -153,6 +153,23 @@ async function appendToPlot(
 }
 
 /**
+ * Give the legend symbol of a text trace ("Aa": the traffic chart's printed GB/s)
+ * the theme's font colour. Plotly styles it when it first draws the legend and
+ * keeps that colour through `react`: after a theme change it read dark on dark.
+ * The figures set no text colour of their own (the text takes the layout's font).
+ */
+export function legendTextIn(el: HTMLElement, color: string): void {
+  if (!color) {
+    return;
+  }
+  for (const text of Array.from(
+    el.querySelectorAll<SVGElement>('.legend .pointtext text')
+  )) {
+    text.style.fill = color;
+  }
+}
+
+/**
  * Draw `figure` into `el` and keep it in the host's theme.
  *
  * @returns A handle to update the figure in place and to dispose of the chart.
@@ -167,6 +184,7 @@ export function mountChart(
   let disposed = false;
   // The element's own height, read once before the legend's rows are added to it.
   let baseHeight: number | null = null;
+  let sizedDetached = false; // the last draw was out of the page
   let drawnWidth = -1; // the width the legend was placed for
   // A legend row's height as drawn, once measured taller than estimated.
   let rowHeight: number | undefined;
@@ -182,7 +200,8 @@ export function mountChart(
       return;
     }
     const copy = copyFigure(current);
-    let themed = themeLayout(copy.layout, readTheme(el));
+    const theme = readTheme(el);
+    let themed = themeLayout(copy.layout, theme);
     if (options.title === false) {
       themed = withoutTitle(themed);
     }
@@ -190,13 +209,25 @@ export function mountChart(
     themed.uirevision = themed.uirevision ?? 'nsight-lab';
     // A figure that says its height (one that grows with its regions: the
     // counters' panels, the traffic bars) gets it; others the element's.
-    baseHeight = figureHeight(copy) ?? baseHeight ?? elementHeight(el);
+    // An element not in the page yet (a cell output is drawn before the output
+    // area is attached) has no height of its own: its draw takes the default and
+    // keeps nothing, and the draw once it is laid out (the resize observer's)
+    // reads the page's height (the final output's charts were 240 px, their
+    // duration axis title running over the chart's title).
+    const laidOut = el.isConnected;
+    if (laidOut && baseHeight === null && sizedDetached) {
+      el.style.height = ''; // the page's height, not the one set while detached
+    }
+    baseHeight =
+      figureHeight(copy) ?? baseHeight ?? (laidOut ? elementHeight(el) : null);
+    const height = baseHeight ?? elementHeight(el);
+    sizedDetached = !laidOut;
     drawnWidth = el.clientWidth;
     const placed = legendBelow(
       themed,
       copy.data ?? [],
       drawnWidth,
-      baseHeight,
+      height,
       rowHeight
     );
     el.style.height = `${placed.height}px`;
@@ -207,6 +238,7 @@ export function mountChart(
     }
     Plotly.react(el, copy.data ?? [], placed.layout, config)
       .then(() => {
+        legendTextIn(el, theme.fontColor);
         // Rows taller than estimated (the host's font): room for them, once.
         const measured = measuredRowHeight(el, placed.rows);
         if (measured !== null && measured > placed.rowHeight + 0.5) {

@@ -37,7 +37,9 @@ export const CHART_MISSING: Record<ChartKind, string> = {
 export const CHART_ADDED_BY: Record<ChartKind, string> = {
   duration: 'durations (any backend, once runs are stored)',
   clocks: 'clocks and temperature (--backend events, cupti, pm)',
-  roofline: 'roofline (--backend ncu, or ops with a work model)',
+  // The cpu backend draws it once the host's peaks are measured: its ops have a
+  // work model already (the quickstart's matmul), so "another backend" is not it.
+  roofline: 'roofline (a GPU backend, or %nsight peaks --cpu)',
   traffic: 'DRAM traffic (--backend ncu or pm, or ops with a work model)',
   counters: 'counters over time (--backend pm)'
 };

@@ -107,8 +107,9 @@ export function counterSection(
 }
 
 /**
- * The served checks as a list: a flag (what cannot be true, in the flag's colour)
- * with its cause and what to do, a launch-bound note as a line. `null` without.
+ * The served checks as a list: each flag (what cannot be true or is not usable,
+ * in the flag's colour) with its cause and what to do, then each note (launch-
+ * bound, a value not modelled) as a line. `null` without.
  */
 export function checksList(
   checks: readonly ICheck[] | null | undefined
@@ -117,43 +118,61 @@ export function checksList(
     return null;
   }
   const list = h('ul', 'jp-nsightLab-RunTable-checks');
-  // One item per finding, its regions listed: twelve regions throttled the same
-  // way are one line with its cause and what to do, not twelve.
-  const groups = new Map<string, { check: ICheck; where: string[] }>();
-  for (const check of checks) {
-    const key = JSON.stringify([
-      check.kind,
-      check.text,
-      check.cause,
-      check.action
-    ]);
+  // The flags (numbers not to read as they are) first, the notes after them.
+  const isNote = (check: ICheck): boolean =>
+    check.kind === 'launch_bound' || check.kind === 'not_modelled';
+  const ordered = [
+    ...checks.filter(check => !isNote(check)),
+    ...checks.filter(isNote)
+  ];
+  // One line per finding, its regions listed: twelve regions throttled the same
+  // way are one line, not twelve. Flags with one action (five regions too spread
+  // on a busy host) are one item: their lines, each cause once after the lines it
+  // explains, then what to do once.
+  const groups = new Map<
+    string,
+    { check: ICheck; causes: Map<string, Map<string, string[]>> }
+  >();
+  for (const check of ordered) {
+    const key = JSON.stringify(
+      isNote(check) ? [check.kind, check.text] : [check.kind, check.action]
+    );
     const where = check.config
       ? `${check.region} (${check.config})`
       : check.region;
-    const group = groups.get(key);
-    if (group) {
-      group.where.push(where);
-    } else {
-      groups.set(key, { check, where: [where] });
-    }
+    const group = groups.get(key) ?? { check, causes: new Map() };
+    groups.set(key, group);
+    const texts = group.causes.get(check.cause) ?? new Map<string, string[]>();
+    group.causes.set(check.cause, texts);
+    texts.set(check.text, [...(texts.get(check.text) ?? []), where]);
   }
-  for (const { check, where: regions } of groups.values()) {
-    const where =
+  const line = (regions: string[], text: string): string =>
+    `${
       regions.length > 3
         ? `${regions.length} regions (${regions.slice(0, 3).join(', ')}, …)`
-        : regions.join(', ');
+        : regions.join(', ')
+    }: ${text}`;
+  for (const { check, causes } of groups.values()) {
     const item = h('li');
-    item.title = regions.join(', ');
+    const all: string[] = [];
+    causes.forEach(texts => texts.forEach(regions => all.push(...regions)));
+    item.title = all.join(', ');
     // A note (launch-bound, a value not modelled) is one line; a flag has its
     // cause and what to do, each line only where there is one.
-    if (check.kind === 'launch_bound' || check.kind === 'not_modelled') {
+    if (isNote(check)) {
       item.classList.add('jp-nsightLab-RunTable-note');
-      item.textContent = `${where}: ${check.text}`;
+      const [texts] = Array.from(causes.values());
+      const [[text, regions]] = Array.from(texts);
+      item.textContent = line(regions, text);
     } else {
       item.classList.add('jp-nsightLab-RunTable-flag');
-      item.append(h('strong', undefined, `\u26a0 ${where}: ${check.text}`));
-      if (check.cause) {
-        item.append(h('div', undefined, `cause: ${check.cause}`));
+      for (const [cause, texts] of causes) {
+        for (const [text, regions] of texts) {
+          item.append(h('strong', undefined, `\u26a0 ${line(regions, text)}`));
+        }
+        if (cause) {
+          item.append(h('div', undefined, `cause: ${cause}`));
+        }
       }
       if (check.action) {
         item.append(h('div', undefined, `do: ${check.action}`));

@@ -79,8 +79,10 @@ export function sessionFacts(session: ISessionSummary): [string, string][] {
     ['Status', session.status],
     [
       'Backend',
+      // 'cpu · no GPU timing available, ... (torch.cuda.is_available() is
+      // False)': the reason's own parentheses nest in no others.
       session.backend_reason
-        ? `${session.backend} (${session.backend_reason})`
+        ? `${session.backend} \u00b7 ${session.backend_reason}`
         : session.backend
     ],
     ['Device', session.device ?? '–'],
@@ -206,7 +208,17 @@ export class SessionView extends Widget {
     const changed = this._sessionId !== session.id;
     this._sessionId = session.id;
     this.node.dataset.sessionId = `${session.id}`;
-    this._title.textContent = `#${session.id} ${sessionTitle(session)}`;
+    // Named as the history names it: an unnamed session by its regions (the
+    // list's, sorted), never "session 2" beside a history row "fused, unfused".
+    const regions = Array.from(
+      new Set(detail.summary.map(row => String(row.Region ?? '')))
+    )
+      .filter(region => region !== '')
+      .sort();
+    this._title.textContent = `#${session.id} ${sessionTitle({
+      regions,
+      ...session
+    })}`;
     if (changed || this._backend !== session.backend) {
       this._backend = session.backend;
       this._renderActions(session);

@@ -92,6 +92,15 @@ function problem(data: Record<string, unknown>): string | null {
           isObject(data.verdicts.scope))
     ],
     [
+      'headline',
+      data.headline === undefined || typeof data.headline === 'string'
+    ],
+    [
+      'checks',
+      data.checks === undefined ||
+        (Array.isArray(data.checks) && data.checks.every(isObject))
+    ],
+    [
       'findings',
       data.findings === undefined ||
         (Array.isArray(data.findings) && data.findings.every(isFinding))
@@ -161,6 +170,8 @@ export function bundleModel(bundle: ISessionBundle): IWidgetModel {
     append: {},
     summary: inServedOrder(bundle.summary, bundle.summary_columns),
     sidebar_link: bundle.sidebar_link,
+    headline: bundle.headline ?? '',
+    checks: bundle.checks ?? [],
     findings: bundle.findings ?? []
   };
   return {

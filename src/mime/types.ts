@@ -5,6 +5,7 @@
  */
 import type { IFigure } from '../charts/mount';
 import type {
+  ICheck,
   IFinding,
   IProgress,
   ISummaryRow,
@@ -46,6 +47,13 @@ export interface ISessionBundle {
    * without one (absent in outputs saved before baselines existed).
    */
   verdicts?: IVerdictTable | null;
+  /**
+   * The quality headline ('' when no region is flagged) and the checks (flags
+   * with cause and action, notes): said first, before the table (absent in
+   * outputs saved before they were kept).
+   */
+  headline?: string;
+  checks?: ICheck[];
   /**
    * Why its regions are slow and what would help, ranked (`top`: the three shown
    * first, the rest folded): under the checks, before the table (absent in

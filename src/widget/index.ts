@@ -9,9 +9,16 @@
  */
 import type { AnyWidget } from '@anywidget/types';
 
-import { ChartGrid, IChartGridOptions, servedOrder } from '../charts/grid';
-import { foldedCharts } from '../charts/titles';
+import {
+  ChartGrid,
+  FigureMap,
+  IChartGridOptions,
+  hasData,
+  servedOrder
+} from '../charts/grid';
+import { foldedCharts, isChartKind } from '../charts/titles';
 import { findingsOpen, findingsSection } from '../components/Findings';
+import { checksList } from '../components/RunTable';
 import { formatSummaryCell, summaryColumns } from './format';
 import { OPEN_SESSION_EVENT, SIDEBAR_MARKER } from './link';
 import type {
@@ -89,6 +96,18 @@ export function renderTable(
 }
 
 /**
+ * `message` without the session's title where a line starts with it (`nsight-lab
+ * session 3: backend cpu ...`): the header above says it once.
+ */
+export function withoutTitle(message: string, sessionId: number): string {
+  const title = `nsight-lab session ${sessionId}: `;
+  return message
+    .split('\n')
+    .map(line => (line.startsWith(title) ? line.slice(title.length) : line))
+    .join('\n');
+}
+
+/**
  * How a session view draws beyond the widget's defaults: the words for a chart of
  * the order with nothing to draw (the widget leaves such charts out). Such charts
  * fold into one line after the drawn ones, worded as the sidebar's session panel
@@ -105,6 +124,10 @@ class WidgetView {
     options: ISessionViewOptions = {}
   ) {
     el.classList.add(CLASS);
+    // The answer first: the quality headline (a final output with a region
+    // flagged), then what the session was, the flags, the table, the charts.
+    this.headline = element('div', `${CLASS}-headline`, el);
+    this.headline.hidden = true;
     const header = element('div', `${CLASS}-header`, el);
     this.title = element('span', `${CLASS}-title`, header);
     this.status = element('span', `${CLASS}-status`, header);
@@ -121,15 +144,16 @@ class WidgetView {
     this.fill = element('div', `${CLASS}-progressFill`, this.bar);
     this.progressText = element('div', `${CLASS}-progressText`, progress);
     this.message = element('div', `${CLASS}-message`, el);
-    // Why it is slow (a final output's findings), before the charts and table.
+    this.checks = element('div', `${CLASS}-checks`, el);
+    // Why it is slow (a final output's findings), before the table.
     this.findings = element('div', `${CLASS}-findings`, el);
     this.findings.hidden = true;
+    this.table = element('table', `${CLASS}-summary`, el);
     this.charts = new ChartGrid(element('div', `${CLASS}-charts`, el), {
       className: `${CLASS}-chart`,
       missing: options.missing,
       fold: foldedCharts
     });
-    this.table = element('table', `${CLASS}-summary`, el);
   }
 
   /** Draw everything and follow the model's changes. */
@@ -167,7 +191,7 @@ class WidgetView {
     this.bar.setAttribute('aria-valuenow', String(percent));
     this.bar.dataset.status = status;
     this.progressText.textContent = 'text' in progress ? progress.text : '';
-    const message = model.get('message');
+    const message = withoutTitle(model.get('message') ?? '', sessionId);
     this.message.textContent = message;
     this.message.hidden = !message;
     const link = model.get('sidebar_link');
@@ -177,10 +201,14 @@ class WidgetView {
   };
 
   private readonly renderFigures = (): void => {
-    const figures = this.model.get('figures') ?? {};
+    const figures: FigureMap = this.model.get('figures') ?? {};
     this.appended = this.model.get('figures_seq') ?? 0;
+    // Charts only some sessions have (per rank) only where served with data:
+    // another backend would not add them to a single-process session.
     this.charts.update(
-      servedOrder(figures, this.model.get('chart_order')),
+      servedOrder(figures, this.model.get('chart_order')).filter(
+        name => isChartKind(name) || hasData(figures[name])
+      ),
       figures
     );
   };
@@ -205,6 +233,12 @@ class WidgetView {
   };
 
   private readonly renderSummary = (): void => {
+    const headline = this.model.get('headline') ?? '';
+    this.headline.textContent = headline;
+    this.headline.hidden = !headline;
+    const checks = checksList(this.model.get('checks') ?? []);
+    this.checks.replaceChildren(...(checks ? [checks] : []));
+    this.checks.hidden = checks === null;
     this.renderFindings();
     renderTable(this.table, this.model.get('summary') ?? []);
   };
@@ -232,6 +266,8 @@ class WidgetView {
     );
   };
 
+  private readonly headline: HTMLDivElement;
+  private readonly checks: HTMLDivElement;
   private readonly findings: HTMLDivElement;
   private readonly title: HTMLSpanElement;
   private readonly status: HTMLSpanElement;

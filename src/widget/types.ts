@@ -6,6 +6,7 @@ import type { AnyModel, RenderProps } from '@anywidget/types';
 
 import type { IChartAppend, IFigure } from '../charts/mount';
 import type {
+  ICheck,
   IFinding,
   IProgress,
   ISummaryRow,
@@ -46,6 +47,13 @@ export interface IWidgetTraits {
   summary: ISummaryRow[];
   /** Set when the session can be opened in the nsight-lab sidebar. */
   sidebar_link: string;
+  /**
+   * A final output's quality headline ('' when no region is flagged) and its
+   * checks (flags with cause and action, notes), said before the table; the live
+   * widget has none.
+   */
+  headline?: string;
+  checks?: ICheck[];
   /**
    * A final output's findings (why its regions are slow, ranked; `top` marks the
    * three shown first, the rest folded), under the checks; the live widget has

@@ -23,6 +23,7 @@ from nsight_lab.figures import (
     write_html,
     write_png,
 )
+from nsight_lab.figures.common import WHOLE_RUNS
 from nsight_lab.roofline.counters import DRAM_READ, DRAM_WRITE
 from nsight_lab.roofline.placement import peaks_for, place, place_records
 from nsight_lab.stats import running_mean_ci
@@ -427,6 +428,7 @@ def _apply_like_plotly(figure, appends):
     figure["data"].extend(appends["traces"])
     for axis, update in appends.get("layout", {}).items():  # mergeLayout (mount.ts)
         figure["layout"][axis] = {**figure["layout"].get(axis, {}), **update}
+
     for op in appends["extend"]:
         for k, index in enumerate(op["indices"]):
             for path, columns in op["data"].items():
@@ -437,6 +439,16 @@ def _apply_like_plotly(figure, appends):
                 node[leaf] = (node.get(leaf) or []) + columns[k]
                 if appends["max_points"] is not None:
                     node[leaf] = node[leaf][-appends["max_points"] :]
+
+
+def _unset(layout):
+    """``layout`` as plotly reads it: an axis key set to null is unset."""
+    return {
+        key: {k: v for k, v in value.items() if v is not None}
+        if isinstance(value, dict)
+        else value
+        for key, value in layout.items()
+    }
 
 
 def test_live_figures_appended_run_by_run_equal_the_full_figures():
@@ -453,15 +465,18 @@ def test_live_figures_appended_run_by_run_equal_the_full_figures():
         "clocks": figure_json(clocks_figure(records)),
     }
     # The full duration chart's log axis has the runs' range and whole-number
-    # ticks; the live one's range grows with them (plotly's own log ticks).
+    # ticks; the live one's range grows with them (plotly's log ticks at 1, 2, 5).
     for key in ("range", "tickvals", "ticktext"):
         del full["duration"]["layout"]["yaxis"][key]
+    full["duration"]["layout"]["yaxis"]["dtick"] = "D2"
     del full["duration"]["layout"]["xaxis"]["dtick"]  # 6 runs: each ticked
+    # The clock chart's 12 runs are plotly's to tick, live too once past 10.
+    assert "dtick" not in full["clocks"]["layout"]["xaxis"]
     # The clock chart's axes have the full one's floors at every step (the appends
     # carry them): no autorange while runs come.
     for name in ("duration", "clocks"):
         for got in (live.figures[name], front[name]):
-            assert got["layout"] == full[name]["layout"]
+            assert _unset(got["layout"]) == full[name]["layout"]
             assert len(got["data"]) == len(full[name]["data"])
             for trace, want in zip(got["data"], full[name]["data"], strict=True):
                 assert set(trace) == set(want)
@@ -474,6 +489,27 @@ def test_live_figures_appended_run_by_run_equal_the_full_figures():
     assert live.add([]) == {}
     # A record seen again (same run) adds no clock point.
     assert "clocks" not in live.add(records[-1:])
+
+
+def test_live_charts_tick_whole_runs_until_there_are_many():
+    """Issue 30: the live clock chart's first runs read 0, 0.5, 1, 1.5, 2 along x,
+    and the live duration axis labelled every digit (1k 900 800 ... 60 50)."""
+    base = _records()[0]
+    records = [dataclasses.replace(base, run_index=i) for i in range(12)]
+    live = LiveFigures(with_config=False)
+    assert live.figures["clocks"]["layout"]["xaxis"]["dtick"] == 1
+    assert live.figures["duration"]["layout"]["yaxis"]["dtick"] == "D2"
+    changes = [live.add([r]) for r in records]
+    # Past WHOLE_RUNS runs, plotly's ticks again, said once.
+    for name in ("clocks",):
+        released = [
+            k
+            for k, change in enumerate(changes)
+            if change.get(name, {}).get("layout", {}).get("xaxis") == {"dtick": None}
+        ]
+        assert released == [WHOLE_RUNS], name
+        assert live.figures[name]["layout"]["xaxis"]["dtick"] is None
+    assert "dtick" not in figure_json(clocks_figure(records))["layout"]["xaxis"]
 
 
 def test_no_telemetry_draws_no_clock_traces_live_or_at_once():

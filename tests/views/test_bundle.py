@@ -25,6 +25,7 @@ from nsight_lab.runner import Runner
 from nsight_lab.viewmodel import build
 from nsight_lab.viewmodel.summary import median_bars
 from nsight_lab.views import bundle as bundle_module
+from nsight_lab.views.answer import headline
 from nsight_lab.views.bundle import BUNDLE_VERSION, MIME_TYPE, final_bundle
 from nsight_lab.views.fallback import format_duration, static_bundle
 from nsight_lab.views.live import WidgetView
@@ -122,8 +123,14 @@ def test_the_final_bundle_is_our_type_a_static_page_and_text(profiled):
         "sidebar_link",
         "verdicts",
         "findings",
+        "headline",
+        "checks",
     }
     assert data["verdicts"] is None  # no --baseline
+    # The answer first in the lab too: the checks as the view model says them,
+    # under the headline ("" when no region is flagged).
+    assert data["checks"] == view.model.to_json()["checks"]
+    assert data["headline"] == headline(data["checks"])
     assert data["version"] == BUNDLE_VERSION
     assert data["session_id"] == 11
     assert data["status"] == "completed"

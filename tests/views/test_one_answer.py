@@ -141,7 +141,9 @@ def test_quality_flags_lead_the_output_and_mark_the_row(
     text = _cli(capsys, monkeypatch, "show", "2", columns=120)
     first = text.splitlines()[0]
     assert first.startswith("! 12 regions flagged: GPU throttled"), first
-    assert "throttled (30 of 30 runs)" in " ".join(_row(text, "qkv_proj"))
+    # The row names the flag's kind; its sentence is said once, in the list.
+    assert "Flag=GPU throttled" in " ".join(_row(text, "qkv_proj"))
+    assert text.count("throttled (30 of 30 runs)") == 1
     assert "--clock-control base --thermal auto" in text
 
 

@@ -199,7 +199,8 @@ describe('findings', () => {
         action: ''
       }
     ])!;
-    const [note, flag] = Array.from(list.children);
+    // The flag first (a number not to read as it is), the note after it.
+    const [flag, note] = Array.from(list.children);
     expect(note.classList).toContain('jp-nsightLab-RunTable-note');
     expect(note.textContent).toBe(
       'layernorm_1: TFLOP/s not shown: the work model counts no FLOPs for its ops'

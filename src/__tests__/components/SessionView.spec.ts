@@ -98,7 +98,7 @@ describe('SessionView', () => {
     );
     expect(view.node.dataset.sessionId).toBe('4');
     const facts = text(view, '.jp-nsightLab-SessionView-facts');
-    expect(facts).toContain('ncu (requested)');
+    expect(facts).toContain('ncu \u00b7 requested');
     expect(facts).toContain('NVIDIA H200');
     expect(facts).toContain('one config failed');
     expect(text(view, '.jp-nsightLab-SessionView-notes')).toBe(

@@ -13,7 +13,7 @@ import {
 import { Widget } from '@lumino/widgets';
 
 import { IChartHandle, IFigure, mountChart } from '../../charts/mount';
-import { chartMissing, foldedCharts } from '../../charts/titles';
+import { chartMissing, foldedCharts, isChartKind } from '../../charts/titles';
 import extension, {
   SESSION_MIME_TYPE,
   SESSION_RANK,
@@ -22,6 +22,7 @@ import extension, {
 import { RENDERER_CLASS, readBundle } from '../../mime/renderer';
 import { BUNDLE_VERSION, ISessionBundle } from '../../mime/types';
 import { formatSummaryCell, summaryColumns } from '../../widget/format';
+import { withoutTitle } from '../../widget/index';
 
 jest.mock('../../charts/mount', () => ({
   mountChart: jest.fn((el: HTMLElement, figure: IFigure): IChartHandle => {
@@ -53,6 +54,16 @@ const WIRE = JSON.parse(
     .requireActual<IFs>('fs')
     .readFileSync(`${__dirname}/../../../tests/fixtures/wire.json`, 'utf-8')
 ) as { final_bundle: ISessionBundle };
+
+/**
+ * The charts a bundle shows: its order's kinds, and the per-rank charts only where
+ * served with data (a single-process session has no "per rank" chart to miss).
+ */
+function shownCharts(bundle: ISessionBundle): string[] {
+  return bundle.chart_order.filter(
+    name => isChartKind(name) || (bundle.figures[name]?.data.length ?? 0) > 0
+  );
+}
 
 /** The fixture bundle, a fresh copy per use (tests change theirs). */
 function fixture(): ISessionBundle {
@@ -116,8 +127,8 @@ describe('the session renderer', () => {
     const hasFigure = (name: string) =>
       (bundle.figures[name]?.data.length ?? 0) > 0;
     expect(boxes.map(box => box.dataset.chart)).toEqual([
-      ...bundle.chart_order.filter(hasFigure),
-      ...bundle.chart_order.filter(name => !hasFigure(name))
+      ...shownCharts(bundle).filter(hasFigure),
+      ...shownCharts(bundle).filter(name => !hasFigure(name))
     ]);
     const drawn = boxes.filter(box => box.dataset.state === 'drawn');
     expect(drawn.map(box => box.dataset.chart)).toEqual(
@@ -141,7 +152,7 @@ describe('the session renderer', () => {
     );
     // Every chart of the order with nothing to draw: the empty clocks chart, the
     // roofline and traffic without figures (no peaks in the fixture), and so on.
-    const empty = bundle.chart_order.filter(
+    const empty = shownCharts(bundle).filter(
       name => (bundle.figures[name]?.data.length ?? 0) === 0
     );
     expect(missing.map(box => box.dataset.chart)).toEqual(empty);
@@ -172,7 +183,7 @@ describe('the session renderer', () => {
     expect(folded).not.toBeNull();
     expect(folded!.open).toBe(false);
     expect(charts.lastElementChild).toBe(folded); // after the drawn charts
-    const empty = bundle.chart_order.filter(
+    const empty = shownCharts(bundle).filter(
       name => (bundle.figures[name]?.data.length ?? 0) === 0
     );
     // One line in the panel's words; each chart's reason inside it.
@@ -211,9 +222,10 @@ describe('the session renderer', () => {
     expect(
       node.querySelector('.jp-nsightLab-Widget-progressText')?.textContent
     ).toBe(progress.text);
+    // The header names the session; the message does not say it again.
     expect(
       node.querySelector('.jp-nsightLab-Widget-message')?.textContent
-    ).toBe(bundle.message);
+    ).toBe(withoutTitle(bundle.message, bundle.session_id));
     const table = node.querySelector<HTMLTableElement>(
       'table.jp-nsightLab-Widget-summary'
     )!;
@@ -228,6 +240,87 @@ describe('the session renderer', () => {
         columns.map(column => formatSummaryCell(row, column))
       );
     });
+  });
+
+  it('says the answer first: the headline, the flags and notes, the table, then the charts', async () => {
+    const bundle = fixture();
+    bundle.message = `nsight-lab session ${bundle.session_id}: backend cpu on AMD EPYC`;
+    bundle.headline =
+      "! 1 region flagged: runs too spread to use; each flag's cause and what to do are right below";
+    bundle.checks = [
+      {
+        region: 'encoder',
+        config: 'n=64',
+        kind: 'not_modelled',
+        text: 'TFLOP/s not shown: the work model does not count aten._transformer_encoder_layer_fwd',
+        cause: '',
+        action: ''
+      },
+      {
+        region: 'add',
+        config: 'n=512',
+        kind: 'unsteady',
+        text: 'runs spread 85 % (RSD): the median is not usable',
+        cause: 'the host was busy',
+        action: 'rerun on an idle machine'
+      }
+    ];
+    const node = (await rendered(bundle)).node;
+    const view = node.querySelector<HTMLElement>('.jp-nsightLab-Widget')!;
+    const parts = Array.from(view.children).filter(
+      child => !(child as HTMLElement).hidden
+    );
+    expect(parts.map(part => part.className)).toEqual([
+      'jp-nsightLab-Widget-headline',
+      'jp-nsightLab-Widget-header',
+      'jp-nsightLab-Widget-progress',
+      'jp-nsightLab-Widget-message',
+      'jp-nsightLab-Widget-checks',
+      'jp-nsightLab-Widget-findings',
+      'jp-nsightLab-Widget-summary',
+      'jp-nsightLab-Widget-charts'
+    ]);
+    expect(parts[0].textContent).toBe(bundle.headline);
+    // The flag first, with its cause and action once; the note after it.
+    const items = Array.from(parts[4].querySelectorAll('li'));
+    expect(items.map(item => item.className)).toEqual([
+      'jp-nsightLab-RunTable-flag',
+      'jp-nsightLab-RunTable-note'
+    ]);
+    expect(items[1].textContent).toContain(
+      'aten._transformer_encoder_layer_fwd'
+    );
+    // The session's title once: in the header, not again in the message.
+    expect(view.textContent!.split('nsight-lab session ')).toHaveLength(2);
+    expect(parts[3].textContent).toBe('backend cpu on AMD EPYC');
+  });
+
+  it('says nothing before the header where nothing is flagged', async () => {
+    const bundle = fixture();
+    delete bundle.headline; // an output saved before the headline was kept
+    delete bundle.checks;
+    const node = (await rendered(bundle)).node;
+    expect(
+      node.querySelector<HTMLElement>('.jp-nsightLab-Widget-headline')!.hidden
+    ).toBe(true);
+    expect(
+      node.querySelector<HTMLElement>('.jp-nsightLab-Widget-checks')!.hidden
+    ).toBe(true);
+  });
+
+  it('folds no per-rank chart into a single-process session', async () => {
+    const bundle = fixture();
+    bundle.chart_order = [...bundle.chart_order, 'ranks', 'rank_clocks'];
+    delete bundle.figures.ranks;
+    delete bundle.figures.rank_clocks;
+    const node = (await rendered(bundle)).node;
+    const names = chartBoxes(node).map(box => box.dataset.chart);
+    expect(names).not.toContain('ranks');
+    expect(names).not.toContain('rank_clocks');
+    expect(
+      node.querySelector('.jp-nsightLab-Widget-chart-foldedSummary')!
+        .textContent
+    ).not.toContain('per rank');
   });
 
   it('keeps the served column order of a saved notebook (keys sorted)', async () => {
@@ -280,7 +373,9 @@ describe('the session renderer', () => {
     const first = mount.mock.results.map(r => r.value as IChartHandle);
     await renderer.renderModel(mimeModel(fixture()));
     expect(first.every(handle => handle.isDisposed)).toBe(true);
-    expect(chartBoxes(renderer.node).length).toBe(fixture().chart_order.length);
+    expect(chartBoxes(renderer.node).length).toBe(
+      shownCharts(fixture()).length
+    );
     const second = mount.mock.results
       .slice(first.length)
       .map(r => r.value as IChartHandle);

@@ -3,8 +3,9 @@
 # is), the server auth check, jest and the Galata ui-tests. Runs them all, then exits
 # non-zero if any failed.
 #
-# The ui-tests' three JupyterLab servers get free ports (NSIGHT_LAB_UI_PORT,
-# NSIGHT_LAB_UI_COLAB_PORT and NSIGHT_LAB_UI_PG_PORT, unless set), so another Jupyter
+# The ui-tests' JupyterLab servers get free ports (NSIGHT_LAB_UI_PORT,
+# NSIGHT_LAB_UI_COLAB_PORT, NSIGHT_LAB_UI_PG_PORT, NSIGHT_LAB_UI_FIXTURE_PORT and
+# NSIGHT_LAB_UI_QUICKSTART_PORT, unless set), so another Jupyter
 # on 8888 or a second run does not break them. Their screenshots and JSON go to ui-tests/test-output/ (ignored);
 # NSIGHT_LAB_UPDATE_RESULTS=1 writes them into ui-tests/results/ (the committed
 # evidence). A run leaves the git tree as it found it: when the tree was clean before,
@@ -43,20 +44,20 @@ step jest jlpm test
 # Galata ui-tests against a real JupyterLab in Debian's chromium (scripts/setup.sh
 # installs both); skipped with a reason where chromium or Galata is missing.
 if [[ -x /usr/bin/chromium && -d ui-tests/node_modules/@jupyterlab/galata ]]; then
-    if [[ -z "${NSIGHT_LAB_UI_PORT:-}" || -z "${NSIGHT_LAB_UI_COLAB_PORT:-}" || -z "${NSIGHT_LAB_UI_PG_PORT:-}" || -z "${NSIGHT_LAB_UI_FIXTURE_PORT:-}" ]]; then
-        # Four ports the OS says are free now (held together, so they differ): the
-        # lab, the Colab-like lab, the lab on a PostgreSQL store and the lab on a
-        # copy of the H200 fixture store.
-        read -r NSIGHT_LAB_UI_PORT NSIGHT_LAB_UI_COLAB_PORT NSIGHT_LAB_UI_PG_PORT NSIGHT_LAB_UI_FIXTURE_PORT < <(python -c '
+    if [[ -z "${NSIGHT_LAB_UI_PORT:-}" || -z "${NSIGHT_LAB_UI_COLAB_PORT:-}" || -z "${NSIGHT_LAB_UI_PG_PORT:-}" || -z "${NSIGHT_LAB_UI_FIXTURE_PORT:-}" || -z "${NSIGHT_LAB_UI_QUICKSTART_PORT:-}" ]]; then
+        # Five ports the OS says are free now (held together, so they differ): the
+        # lab, the Colab-like lab, the lab on a PostgreSQL store, the lab on a
+        # copy of the H200 fixture store and the lab on the recorded quickstart.
+        read -r NSIGHT_LAB_UI_PORT NSIGHT_LAB_UI_COLAB_PORT NSIGHT_LAB_UI_PG_PORT NSIGHT_LAB_UI_FIXTURE_PORT NSIGHT_LAB_UI_QUICKSTART_PORT < <(python -c '
 import socket
-held = [socket.socket() for _ in range(4)]
+held = [socket.socket() for _ in range(5)]
 for s in held:
     s.bind(("127.0.0.1", 0))
 print(*(s.getsockname()[1] for s in held))
 ')
     fi
-    export NSIGHT_LAB_UI_PORT NSIGHT_LAB_UI_COLAB_PORT NSIGHT_LAB_UI_PG_PORT NSIGHT_LAB_UI_FIXTURE_PORT
-    echo "=== ui-tests: JupyterLab on ports ${NSIGHT_LAB_UI_PORT}, ${NSIGHT_LAB_UI_COLAB_PORT}, ${NSIGHT_LAB_UI_PG_PORT} and ${NSIGHT_LAB_UI_FIXTURE_PORT}"
+    export NSIGHT_LAB_UI_PORT NSIGHT_LAB_UI_COLAB_PORT NSIGHT_LAB_UI_PG_PORT NSIGHT_LAB_UI_FIXTURE_PORT NSIGHT_LAB_UI_QUICKSTART_PORT
+    echo "=== ui-tests: JupyterLab on ports ${NSIGHT_LAB_UI_PORT}, ${NSIGHT_LAB_UI_COLAB_PORT}, ${NSIGHT_LAB_UI_PG_PORT}, ${NSIGHT_LAB_UI_FIXTURE_PORT} and ${NSIGHT_LAB_UI_QUICKSTART_PORT}"
     step ui-tests bash -c 'cd ui-tests && CI=1 jlpm playwright test --reporter=line'
 else
     echo "=== ui-tests: skipped (needs /usr/bin/chromium and ui-tests/node_modules; run scripts/setup.sh)"

@@ -7,6 +7,8 @@ JavaScript objects through the global window variable.
 
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -28,6 +30,19 @@ if not os.environ.get("NSIGHT_LAB_HOME"):
             os.environ["NSIGHT_LAB_UI_FIXTURE_STORE"],
             Path(os.environ["NSIGHT_LAB_HOME"]) / "store.sqlite",
         )
+
+# `jlpm start:quickstart`: the README's quickstart, recorded now by the cpu backend
+# (record_quickstart.py: real kernels, real measurements) into this server's store,
+# its executed notebooks in the root folder (tests/quickstart.spec.ts opens them).
+if os.environ.get("NSIGHT_LAB_UI_QUICKSTART"):
+    subprocess.run(  # noqa: S603  (our own script, with this Python)
+        [
+            sys.executable,
+            str(Path(__file__).parent / "record_quickstart.py"),
+            c.ServerApp.root_dir,  # noqa: F821
+        ],
+        check=True,
+    )
 
 # Uncomment to set server log level to debug level
 # c.ServerApp.log_level = "DEBUG"

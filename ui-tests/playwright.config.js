@@ -17,6 +17,10 @@
  *   (tests/layout.spec.ts) the session panels' layout (answer first, empty charts
  *   folded, kernels, history rows whole), and (tests/findings.spec.ts) why it is
  *   slow: the findings of a session panel and of a cell's final output.
+ * - `quickstart` (tests/quickstart.spec.ts): a JupyterLab of its own whose store holds
+ *   the README's quickstart, recorded by the cpu backend when the server starts
+ *   (`jlpm start:quickstart`, record_quickstart.py), its executed notebooks in the
+ *   server's root: what a new user sees in the cell output and the session panels.
  * - `postgres` (tests/postgres.spec.ts): a JupyterLab of its own whose store is a
  *   throwaway PostgreSQL cluster (`jlpm start:postgres`: tests/_postgres.py starts
  *   it, runs the server with NSIGHT_LAB_STORE set, stops it on exit); runs written
@@ -26,9 +30,10 @@
  * The scale benchmark (tests/scale.spec.ts) has its own config,
  * playwright.scale.config.js, and does not run here.
  *
- * NSIGHT_LAB_UI_PORT, NSIGHT_LAB_UI_COLAB_PORT, NSIGHT_LAB_UI_PG_PORT and
- * NSIGHT_LAB_UI_FIXTURE_PORT move them (default 8888 and the next ports);
- * scripts/test.sh sets all four to free ports.
+ * NSIGHT_LAB_UI_PORT, NSIGHT_LAB_UI_COLAB_PORT, NSIGHT_LAB_UI_PG_PORT,
+ * NSIGHT_LAB_UI_FIXTURE_PORT and NSIGHT_LAB_UI_QUICKSTART_PORT move them (default
+ * 8888 and the next ports); scripts/test.sh sets them to free ports. With
+ * `--project=NAME` only the servers of the named projects start.
  */
 const { execFileSync } = require('child_process');
 const fs = require('fs');
@@ -42,6 +47,10 @@ const COLAB_PORT = Number(process.env.NSIGHT_LAB_UI_COLAB_PORT || LAB_PORT + 1);
 const PG_PORT = Number(process.env.NSIGHT_LAB_UI_PG_PORT || COLAB_PORT + 1);
 const FIXTURE_PORT = Number(
   process.env.NSIGHT_LAB_UI_FIXTURE_PORT || PG_PORT + 1
+);
+
+const QUICKSTART_PORT = Number(
+  process.env.NSIGHT_LAB_UI_QUICKSTART_PORT || FIXTURE_PORT + 1
 );
 
 const ROOT = path.resolve(__dirname, '..');
@@ -77,6 +86,22 @@ function postgresMissing() {
 }
 if (process.env.NSIGHT_LAB_UI_PG_MISSING === undefined) {
   process.env.NSIGHT_LAB_UI_PG_MISSING = postgresMissing();
+}
+
+/** The projects named with --project (none: every project). */
+const PROJECTS = process.argv
+  .flatMap((arg, i, all) =>
+    arg === '--project'
+      ? [all[i + 1]]
+      : arg.startsWith('--project=')
+        ? [arg.slice('--project='.length)]
+        : []
+  )
+  .filter(Boolean);
+
+/** Whether a server of one of `projects` is needed by this run. */
+function wanted(projects) {
+  return PROJECTS.length === 0 || projects.some(p => PROJECTS.includes(p));
 }
 
 function server(script, port) {
@@ -146,12 +171,20 @@ module.exports = {
         'findings.spec.ts'
       ],
       use: { baseURL: `http://localhost:${FIXTURE_PORT}` }
+    },
+    {
+      name: 'quickstart',
+      testMatch: 'quickstart.spec.ts',
+      use: { baseURL: `http://localhost:${QUICKSTART_PORT}` }
     }
   ],
   webServer: [
-    server('start', LAB_PORT),
-    server('start:colab', COLAB_PORT),
-    server('start:fixture', FIXTURE_PORT),
-    ...(process.env.NSIGHT_LAB_UI_PG_MISSING ? [] : [postgresServer()])
-  ]
+    wanted(['sidebar', 'reopen', 'ranks']) && server('start', LAB_PORT),
+    wanted(['widget-colab']) && server('start:colab', COLAB_PORT),
+    wanted(['readability']) && server('start:fixture', FIXTURE_PORT),
+    wanted(['quickstart']) && server('start:quickstart', QUICKSTART_PORT),
+    wanted(['postgres']) &&
+      !process.env.NSIGHT_LAB_UI_PG_MISSING &&
+      postgresServer()
+  ].filter(Boolean)
 };

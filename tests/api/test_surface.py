@@ -80,13 +80,15 @@ def test_signatures_keep_nsight_pythons_parameters_in_order() -> None:
 def test_importing_nsight_lab_loads_no_pandas() -> None:
     """The Jupyter server imports nsight_lab: the API loads only when it is used."""
     code = (
-        "import sys, nsight_lab; print('pandas' in sys.modules); "
-        "nsight_lab.analyze; print('pandas' in sys.modules)"
+        "import sys, nsight_lab; "
+        "print('pandas' in sys.modules, 'nsight_lab.api' in sys.modules); "
+        "nsight_lab.analyze; print('nsight_lab.api' in sys.modules)"
     )
     out = subprocess.run(  # noqa: S603
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.split()
-    assert out == ["False", "True"]
+    # Issue 32: the API itself no longer loads pandas (only a DataFrame asked for does).
+    assert out == ["False", "False", "True"]
 
 
 def test_the_stand_in_module_serves_the_api_on_first_use() -> None:

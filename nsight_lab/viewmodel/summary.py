@@ -1,24 +1,22 @@
 """The summary tables of a session from its running statistics, without a DataFrame.
 
-The same rows as :func:`nsight_lab.views.summary.region_rows` and
-:func:`~nsight_lab.views.summary.counter_table` of the results frame (the widget's
-and ``nsight-lab show``'s), from :class:`~nsight_lab.viewmodel.regions.RegionStats`:
-the view model's refresh builds them from numbers it already holds, in time that
-grows with the regions, not the runs. ``tests/viewmodel`` checks both give the same
-rows on the H200 fixture and on generated sessions.
+The rows of :func:`nsight_lab.results.summary.summary_rows` and
+:func:`~nsight_lab.results.summary.summary_counters` (the results frame's), from
+:class:`~nsight_lab.viewmodel.regions.RegionStats`: built from numbers the view model
+already holds, in time that grows with the regions, not the runs (``tests/viewmodel``
+checks both give the same rows on the H200 fixture and on generated sessions).
 
 What is exact and what is not: counts, means, spreads, the SM clock and throttled
 runs are over every run; medians are exact while a region has at most
 :data:`~nsight_lab.viewmodel.streaming.EXACT_VALUES` runs, then within 0.1 %; the
 roofline columns (GB/s, TFLOP/s, % of roof, bound) are over the region's latest
 runs (the view model's window: every run of a session that fits in it). A
-multi-rank session's region has its span row, then one row per rank, as the
-frame's. ``--derive`` metrics are counter rows after the measured ones, as the
-frame's, wherever the view model has their values
+multi-rank session's region has its span row, then a row per rank. ``--derive``
+metrics are counter rows after the measured ones, as the frame's, where the view
+model has their values
 (:meth:`~nsight_lab.viewmodel.session.SessionViewModel.add_derived`: in the kernel,
-a user function's values as the results frame computed them; from the store, the
-built-in ``tflops``/``gbps`` only, since user functions and their values are not
-stored).
+a user function's values as the frame computed them; from the store, the built-in
+``tflops``/``gbps`` only: user functions and values are not stored).
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ import numpy as np
 
 from nsight_lab.contract.records import TIME_METRIC, RunRecord
 from nsight_lab.errors import CellError
+from nsight_lab.roofline.workmodel import UNMODELLED_PREFIX
 
 MODEL_PREFIX = "model__"
 """Per-region quantities from the work model (FLOPs, bytes).
@@ -176,6 +177,8 @@ def derived_values(
         func = spec.functions.get(name)
         if func is None and name == "tflops":
             flops = record.metrics.get(f"{MODEL_PREFIX}flops", math.nan)
+            if flops == 0 and _has_unmodelled(record):
+                flops = math.nan  # no formula counted, not zero work (issue 30)
             out["tflops"] = (flops / ns / 1e3 if ns > 0 else math.nan, "TFLOP/s")
         elif func is None and name == "gbps":
             moved = record.metrics.get(
@@ -187,6 +190,11 @@ def derived_values(
     if spec.functions:
         spec.computed[run_key(record)] = out
     return out
+
+
+def _has_unmodelled(record: RunRecord) -> bool:
+    """Whether the work model met an op in the run it has no FLOP count for."""
+    return any(name.startswith(UNMODELLED_PREFIX) for name in record.metrics)
 
 
 def _user_values(

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from nsight_lab.regions import nsight_python_routed
 from nsight_lab.roofline.workmodel import count_work
-from nsight_lab.runner import Runner
+from nsight_lab.runner import NOTIFY_S, Runner
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -92,6 +92,8 @@ class InProcessCollector(ABC):
                 out.sink,
                 on_progress=out.progress,
                 model_work=work_model(plan),
+                notify_s=NOTIFY_S,
+                between_runs=out.between_runs,
             )
             with nsight_python_routed():
                 return runner.run(cell.run)

@@ -123,6 +123,10 @@ class Output:
     (the live view); ``None`` when quiet."""
     note: Callable[[str], None] | None = None
     """Adds a note the collector learned after ``begin`` (kept with the session)."""
+    between_runs: Callable[[], None] | None = None
+    """Called on the thread that runs the cell after every run, outside the timed
+    regions: where the store's writer thread is given the GIL (it may take it then
+    rather than in the middle of the next run's regions)."""
 
 
 class Collector(Protocol[PlanT_contra]):

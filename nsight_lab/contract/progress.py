@@ -247,9 +247,13 @@ class ProgressCounter:
         self.config_index = config_index
         self.runs_done_in_config = 0
 
-    def runs_done(self, count: int = 1) -> None:
-        """``count`` more complete runs of the current config (no emit)."""
-        self.runs_done_in_config += count
+    def runs_done(self, count: int = 1, *, in_config: int | None = None) -> None:
+        """``count`` more complete runs (no emit).
+
+        ``in_config`` of them (all: ``None``) are of the current config, the rest of
+        configs before it (dispatched after the next config began).
+        """
+        self.runs_done_in_config += count if in_config is None else in_config
         self.runs_done_total += count
 
     def complete(self) -> None:

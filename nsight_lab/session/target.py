@@ -121,7 +121,11 @@ class SessionTarget:
         """The hooks handed to the collector."""
         shown = self._request.display != "none"
         return Output(
-            self.begin, self.sink, self.progress if shown else None, note=self.note
+            self.begin,
+            self.sink,
+            self.progress if shown else None,
+            note=self.note,
+            between_runs=self._writer.between_runs,
         )
 
     def begin(self, device_name: str | None, notes: Sequence[str]) -> int:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from nsight_lab.errors import NotFoundError
 from nsight_lab.store.connection import StoreBase
 from nsight_lab.store.postgres import PgConnection
-from nsight_lab.store.rows import RUN_COLUMNS, run_to_row
+from nsight_lab.store.rows import RUN_COLUMNS, run_rows
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -155,7 +155,7 @@ class RunWrites(StoreBase):
         """
         if not records:
             return []
-        rows = [run_to_row(r) for r in records]
+        rows = run_rows(records)
         batch = Batch.of(records)
         # Sorted: writers of several sessions take their row locks in one order.
         # Only the pairs this store has not committed before: a profile's regions

@@ -281,7 +281,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--configs", default="1024,2048,4096")
     parser.add_argument("--runs", type=int, default=10)
-    parser.add_argument("--child-timeout", type=float, default=150.0)
+    parser.add_argument("--child-timeout", type=float, default=75.0)
+    parser.add_argument(
+        "--deadline", type=float, default=170.0, help="start no child past this (s)"
+    )
     parser.add_argument("--site", default=str(SITE))
     parser.add_argument("--child", choices=["before", "after"], help=argparse.SUPPRESS)
     parser.add_argument("--child-out", help=argparse.SUPPRESS)
@@ -297,7 +300,8 @@ def main(argv: list[str] | None = None) -> int:
     sides: dict[str, list[dict[str, Any]]] = {side: [] for side in roots}
     for _ in range(args.children):
         for side in ("before", "after"):
-            if side in roots:
+            late = time.monotonic() - started + args.child_timeout > args.deadline
+            if side in roots and not (late and all(sides.values())):
                 child = run_child(side, roots[side], args, env)
                 sides[side].append(child)
                 print(

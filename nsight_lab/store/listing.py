@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from nsight_lab.contract.records import SessionInfo
+    from nsight_lab.store.dialect import Dialect
     from nsight_lab.store.rows import SessionFilters
 
 __all__ = ["LISTED_CONFIGS", "ListedSession", "ListingQueries", "SessionPage"]
@@ -96,30 +97,9 @@ class ListingQueries(StoreBase):
                 limit or offset is.
             StoreError: The store is closed or unreadable.
         """
-        where, params = session_filter(filters, self._dialect.like)
-        check_page(limit, offset)
-        # One row always (the total), with the page's sessions joined to it. Of each
-        # config list, a prefix and its length (counted by the engine, not parsed
-        # here): a page's cost does not grow with the sessions' grids.
-        configs = "configs_json::json" if self._dialect.postgres else "configs_json"
-        inner = SESSION_COLUMNS.replace(
-            "configs_json",
-            f"substr(configs_json, 1, {_CONFIGS_PREFIX}) AS configs_json",
-        )
-        sql = (
-            f"SELECT t.total, {_PAGE_COLUMNS}, p.run_count, p.runs_done,"  # noqa: S608  (constant SQL)
-            f" {_VERDICT_COLUMNS}, p.config_count"
-            f" FROM (SELECT count(*) AS total FROM sessions{where}) AS t"
-            f" LEFT JOIN (SELECT {inner}, run_count, runs_done,"
-            f" json_array_length({configs}) AS config_count"
-            f" FROM sessions{where} ORDER BY id DESC LIMIT ? OFFSET ?) AS p ON 1 = 1"
-            " LEFT JOIN session_verdicts AS v ON v.session_id = p.id"
-            " ORDER BY p.id DESC"
-        )
-        no_limit = self._dialect.no_limit
-        page = (no_limit if limit is None else limit, offset)
+        sql, params = page_query(filters, self._dialect, limit, offset)
         with self._read("list sessions") as conn:
-            rows = conn.execute(sql, (*params, *params, *page)).fetchall()
+            rows = conn.execute(sql, params).fetchall()
             regions = read_regions(
                 conn,
                 [int(r[1]) for r in rows if r[1] is not None],
@@ -129,6 +109,74 @@ class ListingQueries(StoreBase):
             total=int(rows[0][0]),
             sessions=[_listed(row[1:], regions) for row in rows if row[1] is not None],
         )
+
+
+def page_query(
+    filters: SessionFilters, dialect: Dialect, limit: int | None, offset: int
+) -> tuple[str, list[Any]]:
+    """The one statement of :meth:`ListingQueries.list_session_page`, its parameters.
+
+    Raises:
+        QueryError: A filter is unknown or malformed, or the limit or offset is.
+    """
+    where, params = session_filter(filters, dialect.like)
+    check_page(limit, offset)
+    # One row always (the total), with the page's sessions joined to it. Of each
+    # config list, a prefix and its length (counted by the engine, not parsed
+    # here): a page's cost does not grow with the sessions' grids. The page's ids
+    # are chosen first, from the index alone, and only those rows are read: with
+    # the columns in the paged query, PostgreSQL built every skipped row of an
+    # OFFSET (the last page of 100,000 sessions: 204 ms, 32 ms this way; issue 32).
+    configs = "configs_json::json" if dialect.postgres else "configs_json"
+    inner = SESSION_COLUMNS.replace(
+        "configs_json",
+        f"substr(configs_json, 1, {_CONFIGS_PREFIX}) AS configs_json",
+    )
+    sql = (
+        f"SELECT t.total, {_PAGE_COLUMNS}, p.run_count, p.runs_done,"  # noqa: S608  (constant SQL)
+        f" {_VERDICT_COLUMNS}, p.config_count"
+        f" FROM ({total_sql(filters, where)}) AS t"
+        f" LEFT JOIN (SELECT {inner}, run_count, runs_done,"
+        f" json_array_length({configs}) AS config_count"
+        f" FROM sessions WHERE id IN (SELECT id FROM sessions{where}"
+        " ORDER BY id DESC LIMIT ? OFFSET ?)) AS p ON 1 = 1"
+        " LEFT JOIN session_verdicts AS v ON v.session_id = p.id"
+        " ORDER BY p.id DESC"
+    )
+    page = (dialect.no_limit if limit is None else limit, offset)
+    return sql, [*total_params(filters, params), *params, *page]
+
+
+def _only_annotation(filters: SessionFilters) -> bool:
+    """Whether the one filter given is ``annotation``.
+
+    As :func:`~nsight_lab.store.rows.session_filter` reads them: ``None`` is no
+    filter, nor is an empty ``text``.
+    """
+    given = [
+        name
+        for name, value in filters.items()
+        if value is not None and (name != "text" or value)
+    ]
+    return given == ["annotation"]
+
+
+def total_sql(filters: SessionFilters, where: str) -> str:
+    """How many sessions match: one ``count(*)`` statement for the filters.
+
+    By annotation alone, counted in ``session_annotations``' own index: each of
+    its rows names a stored session once (its key, a cascading foreign key), so
+    its count is the sessions' without a lookup of each in ``sessions`` (61 ms
+    for 5,000 of 100,000 sessions on SQLite, 0.15 ms this way; issue 32).
+    """
+    if _only_annotation(filters):
+        return "SELECT count(*) AS total FROM session_annotations WHERE annotation = ?"
+    return f"SELECT count(*) AS total FROM sessions{where}"  # noqa: S608  (constant SQL)
+
+
+def total_params(filters: SessionFilters, params: list[Any]) -> list[Any]:
+    """The parameters of :func:`total_sql`'s statement."""
+    return [filters["annotation"]] if _only_annotation(filters) else params
 
 
 _SESSION_WIDTH = len(SESSION_COLUMNS.split(","))

@@ -30,6 +30,13 @@ INTERRUPTED_ERROR = (
     "kernel died or was killed while profiling; runs done so far are kept"
 )
 """The error of a session whose writer died while it ran."""
+RUNNING_HERE_SQL = (
+    "SELECT id, pid, pid_token FROM sessions WHERE status = 'running' AND +host = ?"
+)
+"""A SQLite store's running sessions of this host, read at every open. The ``+``
+keeps SQLite (no statistics) on ``sessions_status``: through ``sessions_host``, which
+every session of a one-host store matches, the open read all sessions (123 ms at
+100,000; issue 32). ``tests/store/test_history_queries.py`` keeps the plan."""
 
 
 def _boot_id() -> str:
@@ -106,11 +113,7 @@ class Liveness(StoreBase):
                 dead = [int(r[0]) for r in conn.execute(pg.ORPHANS_SQL).fetchall()]
         else:
             with self._read("find running sessions") as conn:
-                rows = conn.execute(
-                    "SELECT id, pid, pid_token FROM sessions"
-                    " WHERE status = 'running' AND host = ?",
-                    (self._host,),
-                ).fetchall()
+                rows = conn.execute(RUNNING_HERE_SQL, (self._host,)).fetchall()
             alive: dict[tuple[int | None, str | None], bool] = {}
             for _, pid, token in rows:
                 if (pid, token) not in alive:

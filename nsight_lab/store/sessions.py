@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from nsight_lab.contract.records import SCHEMA_VERSION, SESSION_STATUSES, utc_now
 from nsight_lab.errors import QueryError, StoreError
+from nsight_lab.store.listing import total_params, total_sql
 from nsight_lab.store.liveness import Liveness, pid_token
 from nsight_lab.store.migrations import new_session_uuid
 from nsight_lab.store.rows import (
@@ -269,7 +270,7 @@ class SessionQueries(Liveness):
         """
         where, params = session_filter(filters, self._dialect.like)
         with self._read("count sessions") as conn:
-            row = conn.execute(f"SELECT count(*) FROM sessions{where}", params)  # noqa: S608  (constant SQL)
+            row = conn.execute(total_sql(filters, where), total_params(filters, params))
             return int(row.fetchone()[0])
 
     def run_counts(self, session_ids: Sequence[int]) -> dict[int, int]:

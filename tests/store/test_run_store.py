@@ -604,7 +604,8 @@ def test_list_query_never_reads_runs_nor_sorts(db: Path, store: RunStore) -> Non
         store.count_sessions(**filters)
     reader.set_trace_callback(None)
     conn = raw(db)
-    queries = [q for q in statements if "FROM sessions" in q and q.startswith("SELECT")]
+    # (A count by annotation alone reads session_annotations only: issue 32.)
+    queries = [q for q in statements if "FROM session" in q and q.startswith("SELECT")]
     assert len(queries) == 2 * len(filter_sets)
     for q in queries:
         plan = " | ".join(r[3] for r in conn.execute(f"EXPLAIN QUERY PLAN {q}"))

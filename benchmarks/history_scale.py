@@ -177,11 +177,30 @@ def _stats(op: str, times: list[float], walls: list[float]) -> dict[str, Any]:
         "median_ms": round(statistics.median(measured), 1),
         "max_ms": round(max(measured), 1),
         "wall_median_ms": round(statistics.median(walls[1:]), 1),
+        "server_ms": [round(t, 1) for t in times],
     }
     if op in TARGETS:
         out["met"] = statistics.median(measured) <= TARGET_MS
         out["met_every_time"] = max(measured) <= TARGET_MS
     return out
+
+
+def _logged(server: Server, start: int, paths: list[str]) -> list[float]:
+    """The server times of ``paths``, the requests after the ``start``-th it logged.
+
+    Waited for: tornado logs a request after its reply is sent, so the client may
+    read the log before the last line is there.
+    """
+    deadline = time.perf_counter() + 30
+    while True:
+        rows = server.request_times()[start:]
+        if len(rows) >= len(paths) or time.perf_counter() > deadline:
+            break
+        time.sleep(0.05)
+    uris = [urllib.parse.unquote(uri) for _, _, _, uri in rows]
+    assert uris == ["/" + API + urllib.parse.unquote(p) for p in paths], uris  # noqa: S101
+    assert all(status == HTTP_OK for _, status, _, _ in rows), rows  # noqa: S101
+    return [ms for _, _, ms, _ in rows]
 
 
 def time_servers(
@@ -211,6 +230,9 @@ def time_servers(
         }
         for op, paths in requests(sessions, repeat).items():
             load = os.getloadavg()[0]
+            start = {
+                side: len(server.request_times()) for side, server in servers.items()
+            }
             walls: dict[str, list[float]] = {side: [] for side in servers}
             sizes: dict[str, int] = {}
             for path in paths:
@@ -219,13 +241,7 @@ def time_servers(
                     sizes[side] = len(server.get(API + path))
                     walls[side].append(1000 * (time.perf_counter() - t0))
             for side, server in servers.items():
-                logged = [
-                    ms
-                    for _, status, ms, uri in server.request_times()
-                    if status == HTTP_OK
-                    and urllib.parse.unquote(uri).startswith("/" + API)
-                ]
-                stats = _stats(op, logged[-len(paths) :], walls[side])
+                stats = _stats(op, _logged(server, start[side], paths), walls[side])
                 stats.update(bytes=sizes[side], load_1min=round(load, 2))
                 stats["request"] = paths[-1]
                 out[side]["ops"][op] = stats

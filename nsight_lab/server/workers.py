@@ -41,8 +41,13 @@ HEAVY = (
     "pandas",
     "nsight_lab.viewmodel.jobs",
     "nsight_lab.store.run_store",
+    "nsight_lab.viewmodel.compare",
+    "nsight_lab.server.downloads",
 )
-"""What :meth:`Workers.warm` has each child import (loaded then, not on a request)."""
+"""What :meth:`Workers.warm` has each child import (loaded then, not on a request).
+
+The comparison's code and the export's module too: each child's first compare or
+export imported them (40 and 110 ms on the 2-core machine; issue 32)."""
 
 _T = TypeVar("_T")
 

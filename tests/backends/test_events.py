@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.gpu
 
 
-def _measure(options: str, work: Any, runs: int = 20) -> list[float]:
+def _timings(options: str, work: Any, runs: int) -> list[Any]:
+    """Each run's timing of ``work`` in one region ``r`` (events)."""
     from nsight_lab.backends.events import CudaEventsBackend
 
     m = CudaEventsBackend().open(parse_options(options))
@@ -29,10 +30,13 @@ def _measure(options: str, work: Any, runs: int = 20) -> list[float]:
             work()
             m.exit_region("r")
             m.end_run(0.0)
-        timings = m.completed(wait=True)
+        return m.completed(wait=True)
     finally:
         m.close()
-    return [t.regions["r"] for t in timings]
+
+
+def _measure(options: str, work: Any, runs: int = 20) -> list[float]:
+    return [t.regions["r"] for t in _timings(options, work, runs)]
 
 
 def _bare_loop(work: Any, runs: int = 20) -> list[float]:
@@ -360,20 +364,9 @@ def test_out_of_memory_keeps_the_runs_done(ip: InteractiveShell) -> None:
 
 def _enqueue_shares(work: Any, runs: int = 12) -> list[float]:
     """Host enqueue time / GPU span per run of ``work`` in a region (events)."""
-    from nsight_lab.backends.events import CudaEventsBackend
     from nsight_lab.contract import shape
 
-    m = CudaEventsBackend().open(parse_options("--cache-control none"))
-    try:
-        for i in range(runs):
-            m.begin_run(RunKey(0, i))
-            m.enter_region("r")
-            work()
-            m.exit_region("r")
-            m.end_run(0.0)
-        timings = m.completed(wait=True)
-    finally:
-        m.close()
+    timings = _timings("--cache-control none", work, runs)
     return [t.shape["r"][shape.ENQUEUE_NS] / t.regions["r"] for t in timings]
 
 

@@ -52,6 +52,9 @@ export MPLBACKEND=Agg
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; ncu --version | tail -1
   python3 -c "import torch, cupti, ncu_report, nvtx; print(torch.__version__, torch.cuda.get_device_name(0))"; } >>"$OUT/device.log" 2>&1
 log "stack: $(tail -1 "$OUT/device.log")"
+if [[ -n ${EXTRA:-} ]]; then  # a one-off check of the work at hand, before the rest
+  step extra "${EXTRA_S:-150}" "$OUT/extra.log" bash -c "$EXTRA"
+fi
 if [[ ${RUN_CATALOG:-1} == 1 ]]; then
   step pm_catalog 60 "$OUT/pm_catalog.log" python3 benchmarks/pm_catalog.py "$OUT/pm_catalog.json"
 fi

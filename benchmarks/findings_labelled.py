@@ -309,8 +309,13 @@ def run_cell(ip: Any, backend: str, args: argparse.Namespace, bench: Bench) -> N
     wall = round(time.perf_counter() - t, 2)
     failure = result.error_before_exec or result.error_in_exec
     with RunStore() as store:
-        session = store.list_sessions(limit=1)[0]
-        entry = judge(store, session.id, session.backend)  # auto may pick another
+        found = store.list_sessions(limit=1)
+        session = found[0] if found else None
+        if session is None or session.name != f"labelled-{backend}":
+            # The cell stopped before a session began: judge nothing (not the last).
+            entry: dict[str, Any] = {"status": "failed", "regions": {}, "notes": []}
+        else:
+            entry = judge(store, session.id, session.backend)  # auto may pick another
     entry.update(options=options, wall_s=wall)
     if failure is not None:
         entry["error"] = f"{type(failure).__name__}: {failure}"

@@ -46,7 +46,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from realwork_cell import STEPS  # noqa: E402
+from realwork_cell import STEPS
 
 DRAM = ("dram__bytes_read.sum", "dram__bytes_write.sum")
 CELL = "\n".join(
@@ -119,10 +119,9 @@ class Bench:
 
 def truths(runs: int, small: bool) -> dict[str, dict[str, float | None]]:
     """Per step: torch.profiler's GPU-activity sum and a synchronized event span."""
+    import realwork_cell
     import torch
     from torch.profiler import ProfilerActivity, profile, record_function
-
-    import realwork_cell
 
     rw = realwork_cell.work(small=small)
     spans: dict[str, list[float]] = {s: [] for s in STEPS}
@@ -329,7 +328,10 @@ def nsight_python_cupti(runs: int, small: bool, bench: Bench) -> dict[str, Any]:
     rw = realwork_cell.work(small=small)
     nsight.activate(nsight.Tool.CUPTI)
 
-    @nsight.analyze.kernel(configs=[[0]], runs=runs)
+    # A step launches many kernels: their times summed (the tool's own advice).
+    @nsight.analyze.kernel(
+        configs=[[0]], runs=runs, combine_kernel_metrics=lambda x, y: x + y
+    )
     def steps(_: int) -> None:
         for step in STEPS:
             with nsight.annotate(step):
@@ -523,6 +525,38 @@ def findings_note(cells: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def beside_nsight_python(
+    ip: Any, args: argparse.Namespace, bench: Bench, recorder: Any
+) -> None:
+    """nsight-python's CUPTI tool on the steps, then our cupti cell beside it, after it."""
+    nspy = bench.part(
+        "nsight_python", nsight_python_cupti, args.runs, args.small, bench
+    )
+    bench.results["nsight_python"] = nspy
+    if nspy and "skipped" not in nspy:
+        recorder.phase = "during_nspy"
+        bench.part(
+            "during_nspy_cupti",
+            run_cell,
+            ip,
+            "cupti",
+            args.runs,
+            bench,
+            "during_nspy",
+        )
+        bench.part("nsight_python_off", nsight_python_off)
+        recorder.phase = "after_nspy"
+        bench.part(
+            "after_nspy_cupti",
+            run_cell,
+            ip,
+            "cupti",
+            args.runs,
+            bench,
+            "after_nspy",
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run every part; write realwork.json, realwork.md and the fixture."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -531,6 +565,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--backends", default="events,cupti,pm")
     parser.add_argument("--ncu", action="store_true", help="ncu backend + plain ncu")
     parser.add_argument("--ncu-runs", type=int, default=1)
+    parser.add_argument(
+        "--no-plain-ncu", action="store_true", help="the ncu backend without plain ncu"
+    )
     parser.add_argument("--small", action="store_true", help="small shapes")
     parser.add_argument(
         "--beside-nsight-python",
@@ -555,46 +592,26 @@ def main(argv: list[str] | None = None) -> int:
         steps=list(STEPS),
     )
     backends = args.backends.split(",")
-    if args.ncu:  # a child process: first, before this one holds the GPU
+    if (
+        args.ncu and not args.no_plain_ncu
+    ):  # a child: first, before this one holds the GPU
         plain = bench.part("plain_ncu", plain_ncu, args.ncu_runs, args.small, args.out)
         bench.results["plain_ncu"] = plain
     recorder = Recorder(args.keep)
     recorder.install()
     ip = shell(args.small)
     for phase in ("before", "after"):
-        recorder.phase = phase
         if phase == "after":
+            # nsight-python's tool before torch.profiler: Kineto keeps CUPTI's one
+            # subscriber after its block, and the tool's cuptiSubscribe then fails
+            # (ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED, H100, pm_diagnose.py).
+            if args.beside_nsight_python:
+                beside_nsight_python(ip, args, bench, recorder)
             bench.results["truth"] = bench.part("truth", truths, args.runs, args.small)
+        recorder.phase = phase
         for backend in backends:
             bench.part(
                 f"{phase}_{backend}", run_cell, ip, backend, args.runs, bench, phase
-            )
-    if args.beside_nsight_python:  # nsight-python's CUPTI tool, then ours beside it
-        nspy = bench.part(
-            "nsight_python", nsight_python_cupti, args.runs, args.small, bench
-        )
-        bench.results["nsight_python"] = nspy
-        if nspy and "skipped" not in nspy:
-            recorder.phase = "during_nspy"
-            bench.part(
-                "during_nspy_cupti",
-                run_cell,
-                ip,
-                "cupti",
-                args.runs,
-                bench,
-                "during_nspy",
-            )
-            bench.part("nsight_python_off", nsight_python_off)
-            recorder.phase = "after_nspy"
-            bench.part(
-                "after_nspy_cupti",
-                run_cell,
-                ip,
-                "cupti",
-                args.runs,
-                bench,
-                "after_nspy",
             )
     bench.results["record_kinds"] = dict(recorder.kinds)
     finish(bench, args.out)

@@ -9,6 +9,8 @@ Unregistering Kineto's callback would break torch.profiler's next trace, so the
 measurement instead measures the tick rate against the host's ``perf_counter_ns`` and
 converts: 1:1 (nothing converted) when the rate is within :data:`NATIVE_TOLERANCE` of
 one tick per ns.
+The PM samples' times follow the same callback (2 ticks per ns on the H100):
+:mod:`nsight_lab.backends.pm.decoding` converts them with :meth:`CuptiClock.ns_array`.
 """
 
 from __future__ import annotations
@@ -16,8 +18,12 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from numpy.typing import NDArray
 
 NATIVE_TOLERANCE = 1e-3
 """A rate this close to 1 tick/ns is CUPTI's own nanosecond clock."""
@@ -79,6 +85,19 @@ class CuptiClock:
         if self.native:
             return tick
         return self._epoch0 + round((tick - self._tick0) / self.rate)
+
+    def ns_array(self, ticks: NDArray[np.int64]) -> NDArray[np.int64]:
+        """:meth:`ns` of every timestamp in ``ticks`` (PM samples' times)."""
+        if self.native:
+            return ticks
+        since = (ticks - self._tick0).astype(np.float64) / self.rate
+        return self._epoch0 + np.rint(since).astype(np.int64)
+
+    def ticks(self, ns: int) -> int:
+        """The CUPTI timestamp of ``ns`` (the inverse of :meth:`ns`)."""
+        if self.native:
+            return ns
+        return self._tick0 + round((ns - self._epoch0) * self.rate)
 
     def duration_ns(self, ticks: int) -> int:
         """A length of time in CUPTI ticks, in nanoseconds."""

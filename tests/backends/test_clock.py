@@ -36,7 +36,7 @@ def test_a_tsc_clock_is_measured_and_converted() -> None:
         1_000_000, rel=2e-4
     )
     # Timestamps land near the epoch nanoseconds CUPTI's own clock gives (PM
-    # samples are in those): within a millisecond here.
+    # samples follow the callback's ticks too: pm converts them the same way).
     assert abs(clock.ns(tsc()) - time.time_ns()) < 1_000_000
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from nsight_lab.analysis.findings.cache import l2_resident
+from nsight_lab.analysis.findings.facts import roof_shares
 from nsight_lab.analysis.findings.finding import Finding, gain_text
 from nsight_lab.analysis.findings.launch import paced_by_host
 from nsight_lab.text.units import format_percent, format_quantity
@@ -44,19 +45,6 @@ PIPE_ACTIVE_PCT = 5.0
 """pm: a tensor pipe this busy ran the region's matmuls on it (an idle one reads 0)."""
 _IMPOSSIBLE = frozenset({"over_roof", "over_span", "low_coverage"})
 _PM_TENSOR = "--backend pm (tensor-pipe activity) or --backend ncu"
-
-
-def roof_shares(p: Placement, ctx: Context) -> tuple[float, float, str, str]:
-    """(% of the DRAM roof, % of the compute roof, their sources) of a placement.
-
-    Raises:
-        Nothing.
-    """
-    dram = ctx.dram_roof() or (p.dram_bytes_per_s, "datasheet")
-    compute = ctx.compute_roof(p.dtype) or (p.peak_flops_per_s, "datasheet")
-    mem = p.achieved_bytes_per_s / dram[0] * 100
-    comp = p.achieved_flops_per_s / compute[0] * 100
-    return mem, comp, dram[1], compute[1]
 
 
 def _tensor_path(

@@ -34,7 +34,14 @@ if TYPE_CHECKING:
     from nsight_lab.contract.records import JsonScalar, RunRecord, SessionInfo
     from nsight_lab.roofline.placement import Peaks, Placement, RegionWork
 
-__all__ = ["PER_KERNEL", "TENSOR_PIPE", "Context", "RegionFacts", "gather"]
+__all__ = [
+    "PER_KERNEL",
+    "TENSOR_PIPE",
+    "Context",
+    "RegionFacts",
+    "gather",
+    "roof_shares",
+]
 
 TENSOR_PIPE = "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed"
 """PM sampling's tensor-pipe activity (``--backend pm``'s default set)."""
@@ -278,3 +285,16 @@ def gather(
         session_ns=sum(f.median_ns for f in facts if math.isfinite(f.median_ns)),
     )
     return context, facts
+
+
+def roof_shares(p: Placement, ctx: Context) -> tuple[float, float, str, str]:
+    """(% of the DRAM roof, % of the compute roof, their sources) of a placement.
+
+    Raises:
+        Nothing.
+    """
+    dram = ctx.dram_roof() or (p.dram_bytes_per_s, "datasheet")
+    compute = ctx.compute_roof(p.dtype) or (p.peak_flops_per_s, "datasheet")
+    mem = p.achieved_bytes_per_s / dram[0] * 100
+    comp = p.achieved_flops_per_s / compute[0] * 100
+    return mem, comp, dram[1], compute[1]

@@ -17,13 +17,15 @@ The gain is a bound: the span shrunk to the GPU's busy time (``1 / busy share``)
 what a graph replay with no host gaps would approach. The events backend has no
 per-kernel timing: a region whose host enqueue lasted most of its GPU span, or
 shorter than :data:`TYPICAL_LAUNCH_NS`, is said to be likely launch-bound on timing
-alone, and the cupti backend named to settle it.
+alone, and the cupti backend named to settle it, unless its work model puts the span
+at :data:`NEAR_ROOF_PCT` of a roof (the GPU was busy).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from nsight_lab.analysis.findings.facts import roof_shares
 from nsight_lab.analysis.findings.finding import Finding, gain_text
 from nsight_lab.analysis.validity import (
     COVERAGE_FLOOR,
@@ -37,6 +39,8 @@ if TYPE_CHECKING:
 
 __all__ = ["MANY_LAUNCHES", "TYPICAL_LAUNCH_NS", "launch_findings", "paced_by_host"]
 
+NEAR_ROOF_PCT = 80.0
+"""From this share of a roof over its span, the GPU kept the host's pace (events)."""
 TYPICAL_LAUNCH_NS = 5_000.0
 """What launching one PyTorch op from Python typically costs the host (a few µs of
 dispatch plus the driver's launch): a region of less GPU time than this cannot keep
@@ -65,8 +69,23 @@ def paced_by_host(f: RegionFacts, ctx: Context) -> bool:
         return False
     enqueue = f.shape.enqueue_share if f.shape is not None else None
     if enqueue is not None and enqueue >= ENQUEUE_FOLLOWS:
-        return True
+        return not _near_a_roof(f, ctx)
     return f.median_ns < TYPICAL_LAUNCH_NS
+
+
+def _near_a_roof(f: RegionFacts, ctx: Context) -> bool:
+    """Whether its span ran at :data:`NEAR_ROOF_PCT` of a roof or more (work model).
+
+    A GPU that moved its ops' bytes (or did their FLOPs) that fast over the span
+    did not wait: host and GPU kept the same pace. On the H100, 16 in-place adds of
+    ~10 µs on an L2-resident buffer enqueued in 95 % of their span at 129 % of the
+    DRAM roof; cupti measured them busy (``findings_labelled_h100.json``).
+    """
+    p = f.placement
+    if p is None:
+        return False
+    mem, comp, _, _ = roof_shares(p, ctx)
+    return max(mem, comp) >= NEAR_ROOF_PCT
 
 
 def _measured(f: RegionFacts, share: float) -> Finding:

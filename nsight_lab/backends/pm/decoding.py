@@ -16,6 +16,7 @@ after a CUPTI error. The stopped decode's cost is calibrated once per kept parts
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import time
 from typing import TYPE_CHECKING, Any
@@ -35,6 +36,7 @@ from nsight_lab.errors import MeasurementError
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    from nsight_lab.backends.clock import CuptiClock
     from nsight_lab.backends.cupti import KernelActivity, PendingRun
     from nsight_lab.backends.pm.attribution import Span
     from nsight_lab.backends.pm.chunk import Chunk
@@ -79,6 +81,10 @@ class Decoding:
     interval_ns: int
     per_sample_s: float
     lost_runs: int
+    _clock: CuptiClock
+    """:class:`~nsight_lab.backends.cupti.CuptiMeasurement`'s: CUPTI's ticks in ns."""
+    _cupti: Any
+    """cupti-python's ``cupti`` module (its clock: ``get_timestamp``)."""
     _calibrate: Callable[[], float]
     """:class:`~.interval.SamplingInterval`'s."""
     _overflowed: Callable[[Overflowed, Sequence[PendingRun]], None]
@@ -91,6 +97,9 @@ class Decoding:
         self._kept: Kept | None = None
         self._mode = "stopped"
         self._cupti_failed = False
+        self._samples_in_ticks: bool | None = None
+        """Whether the samples run on CUPTI's ticks, not ns (another client's clock:
+        :meth:`_on_kernel_clock`); None until a drain tells."""
         self._host_started = 0.0
         self._idle_since: float | None = None
         """When the last run with none pending began (a config's first, say)."""
@@ -174,8 +183,13 @@ class Decoding:
             MeasurementError: CUPTI failed (the kept parts are dropped at close).
         """
         until = max((k.end_ns for k in kernels), default=None)
+        clock = getattr(self, "_clock", None)
+        if (
+            until is not None and clock is not None and not clock.native
+        ):  # in the samples' own ticks
+            until = clock.ticks(until) if self._samples_in_ticks else None
         try:
-            return self._sampler.drain(until_ns=until)
+            return self._on_kernel_clock(self._sampler.drain(until_ns=until))
         except Overflowed as exc:
             self._overflowed(exc, runs)
         except LiveFailed as exc:
@@ -184,6 +198,33 @@ class Decoding:
             self._cupti_failed = True
             raise
         return None
+
+    def _on_kernel_clock(self, chunks: list[Chunk]) -> list[Chunk]:
+        """``chunks`` with their times in the kernels' nanoseconds.
+
+        Another CUPTI client's timestamp callback (Kineto's, after one
+        ``torch.profiler`` block) sets the clock of the PM samples too, not only the
+        activity records': on the H100 both were in its ticks (2 per ns), and the
+        kernels converted to nanoseconds overlapped no sample, so every region read
+        no bytes (``benchmarks/results/pm_after_torchprof_h100.json.gz``). Which
+        clock the samples run on is told once, from the latest sample's end: it is
+        near now in its own clock and seconds or years away in the other.
+        """
+        clock = getattr(self, "_clock", None)
+        if clock is None or clock.native or not chunks or not len(chunks[-1]):
+            return chunks
+        if self._samples_in_ticks is None:
+            ticks = int(self._cupti.get_timestamp())
+            last = int(chunks[-1].ends[-1])
+            self._samples_in_ticks = abs(last - ticks) < abs(last - clock.ns(ticks))
+        if not self._samples_in_ticks:
+            return chunks
+        return [
+            dataclasses.replace(
+                c, starts=clock.ns_array(c.starts), ends=clock.ns_array(c.ends)
+            )
+            for c in chunks
+        ]
 
     def _go_stopped(self, exc: LiveFailed, runs: Sequence[PendingRun]) -> None:
         """Decode stopped from now on, for this chip and metrics (the batch is lost)."""

@@ -14,6 +14,7 @@ from nsight_lab.analysis.findings import (
 )
 from nsight_lab.analysis.findings.bound import HIGH_THROUGHPUT_PCT, LATENCY_BELOW_PCT
 from nsight_lab.analysis.findings.finding import Finding, gain_text
+from nsight_lab.contract import shape
 from nsight_lab.contract.records import RunRecord, SessionInfo, Telemetry
 from nsight_lab.roofline.devices import Peaks
 from nsight_lab.roofline.placement import peaks_for
@@ -241,6 +242,22 @@ def test_a_short_event_region_is_likely_launch_bound_on_timing_alone() -> None:
     assert top.confidence == "timing"
     assert top.gain is None
     assert top.answered_by == "--backend cupti"
+
+
+def test_events_enqueue_near_its_span_is_launch_bound_unless_at_a_roof() -> None:
+    """The H100's l2_reuse: enqueued in 95 % of its span, its bytes at 129 % of DRAM."""
+    enqueue = {shape.ENQUEUE_NS: 0.95 * 180e3}
+    slow = model(1e6, 5 * MB, 5 * MB)  # 10 MB in 180 µs: 2 % of the roof
+    waiting = region_top(find(runs("adds", 180e3, {**slow, **enqueue})), "adds")
+    assert waiting is not None
+    assert waiting.kind == "launch_bound"
+    assert "95 %" in waiting.statement
+    busy = model(1e6, 400 * MB, 400 * MB, bytes_fused=50 * MB)  # 4.4 TB/s
+    found = find(runs("adds", 180e3, {**busy, **enqueue}))
+    assert "launch_bound" not in kinds(found)
+    top = region_top(found, "adds")
+    assert top is not None
+    assert top.kind == "l2_resident"
 
 
 def test_modelled_bytes_past_the_dram_roof_read_as_l2_resident() -> None:

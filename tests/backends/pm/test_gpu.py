@@ -93,6 +93,28 @@ def _sampler(interval_ns: int) -> Any:
 
 
 @pytest.mark.gpu
+def test_a_copy_region_reads_its_bytes_after_torch_profiler_ran() -> None:
+    """Kineto's clock sets the PM samples' timestamps too (2 ticks per ns, H100)."""
+    _pm_ready()
+    import torch
+
+    from nsight_lab.backends.pm.backend import PmBackend
+
+    x = torch.randn(64 * MiB, device="cuda")
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]):
+        x * 2
+        torch.cuda.synchronize()
+    m = PmBackend().open(parse_options(f"--backend pm --metrics {','.join(DRAM)}"))
+    try:
+        timings = _drive(m, lambda _: x * 2, ["copy"], 5)
+    finally:
+        m.close()
+    assert any("torch.profiler" in note for note in m.notes)
+    for timing in timings:
+        assert timing.counters["copy"][DRAM[0]] == pytest.approx(256 * MiB, rel=0.03)
+
+
+@pytest.mark.gpu
 def test_more_than_an_image_waiting_is_dropped_not_cut_and_sampling_goes_on() -> None:
     """600 launches at a 5 µs interval leave ~15,000 samples for one drain.
 

@@ -157,6 +157,7 @@ class SessionTarget:
         ) + "".join(f"\n  note: {n}" for n in notes)
         if self._request.display == "widget":
             # plotly and anywidget: loaded only when a notebook shows the widget
+            from nsight_lab.viewmodel.roofs import cache_counterpart  # noqa: PLC0415
             from nsight_lab.views.bundle import session_link  # noqa: PLC0415
             from nsight_lab.views.live import WidgetView  # noqa: PLC0415
 
@@ -172,6 +173,7 @@ class SessionTarget:
             view.model.attainable = measured_peaks(
                 self._store, device_name, cpu=on_host
             )
+            view.model.counterpart = cache_counterpart(self._store, session)
         elif self._request.display == "text":
             self.display = TextView(header)
         on_host = backend_entry(plan.backend).on_host

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from nsight_lab.analysis.findings import session_findings
 from nsight_lab.contract.registry import times_the_host
 from nsight_lab.roofline.peaks import known_peaks, measured_peaks
+from nsight_lab.viewmodel.roofs import cache_counterpart
 from nsight_lab.viewmodel.session import WORK_RUNS
 from nsight_lab.viewmodel.stored import stored_model
 
@@ -43,5 +44,11 @@ def stored_findings(
     model = stored_model(store, session, peaks=peaks, figures=False)
     window = [r for r in model.window(WORK_RUNS) if not math.isnan(r.duration_ns)]
     attainable = measured_peaks(store, session.device, cpu=on_host)
-    found = session_findings(window, session, peaks=peaks, attainable=attainable)
+    found = session_findings(
+        window,
+        session,
+        peaks=peaks,
+        attainable=attainable,
+        counterpart=cache_counterpart(store, session),
+    )
     return session, found

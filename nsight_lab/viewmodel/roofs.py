@@ -7,7 +7,11 @@ Two sets of peaks, both read from the store, never measured here:
   table's "% of roof";
 - the attainable peaks ``%nsight peaks`` measured on the device, where the store
   keeps them (:func:`~nsight_lab.roofline.peaks.measured_peaks`): what the
-  findings judge a region against before the datasheet's (issue 31).
+  findings judge a region against before the datasheet's (issue 31);
+
+and the same cell's session in the other cache mode (:func:`cache_counterpart`),
+whose medians the ``cache_sensitive`` finding compares (``analysis/findings/
+warmth.py``).
 
 ``nsight-lab show`` (``views/summary.py``), ``explain`` (``viewmodel/findings.py``)
 and the cell's widget (``session/target.py``) set both; the server's view models
@@ -19,16 +23,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from nsight_lab.analysis.findings.warmth import flushed, same_cell
 from nsight_lab.contract.registry import times_the_host
 from nsight_lab.roofline.peaks import known_peaks, measured_peaks
 
 if TYPE_CHECKING:
+    from nsight_lab.analysis.findings.warmth import Counterpart
     from nsight_lab.contract.records import SessionInfo
     from nsight_lab.roofline.placement import Peaks
     from nsight_lab.store.run_store import RunStore
     from nsight_lab.viewmodel.session import SessionViewModel
 
-__all__ = ["session_roofs", "with_roofs"]
+__all__ = ["cache_counterpart", "session_roofs", "with_roofs"]
+
+COUNTERPART_SESSIONS = 50
+"""The latest sessions of the device and backend searched for the same cell."""
+COUNTERPART_RUNS = 2_000
+"""The counterpart's newest runs its medians are taken over."""
 
 
 def session_roofs(
@@ -59,4 +70,29 @@ def with_roofs(store: RunStore, model: SessionViewModel) -> SessionViewModel:
     """
     if model.session is not None:
         model.peaks, model.attainable = session_roofs(store, model.session)
+        model.counterpart = cache_counterpart(store, model.session)
     return model
+
+
+def cache_counterpart(store: RunStore, session: SessionInfo) -> Counterpart | None:
+    """The newest completed session of the same cell in the other cache mode.
+
+    Searched among the device's and backend's latest
+    :data:`COUNTERPART_SESSIONS`; its newest :data:`COUNTERPART_RUNS` runs.
+
+    Raises:
+        StoreError: The store cannot be read.
+    """
+    if flushed(session) is None or not session.cell_source:
+        return None
+    latest = store.list_sessions(
+        limit=COUNTERPART_SESSIONS,
+        device=session.device,
+        backend=session.backend,
+        status="completed",
+    )
+    other = next((s for s in latest if same_cell(session, s)), None)
+    if other is None:
+        return None
+    runs = store.runs_tail(other.id, limit=COUNTERPART_RUNS)
+    return other, [record for _, record in runs]

@@ -59,6 +59,7 @@ from nsight_lab.viewmodel.summary import counter_table, region_rows
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
+    from nsight_lab.analysis.findings.warmth import Counterpart
     from nsight_lab.analysis.validity import Validity
     from nsight_lab.contract.records import RunRecord, SessionInfo
     from nsight_lab.roofline.placement import Peaks
@@ -125,6 +126,8 @@ class SessionViewModel:
         self.session = session
         self.peaks = peaks
         self.attainable: Peaks | None = None
+        self.counterpart: Counterpart | None = None
+        """The same cell in the other cache mode (``viewmodel/roofs.py``)."""
         self.max_points = max_points
         self.baseline = baseline
         self.live = LiveFigures(with_config=with_config, max_points=max_points or None)
@@ -300,7 +303,11 @@ class SessionViewModel:
             # Why it is slow and what would help (analysis/findings), ranked.
             "findings": findings_json(
                 session_findings(
-                    window, self.session, peaks=self.peaks, attainable=self.attainable
+                    window,
+                    self.session,
+                    peaks=self.peaks,
+                    attainable=self.attainable,
+                    counterpart=self.counterpart,
                 )
             ),
             # Per-kernel backends: each region's kernels (a folded table).

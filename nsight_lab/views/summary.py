@@ -20,6 +20,7 @@ from nsight_lab.analysis.validity import checks_headline, checks_lines
 from nsight_lab.contract.registry import times_the_host
 from nsight_lab.roofline.peaks import known_peaks, measured_peaks
 from nsight_lab.text.safe import for_terminal
+from nsight_lab.viewmodel.roofs import cache_counterpart
 from nsight_lab.viewmodel.stored import stored_model
 from nsight_lab.viewmodel.summary import COUNTER_COLUMNS, REGION_COLUMNS
 from nsight_lab.views.answer import findings_lines
@@ -207,6 +208,7 @@ def session_text(
     peaks = known_peaks(store, session.device, cpu=on_host)
     model = stored_model(store, session, peaks=peaks, figures=False)
     model.attainable = measured_peaks(store, session.device, cpu=on_host)
+    model.counterpart = cache_counterpart(store, session)
     tables = model.tables()
     runs = store.runs_done(session_id)[0]
     regions = len({g.annotation for g in model.regions})

@@ -36,8 +36,7 @@ __all__ = [
 ]
 
 RESIDENT_SHARE = 0.25
-"""DRAM bytes at most this share of the op-level bytes: the L2 served the rest.
-XX"""
+"""DRAM bytes at most this share of the op-level bytes: the L2 served the rest."""
 L2_OVER_DRAM = 4.0
 """L2 traffic this many times DRAM's: most accesses hit in the L2 (a streaming
 kernel's L2 bytes are about its DRAM bytes, reads and writes each through once)."""

@@ -29,11 +29,13 @@ from nsight_lab.analysis.findings.launch import launch_findings
 from nsight_lab.analysis.findings.quality import quality_findings, session_quality
 from nsight_lab.analysis.findings.sweep import sweep_findings
 from nsight_lab.analysis.findings.traffic import chain_findings, traffic_findings
+from nsight_lab.analysis.findings.warmth import warmth_findings
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from nsight_lab.analysis.findings.finding import Finding
+    from nsight_lab.analysis.findings.warmth import Counterpart
     from nsight_lab.contract.records import RunRecord, SessionInfo
     from nsight_lab.roofline.placement import Peaks
 
@@ -91,6 +93,7 @@ def session_findings(
     *,
     peaks: Peaks | None = None,
     attainable: Peaks | None = None,
+    counterpart: Counterpart | None = None,
 ) -> list[Finding]:
     """Every finding of a session's runs, most important first.
 
@@ -100,6 +103,8 @@ def session_findings(
         peaks: The roofs its regions are placed under; without them no bound.
         attainable: Peaks ``%nsight peaks`` measured on the device, judged
             against before the datasheet's.
+        counterpart: The same cell's session in the other cache mode and its
+            runs (:mod:`.warmth`), if one was kept.
 
     Raises:
         Nothing.
@@ -112,6 +117,7 @@ def session_findings(
         found += cache_findings(f)
         found += traffic_findings(f, ctx)
         found += bound_findings(f, ctx)
+    found += warmth_findings(facts, session, counterpart)
     found += session_quality(facts)
     found += chain_findings(facts, ctx)
     found += sweep_findings(facts, ctx)

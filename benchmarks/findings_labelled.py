@@ -319,6 +319,11 @@ def run_cell(ip: Any, backend: str, args: argparse.Namespace, bench: Bench) -> N
     entry.update(options=options, wall_s=wall)
     if failure is not None:
         entry["error"] = f"{type(failure).__name__}: {failure}"
+        chain, cause = [], failure.__cause__ or failure.__context__
+        while cause is not None and len(chain) < 4:  # what the one line stands on
+            chain.append(f"{type(cause).__name__}: {cause}")
+            cause = cause.__cause__ or cause.__context__
+        entry["error_chain"] = chain
     bench.results["sessions"][backend] = entry
     tops = " ".join(f"{n}={v['top_kind']}" for n, v in entry["regions"].items())
     bench.log(f"{backend}: {entry['status']} {wall} s {tops}")

@@ -26,24 +26,12 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.backends.drive import drive  # noqa: E402  (the tests' driver)
+
 MiB = 1 << 20
 DRAM = ("dram__bytes_read.sum", "dram__bytes_write.sum")
-
-
-def _drive(measurement: Any, body: Any, regions: list[str], runs: int) -> list[Any]:  # noqa: ANN401
-    from nsight_lab.contract.collector import RunKey
-
-    timings = []
-    for run in range(-1, runs):
-        measurement.begin_run(RunKey(0, max(run, 0), warmup=run < 0))
-        for name in regions:
-            measurement.enter_region(name)
-            body(name)
-            measurement.exit_region(name)
-        measurement.end_run(0.0)
-        timings += measurement.completed(wait=False)
-    timings += measurement.completed(wait=True)
-    return [t for t in timings if not t.key.warmup]
 
 
 def case_pm() -> dict[str, Any]:
@@ -99,7 +87,7 @@ def case_pm() -> dict[str, Any]:
     work = {"copy": lambda: x * 2, "tiny": lambda: small * 2}
     m = PmBackend().open(parse_options(f"--backend pm --metrics {','.join(DRAM)}"))
     try:
-        timings = _drive(m, lambda name: work[name](), list(work), 5)
+        timings = drive(m, lambda name: work[name](), list(work), 5)
     finally:
         notes = list(getattr(m, "notes", []))
         m.close()
@@ -274,7 +262,7 @@ def _lab_cupti_cell() -> dict[str, Any]:
     a = torch.randn(2048, 2048, device="cuda")
     m = CuptiBackend().open(parse_options("--backend cupti"))
     try:
-        timings = _drive(m, lambda _: a @ a, ["mm"], 3)
+        timings = drive(m, lambda _: a @ a, ["mm"], 3)
     finally:
         m.close()
     return {"lab_regions": sorted(timings[0].counters) if timings else None}

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from nsight_lab.contract.collector import RunKey
 from nsight_lab.options import parse_options
 from nsight_lab.store.run_store import RunStore
+from tests.backends.drive import drive
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
@@ -31,21 +31,6 @@ def _pm_ready() -> None:
         pytest.skip(f"PM sampling is not available here: {found.detail} {found.hint}")
 
 
-def _drive(measurement: Any, body: Any, regions: list[str], runs: int) -> list[Any]:
-    """A warm-up run (it sizes the sampling) and ``runs`` timed ones, as the runner."""
-    timings = []
-    for run in range(-1, runs):
-        measurement.begin_run(RunKey(0, max(run, 0), warmup=run < 0))
-        for name in regions:
-            measurement.enter_region(name)
-            body(name)
-            measurement.exit_region(name)
-        measurement.end_run(0.0)
-        timings += measurement.completed(wait=False)
-    timings += measurement.completed(wait=True)
-    return [t for t in timings if not t.key.warmup]
-
-
 @pytest.mark.gpu
 def test_a_copy_region_reads_and_writes_what_it_moves() -> None:
     _pm_ready()
@@ -58,7 +43,7 @@ def test_a_copy_region_reads_and_writes_what_it_moves() -> None:
     work = {"copy": lambda: x * 2, "tiny": lambda: small * 2}
     m = PmBackend().open(parse_options(f"--backend pm --metrics {','.join(DRAM)}"))
     try:
-        timings = _drive(m, lambda name: work[name](), list(work), 5)
+        timings = drive(m, lambda name: work[name](), list(work), 5)
     finally:
         m.close()
     assert len(timings) == 5
@@ -106,7 +91,7 @@ def test_a_copy_region_reads_its_bytes_after_torch_profiler_ran() -> None:
         torch.cuda.synchronize()
     m = PmBackend().open(parse_options(f"--backend pm --metrics {','.join(DRAM)}"))
     try:
-        timings = _drive(m, lambda _: x * 2, ["copy"], 5)
+        timings = drive(m, lambda _: x * 2, ["copy"], 5)
     finally:
         m.close()
     assert any("torch.profiler" in note for note in m.notes)

@@ -19,9 +19,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nsight_lab import magic
 from nsight_lab.errors import OptionError
 from nsight_lab.options import namespace, parse_options
+from nsight_lab.session import resolve
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
@@ -77,7 +77,7 @@ def test_a_list_within_the_limit_is_read_and_one_beyond_is_refused(
 ) -> None:
     value = MAKERS[kind](count)
     try:
-        got = magic.read_configs_from("cfg", {"cfg": value}, limit)
+        got = resolve.read_configs_from("cfg", {"cfg": value}, limit)
     except OptionError as exc:
         text = str(exc)
         assert "\n" not in text
@@ -117,7 +117,7 @@ def test_huge_and_endless_iterables_are_one_line_and_eat_no_memory(
     tracemalloc.start()
     try:
         with pytest.raises(OptionError) as caught:
-            magic.read_configs_from("cfg", {"cfg": value}, 10_000)
+            resolve.read_configs_from("cfg", {"cfg": value}, 10_000)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -137,7 +137,7 @@ def test_reading_is_bounded_in_time(monkeypatch: pytest.MonkeyPatch) -> None:
             yield i
 
     with pytest.raises(OptionError, match=r"reading the configs took over 0\.05 s"):
-        magic.read_configs_from("cfg", {"cfg": slow()}, 10_000)
+        resolve.read_configs_from("cfg", {"cfg": slow()}, 10_000)
 
 
 def test_a_repeated_name_is_refused_as_param_is() -> None:
@@ -194,7 +194,7 @@ def test_huge_ranges_and_their_iterators_are_refused_without_laying_them_out(
     if lazy:
         value = (i for i in value)
     with pytest.raises(OptionError) as caught:
-        magic.read_configs_from("cfg", {"cfg": value}, 10_000)
+        resolve.read_configs_from("cfg", {"cfg": value}, 10_000)
     text = str(caught.value)
     assert "above the limit of 10,000" in text
     assert "\n" not in text

@@ -3,9 +3,10 @@
 ``@kernel`` (bare or with nsight-python 1.1.0's keyword arguments) turns a function
 into one that profiles it over its configs and returns
 :class:`~nsight_lab.api.results.ProfileResults`. Each call is one session of the
-store, run through the same path as a ``%%nsight`` cell (:func:`nsight_lab.session.
-profile`: plan, backend, store writer, live view, DataFrame), so it shows in the
-sidebar and, in a notebook, in the inline widget while it runs.
+store, run by the same orchestrator as a ``%%nsight`` cell
+(:func:`nsight_lab.session.prepare`, then :func:`nsight_lab.session.run`: plan,
+backend, store writer, live view, DataFrame), so it shows in the sidebar and, in a
+notebook, in the inline widget while it runs.
 
 How nsight-python's parameters map:
 
@@ -55,13 +56,12 @@ from nsight_lab.api.settings import KernelSettings, VerbosityLevel, kernel_signa
 from nsight_lab.api.tools import default_backend, ncu_tool_chooses
 from nsight_lab.backends.ncu.isolate import session_report_dir
 from nsight_lab.backends.probe import Prober
-from nsight_lab.contract.registry import backend_entry, get_collector, probe_all
-from nsight_lab.plan import ConfigList, make_plan
+from nsight_lab.contract.registry import backend_entry, probe_all
+from nsight_lab.plan import ConfigList
 from nsight_lab.regions import entering_regions
 from nsight_lab.results import DeriveSpec, warn_at_user
-from nsight_lab.session import Display, ProfileRequest, profile
+from nsight_lab.session import Display, ProfileRequest, notebook_path, prepare, run
 from nsight_lab.session.output import api_say
-from nsight_lab.store.run_store import RunStore
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
@@ -69,7 +69,7 @@ if TYPE_CHECKING:
     from nsight_lab.api.cell import FunctionCell
     from nsight_lab.contract.collector import Availability
     from nsight_lab.plan import Plan
-    from nsight_lab.session import Profiled
+    from nsight_lab.session import Prepared, Profiled
 
 __all__ = ["VerbosityLevel", "in_notebook", "kernel"]
 
@@ -163,10 +163,7 @@ def _notebook() -> str | None:
         from IPython import get_ipython  # noqa: PLC0415  (IPython: only to ask)
     except ImportError:  # pragma: no cover - IPython is a dependency
         return None
-    shell = get_ipython()
-    user_ns = getattr(shell, "user_ns", None) or {}
-    found = user_ns.get("__session__") or os.environ.get("JPY_SESSION_NAME")
-    return str(found) if found else None
+    return notebook_path(getattr(get_ipython(), "user_ns", None) or {})
 
 
 def _call_backend(
@@ -224,8 +221,11 @@ def _run(
     options = settings.options(
         getattr(func, "__name__", None), _csv_prefix(settings), backend
     )
-    probe = Prober().probe(options, probes)  # once, on the table the backend came from
-    plan = make_plan(options, probe, ConfigList(chosen.names, chosen.bound()))
+    # Probed once, on the table the backend came from; no --baseline, no ranks.
+    prepared = prepare(
+        options, Prober(), ConfigList(chosen.names, chosen.bound()), probes=probes
+    )
+    plan = prepared.plan
     collectors = Collectors(settings.collectors, chosen.values)
     isolated = backend_entry(plan.backend).isolated
     if isolated and collectors:
@@ -246,7 +246,7 @@ def _run(
     if no_ncu is not None and request.display == "none":  # else the header says it
         warn_at_user(_no_ncu_note(plan, no_ncu), RuntimeWarning)
     collectors.once()
-    done = _profile(plan, cell, collectors, request)
+    done = _profile(prepared, cell, collectors, request)
     written = [*done.csv_files]
     if settings.output_prefix is not None and isolated:
         written += _copy_reports(done.session_id, settings.output_prefix, tag)
@@ -256,9 +256,12 @@ def _run(
 
 
 def _profile(
-    plan: Plan, cell: FunctionCell, collectors: Collectors, request: ProfileRequest
+    prepared: Prepared,
+    cell: FunctionCell,
+    collectors: Collectors,
+    request: ProfileRequest,
 ) -> Profiled:
-    """Run the profile into the store, the collectors' scopes around it.
+    """Run the profile (:func:`nsight_lab.session.run`) in the collectors' scopes.
 
     Raises:
         NsightLabError: The profile could not run or failed after runs (kept).
@@ -270,17 +273,13 @@ def _profile(
         else contextlib.nullcontext()
     )
     try:
-        with RunStore() as store, hook:
-            return profile(
-                plan,
-                cell,
-                collector=get_collector(plan.backend),
-                store=store,
-                request=request,
-            )
+        with hook:
+            done = run(prepared, cell, request)
     finally:
         if collectors.inbox is not None:  # read by now: the frame is built
             shutil.rmtree(collectors.inbox, ignore_errors=True)
+    assert done is not None  # noqa: S101  (not over ranks: it never only follows)
+    return done
 
 
 def _request(  # noqa: PLR0913  (what one call's request is made of)

@@ -11,7 +11,6 @@ from nsight_lab.analysis.baselines import judge_profiled
 from nsight_lab.errors import NsightLabError, OutputError
 from nsight_lab.gpu.stack import nvml_devices
 from nsight_lab.kernels import check_kernel_counts
-from nsight_lab.plan import make_plan
 from nsight_lab.results.rows import RowContext, RowRequest, gather_runs
 from nsight_lab.session.output import say
 from nsight_lab.session.request import Profiled
@@ -20,38 +19,15 @@ from nsight_lab.store.writer import StoreWriter
 from nsight_lab.text.safe import frame_to_csv
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Sequence
+    from collections.abc import Callable, Sequence
 
     import pandas as pd
 
-    from nsight_lab.backends.probe import Prober
     from nsight_lab.contract.collector import CellCode, Collector
     from nsight_lab.contract.records import RunRecord
-    from nsight_lab.options import ProfileOptions
-    from nsight_lab.plan import ConfigList, Plan
+    from nsight_lab.plan import Plan
     from nsight_lab.session.request import ProfileRequest
     from nsight_lab.store.run_store import RunStore
-
-
-def plan_profile(
-    options: ProfileOptions,
-    prober: Prober,
-    config_list: ConfigList | None = None,
-    *,
-    notebook_derives: Collection[str] = (),
-) -> Plan:
-    """Probe this machine once for ``options``, then plan on what it found.
-
-    The one place a profile asks the hardware and the store what it can use
-    (:meth:`~nsight_lab.backends.probe.Prober.probe`); the plan itself is pure
-    (:func:`~nsight_lab.plan.make_plan`) and its collector does not ask again.
-
-    Raises:
-        BackendUnavailableError: As :func:`~nsight_lab.plan.make_plan`.
-        PlanError: As :func:`~nsight_lab.plan.make_plan`.
-    """
-    probe = prober.probe(options)
-    return make_plan(options, probe, config_list, notebook_derives=notebook_derives)
 
 
 def profile(  # noqa: PLR0913  (the profile's collaborators, keyword-only after it)

@@ -15,12 +15,13 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pytest
+
 import nsight_lab
 from nsight_lab.magic.warmup import WarmUp
 from tests.roofline.test_torch_flops import fake_triton
 
 if TYPE_CHECKING:
-    import pytest
     from IPython.core.interactiveshell import InteractiveShell
 
     from nsight_lab.magic import NsightMagics
@@ -284,3 +285,57 @@ def test_a_cell_works_when_the_warm_up_hangs(
         assert len(ip.user_ns["r"]) == 1
     finally:
         release.set()
+
+
+NO_TORCH_NOTEBOOK = textwrap.dedent(
+    """
+    import json, sys
+    from IPython.core.interactiveshell import InteractiveShell
+    import nsight_lab.roofline.workmodel as workmodel
+    counted = []
+    real_count_work = workmodel.count_work
+    def spy(call):
+        counted.append(real_count_work(call))
+        return counted[-1]
+    workmodel.count_work = spy
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "nsight_lab")
+    cell = "%%nsight --backend cpu --runs 3 --warmup 1 --quiet\\n"
+    plain = shell.run_cell(cell + "y = sum(range(1000))")
+    seen = dict(ok=plain.success, torch_after_plain="torch" in sys.modules)
+    seen["counted_plain"] = len(counted)
+    named = shell.run_cell(cell + "import torch\\ny = torch.ones(1024) * 2.0")
+    seen.update(
+        named_ok=named.success,
+        flops=[w["model__flops"] for model in counted for w in model.values()],
+    )
+    print(json.dumps(seen))
+    """
+)
+
+
+def test_a_notebook_that_never_imported_pytorch_is_not_made_to(tmp_path: Path) -> None:
+    # Given: a fresh kernel where PyTorch is installed but the notebook never used it
+    pytest.importorskip("torch", reason="PyTorch is not installed here")
+    env = {**os.environ, "NSIGHT_LAB_HOME": str(tmp_path / "home")}
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(ROOT), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
+    )
+    # When: a plain cell runs, then one that imports PyTorch itself
+    proc = subprocess.run(  # noqa: S603
+        [sys.executable, "-c", NO_TORCH_NOTEBOOK],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    # Then: the plain cell left PyTorch unimported (no work model to count) ...
+    assert seen["ok"]
+    assert seen["torch_after_plain"] is False
+    assert seen["counted_plain"] == 0
+    # ... and the cell that imports it gets its work model (its FLOPs counted)
+    assert seen["named_ok"]
+    assert seen["flops"] == [1024.0]

@@ -217,4 +217,13 @@ def test_a_cell_is_probed_once_before_it_is_planned(
     )
     assert result.error_in_exec is None, result.error_in_exec
     assert len(made) == 1
+    # A named backend is the only one asked (the GPU probes import PyTorch) ...
+    assert probed == ["cpu"]
+    # ... auto asks each backend, once.
+    probed.clear()
+    result = ip.run_cell(
+        "%%nsight --backend auto --runs 2 --warmup 0 --quiet\nx = sum(range(100))\n"
+    )
+    assert result.error_in_exec is None, result.error_in_exec
+    assert len(made) == 2
     assert sorted(probed) == sorted(registry.backend_ids())  # each backend once

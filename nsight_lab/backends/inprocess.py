@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import sys
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, ClassVar
 
@@ -91,7 +92,7 @@ class InProcessCollector(ABC):
                 session_id,
                 out.sink,
                 on_progress=out.progress,
-                model_work=work_model(plan),
+                model_work=work_model(plan, cell),
                 notify_s=NOTIFY_S,
                 between_runs=out.between_runs,
             )
@@ -107,17 +108,22 @@ class InProcessCollector(ABC):
 
 
 def work_model(
-    plan: Plan,
+    plan: Plan, cell: CellCode | None = None
 ) -> Callable[[Callable[[], None]], WorkModel] | None:
     """The FLOP/byte counter to run once per config, if it is worth a pass.
 
     Counted for ``--derive tflops|gbps``, and for the roofline whenever a warm-up run
-    can carry the counting pass at no extra execution of the cell (and PyTorch, which
-    the counter hooks into, is installed).
+    can carry the counting pass at no extra execution of the cell and the cell may
+    run PyTorch ops (the counter hooks into PyTorch): the notebook imported PyTorch,
+    or the cell names it. A notebook that never did is not made to import it (3.6 s
+    on CI's CPU; its cells have no op to count).
     """
-    wanted = plan.model_work or (
-        plan.options.warmup >= 1 and importlib.util.find_spec("torch") is not None
+    torch_in_use = "torch" in sys.modules or (
+        cell is not None
+        and "torch" in cell.python
+        and importlib.util.find_spec("torch") is not None
     )
+    wanted = plan.model_work or (plan.options.warmup >= 1 and torch_in_use)
     if not wanted:
         return None
     return _count_work

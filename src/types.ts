@@ -5,6 +5,8 @@
  * `nsight_lab/server/` below `/nsight-lab/api/`.
  */
 
+import sidebarSchema from '../schema/sidebar.json';
+
 /** The chart a session opens on (schema/sidebar.json `defaultChart`). */
 export type ChartKind =
   'duration' | 'clocks' | 'roofline' | 'traffic' | 'counters';
@@ -355,7 +357,8 @@ export interface ISessionResponse {
   has_more: boolean;
   /**
    * Present when asked for with `figures=1`: built on the server from every run of
-   * the session, each trace thinned to at most 2,000 points.
+   * the session, each trace thinned to at most the point budget (the default of
+   * `maxPoints`, DEFAULT_SIDEBAR_SETTINGS).
    */
   figures?: ISessionFigures;
   /** With `figures=1`: the order to show the charts in. */
@@ -654,10 +657,16 @@ export interface ISidebarSettings {
   findingsShown: number;
 }
 
-/** Defaults of schema/sidebar.json, used until the settings registry answers. */
+const SETTINGS = sidebarSchema.properties;
+
+/**
+ * Defaults of schema/sidebar.json, used until the settings registry answers: read
+ * from the schema itself, the one place each is defined. `maxPoints` is the point
+ * budget Python reads from there too (`nsight_lab/contract/points.py`).
+ */
 export const DEFAULT_SIDEBAR_SETTINGS: ISidebarSettings = {
-  refreshInterval: 200,
-  maxPoints: 2000,
-  defaultChart: 'duration',
-  findingsShown: 3
+  refreshInterval: SETTINGS.refreshInterval.default,
+  maxPoints: SETTINGS.maxPoints.default,
+  defaultChart: SETTINGS.defaultChart.default as ChartKind,
+  findingsShown: SETTINGS.findingsShown.default
 };

@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 from jupyter_server.utils import url_path_join
 
+from nsight_lab.contract.points import MAX_POINTS
 from nsight_lab.server.base import CONFIG_KEY, MODELS_KEY, STORE_KEY, WORKERS_KEY
 from nsight_lab.server.config import NsightLabConfig
 from nsight_lab.server.downloads import ExportHandler, ReportHandler
 from nsight_lab.server.events import HUB_KEY, RunEventsSocket
 from nsight_lab.server.handlers import (
-    MAX_FIGURE_POINTS,
     CompareHandler,
     SessionHandler,
     SessionsHandler,
@@ -77,7 +77,7 @@ def setup_handlers(web_app: Application) -> None:
     config = NsightLabConfig(config=web_app.settings.get("config"))
     web_app.settings[CONFIG_KEY] = config
     web_app.settings[STORE_KEY] = StoreHandle(config.store)
-    web_app.settings[MODELS_KEY] = ViewModels(max_points=MAX_FIGURE_POINTS)
+    web_app.settings[MODELS_KEY] = ViewModels(max_points=MAX_POINTS)
     workers = web_app.settings[WORKERS_KEY] = Workers()
     base_url: str = web_app.settings["base_url"]
     api = url_path_join(base_url, URL_PATH, API_PATH)

@@ -49,7 +49,6 @@ from nsight_lab.viewmodel.pages import session_page, sessions_page
 
 __all__ = [
     "FILTERS",
-    "MAX_FIGURE_POINTS",
     "MAX_LIMIT",
     "MAX_RUN_LIMIT",
     "CompareHandler",
@@ -72,8 +71,6 @@ THREAD_RUNS = 500
 """Pages of up to this many runs are built in a server thread; larger ones in a child
 process (building thousands of records would make the garbage collector hold up the
 event loop; see :mod:`nsight_lab.server.workers`)."""
-MAX_FIGURE_POINTS = 2_000
-"""The most points of one per-run trace in the figures a session is served with."""
 
 
 class StatusHandler(NsightLabHandler):
@@ -162,7 +159,8 @@ class SessionHandler(NsightLabHandler):
           ``after_id`` (at most 20,000; ``has_more`` is then false);
         - ``figures=1``: adds the session's view over every run, from its view model
           (:meth:`nsight_lab.viewmodel.SessionViewModel.to_json`): ``"figures"``
-          (chart name -> plotly JSON, each trace its latest 2,000 points),
+          (chart name -> plotly JSON, each trace its latest
+          :data:`~nsight_lab.contract.points.MAX_POINTS` points),
           ``"chart_order"``, ``"summary"``, ``"counters"`` and ``"verdicts"``, and
           ``"view_version"``, the version of that view;
         - ``since=V`` (with ``figures=1``): the ``view_version`` held: ``"delta"``

@@ -22,7 +22,6 @@ from nsight_lab.contract.lazy import lazy_exports
 if TYPE_CHECKING:
     from nsight_lab.viewmodel.cache import ViewModels, session_view
     from nsight_lab.viewmodel.session import (
-        MAX_POINTS,
         KeptBaseline,
         SessionViewModel,
         build,
@@ -30,7 +29,6 @@ if TYPE_CHECKING:
     from nsight_lab.viewmodel.streaming import StreamingSummary
 
 __all__ = [
-    "MAX_POINTS",
     "KeptBaseline",
     "SessionViewModel",
     "StreamingSummary",
@@ -40,7 +38,6 @@ __all__ = [
 ]
 
 _HOMES = {
-    "MAX_POINTS": "session",
     "KeptBaseline": "session",
     "SessionViewModel": "session",
     "build": "session",

@@ -21,8 +21,9 @@ not built, in the request; a finished one's is caught up there. A refresh with
 Bounded memory (issue 29: a 1,000,000-config session's view grew the server to 9.9 GB
 and never answered): a model keeps at most :data:`WINDOW_BUDGET` runs in its
 windows and live traces (each config's ``WINDOW_BUDGET // configs``, at most
-``max_points``); a figure of many traces holds at most :data:`MAX_POINTS` points
-(:func:`capped`); a finished grid's first view charts only its windows' latest runs
+``max_points``); a figure of many traces holds at most
+:data:`~nsight_lab.contract.points.MAX_POINTS` points (:func:`capped`); a finished
+grid's first view charts only its windows' latest runs
 (:mod:`~nsight_lab.viewmodel.latest_runs`); the summary has every run.
 
 Thread-safe: one lock per model keeps its reads and adds in order (a run read once).
@@ -38,6 +39,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from nsight_lab.contract.points import MAX_POINTS
 from nsight_lab.errors import NsightLabError
 from nsight_lab.viewmodel.baseline_runs import kept_baseline, latest
 from nsight_lab.viewmodel.capped import capped
@@ -65,8 +67,6 @@ __all__ = [
 
 CAPACITY = 8
 """Sessions whose view models are kept; the least recently viewed goes first."""
-MAX_POINTS = 2_000
-"""Points per live trace and runs per region in each window (the view model's)."""
 WINDOW_BUDGET = 20_000
 """Runs one model keeps in its windows and live traces, over all configs (per config
 at most ``max_points``): what bounds a model's memory by more than the grid."""

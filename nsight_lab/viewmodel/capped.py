@@ -1,23 +1,23 @@
 """A figure of thousands of traces, capped to the points a chart can draw.
 
 Issue 29: a session of thousands of configs draws one group of traces per config; a
-figure of more than :data:`FEW_TRACES` traces keeps its first traces within
-:data:`FIGURE_POINTS` points and says in ``layout.meta.capped`` what it left out
-(the summary table has every config). Moved out of :mod:`~nsight_lab.viewmodel.cache`
-unchanged.
+figure of more than :data:`FEW_TRACES` traces keeps its first traces within the point
+budget, :data:`~nsight_lab.contract.points.MAX_POINTS` points, and says in
+``layout.meta.capped`` what it left out (the summary table has every config). Moved
+out of :mod:`~nsight_lab.viewmodel.cache` unchanged.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from nsight_lab.contract.points import MAX_POINTS
+
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["FEW_TRACES", "FIGURE_POINTS", "capped"]
+__all__ = ["FEW_TRACES", "capped"]
 
-FIGURE_POINTS = 2_000
-"""The most points a capped figure keeps, over all its traces."""
 FEW_TRACES = 60
 """A figure of at most this many traces (20 groups) is never capped."""
 
@@ -30,7 +30,7 @@ def _points(trace: dict[str, Any]) -> int:
 
 def capped(
     figures: dict[str, dict[str, Any]],
-    max_points: int = FIGURE_POINTS,
+    max_points: int = MAX_POINTS,
     left_out: Mapping[str, tuple[int, int]] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """``figures`` with at most ``max_points`` points each (whole traces, in order).

@@ -38,6 +38,7 @@ import plotly.graph_objects as go
 from nsight_lab.analysis.baselines import table_of
 from nsight_lab.analysis.findings import findings_json, session_findings
 from nsight_lab.analysis.validity import check_session, checks_json
+from nsight_lab.contract.points import MAX_POINTS
 from nsight_lab.figures import (
     CHART_ORDER,
     LiveFigures,
@@ -64,10 +65,8 @@ if TYPE_CHECKING:
     from nsight_lab.contract.records import RunRecord, SessionInfo
     from nsight_lab.roofline.placement import Peaks
 
-__all__ = ["MAX_POINTS", "KeptBaseline", "SessionViewModel", "build"]
+__all__ = ["KeptBaseline", "SessionViewModel", "build"]
 
-MAX_POINTS = 2_000
-"""Points per trace of the live charts, and runs per region in the window."""
 WORK_RUNS = 500
 """Latest runs per region the roofline, traffic, counters-over-time and per-rank
 charts, the roofline columns and the verdicts are drawn from (a bounded cost per

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from nsight_lab.contract.points import MAX_POINTS
 from nsight_lab.store.runs import RUN_PAGE
-from nsight_lab.viewmodel.cache import MAX_POINTS, WINDOW_BUDGET
+from nsight_lab.viewmodel.cache import WINDOW_BUDGET
 from nsight_lab.viewmodel.latest_runs import NoLiveFigures
 from nsight_lab.viewmodel.session import SessionViewModel
 

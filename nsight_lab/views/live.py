@@ -37,6 +37,7 @@ import math
 import time
 from typing import TYPE_CHECKING, Any, cast
 
+from nsight_lab.contract.points import MAX_POINTS
 from nsight_lab.contract.progress import make_progress
 from nsight_lab.figures import LiveFigures, printable
 from nsight_lab.viewmodel.session import SessionViewModel
@@ -56,7 +57,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CLOSED_ESM",
-    "MAX_POINTS",
     "MAX_UPDATES_PER_S",
     "MIN_UPDATE_INTERVAL_S",
     "UPDATE_BUDGET",
@@ -69,8 +69,6 @@ MIN_UPDATE_INTERVAL_S = 1 / MAX_UPDATES_PER_S
 """Seconds from the end of one update to the start of the next, at least."""
 UPDATE_BUDGET = 0.05
 """Share of the wall time that live updates may take (measured, all of them)."""
-MAX_POINTS = 2000
-"""Points per trace: the latest ones, while running and at the end."""
 CHECKPOINT_MIN_POINTS = 256
 """Points appended before the first re-send of the whole live figures."""
 CLOSED_ESM = "export default { render() {} };"

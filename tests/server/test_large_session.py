@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from nsight_lab.contract.points import MAX_POINTS as MAX_FIGURE_POINTS
 from nsight_lab.server.base import MODELS_KEY
-from nsight_lab.server.handlers import MAX_FIGURE_POINTS, MAX_RUN_LIMIT
+from nsight_lab.server.handlers import MAX_RUN_LIMIT
 from nsight_lab.store.rows import RUN_COLUMNS, run_to_row
 from nsight_lab.store.run_store import RunStore
 from tests.conftest import SQLITE_ONLY

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from nsight_lab.contract.points import MAX_POINTS
 from nsight_lab.contract.records import RunRecord
 from nsight_lab.figures import LiveFigures
 from nsight_lab.store.run_store import RunStore
-from nsight_lab.viewmodel.cache import MAX_POINTS, WINDOW_BUDGET, ViewModels
+from nsight_lab.viewmodel.cache import WINDOW_BUDGET, ViewModels
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -12,13 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from nsight_lab.contract.points import MAX_POINTS
 from nsight_lab.contract.records import RunRecord
 from nsight_lab.errors import OptionError
 from nsight_lab.options.parse import parse_options
 from nsight_lab.options.profile import MAX_CONFIGS
 from nsight_lab.store.listing import LISTED_CONFIGS, first_configs
 from nsight_lab.store.run_store import RunStore
-from nsight_lab.viewmodel.cache import MAX_POINTS, WINDOW_BUDGET, ViewModels, capped
+from nsight_lab.viewmodel.cache import WINDOW_BUDGET, ViewModels, capped
 from nsight_lab.viewmodel.encode import dumps
 from nsight_lab.viewmodel.pages import sessions_page
 

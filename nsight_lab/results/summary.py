@@ -3,9 +3,10 @@
 Input is the results DataFrame (:func:`~nsight_lab.results.to_dataframe`); output is
 the text cells every view shows. The views themselves (the sidebar, the inline widget,
 a cell's bundle and static page, ``nsight-lab show``) read the same rows from the view
-model (:mod:`nsight_lab.viewmodel.summary`, running statistics, no pandas); these are
-the frame's, for a frame in hand and as the reference the view model's rows are
-tested against (``tests/viewmodel``: equal on the H200 fixture and generated sessions).
+model (:mod:`nsight_lab.viewmodel.summary`, running statistics, no pandas). Both are
+one implementation of a summary row, :mod:`nsight_lab.viewmodel.summary_cells`: here
+only the frame's columns are read into its numbers (``tests/viewmodel``: equal rows on
+the H200 fixture and generated sessions).
 
 - **Regions** (:func:`summary_rows`): per region and config, the median duration,
   its RSD, the achieved GB/s and TFLOP/s, % of roof and the bound first; then the
@@ -25,41 +26,25 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from nsight_lab.analysis.compare import metric_label, metric_unit
+from nsight_lab.analysis.compare import metric_unit
 from nsight_lab.analysis.validity import flag_words_of
 from nsight_lab.contract.records import TIME_METRIC
-from nsight_lab.text.units import (
-    UNDEFINED,
-    format_clock,
-    format_count,
-    format_duration,
-    format_number,
-    format_percent,
-    format_quantity,
+from nsight_lab.text.units import UNDEFINED, format_percent
+from nsight_lab.viewmodel.summary_cells import (
+    COUNTER_COLUMNS,
+    RegionValues,
+    counter_cells,
+    duration_column,
+    flop_rate,
+    region_cells,
+    text,
+    without_empty_columns,
 )
-from nsight_lab.text.visible import printable
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = [
-    "COUNTER_COLUMNS",
-    "REGION_COLUMNS",
-    "summary_counters",
-    "summary_rows",
-    "without_empty_columns",
-]
-
-REGION_COLUMNS = (
-    "Region", "Duration", "RSD", "GPU busy", "GB/s", "TFLOP/s", "% of roof", "Bound",
-    "Flag", "Runs", "SM clock", "Throttled", "Bytes", "FLOPs",
-)  # fmt: skip
-"""The region table's columns (the config's parameters follow ``Region``):
-``Duration`` is the median, ``GPU busy`` the GPU's share of the region's span
-(``launch-bound`` under half), ``Flag`` the numbers that cannot be true
-(:mod:`nsight_lab.analysis.validity`), ``Bytes``/``FLOPs`` measured or modelled."""
-COUNTER_COLUMNS = ("Region", "Metric", "Median", "RSD", "Runs")
-"""The counter table's columns (the config's parameters follow ``Region``)."""
+__all__ = ["summary_counters", "summary_rows"]
 
 
 def _cell(row: Mapping[str, Any], column: str) -> Any:  # noqa: ANN401  (a cell)
@@ -79,47 +64,6 @@ def _params(frame: pd.DataFrame) -> list[str]:
     return []
 
 
-def _throttled(row: Mapping[str, Any]) -> str:
-    n = _cell(row, "ThrottledRuns")
-    runs = _cell(row, "NumRuns")
-    if n is None:
-        return UNDEFINED
-    if not n:
-        return "none"
-    return f"{int(n)} of {int(runs)}" if runs else str(int(n))
-
-
-def _clock(row: Mapping[str, Any]) -> str:
-    """The SM clock's median and range (:func:`format_clock`), as the view model's."""
-    return format_clock(
-        _cell(row, "SMClockMHz"),
-        _cell(row, "SMClockMHzMin"),
-        _cell(row, "SMClockMHzMax"),
-    )
-
-
-def _flop_rate(row: Mapping[str, Any]) -> str:
-    """TFLOP/s; undefined, never 0, where the work model counted no FLOPs.
-
-    As the view model's (:func:`nsight_lab.viewmodel.summary.region_rows`).
-    """
-    rate = _cell(row, "AchievedTFLOPs")
-    if _cell(row, "FLOPsSource") == "modelled" and rate == 0:
-        return UNDEFINED
-    return format_number(rate)
-
-
-def _flag(row: Mapping[str, Any]) -> str:
-    """The Flag cell: the frame's flag texts as the kinds' words (none: UNDEFINED)."""
-    text = _source(row, "Flag")
-    return flag_words_of(text) if text != UNDEFINED else text
-
-
-def _source(row: Mapping[str, Any], column: str) -> str:
-    text = _cell(row, column)
-    return str(text) if text else UNDEFINED
-
-
 def _busy(row: Mapping[str, Any]) -> str:
     """``GPU busy``: as :attr:`nsight_lab.analysis.validity.Validity.busy_text`."""
     busy = _cell(row, "GPUBusyPct")
@@ -128,10 +72,47 @@ def _busy(row: Mapping[str, Any]) -> str:
     return format_percent(busy) + (" launch-bound" if _cell(row, "Note") else "")
 
 
-def _duration_column(row: Mapping[str, Any]) -> str:
-    """``Duration``; on the cpu backend ``Duration (host timer)``: it is no GPU's."""
-    label = metric_label(TIME_METRIC, str(_cell(row, "Backend") or ""))
-    return "Duration (host timer)" if "host" in label else "Duration"
+def _flag(row: Mapping[str, Any]) -> str:
+    """The Flag cell: the frame's flag texts as the kinds' words (none: UNDEFINED)."""
+    flags = _cell(row, "Flag")
+    return flag_words_of(str(flags)) if flags else UNDEFINED
+
+
+def _values(row: Mapping[str, Any], params: list[str]) -> RegionValues:
+    """The numbers of one timed row of the frame, as the view model has them."""
+    head = {"Region": text(row.get("Annotation", ""))}
+    head.update({p: text(_cell(row, p)) for p in params})
+    per_rank = False
+    if "Rank" in row:  # a multi-rank session: the span row, then each rank's
+        rank = _cell(row, "Rank")
+        per_rank = rank is not None and rank >= 0
+        head["Rank"] = "span" if not per_rank else str(int(rank))
+        head["Device"] = text(_cell(row, "Device"))
+    normalized = row.get("Normalized")
+    throttled = _cell(row, "ThrottledRuns")
+    tflops = _cell(row, "AchievedTFLOPs")
+    return RegionValues(
+        head,
+        _cell(row, "MedianValue"),
+        target=normalized if isinstance(normalized, str) and normalized else None,
+        rsd_pct=_cell(row, "RelativeStdDevPct"),
+        busy=UNDEFINED if per_rank else _busy(row),
+        gbps=_cell(row, "AchievedGBps"),
+        # A modelled rate of 0: the work model counted no FLOPs.
+        tflops=flop_rate(tflops, _cell(row, "FLOPsSource"), tflops != 0),
+        pct_of_roof=_cell(row, "PctOfRoof"),
+        bound=_cell(row, "Bound"),
+        flag=UNDEFINED if per_rank else _flag(row),
+        runs=_cell(row, "NumRuns"),
+        clock=(
+            _cell(row, "SMClockMHz"),
+            _cell(row, "SMClockMHzMin"),
+            _cell(row, "SMClockMHzMax"),
+        ),
+        throttled=None if throttled is None else int(throttled),
+        bytes_source=_cell(row, "BytesSource"),
+        flops_source=_cell(row, "FLOPsSource"),
+    )
 
 
 def summary_rows(frame: pd.DataFrame | None) -> list[dict[str, str]]:
@@ -141,10 +122,10 @@ def summary_rows(frame: pd.DataFrame | None) -> list[dict[str, str]]:
     rows the view model gives every view (:func:`nsight_lab.viewmodel.summary.
     region_rows`), from a frame. The other metrics are :func:`summary_counters`.
 
-    Keys: ``Region``, the config's parameters, then :data:`REGION_COLUMNS` but
-    ``Region``, less those with nothing in any row (a cpu session's roofline, an
-    ncu session's NVML clock). Values are display strings (an en dash where nothing
-    was measured).
+    Keys: ``Region``, the config's parameters, then
+    :data:`~nsight_lab.viewmodel.summary_cells.REGION_COLUMNS` but ``Region``, less
+    those with nothing in any row (a cpu session's roofline, an ncu session's NVML
+    clock). Values are display strings (an en dash where nothing was measured).
 
     Raises:
         Nothing.
@@ -152,68 +133,12 @@ def summary_rows(frame: pd.DataFrame | None) -> list[dict[str, str]]:
     if frame is None or frame.empty or "Metric" not in frame:
         return []
     params = _params(frame)
-    timed = frame[frame["Metric"] == TIME_METRIC]
     rows: list[dict[str, str]] = []
-    for record in timed.to_dict("records"):
+    for record in frame[frame["Metric"] == TIME_METRIC].to_dict("records"):
         row = {str(k): v for k, v in record.items()}
-        out = {"Region": _text(row.get("Annotation", ""))}
-        out.update({p: _text(_cell(row, p)) for p in params})
-        per_rank = False
-        if "Rank" in row:  # a multi-rank session: the span row, then each rank's
-            rank = _cell(row, "Rank")
-            per_rank = rank is not None and rank >= 0
-            out["Rank"] = "span" if not per_rank else str(int(rank))
-            out["Device"] = _text(_cell(row, "Device"))
-        normalized = row.get("Normalized")
-        duration = (
-            f"{format_number(_cell(row, 'MedianValue'))}x {normalized}"
-            if isinstance(normalized, str) and normalized
-            else format_duration(_cell(row, "MedianValue"))
-        )
-        out.update(
-            {
-                _duration_column(row): duration,
-                "RSD": format_percent(_cell(row, "RelativeStdDevPct")),
-                "GPU busy": UNDEFINED if per_rank else _busy(row),
-                "GB/s": format_number(_cell(row, "AchievedGBps")),
-                "TFLOP/s": _flop_rate(row),
-                "% of roof": format_percent(_cell(row, "PctOfRoof")),
-                "Bound": _source(row, "Bound"),
-                # The kinds in words, as the view model's (the texts are listed).
-                "Flag": UNDEFINED if per_rank else _flag(row),
-                "Runs": format_count(_cell(row, "NumRuns")),
-                "SM clock": _clock(row),
-                "Throttled": _throttled(row),
-                "Bytes": _source(row, "BytesSource"),
-                "FLOPs": _source(row, "FLOPsSource"),
-            }
-        )
-        rows.append(out)
+        column = duration_column(str(_cell(row, "Backend") or ""))
+        rows.append(region_cells(_values(row, params), column))
     return without_empty_columns(rows, keep={"Region", *params})
-
-
-def without_empty_columns(
-    rows: list[dict[str, str]], keep: set[str]
-) -> list[dict[str, str]]:
-    """``rows`` less the columns that read :data:`UNDEFINED` in every row.
-
-    A cpu session without the host's roofs has no GB/s, TFLOP/s, roof or clock: its
-    table is the region, the duration, the RSD and the runs, not a row of dashes.
-    """
-    if not rows:
-        return rows
-    empty = {
-        column
-        for column in rows[0]
-        if column not in keep
-        and not column.startswith("Duration")
-        and all(row.get(column) == UNDEFINED for row in rows)
-    }
-    return [{k: v for k, v in row.items() if k not in empty} for row in rows]
-
-
-def _text(value: object) -> str:
-    return UNDEFINED if value is None else printable(value)
 
 
 def summary_counters(frame: pd.DataFrame | None) -> dict[str, Any]:
@@ -236,18 +161,18 @@ def summary_counters(frame: pd.DataFrame | None) -> dict[str, Any]:
     rows = []
     for record in frame[frame["Metric"] != TIME_METRIC].to_dict("records"):
         row = {str(k): v for k, v in record.items()}
-        metric = metric_label(str(row.get("Metric", "")), "")
+        metric = str(row.get("Metric", ""))
         unit = _cell(row, "Unit")
-        unit = str(unit) if isinstance(unit, str) else metric_unit(metric)
-        median = _cell(row, "MedianValue")
-        zero = median == 0 and not _cell(row, "MaxValue")
-        cells = [
-            _text(row.get("Annotation", "")),
-            *(_text(_cell(row, p)) for p in params),
-            _text(metric),
-            format_quantity(median, unit),
-            format_percent(_cell(row, "RelativeStdDevPct")),
-            format_count(_cell(row, "NumRuns")),
-        ]
-        rows.append({"cells": cells, "zero": bool(zero)})
+        head = [text(row.get("Annotation", "")), *(text(_cell(row, p)) for p in params)]
+        rows.append(
+            counter_cells(
+                head,
+                metric,
+                _cell(row, "MedianValue"),
+                _cell(row, "MaxValue"),
+                str(unit) if isinstance(unit, str) else metric_unit(metric),
+                rsd_pct=_cell(row, "RelativeStdDevPct"),
+                runs=_cell(row, "NumRuns"),
+            )
+        )
     return {"columns": columns, "rows": rows, "zero": sum(r["zero"] for r in rows)}

@@ -22,7 +22,7 @@ from nsight_lab.roofline.peaks import known_peaks, measured_peaks
 from nsight_lab.text.safe import for_terminal
 from nsight_lab.viewmodel.roofs import cache_counterpart
 from nsight_lab.viewmodel.stored import stored_model
-from nsight_lab.viewmodel.summary import COUNTER_COLUMNS, REGION_COLUMNS
+from nsight_lab.viewmodel.summary_cells import COUNTER_COLUMNS, REGION_COLUMNS
 from nsight_lab.views.answer import findings_lines
 
 if TYPE_CHECKING:

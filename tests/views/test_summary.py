@@ -74,8 +74,8 @@ def test_the_region_table_leads_with_the_answer(store_copy: Path) -> None:
 
 
 def test_columns_empty_in_every_row_are_left_out() -> None:
-    from nsight_lab.results.summary import without_empty_columns
     from nsight_lab.text.units import UNDEFINED as NA
+    from nsight_lab.viewmodel.summary_cells import without_empty_columns
 
     rows = [
         {"Region": "a", "Duration": "1 µs", "GB/s": NA, "Runs": "3"},

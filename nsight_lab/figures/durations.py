@@ -68,6 +68,23 @@ def duration_layout(
     )
 
 
+def duration_axes(
+    stats: Sequence[Any], window: Sequence[RunRecord]
+) -> tuple[tuple[float, float] | None, int]:
+    """The duration chart's y range (µs) over every run, and its runs (capped).
+
+    ``stats``: each region's running duration statistics (``min``, ``max``); where
+    one is zero or negative, the window's positive durations give the range.
+    """
+    low = min((d.min for d in stats), default=math.nan)
+    high = max((d.max for d in stats), default=math.nan)
+    if not low > 0:  # a zero or negative duration: the window's positive ones
+        positive = [r.duration_ns for r in window if r.duration_ns > 0]
+        low, high = min(positive, default=math.nan), max(positive, default=math.nan)
+    runs = max((r.run_index for r in window), default=0) + 1
+    return ((low / 1e3, high / 1e3) if high > 0 else None), min(runs, WHOLE_RUNS + 1)
+
+
 def point_style(
     record: RunRecord, label: str, symbol: str = "circle"
 ) -> tuple[int, str, list[str]]:

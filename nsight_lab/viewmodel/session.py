@@ -48,7 +48,7 @@ from nsight_lab.figures import (
     roofline_figure,
     traffic_figure,
 )
-from nsight_lab.figures.durations import duration_layout
+from nsight_lab.figures.durations import duration_axes, duration_layout
 from nsight_lab.figures.kernels import kernels_json, region_kernels
 from nsight_lab.figures.ranks import RANKS_CHART, rank_figures
 from nsight_lab.figures.telemetry import missing_telemetry
@@ -91,6 +91,7 @@ class SessionViewModel:
         peaks: The device's peaks; no roofline without them.
         attainable: Peaks ``%nsight peaks`` measured on the device, if kept: the
             findings judge against them before the datasheet's.
+        counterpart: The same cell in the other cache mode (``viewmodel/roofs.py``).
         runs: Records taken so far.
         version: Bumped by every :meth:`add` that took records (a cache key).
     """
@@ -351,15 +352,9 @@ class SessionViewModel:
     def _duration_layout(self, window: Sequence[RunRecord]) -> dict[str, Any]:
         """The duration chart's axes over every run (as the final figure's)."""
         stats = [g.duration for g in self._groups.values() if g.duration.n]
-        low = min((d.min for d in stats), default=math.nan)
-        high = max((d.max for d in stats), default=math.nan)
-        if not low > 0:  # a zero or negative duration: the window's positive ones
-            positive = [r.duration_ns for r in window if r.duration_ns > 0]
-            low, high = min(positive, default=math.nan), max(positive, default=math.nan)
-        runs = max((r.run_index for r in window), default=0) + 1
-        yrange = (low / 1e3, high / 1e3) if high > 0 else None
-        key = (yrange, min(runs, 11))
+        key = duration_axes(stats, window)
         if self._layout is None or self._layout[0] != key:
+            yrange, runs = key
             layout = figure_json(go.Figure(layout=duration_layout(yrange, runs)))
             self._layout = (key, layout["layout"])
         return self._layout[1]

@@ -79,7 +79,8 @@ def _near_a_roof(f: RegionFacts, ctx: Context) -> bool:
     A GPU that moved its ops' bytes (or did their FLOPs) that fast over the span
     did not wait: host and GPU kept the same pace. On the H100, 16 in-place adds of
     ~10 µs on an L2-resident buffer enqueued in 95 % of their span at 129 % of the
-    DRAM roof; cupti measured them busy (``findings_labelled_h100.json``).
+    DRAM roof; cupti measured them busy
+    (``benchmarks/results/findings_labelled_h100.json``).
     """
     p = f.placement
     if p is None:

@@ -80,7 +80,6 @@ export interface ILiveChanges {
 /** One selected session, read in full. */
 export interface ISessionDetail {
   session: ISessionSummary;
-  runs: IRunRecord[];
   figures: ISessionFigures;
   /** The order to show the charts in, as served (`chart_order`); null until read. */
   chartOrder: string[] | null;
@@ -96,7 +95,6 @@ export interface ISessionDetail {
   kernels?: IKernelRow[];
   /** The verdict table against the session's baseline (served); null: none. */
   verdicts?: IVerdictTable | null;
-  lastRunId: number;
   /** The version of the view held; the next read asks what changed since it. */
   viewVersion?: string | null;
   /** How these figures came from the previous read's (a delta), else null. */

@@ -46,8 +46,6 @@ export {
   chooseLiveSession,
   notebookMatches
 } from './live';
-export { MAX_RUN_PAGES, RUN_PAGE_SIZE, fetchSessionRuns } from './runs';
-export type { IRunsRead } from './runs';
 export { EMPTY_SELECTION, SelectionModel, nextSelection } from './selection';
 export { PAGE_SIZE, SessionListModel, sessionsQuery } from './sessions';
 export type { IModelContext } from './context';

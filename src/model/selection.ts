@@ -2,8 +2,9 @@
  * A selection of sessions read from the server: none, one session read in full, or
  * two sessions compared (`GET compare`, computed on the server). Each main-area
  * panel reads its own (`RunsModel.openSelection`); `nextSelection` is also the rule
- * of the history list's picks. A session that changes is read again as its new
- * runs and what changed in its view since the one held (`since`).
+ * of the history list's picks. A session that changes is read again as what
+ * changed in its view since the one held (`since`). Its runs are not read: the
+ * panel shows the view the server builds from every run.
  */
 
 import { ISignal, Signal } from '@lumino/signaling';
@@ -13,7 +14,6 @@ import { describeError, requestAPI, withQuery } from '../request';
 import { ISelectionSource, ISelectionState } from '../tokens';
 import { ICompareResponse, ISessionResponse } from '../types';
 import { IModelContext } from './context';
-import { fetchSessionRuns, keepLast } from './runs';
 import { IServedView, nextView, ViewDeltaError } from './view';
 
 /** Nothing selected. */
@@ -49,7 +49,7 @@ function sameIds(a: number[], b: number[]): boolean {
 }
 
 /**
- * The selected session(s), read again (only the new runs) while they change.
+ * The selected session(s), read again (what changed in the view) while they change.
  */
 export class SelectionModel implements ISelectionSource {
   constructor(context: IModelContext) {
@@ -115,7 +115,7 @@ export class SelectionModel implements ISelectionSource {
     }
   }
 
-  /** Read the new runs of the selection, folded and at most one per interval. */
+  /** Read the selection again, folded and at most one per interval. */
   requestRefresh(): void {
     this._gate.request();
   }
@@ -135,44 +135,39 @@ export class SelectionModel implements ISelectionSource {
       return;
     }
     const { serverSettings } = this._context;
-    const maxPoints = this._context.settings().maxPoints;
     try {
       if (ids.length === 1) {
         const id = ids[0];
         const previous = this._state.detail;
-        const after =
-          incremental && previous?.session.id === id ? previous.lastRunId : 0;
         const since =
-          after > 0 && this._view ? (previous?.viewVersion ?? null) : null;
-        const read = await fetchSessionRuns(
-          serverSettings,
-          id,
-          after,
-          maxPoints,
-          true,
-          since
+          incremental && previous?.session.id === id && this._view
+            ? (previous.viewVersion ?? null)
+            : null;
+        // The view only (`tail=0`: no runs), or what changed in it since.
+        const read = await requestAPI<ISessionResponse>(
+          withQuery(`sessions/${id}`, {
+            tail: 0,
+            figures: 1,
+            since: since ?? undefined
+          }),
+          serverSettings
         );
         if (!sameIds(this._state.ids, ids)) {
           return;
         }
         const from = since ? (this._view?.figures ?? null) : null;
-        const view = this._nextView(since ? this._view : null, read.response);
+        const view = this._nextView(since ? this._view : null, read);
         if (view === null) {
           return;
         }
-        // The page, with the view it brought (whole, or its delta applied).
-        const response = { ...read.response, ...view };
-        const runs = keepLast(
-          after > 0 && previous ? [...previous.runs, ...read.runs] : read.runs,
-          maxPoints
-        );
+        // The answer, with the view it brought (whole, or its delta applied).
+        const response = { ...read, ...view };
         this._state = {
           ...this._state,
           loading: false,
           error: null,
           detail: {
             session: response.session,
-            runs,
             figures: response.figures ?? previous?.figures ?? {},
             chartOrder: response.chart_order ?? previous?.chartOrder ?? null,
             summary: response.summary ?? previous?.summary ?? [],
@@ -181,12 +176,9 @@ export class SelectionModel implements ISelectionSource {
             findings: response.findings ?? previous?.findings ?? [],
             kernels: response.kernels ?? previous?.kernels ?? [],
             verdicts: response.verdicts ?? previous?.verdicts ?? null,
-            lastRunId: Math.max(read.lastRunId, after),
-            viewVersion: read.response.view_version ?? null,
+            viewVersion: read.view_version ?? null,
             changes:
-              read.response.delta && from
-                ? { from, charts: read.response.delta.charts }
-                : null
+              read.delta && from ? { from, charts: read.delta.charts } : null
           }
         };
       } else {

@@ -357,7 +357,6 @@ function detail(id: number, findings: IFinding[]): ISessionDetail {
   const response = sessionResponse(s, runs);
   return {
     session: s,
-    runs,
     figures: response.figures ?? {},
     chartOrder: response.chart_order ?? null,
     summary: [{ Region: 'mlp_up', Duration: '1.546 ms' }],
@@ -371,8 +370,7 @@ function detail(id: number, findings: IFinding[]): ISessionDetail {
         action: 'profile with --clock-control base'
       }
     ],
-    findings,
-    lastRunId: 2
+    findings
   };
 }
 

@@ -68,7 +68,6 @@ function detail(kernels: IKernelRow[] = []): ISessionDetail {
   const response = sessionResponse(s, runs);
   return {
     session: s,
-    runs,
     figures: response.figures ?? {},
     chartOrder: response.chart_order ?? null,
     summary: [{ Region: 'a', Duration: '1.0 ms' }],
@@ -82,8 +81,7 @@ function detail(kernels: IKernelRow[] = []): ISessionDetail {
         action: 'd'
       }
     ],
-    kernels,
-    lastRunId: 2
+    kernels
   };
 }
 

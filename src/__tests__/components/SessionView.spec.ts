@@ -55,11 +55,9 @@ function detailOf(
   const response = sessionResponse(s, runs);
   return {
     session: s,
-    runs,
     figures: figures ?? response.figures ?? {},
     chartOrder: figures ? null : (response.chart_order ?? null),
-    summary: response.summary ?? [],
-    lastRunId: response.last_run_id
+    summary: response.summary ?? []
   };
 }
 

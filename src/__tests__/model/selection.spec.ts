@@ -43,7 +43,7 @@ describe('nextSelection', () => {
 });
 
 describe('SelectionModel', () => {
-  it('reads a session, then only its new runs, keeping maxPoints', async () => {
+  it('reads the view of a session, then again as it changes, never its runs', async () => {
     let stored = [run(1, 4), run(2, 4)];
     const calls = serve({
       'sessions/4': url => {
@@ -61,18 +61,18 @@ describe('SelectionModel', () => {
     await selection.select(4);
 
     expect(states).toEqual([true, false]);
-    expect(selection.state.detail?.runs.map(r => r.id)).toEqual([1, 2]);
-    expect(selection.state.detail?.figures.duration).toBeTruthy();
+    expect(calls).toEqual(['GET sessions/4?tail=0&figures=1']);
+    expect(selection.state.detail?.figures.duration?.data[0].y).toHaveLength(2);
 
     stored = [1, 2, 3, 4, 5, 6].map(id => run(id, 4));
     selection.requestRefresh();
     await settle();
 
-    expect(calls).toContain('GET sessions/4?after_id=2&limit=5000&figures=1');
-    expect(selection.state.detail?.runs.map(r => r.id)).toEqual([
-      2, 3, 4, 5, 6
+    expect(calls).toEqual([
+      'GET sessions/4?tail=0&figures=1',
+      'GET sessions/4?tail=0&figures=1'
     ]);
-    expect(selection.state.detail?.lastRunId).toBe(6);
+    expect(selection.state.detail?.figures.duration?.data[0].y).toHaveLength(6);
     selection.dispose();
   });
 

@@ -58,6 +58,39 @@ def _log_function(handler):
 c.ServerApp.tornado_settings = {{"log_function": _log_function}}
 """
 
+_SAMPLER = r"""
+# NSIGHT_LAB_BENCH_PROFILE: sample every thread's stack every 5 ms (py-spy's
+# poor cousin: where the server's wall time goes, per thread), written as
+# collapsed stacks ("thread;frame;frame count") every 5 s.
+import collections, sys, threading, time
+
+def _sample(path=os.environ["NSIGHT_LAB_BENCH_PROFILE"]):
+    counts = collections.Counter()
+    me = threading.get_ident()
+    last = time.monotonic()
+    while True:
+        time.sleep(0.005)
+        names = {{t.ident: t.name for t in threading.enumerate()}}
+        for ident, frame in sys._current_frames().items():
+            if ident == me:
+                continue
+            stack = []
+            while frame is not None:
+                code = frame.f_code
+                where = code.co_filename.rsplit("/", 2)[-1]
+                stack.append(f"{{where}}:{{code.co_name}}")
+                frame = frame.f_back
+            name = names.get(ident, str(ident)).split(" ")[0].split("_")[0]
+            counts[";".join([name, *reversed(stack)])] += 1
+        if time.monotonic() - last > 5:
+            last = time.monotonic()
+            with open(path, "w") as out:
+                for stack, n in counts.most_common():
+                    out.write(f"{{stack}} {{n}}\n")
+
+threading.Thread(target=_sample, name="bench-sampler", daemon=True).start()
+"""
+
 
 def free_port() -> int:
     """A TCP port free on 127.0.0.1 now."""
@@ -154,7 +187,10 @@ class Server:
         options = []
         if log_times:
             config = home / "jupyter_server_config.py"
-            config.write_text(_CONFIG.format(log=str(self.times)))
+            text = _CONFIG.format(log=str(self.times))
+            if os.environ.get("NSIGHT_LAB_BENCH_PROFILE"):
+                text = "import os\n" + text + _SAMPLER.format()
+            config.write_text(text)
             options.append(f"--config={config}")
         env = dict(os.environ, NSIGHT_LAB_HOME=str(home), PYTHONPATH=str(repo))
         env.pop("NSIGHT_LAB_STORE", None)

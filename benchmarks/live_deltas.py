@@ -138,6 +138,10 @@ ROWS: list[tuple[str, str, Any]] = [
     ("frames", "frames over 50 ms", lambda f: _get(f, *FRAMES, "over_50_ms")),
     ("frames", "long animation frames: n / max ms",
      lambda f: _pair(f, (*LOAF, "n"), (*LOAF, "max_ms"))),
+    ("frames", "after the first 5 s: longest frame ms / frames over 50 ms",
+     lambda f: _pair(f, ("after_first_5_s", "max"), ("after_first_5_s", "over_50_ms"))),
+    ("frames", "script ms in long frames, by invoker",
+     lambda f: _get(f, "long_frame_scripts_ms")),
 ]  # fmt: skip
 
 

@@ -245,6 +245,32 @@ LONG_FRAME_MS = 50.0
 """Issue 32's bound: no frame over 50 ms while a session streams."""
 
 
+def _after(frames: list[float], skip_ms: float) -> dict:
+    """Longest frame and frames over 50 ms once ``skip_ms`` of frames passed.
+
+    Issue 32: the stream's start (19 panels' first full views) starves the page.
+    """
+    at, later = 0.0, []
+    for v in frames:
+        if at >= skip_ms:
+            later.append(v)
+        at += v
+    return {
+        "max": round(max(later), 1) if later else 0.0,
+        "over_50_ms": sum(1 for v in later if v > LONG_FRAME_MS),
+    }
+
+
+def _by_invoker(entries: list[dict]) -> dict:
+    """Script time in the long animation frames, by what invoked it (ms)."""
+    out: dict[str, float] = {}
+    for entry in entries:
+        for script in entry.get("scripts", []):
+            key = script.get("invoker") or "?"
+            out[key] = out.get(key, 0.0) + float(script.get("ms", 0.0))
+    return {k: round(v) for k, v in sorted(out.items(), key=lambda kv: -kv[1])[:6]}
+
+
 def _frames(raw: dict) -> dict:
     """The frame times the stream spec recorded, summarised."""
     frames = [float(v) for v in raw.get("frames_ms", [])]
@@ -265,6 +291,8 @@ def _frames(raw: dict) -> dict:
             "max_ms": round(max(loaf), 1) if loaf else 0.0,
             "over_50_ms": sum(1 for v in loaf if v > LONG_FRAME_MS),
         },
+        "after_first_5_s": _after(frames, 5000.0),
+        "long_frame_scripts_ms": _by_invoker(raw.get("long_animation_frames", [])),
         "met": bool(frames) and max(frames) <= LONG_FRAME_MS,
         "recorded_s": raw.get("recorded_s"),
         "live_run_count": raw.get("live_run_count"),

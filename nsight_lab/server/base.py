@@ -240,6 +240,25 @@ def parse_count(raw: str, name: str, *, maximum: int = _SQLITE_INT_MAX) -> int:
     return value
 
 
+def opened_store(
+    handle: StoreHandle, session_id: int, missing: Callable[[int], str]
+) -> RunStore:
+    """Return the run store of ``handle``; the caller's own read checks the session.
+
+    :func:`session_store` without its read of the session, for a request whose
+    next read is of the session anyway (it raises :class:`NotFoundError` itself):
+    one store round trip less per live refresh (issue 32).
+
+    Raises:
+        NotFoundError: No store file yet (``missing(session_id)`` says so).
+        StoreError: The file exists but cannot be read.
+    """
+    store = handle.get()
+    if store is None:
+        raise NotFoundError(missing(session_id))
+    return store
+
+
 def session_store(
     handle: StoreHandle, session_id: int, missing: Callable[[int], str]
 ) -> RunStore:

@@ -40,7 +40,12 @@ import tornado.web
 from nsight_lab._version import __version__
 from nsight_lab.contract.registry import registered
 from nsight_lab.errors import RequestError
-from nsight_lab.server.base import NsightLabHandler, parse_count, session_store
+from nsight_lab.server.base import (
+    NsightLabHandler,
+    opened_store,
+    parse_count,
+    session_store,
+)
 from nsight_lab.store.run_store import SESSION_FILTERS
 from nsight_lab.viewmodel.delta import parse_version
 from nsight_lab.viewmodel.encode import dumps, dumps_bytes, joined
@@ -197,7 +202,7 @@ class SessionHandler(NsightLabHandler):
         def encode() -> str | bytes:
             if not with_view:
                 return dumps(page)
-            store = session_store(handle, sid, missing)
+            store = opened_store(handle, sid, missing)  # the view reads the session
             # The view (or delta) is encoded once for every panel that asks it.
             return joined(dumps_bytes(page), models.view_bytes(store, sid, since))
 
@@ -215,6 +220,10 @@ class SessionHandler(NsightLabHandler):
         wanted = tail if tail >= 0 else limit
 
         def small_page() -> tuple[str, bool, dict[str, Any] | None]:
+            if wanted <= THREAD_RUNS:  # a live refresh: no count, no check
+                store = opened_store(handle, sid, missing)  # session_page reads it
+                page = session_page(store, sid, after_id, limit, tail)
+                return store.location, store.read_only, page
             store = session_store(handle, sid, missing)
             count = store.count_runs_after(sid, after_id=after_id, limit=wanted)
             if min(count, wanted) > THREAD_RUNS:

@@ -26,9 +26,14 @@ __all__ = [
     "merge_layout",
 ]
 
-LOG_POINTS = 50_000
-"""Points of appends a log keeps (about 4 s of a 5,000 runs/s session of four
-regions); a client further behind gets the full view."""
+LOG_POINTS = 150_000
+"""Points of appends a log keeps; a client further behind gets the full view. A
+5,000 runs/s session of four regions appends about 3.5 points a run (the run's
+point, its band's two edges, half a clock point): 150,000 is about 8.5 s of it, so
+a panel whose refresh waited a few seconds on a loaded machine, or a view the
+follower published late, still gets a delta (at 50,000, 2.9 s, 100 of ~11,000
+refreshes of issue 32's benchmark were whole views, 0.9 MB each). About 20 MB of
+lists at most per session viewed."""
 Change = dict[str, Any]
 """One chart's change: appends (``traces``, ``extend``, ``max_points``, ``layout``)
 or ``{"figure": ...}``."""

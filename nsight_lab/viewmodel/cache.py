@@ -139,9 +139,8 @@ class ViewModels:
             NotFoundError: No such session (its model, if any, is dropped).
             StoreError: The store cannot be read.
         """
-        entry = self._published(store, session_id)
-        with entry.lock:
-            return entry.log.answer(since)
+        # The log's own lock, not the model's: never waits on the follower.
+        return self._published(store, session_id).log.answer(since)
 
     def view_bytes(
         self, store: RunStore, session_id: int, since: str | None = None
@@ -152,9 +151,7 @@ class ViewModels:
             NotFoundError: No such session (its model, if any, is dropped).
             StoreError: The store cannot be read.
         """
-        entry = self._published(store, session_id)
-        with entry.lock:
-            return entry.log.answer_bytes(since)
+        return self._published(store, session_id).log.answer_bytes(since)
 
     def _published(self, store: RunStore, session_id: int) -> _Entry:
         """The session's entry, its view published (built here unless followed)."""
@@ -166,6 +163,12 @@ class ViewModels:
             raise
         entry = self._entry(key, store, session)
         followed = session.status == "running" and self._following()
+        fed = followed and (entry.last_run_id > 0 or entry.warmed)
+        if fed and entry.log.published:
+            # The follower feeds, re-reads and publishes it: a refresh takes no
+            # model lock (issue 32: waiting on it was most of the p99).
+            self._follow(store)
+            return entry
         with entry.lock:
             grid = session.status != "running" and len(session.configs) > GRID_CONFIGS
             if entry.last_run_id == 0 and grid:
@@ -176,7 +179,7 @@ class ViewModels:
                     lambda: self._catch_up(store, session_id, entry),
                     MAX_POINTS,
                 )
-                entry.log.appends.reset(entry.model.version)  # charted unlogged
+                entry.log.reset(entry.model.version)  # charted unlogged
             elif not (followed and (entry.last_run_id > 0 or entry.warmed)):
                 self._catch_up(store, session_id, entry)
             entry.model.session = session
@@ -212,7 +215,7 @@ class ViewModels:
             self.runs_read += len(pairs)
             taken += len(pairs)
             appends = entry.model.add([record for _, record in pairs])
-            entry.log.appends.record(entry.model.version, appends)
+            entry.log.record(entry.model.version, appends)
             entry.last_run_id = pairs[-1][0]
             if len(pairs) < chunk:
                 return taken

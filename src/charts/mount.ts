@@ -10,6 +10,7 @@
 import Plotly from 'plotly.js-basic-dist-min';
 
 import { appendToFigure, IChartAppend, IFigure, Trace } from './append';
+import { decimateFigure, overPoints } from './decimate';
 import { DEFAULT_CHART_HEIGHT, legendBelow, legendEntries } from './legend';
 import { onThemeChange, readTheme, themeLayout } from './theme';
 import type { Layout } from './theme';
@@ -36,6 +37,19 @@ export interface IMountOptions {
    * the chart above it: the title's top margin goes to the plot.
    */
   title?: boolean;
+  /**
+   * At most this many points drawn per scatter trace (`decimate.ts`: each
+   * bucket's lowest and highest kept); the figure keeps every point. A chart
+   * drawn thinned is drawn again (`react` of the thinned copy) on an append,
+   * not extended. Default: every point.
+   */
+  drawnPoints?: number;
+  /**
+   * With `drawnPoints`: a thinned chart's appends draw it at most once per this
+   * many milliseconds (the latest figure, in a task of its own: the other
+   * charts of the update draw in theirs). Default 0: at once.
+   */
+  drawEveryMs?: number;
 }
 
 /** The top margin of a chart drawn without its title: room for the mode bar. */
@@ -188,6 +202,11 @@ export function mountChart(
   let drawnWidth = -1; // the width the legend was placed for
   // A legend row's height as drawn, once measured taller than estimated.
   let rowHeight: number | undefined;
+  // The legend (rows, width) last measured: measuring forces the page's layout
+  // (getBBox), so a live chart drawn again with the same legend skips it.
+  let measuredFor = '';
+  let drawTimer: ReturnType<typeof setTimeout> | null = null;
+  let drawnAt = -Infinity;
   const config = {
     responsive: true,
     displaylogo: false,
@@ -199,7 +218,10 @@ export function mountChart(
     if (disposed) {
       return;
     }
-    const copy = copyFigure(current);
+    drawnAt = Date.now();
+    const most = options.drawnPoints;
+    // Thinned before the copy: a copy of the points drawn, not of every point.
+    const copy = copyFigure(most ? decimateFigure(current, most) : current);
     const theme = readTheme(el);
     let themed = themeLayout(copy.layout, theme);
     if (options.title === false) {
@@ -240,6 +262,11 @@ export function mountChart(
       .then(() => {
         legendTextIn(el, theme.fontColor);
         // Rows taller than estimated (the host's font): room for them, once.
+        const legend = `${placed.rows}:${drawnWidth}:${placed.rowHeight}`;
+        if (legend === measuredFor) {
+          return;
+        }
+        measuredFor = legend;
         const measured = measuredRowHeight(el, placed.rows);
         if (measured !== null && measured > placed.rowHeight + 0.5) {
           rowHeight = Math.ceil(measured);
@@ -249,6 +276,18 @@ export function mountChart(
       .catch((reason: unknown) => {
         console.error('[nsight-lab] a chart failed to draw:', reason);
       });
+  };
+
+  // A thinned chart's appends: drawn once per `drawEveryMs` at most.
+  const drawSoon = (): void => {
+    if (drawTimer !== null) {
+      return; // the draw pending takes the latest figure
+    }
+    const wait = Math.max(0, drawnAt + (options.drawEveryMs ?? 0) - Date.now());
+    drawTimer = setTimeout(() => {
+      drawTimer = null;
+      draw();
+    }, wait);
   };
 
   draw();
@@ -302,6 +341,11 @@ export function mountChart(
         owned = true;
       }
       appendToFigure(current, change);
+      const most = options.drawnPoints;
+      if (most !== undefined && overPoints(current, most)) {
+        drawSoon();
+        return;
+      }
       if (
         change.layout ||
         legendEntries(change.traces ?? [], { showlegend: true }).length > 0
@@ -321,6 +365,10 @@ export function mountChart(
         return;
       }
       disposed = true;
+      if (drawTimer !== null) {
+        clearTimeout(drawTimer);
+        drawTimer = null;
+      }
       stopTheme();
       resize?.disconnect();
       Plotly.purge(el);

@@ -48,6 +48,43 @@ afterEach(() => {
 });
 
 describe('mountChart', () => {
+  it('draws at most drawnPoints per trace, the figure keeping every point', () => {
+    const el = document.createElement('div');
+    const n = 1000;
+    const x = [...Array(n).keys()];
+    const figure: IFigure = {
+      data: [{ type: 'scatter', x, y: x.map(i => i % 5) }],
+      layout: {}
+    };
+    const handle = mountChart(el, figure, { drawnPoints: 100 });
+    const drawn = react.mock.calls[0][1] as { x: number[] }[];
+    expect(drawn[0].x.length).toBeLessThanOrEqual(100);
+    expect(drawn[0].x[drawn[0].x.length - 1]).toBe(n - 1);
+
+    // An append to a thinned chart draws the thinned copy again (no extend),
+    // in a task of its own; appends meanwhile are drawn together.
+    jest.useFakeTimers();
+    react.mockClear();
+    handle.append({
+      extend: [{ indices: [0], data: { x: [[n]], y: [[7]] } }],
+      max_points: null
+    });
+    handle.append({
+      extend: [{ indices: [0], data: { x: [[n + 1]], y: [[8]] } }],
+      max_points: null
+    });
+    expect(react).not.toHaveBeenCalled();
+    jest.runAllTimers();
+    jest.useRealTimers();
+    expect(react).toHaveBeenCalledTimes(1);
+    const again = react.mock.calls[0][1] as { x: number[] }[];
+    expect(again[0].x.length).toBeLessThanOrEqual(100);
+    expect(again[0].x[again[0].x.length - 1]).toBe(n + 1);
+    expect((handle.figure.data[0].x as number[]).length).toBe(n + 2);
+    expect(figure.data[0].x).toHaveLength(n); // the caller's figure as it was
+    handle.dispose();
+  });
+
   it('draws the figure with the theme applied, without touching the input', () => {
     const el = document.createElement('div');
     const frozen = JSON.stringify(FIGURE);

@@ -181,12 +181,7 @@ class SessionHandler(NsightLabHandler):
             StoreError: The store cannot be read (500).
         """
         sid = _session_id(session_id)
-        after_id = self.count_argument("after_id", 0)
-        limit = self.count_argument("limit", DEFAULT_RUN_LIMIT, maximum=MAX_RUN_LIMIT)
-        tail = self.count_argument("tail", -1, maximum=MAX_RUN_LIMIT)
-        if tail >= 0 and self.get_query_argument("limit", None):
-            msg = "pass either limit (first runs) or tail (last runs), not both"
-            raise RequestError(msg)
+        after_id, limit, tail = self._run_arguments()
         with_view = self.flag_argument("figures")
         since = self.get_query_argument("since", None) or None
         if since is not None and parse_version(since) is None:
@@ -207,6 +202,20 @@ class SessionHandler(NsightLabHandler):
             return joined(dumps_bytes(page), models.view_bytes(store, sid, since))
 
         self.reply_json(await self.blocking(encode))
+
+    def _run_arguments(self) -> tuple[int, int, int]:
+        """``after_id``, ``limit`` and ``tail`` (-1: none), checked.
+
+        Raises:
+            RequestError: One is malformed, or both ``limit`` and ``tail`` given.
+        """
+        after_id = self.count_argument("after_id", 0)
+        limit = self.count_argument("limit", DEFAULT_RUN_LIMIT, maximum=MAX_RUN_LIMIT)
+        tail = self.count_argument("tail", -1, maximum=MAX_RUN_LIMIT)
+        if tail >= 0 and self.get_query_argument("limit", None):
+            msg = "pass either limit (first runs) or tail (last runs), not both"
+            raise RequestError(msg)
+        return after_id, limit, tail
 
     async def _page(
         self, sid: int, after_id: int, limit: int, tail: int, *, text: bool

@@ -135,7 +135,7 @@ export interface ISummaryRow {
 }
 
 /**
- * The counter table beside the summary (nsight_lab/views/summary.py
+ * The counter table beside the summary (nsight_lab/views/show.py
  * `counter_table`): every metric but the duration, per region and config, as
  * display text; `zero` rows read 0 in every run (folded away).
  */

@@ -71,7 +71,7 @@ def _table(args: argparse.Namespace) -> tuple[bool, pd.DataFrame | None]:  # noq
     )
     from nsight_lab.results.stored import session_results  # noqa: PLC0415  (pandas)
     from nsight_lab.text.frame import shown_frame  # noqa: PLC0415  (pandas)
-    from nsight_lab.views.summary import session_text  # noqa: PLC0415  (pandas)
+    from nsight_lab.views.show import session_text  # noqa: PLC0415  (pandas)
 
     command, as_json = args.command, getattr(args, "json", False)
     if command == "peaks":

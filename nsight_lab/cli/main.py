@@ -67,12 +67,12 @@ def _print_frame(frame: pd.DataFrame, *, as_json: bool) -> None:
 def _show(store: RunStore, args: argparse.Namespace) -> int:
     """``show ID``: what the session is, its status and error, and its tables.
 
-    The tables are the summary every view shows (:mod:`nsight_lab.views.summary`),
+    The tables are the summary every view shows (:mod:`nsight_lab.views.show`),
     fitted to the terminal's width unless ``--wide``; ``--runs`` prints every run,
     ``--json`` the results DataFrame.
     """
     from nsight_lab.results.stored import runs_frame, session_results  # noqa: PLC0415  (pandas)
-    from nsight_lab.views.summary import session_text  # noqa: PLC0415  (pandas)
+    from nsight_lab.views.show import session_text  # noqa: PLC0415  (pandas)
 
     session_id = args.session_id
     if args.runs:

@@ -39,10 +39,10 @@ One module per step: :mod:`.derive` (derived metrics, user ``--derive`` function
 :mod:`.rows` (records -> the values per row and their checks), :mod:`.frame` (the
 rows as a DataFrame, :func:`to_dataframe`), :mod:`.columns` (the roofline and
 normalization columns), :mod:`.ranks` (a multi-rank session's per-rank rows),
-:mod:`.stored` (a stored session's frame) and :mod:`.summary` (the frame as the text
-cells every view shows). This package re-exports their public names, each imported
-on first use: :mod:`.derive` and :mod:`.rows` load no pandas, so neither does the
-server's view model nor a cell that asks for no DataFrame.
+:mod:`.stored` (a stored session's frame) and :mod:`.frame_summary` (the frame as
+the text cells every view shows). This package re-exports their public names, each
+imported on first use: :mod:`.derive` and :mod:`.rows` load no pandas, so neither
+does the server's view model nor a cell that asks for no DataFrame.
 """
 
 from __future__ import annotations
@@ -64,10 +64,10 @@ if TYPE_CHECKING:
         warn_at_user,
     )
     from nsight_lab.results.frame import to_dataframe
+    from nsight_lab.results.frame_summary import summary_counters, summary_rows
     from nsight_lab.results.ranks import SPAN_RANK, add_rank_rows
     from nsight_lab.results.rows import InfoColumn
     from nsight_lab.results.stored import runs_frame, session_results, stored_results
-    from nsight_lab.results.summary import summary_counters, summary_rows
 
 __all__ = [
     "BUILTIN_DERIVES",
@@ -107,8 +107,8 @@ _HOMES = {
     "runs_frame": "stored",
     "session_results": "stored",
     "stored_results": "stored",
-    "summary_counters": "summary",
-    "summary_rows": "summary",
+    "summary_counters": "frame_summary",
+    "summary_rows": "frame_summary",
 }
 
 

@@ -13,7 +13,7 @@ and the same cell's session in the other cache mode (:func:`cache_counterpart`),
 whose medians the ``cache_sensitive`` finding compares (``analysis/findings/
 warmth.py``).
 
-``nsight-lab show`` (``views/summary.py``), ``explain`` (``viewmodel/findings.py``)
+``nsight-lab show`` (``views/show.py``), ``explain`` (``viewmodel/findings.py``)
 and the cell's widget (``session/target.py``) set both; the server's view models
 (``viewmodel/cache.py``) are put under them here (:func:`with_roofs`), so the
 sidebar's findings say what they say.

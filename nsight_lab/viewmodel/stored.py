@@ -1,7 +1,7 @@
 """A stored session's view model, fed a page of runs at a time: ``show``'s tables.
 
 ``nsight-lab show`` and ``%nsight show`` print the view model's tables
-(:mod:`nsight_lab.views.summary`). Building it from a list of every run held the
+(:mod:`nsight_lab.views.show`). Building it from a list of every run held the
 whole session at once (issue 29: 1.6 GB and past 150 s at 10,000 configs x 100
 runs); :func:`stored_model` instead adds the runs a page at a time
 (:meth:`~nsight_lab.store.runs.RunQueries.run_pages`), so what is held is one page

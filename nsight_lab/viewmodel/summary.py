@@ -4,7 +4,7 @@ What every view shows, from :class:`~nsight_lab.viewmodel.regions.RegionStats`:
 built from numbers the view model already holds, in time that grows with the
 regions, not the runs. Each row's text comes from
 :mod:`~nsight_lab.viewmodel.summary_cells`, the one implementation of a summary row,
-as the results frame's summary (:mod:`nsight_lab.results.summary`) does from its
+as the results frame's summary (:mod:`nsight_lab.results.frame_summary`) does from its
 columns (``tests/viewmodel`` checks both give the same rows on the H200 fixture and
 on generated sessions).
 
@@ -248,7 +248,7 @@ def counter_table(
     """The counter table: every metric but the duration, per region and config.
 
     ``{"columns", "rows", "zero"}`` as the results frame's
-    (:func:`nsight_lab.results.summary.summary_counters`), each row ``{"cells",
+    (:func:`nsight_lab.results.frame_summary.summary_counters`), each row ``{"cells",
     "zero"}`` (``zero``: the counter read zero in every run). ``metric_order``
     numbers the metrics in the order they first came; ``derived`` gives the
     ``--derive`` metrics' units, in their order: their rows follow every measured

@@ -2,7 +2,7 @@
 
 The one implementation of a summary row (issue 33). The view model has the numbers
 as running statistics (:mod:`nsight_lab.viewmodel.summary`, what every view shows);
-a results frame has them as columns (:mod:`nsight_lab.results.summary`). Both hand
+a results frame has them as columns (:mod:`nsight_lab.results.frame_summary`). Both hand
 them here, a region's as :class:`RegionValues` and a counter's to
 :func:`counter_cells`: the columns, their order, the text of each cell and the
 columns left out for being empty are decided here only. No pandas.

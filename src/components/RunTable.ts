@@ -1,6 +1,6 @@
 /**
  * The summary of a session: the region table the server computed and formatted
- * over every run (nsight_lab/views/summary.py, through nsight_lab/results.py
+ * over every run (nsight_lab/views/show.py, through nsight_lab/results.py
  * `summary_rows`: Region, Duration, RSD, GB/s, TFLOP/s, % of roof, Bound first),
  * then the checks (a number that cannot be true: its cause and what to do; a
  * launch-bound note), then the counter table folded behind a toggle, its all-zero

@@ -24,7 +24,7 @@ from nsight_lab.store.run_store import RunStore
 from nsight_lab.text.safe import frame_to_csv
 from nsight_lab.viewmodel.session import build
 from nsight_lab.viewmodel.stored import stored_model, window_per_config
-from nsight_lab.views.summary import session_text
+from nsight_lab.views.show import session_text
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

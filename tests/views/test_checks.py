@@ -16,12 +16,12 @@ import pytest
 from nsight_lab.contract import shape
 from nsight_lab.contract.records import RunRecord, SessionInfo
 from nsight_lab.results import to_dataframe
-from nsight_lab.results.summary import summary_rows
+from nsight_lab.results.frame_summary import summary_rows
 from nsight_lab.roofline.placement import peaks_for
 from nsight_lab.store.run_store import RunStore
 from nsight_lab.viewmodel import build
 from nsight_lab.views.fallback import static_bundle
-from nsight_lab.views.summary import session_text
+from nsight_lab.views.show import session_text
 
 DEVICE = "NVIDIA H100 80GB HBM3"
 PEAKS = peaks_for(DEVICE)

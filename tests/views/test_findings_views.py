@@ -15,7 +15,7 @@ from nsight_lab.roofline.placement import peaks_for
 from nsight_lab.store.run_store import RunStore
 from nsight_lab.viewmodel.session import build
 from nsight_lab.views.bundle import MIME_TYPE, final_bundle
-from nsight_lab.views.summary import session_text
+from nsight_lab.views.show import session_text
 
 if TYPE_CHECKING:
     from pathlib import Path

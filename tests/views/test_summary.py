@@ -19,7 +19,7 @@ import pytest
 from nsight_lab.results import summary_counters, summary_rows
 from nsight_lab.results.stored import session_results
 from nsight_lab.store.run_store import RunStore
-from nsight_lab.views.summary import REGION_COLUMNS, summary_text
+from nsight_lab.views.show import REGION_COLUMNS, summary_text
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "h200_block.sqlite"
 

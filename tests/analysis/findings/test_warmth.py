@@ -22,7 +22,7 @@ from nsight_lab.store.run_store import RunStore
 from nsight_lab.viewmodel import ViewModels
 from nsight_lab.viewmodel.roofs import cache_counterpart
 from nsight_lab.views.explain import explain_json
-from nsight_lab.views.summary import session_text
+from nsight_lab.views.show import session_text
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -89,6 +89,26 @@ def _sample(path=os.environ["NSIGHT_LAB_BENCH_PROFILE"]):
                     out.write(f"{{stack}} {{n}}\n")
 
 threading.Thread(target=_sample, name="bench-sampler", daemon=True).start()
+
+# And every garbage collection's pause (it holds the GIL: every thread waits).
+import gc
+_GC = {{"at": 0.0, "pauses": collections.defaultdict(list)}}
+
+def _gc(phase, info):
+    if phase == "start":
+        _GC["at"] = time.perf_counter()
+        return
+    ms = 1000.0 * (time.perf_counter() - _GC["at"])
+    pauses = _GC["pauses"][info["generation"]]
+    pauses.append(round(ms, 2))
+    if info["generation"] == 2 or len(pauses) % 200 == 0:
+        with open(os.environ["NSIGHT_LAB_BENCH_PROFILE"] + ".gc", "w") as out:
+            for gen, values in sorted(_GC["pauses"].items()):
+                big = sorted(values)[-5:]
+                out.write(f"gen {{gen}}: n {{len(values)}}, total ms "
+                          f"{{sum(values):.0f}}, longest {{big}}\n")
+
+gc.callbacks.append(_gc)
 """
 
 

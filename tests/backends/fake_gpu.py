@@ -354,7 +354,7 @@ def replay(gpu: FakeGpu, backend_id: str, options: str = OPTIONS) -> dict[str, A
         ),
     )
     model = inprocess.work_model
-    inprocess.work_model = lambda _plan: None  # PyTorch's op counter needs torch
+    inprocess.work_model = lambda *_: None  # PyTorch's op counter needs torch
     try:
         records = collector.collect(plan, cell, out)
     finally:

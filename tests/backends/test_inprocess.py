@@ -9,6 +9,7 @@ own duties are in tests/test_runner.py.
 from __future__ import annotations
 
 import importlib.util
+import sys
 
 import pytest
 
@@ -134,8 +135,14 @@ def test_a_backend_that_cannot_open_begins_no_session():
     assert spy.events == []
 
 
-def test_work_is_counted_when_derived_or_when_a_warmup_can_carry_it():
+def test_work_is_counted_when_derived_or_when_a_warmup_can_carry_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     assert work_model(_plan("--warmup 0")) is None
     assert work_model(_plan("--warmup 0 --derive tflops")) is not None
     with_torch = importlib.util.find_spec("torch") is not None
-    assert (work_model(_plan("--warmup 1")) is not None) == with_torch
+    named = _cell("import torch\nx = torch.ones(4)\n")
+    assert (work_model(_plan("--warmup 1"), named) is not None) == with_torch
+    # A notebook that never imported PyTorch, a cell that does not name it: no pass.
+    monkeypatch.delitem(sys.modules, "torch", raising=False)
+    assert work_model(_plan("--warmup 1"), _cell("x = 1\n")) is None

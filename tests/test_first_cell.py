@@ -13,7 +13,7 @@ import sys
 import textwrap
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -27,6 +27,32 @@ if TYPE_CHECKING:
     from nsight_lab.magic import NsightMagics
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def _fresh_kernel(
+    tmp_path: Path, args: list[str], *paths: Path
+) -> tuple[dict[str, Any], str]:
+    """Run ``python args`` as a new kernel would (its own store, this checkout on
+    the path after ``paths``); the JSON its last line printed, and its stderr."""
+    env = {**os.environ, "NSIGHT_LAB_HOME": str(tmp_path / "home")}
+    env["PYTHONPATH"] = os.pathsep.join(
+        [
+            *map(str, paths),
+            str(ROOT),
+            *filter(None, env.get("PYTHONPATH", "").split(os.pathsep)),
+        ]
+    )
+    proc = subprocess.run(  # noqa: S603
+        [sys.executable, *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr
+
 
 FRESH_KERNEL = textwrap.dedent(
     """
@@ -72,21 +98,8 @@ FRESH_KERNEL = textwrap.dedent(
 
 def test_a_quiet_cpu_cell_imports_neither_scipy_nor_dynamo(tmp_path: Path) -> None:
     # Given: a fresh interpreter (every import cold), as a new kernel is
-    env = {**os.environ, "NSIGHT_LAB_HOME": str(tmp_path / "home")}
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(ROOT), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
-    )
     # When: the magic is imported, the extension loaded and a --quiet cell run
-    proc = subprocess.run(  # noqa: S603
-        [sys.executable, "-c", "import nsight_lab\n" + FRESH_KERNEL],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    seen, _ = _fresh_kernel(tmp_path, ["-c", "import nsight_lab\n" + FRESH_KERNEL])
     # Then: importing the magic loads neither scipy nor pandas, and the cell (the work
     # model's counting pass included) never imports scipy or PyTorch's Dynamo
     assert seen["after_import"] == []
@@ -180,31 +193,16 @@ def test_a_plain_cell_imports_only_what_it_needs(tmp_path: Path) -> None:
     # Given: a fresh interpreter (every import cold), as a new kernel is, where
     # Triton is installed (a stand-in: PyTorch's flop counter imports it if it can)
     site = fake_triton(tmp_path / "site")
-    env = {**os.environ, "NSIGHT_LAB_HOME": str(tmp_path / "home")}
-    env["PYTHONPATH"] = os.pathsep.join(
-        [
-            str(site),
-            str(ROOT),
-            *filter(None, env.get("PYTHONPATH", "").split(os.pathsep)),
-        ]
-    )
     # When: the extension is loaded and a plain cell runs right after it (run all)
-    proc = subprocess.run(  # noqa: S603
-        [sys.executable, "-X", "importtime", "-c", PLAIN_CELL],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
+    seen, importtime = _fresh_kernel(
+        tmp_path, ["-X", "importtime", "-c", PLAIN_CELL], site
     )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    seen = json.loads(proc.stdout.strip().splitlines()[-1])
     assert seen["plain"]
     assert seen["warm_up_errors"] == []
     # Then: no heavy package was imported (the message says what imported it) ...
     imported = seen["imported"]
     heavy = [
-        _importers(proc.stderr, m.split(".")[0])
+        _importers(importtime, m.split(".")[0])
         for m in imported
         if m in HEAVY or (m.split(".")[0] in HEAVY and m.split(".")[0] == m)
     ]
@@ -317,21 +315,8 @@ NO_TORCH_NOTEBOOK = textwrap.dedent(
 def test_a_notebook_that_never_imported_pytorch_is_not_made_to(tmp_path: Path) -> None:
     # Given: a fresh kernel where PyTorch is installed but the notebook never used it
     pytest.importorskip("torch", reason="PyTorch is not installed here")
-    env = {**os.environ, "NSIGHT_LAB_HOME": str(tmp_path / "home")}
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(ROOT), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
-    )
     # When: a plain cell runs, then one that imports PyTorch itself
-    proc = subprocess.run(  # noqa: S603
-        [sys.executable, "-c", NO_TORCH_NOTEBOOK],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    seen, _ = _fresh_kernel(tmp_path, ["-c", NO_TORCH_NOTEBOOK])
     # Then: the plain cell left PyTorch unimported (no work model to count) ...
     assert seen["ok"]
     assert seen["torch_after_plain"] is False

@@ -57,7 +57,7 @@ def same_cell(a: SessionInfo, b: SessionInfo) -> bool:
     )
 
 
-def _medians(records: Sequence[RunRecord]) -> dict[tuple[str, int], list[float]]:
+def _durations(records: Sequence[RunRecord]) -> dict[tuple[str, int], list[float]]:
     durations: dict[tuple[str, int], list[float]] = defaultdict(list)
     for r in records:
         if r.duration_ns == r.duration_ns and r.duration_ns > 0:  # not NaN
@@ -82,7 +82,7 @@ def warmth_findings(
     if session is None or counterpart is None or not same_cell(session, counterpart[0]):
         return []
     other, other_runs = counterpart
-    theirs = _medians(other_runs)
+    theirs = _durations(other_runs)
     cold_here = bool(flushed(session))
     found = []
     for f in facts:

@@ -9,7 +9,8 @@ in an in-process IPython shell, as a user runs it. Truths, taken in this process
   each region run alone between two ``torch.cuda.synchronize()``, its GPU activity
   (kernels, memcpys, memsets) summed; medians over ``--runs``;
 * **event span**: CUDA events around the region on the current stream, synchronized
-  before and after (what the events backend should read);
+  before and after, started on an idle GPU (launch latency counted) and behind a spin
+  longer than the host's enqueue (``fed_span_us``: what the events backend reads);
 * **bytes** (``--ncu``): a plain ``ncu`` run of the same steps in a child, regions as
   process-wide NVTX start/end ranges, DRAM bytes read and written per region.
 
@@ -118,26 +119,59 @@ class Bench:
 
 
 def truths(runs: int, small: bool) -> dict[str, dict[str, float | None]]:
-    """Per step: torch.profiler's GPU-activity sum and a synchronized event span."""
+    """Per step: torch.profiler's GPU-activity sum and two synchronized event spans.
+
+    Every region starts on a GPU with a cold L2 (a buffer twice its size zeroed and
+    synchronized first), as nsight-lab's ``--cache-control all`` runs it.
+    ``event_span_us`` starts on an idle GPU: it counts the host's launch latency.
+    ``fed_span_us`` starts behind a spin kernel longer than the host's enqueue of the
+    step (measured here with ``perf_counter``): the GPU's time with every launch
+    queued -- what the events backend reads.
+    """
     import realwork_cell
     import torch
     from torch.profiler import ProfilerActivity, profile, record_function
 
     rw = realwork_cell.work(small=small)
+    props = torch.cuda.get_device_properties(0)
+    flush_buf = torch.empty(
+        2 * int(props.L2_cache_size), dtype=torch.uint8, device="cuda"
+    )
+    cycles_per_us = 2100  # above any SM clock this suite runs at: spins run long
+
+    def cold() -> None:
+        flush_buf.zero_()
+        torch.cuda.synchronize()
+
     spans: dict[str, list[float]] = {s: [] for s in STEPS}
+    fed: dict[str, list[float]] = {s: [] for s in STEPS}
+    enqueue_us: dict[str, float] = dict.fromkeys(STEPS, 0.0)
     for _ in range(runs):
         for step in STEPS:
             start, end = torch.cuda.Event(True), torch.cuda.Event(True)
+            cold()
+            t0 = time.perf_counter()
+            start.record()
+            getattr(rw, step)()
+            end.record()
+            enqueue_us[step] = max(enqueue_us[step], (time.perf_counter() - t0) * 1e6)
             torch.cuda.synchronize()
+            spans[step].append(start.elapsed_time(end) * 1e3)
+    for _ in range(runs):
+        for step in STEPS:
+            start, end = torch.cuda.Event(True), torch.cuda.Event(True)
+            cold()
+            lead_us = 2 * enqueue_us[step] + 200
+            torch.cuda._sleep(int(lead_us * cycles_per_us))  # noqa: SLF001
             start.record()
             getattr(rw, step)()
             end.record()
             torch.cuda.synchronize()
-            spans[step].append(start.elapsed_time(end) * 1e3)
+            fed[step].append(start.elapsed_time(end) * 1e3)
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         for i in range(runs):
             for step in STEPS:
-                torch.cuda.synchronize()
+                cold()
                 with record_function(f"truth::{step}::{i}"):
                     getattr(rw, step)()
                     torch.cuda.synchronize()
@@ -171,6 +205,8 @@ def truths(runs: int, small: bool) -> dict[str, dict[str, float | None]]:
             "kernel_span_us": median(kspans[s]),
             "activities": median(counts[s]),
             "event_span_us": median(spans[s]),
+            "fed_span_us": median(fed[s]),
+            "enqueue_us": enqueue_us[s],
         }
         for s in STEPS
     }
@@ -446,9 +482,9 @@ def verdicts(results: dict[str, Any]) -> list[dict[str, Any]]:
     for cell in results["cells"]:
         for step, got in (cell.get("regions") or {}).items():
             t = truth.get(step, {})
-            # events: the span of the region's kernels (first start to last end);
-            # the others: their summed time.
-            key = "kernel_span_us" if cell["backend"] == "events" else "kernel_sum_us"
+            # events: the synchronized event span behind a head start (the GPU's
+            # time with every launch queued); the others: the summed kernel time.
+            key = "fed_span_us" if cell["backend"] == "events" else "kernel_sum_us"
             ref = t.get(key)
             ratio = got["median_us"] / ref if got["median_us"] and ref else None
             busy = got.get("region__gpu_busy_ns")

@@ -88,8 +88,9 @@ LAUNCH_BOUND_BELOW = 0.5
 """GPU busy share of the span under which a region is launch-bound."""
 ENQUEUE_FOLLOWS = 0.8
 """Host enqueue time / GPU span (events) from which a region is likely launch-bound:
-events run behind a head start, so a GPU-bound region's launches finish long before
-its kernels; one whose span lasts no longer than its launches waited on them."""
+each region runs behind a head start as long as its launches, so its span is the
+GPU's time with every launch queued; a GPU-bound region's launches take a fraction
+of that, a launch-bound region's as long or longer (the cell waits on the host)."""
 
 UNUSABLE_RSD_PCT = 50.0
 """Duration RSD past which a region's runs disagree too much for a median to stand

@@ -7,11 +7,15 @@ Finished runs are handed out as soon as their last event completes; at most
 ``MAX_IN_FLIGHT`` runs (or ``MAX_LAG_S`` seconds) may be pending, so results stream.
 
 A start event recorded on an *idle* GPU is stamped at once, so the host's own launch
-latency (Python, the op's dispatch, cuBLAS set-up) would be counted in the region. When
-the GPU has caught up with the host, each run therefore starts with a short spin kernel
-(``torch.cuda._sleep``) sized to the host's enqueue time, so the run's events and
-kernels queue up behind it and execute back to back -- nvbench's "blocking kernel", with
-a timed spin in place of a host flag.
+latency (Python, the op's dispatch, cuBLAS set-up) would be counted in the region. Each
+region therefore starts behind a spin kernel (``torch.cuda._sleep``) as long as the
+host took to enqueue that region last time, so its events and kernels queue up behind
+it and execute back to back -- nvbench's "blocking kernel", with a timed spin in place
+of a host flag. The lead is per region, not per run: a run-wide lead covers the first
+regions only, and a region's reading then depended on where it stood in the cell. A
+region reads the GPU's time with all its launches queued (a synchronized event span
+behind such a spin: ``benchmarks/realwork.py``'s truth); where the host takes longer
+than that (a launch-bound region), the enqueue shape metric says so.
 
 ``--cache-control all`` zeroes a buffer twice the L2 size before each measured region
 (nvbench and do_bench do the same); ``--clock-control base`` locks the SM clock through
@@ -43,8 +47,10 @@ MAX_IN_FLIGHT = 16
 MAX_LAG_S = 0.2
 LEAD_MIN_US = 15.0
 LEAD_MAX_US = 2000.0
+REGION_LEAD_MAX_US = 50_000.0
+"""A region whose launches take longer than this reads part of the host's time."""
 LEAD_FACTOR = 1.0
-"""The spin before an idle run covers this multiple of the host's enqueue time."""
+"""The spin before a run or region covers this multiple of the host's enqueue time."""
 
 
 class CudaEventsBackend(InProcessCollector):
@@ -119,6 +125,7 @@ class EventsMeasurement:
         self._current: _PendingRun | None = None
         self._open: dict[str, tuple[Any, int]] = {}
         self._cell_has_regions: bool | None = None
+        self._region_host_us: dict[str, float] = {}
 
     def _stream(self) -> Any:  # noqa: ANN401
         # torch.cuda.current_stream() costs ~20 us in Python; the raw id lookup ~1 us.
@@ -142,23 +149,28 @@ class EventsMeasurement:
         return self._gpu.thermal_wait(on_wait)
 
     def begin_run(self, key: RunKey) -> None:
-        """Give the host a head start if the GPU is idle, flush, and stamp the start."""
+        """Flush, give the host a head start, and stamp a whole-cell run's start."""
         self._host_t0 = time.perf_counter()
-        if self._gpu_idle():
-            lead_us = min(LEAD_FACTOR * self._host_run_us + LEAD_MIN_US, LEAD_MAX_US)
-            self._torch.cuda._sleep(int(lead_us * self._cycles_per_us))  # noqa: SLF001
         # Flush once per measured span: before each region when the cell has regions,
         # else before the whole cell. Until the first run tells us, do both.
         whole_cell = self._cell_has_regions is not True
         if whole_cell:
+            if self._gpu_idle():
+                self._spin(self._host_run_us, LEAD_MAX_US)
             self._gpu.flush_l2()
         self._current = _PendingRun(
             key=key, start=self._event() if whole_cell else None
         )
         self._open = {}
 
+    def _spin(self, host_us: float, most_us: float) -> None:
+        lead_us = min(LEAD_FACTOR * host_us + LEAD_MIN_US, most_us)
+        self._torch.cuda._sleep(int(lead_us * self._cycles_per_us))  # noqa: SLF001
+
     def enter_region(self, name: str) -> None:
-        """Flush the L2 (``--cache-control all``); record the region's start event."""
+        """Spin as long as the region's launches took, flush, record its start."""
+        host_us = self._region_host_us.get(name, self._host_run_us)
+        self._spin(host_us, REGION_LEAD_MAX_US)
         if self._cell_has_regions is not False:  # a whole-cell run flushed at its start
             self._gpu.flush_l2()
         self._open[name] = (self._event(), time.perf_counter_ns())
@@ -168,7 +180,12 @@ class EventsMeasurement:
         if self._current is not None:
             start, entered = self._open.pop(name)
             self._current.regions[name] = (start, self._event())
-            self._current.enqueue_ns[name] = float(time.perf_counter_ns() - entered)
+            enqueue_ns = float(time.perf_counter_ns() - entered)
+            self._current.enqueue_ns[name] = enqueue_ns
+            # The longest of the last and a decayed past: a region whose launches
+            # vary is not cut short by one quick run.
+            last = self._region_host_us.get(name, 0.0)
+            self._region_host_us[name] = max(enqueue_ns / 1e3, 0.8 * last)
 
     def end_run(self, thermal_wait_s: float) -> None:
         """Record the run's end event and read telemetry while the GPU works."""

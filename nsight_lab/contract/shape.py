@@ -34,9 +34,10 @@ dropped from the duration, counted here."""
 
 ENQUEUE_NS = f"{PREFIX}host_enqueue_ns"
 """The events backend's only shape metric: the host's time from the region's entry to
-its exit (``perf_counter``). Work is asynchronous and runs behind a head start, so a
-region whose GPU span is as long as its enqueue kept the GPU waiting on the host's
-launches: the span follows Python, and events see no idle gap inside it."""
+its exit (``perf_counter``). Each region runs behind a head start as long as its last
+enqueue, so its GPU span is the GPU's time with every launch queued; a region whose
+enqueue is as long as that span or longer is launch-bound: the cell waits on Python,
+and events see no idle gap to show it."""
 
 ALL = (
     BUSY_NS,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import statistics
 import textwrap
+import time
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -391,3 +392,71 @@ def test_events_tell_a_launch_bound_loop_from_a_gpu_bound_matmul() -> None:
     gpu_bound = statistics.median(_enqueue_shares(lambda: a @ a))
     assert launch_bound >= ENQUEUE_FOLLOWS, launch_bound
     assert gpu_bound < 0.2, gpu_bound
+
+
+def _fed_span_us(work: Any, enqueue_us: float, runs: int = 12) -> float:
+    """The truth: a synchronized event span behind a spin longer than the enqueue."""
+    import torch
+
+    spans = []
+    for _ in range(runs):
+        start, end = (
+            torch.cuda.Event(enable_timing=True),
+            torch.cuda.Event(enable_timing=True),
+        )
+        torch.cuda.synchronize()
+        torch.cuda._sleep(int((2 * enqueue_us + 200) * 2100))  # noqa: SLF001
+        start.record()
+        work()
+        end.record()
+        torch.cuda.synchronize()
+        spans.append(start.elapsed_time(end) * 1e3)
+    return statistics.median(spans)
+
+
+def test_a_region_reads_the_same_wherever_it_stands_in_the_cell() -> None:
+    """Issue 28: the head start is per region, so order does not change a reading.
+
+    With a head start per run (capped at 2 ms), a launch-bound region placed after a
+    long one read part of the host's time and, first in the cell, the GPU's: the
+    decode steps read 0.35 and the forward 0.29 of the truth on the H100. Each region
+    must read its fed span (every launch queued) in either order, within 3 %.
+    """
+    import torch
+
+    from nsight_lab.backends.events import CudaEventsBackend
+
+    x = torch.randn(16384, device="cuda")
+    a = torch.randn(4096, 4096, device="cuda")
+
+    def tiny() -> None:  # ~2-4 ms of launches, ~0.4 ms of GPU work
+        for _ in range(400):
+            x.add_(1.0)
+
+    def mm() -> None:
+        a @ a
+
+    for _ in range(3):
+        tiny()
+        mm()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    tiny()
+    enqueue_us = (time.perf_counter() - t0) * 1e6
+    truth = {"tiny": _fed_span_us(tiny, enqueue_us), "mm": _fed_span_us(mm, 50.0)}
+    for order in (("tiny", "mm"), ("mm", "tiny")):
+        m = CudaEventsBackend().open(parse_options("--cache-control none"))
+        try:
+            for i in range(14):
+                m.begin_run(RunKey(0, i))
+                for name in order:
+                    m.enter_region(name)
+                    (tiny if name == "tiny" else mm)()
+                    m.exit_region(name)
+                m.end_run(0.0)
+            timings = m.completed(wait=True)[2:]  # the first runs learn the leads
+        finally:
+            m.close()
+        for name in order:
+            got = statistics.median(t.regions[name] / 1e3 for t in timings)
+            assert got == pytest.approx(truth[name], rel=0.03), (order, name, truth)

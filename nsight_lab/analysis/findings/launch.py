@@ -153,7 +153,8 @@ def _timed(f: RegionFacts) -> Finding:
     if enqueue is not None and enqueue >= ENQUEUE_FOLLOWS:
         statement = (
             f"likely launch-bound: the host took {format_percent(enqueue * 100)} of "
-            "its GPU span to launch it: the GPU waited on the host's launches"
+            "its GPU span to launch it: the reading is the GPU's time with every "
+            "launch queued, the cell waits on the host"
         )
         evidence.append(
             f"host enqueue {format_percent(enqueue * 100)} of the GPU span "

@@ -471,6 +471,73 @@ def plain_ncu(runs: int, small: bool, out: Path) -> dict[str, dict[str, float | 
     }
 
 
+RANGE = """
+import sys, nvtx, torch
+sys.path.insert(0, 'benchmarks')
+import realwork_cell
+rw = realwork_cell.work(small={small!r})
+flush = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size,
+                    dtype=torch.uint8, device='cuda')
+for run in range({runs}):
+    for step in realwork_cell.STEPS:
+        flush.zero_()
+        torch.cuda.synchronize()
+        r = nvtx.start_range(message=f'{{step}} [c0 r{{run}}]', domain='nsight_lab')
+        getattr(rw, step)()
+        torch.cuda.synchronize()
+        nvtx.end_range(r)
+"""
+
+
+def range_ncu(runs: int, small: bool, out: Path) -> dict[str, dict[str, float | None]]:
+    """DRAM bytes per step from ncu's application range replay (``app-range``).
+
+    Each NVTX range is one result: the DRAM traffic of the whole region as it ran in
+    the process (one cold L2 at its start, then every kernel reading what the ones
+    before it left in the L2, and the dirty lines written back while it ran) -- the
+    quantity the pm backend measures, where the kernel replay above measures each
+    kernel alone from a flushed L2. The application runs once per pass.
+    """
+    import ncu_report
+
+    from nsight_lab.backends.ncu.isolate import NVTX_INCLUDE
+    from nsight_lab.backends.ncu.report import parse_range_name
+
+    work = Path(tempfile.mkdtemp(prefix="realwork-range-"))
+    script = work / "range.py"
+    script.write_text(RANGE.format(small=small, runs=runs))
+    report = work / "range"
+    cmd = [
+        "ncu", "--replay-mode", "app-range", "--nvtx", "--nvtx-include", NVTX_INCLUDE,
+        "--metrics", ",".join(DRAM), "--cache-control", "none",
+        "--target-processes", "all", "-f", "-o", str(report), sys.executable, str(script),
+    ]  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=400, check=False)
+    (out / "range_ncu.log").write_text(done.stdout[-20000:] + done.stderr[-20000:])
+    context = ncu_report.load_report(f"{report}.ncu-rep")
+    per: dict[str, list[tuple[float, float]]] = {}
+    for i in range(context.num_ranges()):
+        rng = context.range_by_idx(i)
+        for j in range(rng.num_actions()):
+            action = rng.action_by_idx(j)
+            parsed = parse_range_name(str(action.name()))
+            if parsed is None:
+                continue
+            values = []
+            for metric in DRAM:
+                m = action.metric_by_name(metric)
+                values.append(float(m.as_double()) if m is not None else float("nan"))
+            per.setdefault(parsed[0], []).append((values[0], values[1]))
+    return {
+        s: {
+            "read": median([r for r, _ in per.get(s, [])]),
+            "written": median([w for _, w in per.get(s, [])]),
+            "results": float(len(per.get(s, []))),
+        }
+        for s in STEPS
+    }
+
+
 # ------------------------------------------------------------------ the verdicts
 
 
@@ -478,6 +545,7 @@ def verdicts(results: dict[str, Any]) -> list[dict[str, Any]]:
     """Per cell and region: the ratio to its truth and whether it is within the bar."""
     truth = results.get("truth") or {}
     plain = results.get("plain_ncu") or {}
+    ranged = results.get("range_ncu") or {}
     rows = []
     for cell in results["cells"]:
         for step, got in (cell.get("regions") or {}).items():
@@ -508,6 +576,10 @@ def verdicts(results: dict[str, Any]) -> list[dict[str, Any]]:
                 p = (plain.get(step) or {}).get(key)
                 if got.get(metric) is not None and p:
                     row[f"{key}_ratio"] = got[metric] / p
+                # The region as one range (app-range replay): the truth for pm.
+                q = (ranged.get(step) or {}).get(key)
+                if got.get(metric) is not None and q:
+                    row[f"range_{key}_ratio"] = got[metric] / q
             # A second truth for the kernel sum: plain ncu's gpu__time_duration.sum
             # per kernel (each replayed cold, as nsight-lab's flush leaves them).
             ncu_ns = (plain.get(step) or {}).get("ns")
@@ -521,8 +593,8 @@ def table(rows: list[dict[str, Any]]) -> str:
     """The closing note's table (markdown)."""
     lines = [
         "| phase | backend | region | median µs | truth µs | ratio | GPU busy | read "
-        "| written | ncu time |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| written | range read | range written | ncu time |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
 
@@ -535,6 +607,8 @@ def table(rows: list[dict[str, Any]]) -> str:
             f"{f(r['ratio'], '.3f')} | {f(r.get('busy_share'), '.0%')} | "
             f"{f(r.get('read_ratio'), '.3f')} | "
             f"{f(r.get('written_ratio'), '.3f')} | "
+            f"{f(r.get('range_read_ratio'), '.3f')} | "
+            f"{f(r.get('range_written_ratio'), '.3f')} | "
             f"{f(r.get('ncu_time_ratio'), '.3f')} |"
         )
     return "\n".join(lines) + "\n"
@@ -604,6 +678,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-plain-ncu", action="store_true", help="the ncu backend without plain ncu"
     )
+    parser.add_argument(
+        "--range-ncu", action="store_true", help="ncu app-range replay: region bytes"
+    )
     parser.add_argument("--small", action="store_true", help="small shapes")
     parser.add_argument(
         "--beside-nsight-python",
@@ -633,6 +710,9 @@ def main(argv: list[str] | None = None) -> int:
     ):  # a child: first, before this one holds the GPU
         plain = bench.part("plain_ncu", plain_ncu, args.ncu_runs, args.small, args.out)
         bench.results["plain_ncu"] = plain
+    if args.range_ncu:  # a child too, before this process holds the GPU
+        ranged = bench.part("range_ncu", range_ncu, args.ncu_runs, args.small, args.out)
+        bench.results["range_ncu"] = ranged
     recorder = Recorder(args.keep)
     recorder.install()
     ip = shell(args.small)

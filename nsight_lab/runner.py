@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import gc
 import math
 import threading
 import time
@@ -38,6 +37,7 @@ from nsight_lab.contract.collector import RunKey, RunTiming, WorkModel
 from nsight_lab.contract.progress import ProgressCounter
 from nsight_lab.contract.records import RunRecord, utc_now
 from nsight_lab.errors import CellError
+from nsight_lab.gc_freeze import FreezeGuard
 from nsight_lab.regions import CELL_REGION, RegionTracker, listening
 from nsight_lab.stats import rsd_pct
 
@@ -135,8 +135,7 @@ class Runner:
         self._failed: dict[RunKey, set[str]] = {}
         """Regions whose body raised under ``annotate(ignore_failures=True)``."""
         self._tracker = RegionTracker(measurement)
-        self._freeze = False
-        self._frozen_at = 0
+        self._freeze = FreezeGuard(FREEZE_EVERY)
         self._notify_s = notify_s
         self._between_runs = between_runs
         self._unsent: list[RunTiming] = []
@@ -162,17 +161,12 @@ class Runner:
             BaseException: Whatever the cell raised, unchanged, after the finished
                 runs were written.
         """
-        # Records accumulate for the whole profile; left to the cyclic GC, each full
-        # collection walks all of them and pauses every thread (the writer too) for
-        # 100 ms and more at 100,000 runs. Moving them out of the GC's reach as they
-        # arrive keeps those pauses out of timed regions and out of the store's lag.
-        # Only when nothing else in the process uses gc.freeze. Frozen at the start
-        # too: what the kernel holds before the profile (imports, the user's data;
-        # ~270,000 objects with pandas and plotly loaded) made the first full
-        # collection of the profile a 150 ms pause, during its first runs.
-        self._freeze = gc.get_freeze_count() == 0
-        if self._freeze:
-            gc.freeze()
+        # Records accumulate for the whole profile: moved out of the cyclic GC's
+        # reach as they arrive (gc_freeze.py), its pauses stay out of timed regions
+        # and the store's lag. Frozen at the start too: what the kernel holds before
+        # the profile (imports, the user's data; ~270,000 objects with pandas and
+        # plotly loaded) made the first full collection a 150 ms pause.
+        self._freeze.start()
         try:
             with listening(self._tracker):
                 self._run_configs(body)
@@ -183,8 +177,7 @@ class Runner:
             self._drain_after_error()
             raise
         finally:
-            if self._freeze:
-                gc.unfreeze()
+            self._freeze.release()
         self.counter.complete()
         self.counter.emit()
         return self.records
@@ -299,9 +292,7 @@ class Runner:
         first = not self.records
         self.sink(batch)
         self.records.extend(batch)
-        if self._freeze and len(self.records) >= self._frozen_at + FREEZE_EVERY:
-            gc.freeze()  # O(1): the generations move to the permanent one
-            self._frozen_at = len(self.records)
+        self._freeze.grew(len(self.records))
         for record in batch:
             self._durations[(record.config_index, record.annotation)].append(
                 record.duration_ns

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from nsight_lab.contract.points import MAX_POINTS
 from nsight_lab.errors import NsightLabError
+from nsight_lab.gc_freeze import FreezeGuard
 from nsight_lab.viewmodel.baseline_runs import kept_baseline, latest
 from nsight_lab.viewmodel.capped import capped
 from nsight_lab.viewmodel.delta import ViewLog
@@ -76,6 +77,9 @@ READ_CHUNK = 20_000
 FOLLOW_INTERVAL_S = 0.05
 """How often the background follower adds a running session's new runs."""
 FOLLOW_CHUNK = 1_000
+FREEZE_EVERY_RUNS = 5_000
+"""The follower moves what the server holds out of the cyclic GC's reach every this
+many runs read (about once a second at 5,000 runs/s)."""
 """Runs the follower adds per look (holding the model), so a request waits little."""
 STATUS_INTERVAL_S = 1.0
 """How often the follower re-reads a followed session (has it ended?)."""
@@ -245,7 +249,19 @@ class ViewModels:
         A model that took a whole chunk is behind (a warmed model catching up):
         the next look comes at once, the lock let go in between.
         """
+        # The followed models grow by thousands of objects a second: frozen as they
+        # grow (gc_freeze.py), full collections stop walking them, released when
+        # nothing is followed any more.
+        freeze = FreezeGuard(FREEZE_EVERY_RUNS)
+        try:
+            self._follow_fed(store, freeze)
+        finally:
+            freeze.release()
+
+    def _follow_fed(self, store: RunStore, freeze: FreezeGuard) -> None:
+        """The follower's loop (:meth:`_follow_loop` frees what it froze)."""
         busy = False
+        freeze.start()
         while not self._closed.wait(0 if busy else FOLLOW_INTERVAL_S):
             self._make_wanted(store)
             with self._lock:
@@ -265,6 +281,7 @@ class ViewModels:
                     continue  # a request is catching it up
                 try:
                     taken = self._catch_up(store, session_id, entry, FOLLOW_CHUNK)
+                    freeze.grew(self.runs_read)
                     busy = busy or taken == FOLLOW_CHUNK
                     if time.monotonic() - entry.checked > STATUS_INTERVAL_S:
                         entry.model.session = store.get_session(session_id)

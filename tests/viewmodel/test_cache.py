@@ -111,3 +111,60 @@ def test_latest_keeps_each_regions_last_runs_in_order() -> None:
     runs = _runs(1, 0, 10)
     kept = latest(runs, 2)
     assert [r.run_index for r in kept] == [3, 3, 4, 4]
+
+
+def test_the_follower_keeps_what_it_holds_out_of_full_collections(
+    store, monkeypatch
+) -> None:
+    """Issue 32: full collections walked the followed models (307-408 ms pauses).
+
+    While a running session is followed, what the server holds is frozen every
+    FREEZE_EVERY_RUNS runs read (out of the collector's reach); once the session
+    ends and nothing is followed, it is put back (no object stays frozen for good).
+    """
+    import gc
+
+    from nsight_lab.viewmodel import cache
+
+    monkeypatch.setattr(cache, "FREEZE_EVERY_RUNS", 100)
+    assert gc.get_freeze_count() == 0
+    sid = store.create_session(backend="events").id
+    store.add_runs(_runs(sid, 0, 10))
+    models = ViewModels()
+    models.view(store, sid)
+    try:
+        frozen = []
+        for start in range(10, 1010, 100):
+            store.add_runs(_runs(sid, start, start + 100))
+            deadline = time.monotonic() + 10
+            while models.runs_read < start + 100 and time.monotonic() < deadline:
+                time.sleep(0.02)
+            frozen.append(gc.get_freeze_count())
+        # Frozen while following, and more as the model grew
+        assert frozen[0] > 0
+        assert frozen[-1] > frozen[0]
+        # The session ends: the follower stops and releases everything it froze
+        store.finish_session(sid, "completed")
+        deadline = time.monotonic() + 10
+        while gc.get_freeze_count() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert gc.get_freeze_count() == 0
+    finally:
+        models.close()
+
+
+def test_a_freeze_guard_leaves_another_users_freeze_alone() -> None:
+    import gc
+
+    from nsight_lab.gc_freeze import FreezeGuard
+
+    gc.freeze()
+    try:
+        before = gc.get_freeze_count()
+        guard = FreezeGuard(every=1)
+        assert not guard.start()
+        guard.grew(10)
+        guard.release()
+        assert gc.get_freeze_count() == before  # neither grown nor released
+    finally:
+        gc.unfreeze()

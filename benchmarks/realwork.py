@@ -429,8 +429,11 @@ import sys, nvtx, torch
 sys.path.insert(0, 'benchmarks')
 import realwork_cell
 rw = realwork_cell.work(small={small!r})
+flush = torch.ones(2 * torch.cuda.get_device_properties(0).L2_cache_size,
+                   dtype=torch.uint8, device='cuda')
 for run in range({runs}):
     for step in realwork_cell.STEPS:
+        flush.sum()  # a read sweep outside the ranges: a cold, clean L2 at each start
         torch.cuda.synchronize()
         r = nvtx.start_range(message=f'{{step}} [c0 r{{run}}]', domain='nsight_lab')
         getattr(rw, step)()
@@ -473,24 +476,6 @@ def plain_ncu(runs: int, small: bool, out: Path) -> dict[str, dict[str, float | 
     }
 
 
-RANGE = """
-import sys, nvtx, torch
-sys.path.insert(0, 'benchmarks')
-import realwork_cell
-rw = realwork_cell.work(small={small!r})
-flush = torch.ones(2 * torch.cuda.get_device_properties(0).L2_cache_size,
-                    dtype=torch.uint8, device='cuda')
-for run in range({runs}):
-    for step in realwork_cell.STEPS:
-        flush.sum()  # a read sweep: a cold, clean L2
-        torch.cuda.synchronize()
-        r = nvtx.start_range(message=f'{{step}} [c0 r{{run}}]', domain='nsight_lab')
-        getattr(rw, step)()
-        torch.cuda.synchronize()
-        nvtx.end_range(r)
-"""
-
-
 def range_ncu(runs: int, small: bool, out: Path) -> dict[str, dict[str, float | None]]:
     """DRAM bytes per step from ncu's application range replay (``app-range``).
 
@@ -507,7 +492,7 @@ def range_ncu(runs: int, small: bool, out: Path) -> dict[str, dict[str, float | 
 
     work = Path(tempfile.mkdtemp(prefix="realwork-range-"))
     script = work / "range.py"
-    script.write_text(RANGE.format(small=small, runs=runs))
+    script.write_text(PLAIN.format(small=small, runs=runs))
     report = work / "range"
     cmd = [
         "ncu", "--replay-mode", "app-range", "--nvtx", "--nvtx-include", NVTX_INCLUDE,

@@ -42,6 +42,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "nsight_lab._version",
             "nsight_lab.errors",
             "nsight_lab.paths",
+            "nsight_lab.gc_freeze",
             "nsight_lab.contract",
             "nsight_lab.text",
             "nsight_lab.stats",

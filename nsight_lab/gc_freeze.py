@@ -59,6 +59,15 @@ class FreezeGuard:
                     gc.freeze()  # O(1): the generations move to the permanent one
                     self._frozen_at = count
 
+    def __enter__(self) -> FreezeGuard:  # noqa: PYI034  (never subclassed)
+        """:meth:`start`, for a ``with`` block that :meth:`release` ends."""
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """:meth:`release`."""
+        self.release()
+
     def release(self) -> None:
         """Put the frozen objects back under the collector (once)."""
         with self._lock:

@@ -1,30 +1,24 @@
 """One view model per live session, fed with the store's new runs: the server's cache.
 
 :class:`ViewModels` keeps a bounded number of :class:`~nsight_lab.viewmodel.session.
-SessionViewModel` (least recently used out), keyed by store and session.
-:meth:`ViewModels.view` reads the session's runs stored after the last one its model
-took (``runs_with_ids(after_id=...)``), adds them and answers the model's payload: a
-refresh costs the runs added since the last, however long the session. A model
-built from scratch (first view of a session, or after it was evicted) reads the
-session's runs in chunks of :data:`READ_CHUNK`.
+SessionViewModel` (least recently used out), keyed by store and session. A model
+reads only the runs stored after the last one it took (``runs_with_ids(after_id=...)``;
+built from scratch, in chunks of :data:`READ_CHUNK`): a refresh costs the runs added
+since the last, however long the session.
 
-While a session viewed is running, one background thread keeps its model fed with
-new runs (every :data:`FOLLOW_INTERVAL_S`, at most :data:`FOLLOW_CHUNK` at a time),
-and a refresh answers the model as the follower left it (a few runs behind the
-store at most, while it keeps up): the per-run work is done as runs arrive, never
-in a request, so a refresh costs the same at the millionth run as at the first.
-A running session that got runs while the sidebar is open is followed before it is
-viewed (:meth:`ViewModels.warm`, from the events watcher): its first view is encoded,
-not built, in the request; a finished one's is caught up there. A refresh with
-``since`` gets what changed (:mod:`~nsight_lab.viewmodel.delta`).
+While a session viewed is running, one background thread feeds its model (every
+:data:`FOLLOW_INTERVAL_S`, at most :data:`FOLLOW_CHUNK` at a time) and publishes its
+view; a refresh answers the view as the follower left it, so the per-run work is never
+done in a request. A running session that got runs while the sidebar is open is
+followed before it is viewed (:meth:`ViewModels.warm`, from the events watcher): its
+first view is encoded, not built. A refresh with ``since`` gets what changed
+(:mod:`~nsight_lab.viewmodel.delta`).
 
-Bounded memory (issue 29: a 1,000,000-config session's view grew the server to 9.9 GB
-and never answered): a model keeps at most :data:`WINDOW_BUDGET` runs in its
-windows and live traces (each config's ``WINDOW_BUDGET // configs``, at most
-``max_points``); a figure of many traces holds at most
-:data:`~nsight_lab.contract.points.MAX_POINTS` points (:func:`capped`); a finished
-grid's first view charts only its windows' latest runs
-(:mod:`~nsight_lab.viewmodel.latest_runs`); the summary has every run.
+Bounded memory (issue 29: a 1,000,000-config session's view grew the server to 9.9 GB):
+a model keeps at most :data:`WINDOW_BUDGET` runs in its windows and live traces; a
+figure of many traces holds at most :data:`~nsight_lab.contract.points.MAX_POINTS`
+points (:func:`capped`); a finished grid's first view charts only its windows' latest
+runs (:mod:`~nsight_lab.viewmodel.latest_runs`); the summary has every run.
 
 Thread-safe: one lock per model keeps its reads and adds in order (a run read once).
 """
@@ -77,10 +71,9 @@ READ_CHUNK = 20_000
 FOLLOW_INTERVAL_S = 0.05
 """How often the background follower adds a running session's new runs."""
 FOLLOW_CHUNK = 1_000
-FREEZE_EVERY_RUNS = 5_000
-"""The follower moves what the server holds out of the cyclic GC's reach every this
-many runs read (about once a second at 5,000 runs/s)."""
 """Runs the follower adds per look (holding the model), so a request waits little."""
+FREEZE_EVERY_RUNS = 5_000
+"""The follower freezes what the server holds every this many runs read."""
 STATUS_INTERVAL_S = 1.0
 """How often the follower re-reads a followed session (has it ended?)."""
 PUBLISH_INTERVAL_S = 0.2
@@ -109,12 +102,7 @@ class ViewModels:
     """
 
     def __init__(self, capacity: int = CAPACITY, max_points: int = MAX_POINTS) -> None:
-        """Start empty.
-
-        Args:
-            capacity: View models kept at most.
-            max_points: Points per live trace and runs per region in each window.
-        """
+        """Start empty: at most ``capacity`` models, ``max_points`` per live trace."""
         self.capacity = max(capacity, 1)
         self.max_points = max_points
         self.runs_read = 0
@@ -247,21 +235,15 @@ class ViewModels:
         """Feed each running session's model until none is running (or closed).
 
         A model that took a whole chunk is behind (a warmed model catching up):
-        the next look comes at once, the lock let go in between.
+        the next look comes at once, the lock let go in between. The models grow
+        by thousands of objects a second: frozen as they grow (``gc_freeze.py``),
+        full collections stop walking them; released when the follower stops.
         """
-        # The followed models grow by thousands of objects a second: frozen as they
-        # grow (gc_freeze.py), full collections stop walking them, released when
-        # nothing is followed any more.
-        freeze = FreezeGuard(FREEZE_EVERY_RUNS)
-        try:
+        with FreezeGuard(FREEZE_EVERY_RUNS) as freeze:
             self._follow_fed(store, freeze)
-        finally:
-            freeze.release()
 
     def _follow_fed(self, store: RunStore, freeze: FreezeGuard) -> None:
-        """The follower's loop (:meth:`_follow_loop` frees what it froze)."""
         busy = False
-        freeze.start()
         while not self._closed.wait(0 if busy else FOLLOW_INTERVAL_S):
             self._make_wanted(store)
             with self._lock:

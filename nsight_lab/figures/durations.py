@@ -31,8 +31,16 @@ if TYPE_CHECKING:
     from nsight_lab.contract.records import RunRecord
 
 
+def duration_title(*, throttled: bool) -> str:
+    """The duration axis's title: what an open marker means where one is drawn."""
+    return "duration (µs, log)" + ("; open: throttled" if throttled else "")
+
+
 def duration_layout(
-    yrange: tuple[float, float] | None = None, runs: int | None = None
+    yrange: tuple[float, float] | None = None,
+    runs: int | None = None,
+    *,
+    throttled: bool = False,
 ) -> go.Layout:
     """Runs along x, durations on a log axis (regions of 50 µs and of 1 ms alike).
 
@@ -40,10 +48,12 @@ def duration_layout(
     without (the live chart, whose range grows), plotly's log ticks at 1, 2 and 5
     of each decade, labelled whole (its default labels every digit: "1k 900 800
     ... 60 50" crowded the live axis). With ``runs`` up to
-    :data:`~nsight_lab.figures.common.WHOLE_RUNS`, x is ticked at every run.
+    :data:`~nsight_lab.figures.common.WHOLE_RUNS`, x is ticked at every run. The
+    title says what an open marker means only where a run drawn was ``throttled``
+    (a cpu session, with no clocks read, has none to explain).
     """
     yaxis: dict[str, Any] = {
-        "title": {"text": "duration (µs, log); open: throttled"},
+        "title": {"text": duration_title(throttled=throttled)},
         "type": "log",
         "tickformat": "~s",
     }
@@ -70,9 +80,10 @@ def duration_layout(
 
 def duration_axes(
     stats: Sequence[Any], window: Sequence[RunRecord]
-) -> tuple[tuple[float, float] | None, int]:
-    """The duration chart's y range (µs) over every run, and its runs (capped).
+) -> tuple[tuple[float, float] | None, int, bool]:
+    """The duration chart's y range (µs) over every run, runs (capped), throttling.
 
+    The third: whether a run of the window drawn was throttled (the title says so).
     ``stats``: each region's running duration statistics (``min``, ``max``); where
     one is zero or negative, the window's positive durations give the range.
     """
@@ -82,7 +93,9 @@ def duration_axes(
         positive = [r.duration_ns for r in window if r.duration_ns > 0]
         low, high = min(positive, default=math.nan), max(positive, default=math.nan)
     runs = max((r.run_index for r in window), default=0) + 1
-    return ((low / 1e3, high / 1e3) if high > 0 else None), min(runs, WHOLE_RUNS + 1)
+    yrange = (low / 1e3, high / 1e3) if high > 0 else None
+    throttled = any(r.telemetry.throttled for r in window)
+    return yrange, min(runs, WHOLE_RUNS + 1), throttled
 
 
 def point_style(
@@ -199,6 +212,7 @@ def duration_figure(
         layout=duration_layout(
             (min(positive), max(positive)) if positive else None,
             max((r.run_index for r in records), default=0) + 1,
+            throttled=any(r.telemetry.throttled for r in records),
         ),
         _validate=False,
     )

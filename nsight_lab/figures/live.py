@@ -20,6 +20,7 @@ from nsight_lab.figures.common import WHOLE_RUNS, figure_json, finite_value
 from nsight_lab.figures.counters import counters_figure
 from nsight_lab.figures.durations import (
     duration_layout,
+    duration_title,
     duration_traces,
     point_style,
 )
@@ -103,6 +104,8 @@ class LiveFigures:
         """The ``ranks`` chart, from the first multi-rank record on."""
         self._sampled: dict[tuple[int, str], RunRecord] = {}
         """The newest run with counter samples of each (config, region)."""
+        self._throttled = False
+        """Whether a throttled run was drawn (the duration axis then explains it)."""
         self._spans: list[list[float]] = [[], []]
         """The lowest and highest SM clock and temperature so far (the axes' floors)."""
 
@@ -201,7 +204,14 @@ class LiveFigures:
                 xs_out += [xs, xs]
                 ys_out += [lows, highs]
             extend.append(_extend_op(indices, {"x": xs_out, "y": ys_out}))
-        return self._apply("duration", new_traces, extend)
+        change = self._apply("duration", new_traces, extend)
+        if self._throttled or not any(r.telemetry.throttled for r in records):
+            return change
+        # The first throttled run: the axis says what its open marker means.
+        self._throttled = True
+        title = {"text": duration_title(throttled=True)}
+        self.figures["duration"]["layout"]["yaxis"]["title"] = title
+        return self._with_layout(change, {"yaxis": {"title": title}})
 
     def _duration_group(
         self, record: RunRecord, new_traces: list[dict[str, Any]]

@@ -354,9 +354,9 @@ class SessionViewModel:
         stats = [g.duration for g in self._groups.values() if g.duration.n]
         key = duration_axes(stats, window)
         if self._layout is None or self._layout[0] != key:
-            yrange, runs = key
-            layout = figure_json(go.Figure(layout=duration_layout(yrange, runs)))
-            self._layout = (key, layout["layout"])
+            yrange, runs, hot = key
+            figure = go.Figure(layout=duration_layout(yrange, runs, throttled=hot))
+            self._layout = (key, figure_json(figure)["layout"])
         return self._layout[1]
 
     def _verdicts(self, recent: Sequence[RunRecord]) -> dict[str, Any] | None:

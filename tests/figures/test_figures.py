@@ -125,6 +125,15 @@ def test_duration_figure_traces_band_and_throttle_marks():
     assert fig.layout.font.color is None
 
 
+def test_the_duration_axis_explains_open_markers_only_where_a_run_was_throttled():
+    # A session with a throttled run: the title says what its open marker means
+    title = duration_figure(_records()).layout.yaxis.title.text
+    assert title == "duration (µs, log); open: throttled"
+    # A cpu session reads no clocks: nothing is ever drawn open, nothing explained
+    calm = [dataclasses.replace(r, telemetry=Telemetry()) for r in _records()]
+    assert duration_figure(calm).layout.yaxis.title.text == "duration (µs, log)"
+
+
 def test_duration_figure_labels_configs_and_thins_points():
     fig = duration_figure(_records(configs=(0, 1)), max_points=3)
     names = [t.name for t in fig.data if t.showlegend is not False]

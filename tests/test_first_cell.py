@@ -6,9 +6,7 @@ that a cell works whatever became of the warm-up.
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
 import textwrap
 import threading
@@ -19,6 +17,7 @@ import pytest
 
 import nsight_lab
 from nsight_lab.magic.warmup import WarmUp
+from tests._child import run_child
 from tests.roofline.test_torch_flops import fake_triton
 
 if TYPE_CHECKING:
@@ -42,16 +41,7 @@ def _fresh_kernel(
             *filter(None, env.get("PYTHONPATH", "").split(os.pathsep)),
         ]
     )
-    proc = subprocess.run(  # noqa: S603
-        [sys.executable, *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr
+    return run_child(args, env)
 
 
 FRESH_KERNEL = textwrap.dedent(

@@ -7,14 +7,13 @@ nobody imported yet, as on a GPU machine.
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+
+from tests._child import run_child
 
 pytest.importorskip("torch")
 
@@ -35,17 +34,8 @@ def fake_triton(folder: Path) -> Path:
 def _run(script: str, tmp_path: Path) -> dict[str, object]:
     paths = [str(fake_triton(tmp_path / "site")), str(ROOT)]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
-    proc = subprocess.run(  # noqa: S603
-        [sys.executable, "-c", textwrap.dedent(script)],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    seen: dict[str, object] = json.loads(proc.stdout.strip().splitlines()[-1])
-    seen["stderr"] = proc.stderr
+    seen, stderr = run_child(["-c", textwrap.dedent(script)], env)
+    seen["stderr"] = stderr
     return seen
 
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import logging
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import tornado.web
 
@@ -51,6 +51,9 @@ from nsight_lab.viewmodel.delta import parse_version
 from nsight_lab.viewmodel.encode import dumps, dumps_bytes, joined
 from nsight_lab.viewmodel.jobs import compare_json, page_json, page_of
 from nsight_lab.viewmodel.pages import session_page, sessions_page
+
+if TYPE_CHECKING:
+    from nsight_lab.contract.records import SessionInfo
 
 __all__ = [
     "FILTERS",
@@ -187,7 +190,7 @@ class SessionHandler(NsightLabHandler):
         if since is not None and parse_version(since) is None:
             msg = f"since must be a view_version the server sent, got {since[:40]!r}"
             raise RequestError(msg)
-        page = await self._page(sid, after_id, limit, tail, text=not with_view)
+        page, session = await self._page(sid, after_id, limit, tail, text=not with_view)
         if isinstance(page, str):  # thousands of runs, no view: a child's JSON text
             self.reply_json(page)
             return
@@ -197,9 +200,11 @@ class SessionHandler(NsightLabHandler):
         def encode() -> str | bytes:
             if not with_view:
                 return dumps(page)
-            store = opened_store(handle, sid, missing)  # the view reads the session
-            # The view (or delta) is encoded once for every panel that asks it.
-            return joined(dumps_bytes(page), models.view_bytes(store, sid, since))
+            store = opened_store(handle, sid, missing)
+            # The view (or delta) is encoded once for every panel that asks it; the
+            # session as the page read it (issue 32: one round trip less).
+            view = models.view_bytes(store, sid, since, session=session)
+            return joined(dumps_bytes(page), view)
 
         self.reply_json(await self.blocking(encode))
 
@@ -219,34 +224,36 @@ class SessionHandler(NsightLabHandler):
 
     async def _page(
         self, sid: int, after_id: int, limit: int, tail: int, *, text: bool
-    ) -> dict[str, Any] | str:
+    ) -> tuple[dict[str, Any] | str, SessionInfo | None]:
         """The page of runs: read in a thread when small, else in a child process.
 
         From a child, as JSON text with ``text`` (nothing to add to it), else as
-        the payload.
+        the payload; with the session as read in this process (``None`` from a child).
         """
         handle, missing = self.store_handle, self.missing_store_message
         wanted = tail if tail >= 0 else limit
 
-        def small_page() -> tuple[str, bool, dict[str, Any] | None]:
+        def small_page() -> tuple[str, bool, dict[str, Any] | None, SessionInfo | None]:
             if wanted <= THREAD_RUNS:  # a live refresh: no count, no check
-                store = opened_store(handle, sid, missing)  # session_page reads it
-                page = session_page(store, sid, after_id, limit, tail)
-                return store.location, store.read_only, page
+                store = opened_store(handle, sid, missing)  # session_state reads it
+                state = store.session_state(sid)
+                page = session_page(store, sid, after_id, limit, tail, state)
+                return store.location, store.read_only, page, state.session
             store = session_store(handle, sid, missing)
             count = store.count_runs_after(sid, after_id=after_id, limit=wanted)
             if min(count, wanted) > THREAD_RUNS:
-                return store.location, store.read_only, None
-            page = session_page(store, sid, after_id, limit, tail)
-            return store.location, store.read_only, page
+                return store.location, store.read_only, None, None
+            state = store.session_state(sid)
+            page = session_page(store, sid, after_id, limit, tail, state)
+            return store.location, store.read_only, page, state.session
 
-        location, read_only, page = await self.blocking(small_page)
+        location, read_only, page, session = await self.blocking(small_page)
         if page is not None:
-            return page
+            return page, session
         job = page_json if text else page_of
         return await self.workers.run(
             job, location, read_only, sid, after_id, limit, tail
-        )
+        ), None
 
     @tornado.web.authenticated
     async def delete(self, session_id: str) -> None:

@@ -9,17 +9,21 @@ from __future__ import annotations
 import getpass
 import json
 import os
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nsight_lab.contract.records import SCHEMA_VERSION, SESSION_STATUSES, utc_now
 from nsight_lab.errors import QueryError, StoreError
+from nsight_lab.store.baselines import StoredVerdict, verdict_from_row
 from nsight_lab.store.listing import total_params, total_sql
 from nsight_lab.store.liveness import Liveness, pid_token
 from nsight_lab.store.migrations import new_session_uuid
 from nsight_lab.store.rows import (
+    RUN_COLUMNS,
     SESSION_COLUMNS,
     check_page,
     in_list,
+    run_from_row,
     session_filter,
     session_from_row,
 )
@@ -29,7 +33,7 @@ if TYPE_CHECKING:
 
     from typing_extensions import Unpack
 
-    from nsight_lab.contract.records import SessionInfo, SessionStatus
+    from nsight_lab.contract.records import RunRecord, SessionInfo, SessionStatus
     from nsight_lab.store.rows import SessionFilters
 
 _FINAL_STATUSES = tuple(s for s in SESSION_STATUSES if s != "running")
@@ -39,6 +43,43 @@ _INSERT_SESSION_SQL = (
     " cell_source, notes_json, status, created_at, schema_version, user_name,"
     " uuid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
+
+
+_STATE_SQL = (
+    "SELECT "  # noqa: S608  (constant SQL)
+    + ", ".join(f"s.{c.strip()}" for c in SESSION_COLUMNS.split(","))
+    + ", s.run_count, s.runs_done, v.session_id, v.baseline_name,"
+    " v.baseline_session_id, v.verdict, v.threshold, v.computed_at, "
+    + ", ".join(f"r.{c.strip()}" for c in RUN_COLUMNS.split(","))
+    + " FROM sessions AS s"
+    " LEFT JOIN session_verdicts AS v ON v.session_id = s.id"
+    " LEFT JOIN runs AS r ON r.id ="
+    " (SELECT id FROM runs WHERE session_id = s.id ORDER BY id DESC LIMIT 1)"
+    " WHERE s.id = ?"
+)
+_SESSION_WIDTH = len(SESSION_COLUMNS.split(","))
+
+
+@dataclass(frozen=True)
+class SessionState:
+    """A session and what its page shows beside it, read in one query."""
+
+    session: SessionInfo
+    run_count: int
+    """Records stored (one per region per run)."""
+    runs_done: int
+    """Complete runs (distinct config and run index)."""
+    verdict: StoredVerdict | None
+    newest_run: tuple[int, RunRecord] | None
+    """The newest stored record and its id (a live refresh's ``tail=1``)."""
+
+    @property
+    def newest(self) -> tuple[int, int] | None:
+        """``(config_index, run_index)`` of the newest stored run; ``None``: no run."""
+        if self.newest_run is None:
+            return None
+        record = self.newest_run[1]
+        return record.config_index, record.run_index
 
 
 class SessionRunningError(StoreError):
@@ -130,6 +171,32 @@ class SessionQueries(Liveness):
         if row is None:
             raise self._not_found(session_id)
         return session_from_row(row)
+
+    def session_state(self, session_id: int) -> SessionState:
+        """Return a session with its counts, kept verdict and newest run.
+
+        What ``get_session``, ``run_counts``, ``session_verdicts``, ``runs_done``
+        and ``runs_tail(limit=1)`` read, in one round trip: a live refresh asks
+        it five times a second per open panel (issue 32: on PostgreSQL each round
+        trip waits its turn for the GIL behind the view model's follower).
+
+        Raises:
+            NotFoundError: No session has that id.
+            StoreError: The store is closed or unreadable.
+        """
+        with self._read("read a session") as conn:
+            row = conn.execute(_STATE_SQL, (session_id,)).fetchone()
+        if row is None:
+            raise self._not_found(session_id)
+        width = _SESSION_WIDTH
+        kept, run = row[width + 2 : width + 8], row[width + 8 :]
+        return SessionState(
+            session=session_from_row(row[:width]),
+            run_count=int(row[width]),
+            runs_done=int(row[width + 1]),
+            verdict=None if kept[0] is None else verdict_from_row(kept),
+            newest_run=None if run[0] is None else (int(run[0]), run_from_row(run)),
+        )
 
     def add_note(self, session_id: int, note: str) -> None:
         """Append a note to a session.

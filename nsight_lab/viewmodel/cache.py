@@ -14,11 +14,9 @@ followed before it is viewed (:meth:`ViewModels.warm`, from the events watcher):
 first view is encoded, not built. A refresh with ``since`` gets what changed
 (:mod:`~nsight_lab.viewmodel.delta`).
 
-Bounded memory (issue 29: a 1,000,000-config session's view grew the server to 9.9 GB):
-a model keeps at most :data:`WINDOW_BUDGET` runs in its windows and live traces; a
-figure of many traces holds at most :data:`~nsight_lab.contract.points.MAX_POINTS`
-points (:func:`capped`); a finished grid's first view charts only its windows' latest
-runs (:mod:`~nsight_lab.viewmodel.latest_runs`); the summary has every run.
+Bounded memory (issue 29): a model keeps at most :data:`WINDOW_BUDGET` runs in its
+windows and live traces, a figure at most ``MAX_POINTS`` points (:func:`capped`), a
+finished grid's first view its windows' latest runs; the summary has every run.
 
 Thread-safe: one lock per model keeps its reads and adds in order (a run read once).
 """
@@ -135,21 +133,26 @@ class ViewModels:
         return self._published(store, session_id).log.answer(since)
 
     def view_bytes(
-        self, store: RunStore, session_id: int, since: str | None = None
-    ) -> bytes:
+        self, store: RunStore, sid: int, since: str | None = None,
+        session: SessionInfo | None = None,
+    ) -> bytes:  # fmt: skip
         """:meth:`view` as JSON, encoded once per version and ``since`` (shared).
+
+        ``session``: as the request already read it (not read again).
 
         Raises:
             NotFoundError: No such session (its model, if any, is dropped).
             StoreError: The store cannot be read.
         """
-        return self._published(store, session_id).log.answer_bytes(since)
+        return self._published(store, sid, session).log.answer_bytes(since)
 
-    def _published(self, store: RunStore, session_id: int) -> _Entry:
+    def _published(
+        self, store: RunStore, session_id: int, session: SessionInfo | None = None
+    ) -> _Entry:
         """The session's entry, its view published (built here unless followed)."""
         key = (store.location, session_id)
         try:
-            session = store.get_session(session_id)
+            session = store.get_session(session_id) if session is None else session
         except Exception:
             self.forget(key)
             raise
@@ -387,10 +390,7 @@ class ViewModels:
 def session_view(
     store: RunStore, session_id: int, *, max_points: int = MAX_POINTS
 ) -> dict[str, Any]:
-    """What the session view shows of a stored session, from a view model of its runs.
-
-    ``SessionViewModel.to_json``'s dict, built from every run (a one-off: the
-    server keeps its models in a :class:`ViewModels`).
+    """``SessionViewModel.to_json`` of a stored session, from all its runs (once).
 
     Raises:
         NotFoundError: No such session.

@@ -23,6 +23,7 @@ from nsight_lab.store.listing import LISTED_CONFIGS
 if TYPE_CHECKING:
     from nsight_lab.store.baselines import StoredVerdict
     from nsight_lab.store.run_store import RunStore
+    from nsight_lab.store.sessions import SessionState
 
 __all__ = ["session_json", "session_page", "sessions_page"]
 
@@ -91,35 +92,43 @@ def sessions_page(
     }
 
 
-def session_page(
-    store: RunStore, session_id: int, after_id: int, limit: int, tail: int
+def session_page(  # noqa: PLR0913, PLR0917  (a page's four arguments, a state read)
+    store: RunStore,
+    session_id: int,
+    after_id: int,
+    limit: int,
+    tail: int,
+    state: SessionState | None = None,
 ) -> dict[str, Any]:
     """Return the ``GET sessions/<id>`` body without its view: a page of runs.
 
     ``tail >= 0`` asks for the last ``tail`` runs after ``after_id``, else the first
-    ``limit``.
+    ``limit``. ``state``: the session as already read (``store.session_state``).
 
     Raises:
         NotFoundError: No such session.
         StoreError: The store cannot be read.
     """
-    session = store.get_session(session_id)
-    if tail >= 0:
+    state = store.session_state(session_id) if state is None else state
+    if tail in {0, 1}:  # a live refresh or a view: the newest run, read with it
+        newest = state.newest_run
+        pairs = [newest] if tail and newest is not None and newest[0] > after_id else []
+        has_more = False
+    elif tail >= 0:
         pairs = store.runs_tail(session_id, after_id=after_id, limit=tail)
         has_more = False
     else:
         pairs = store.runs_with_ids(session_id, after_id=after_id, limit=limit + 1)
         has_more = len(pairs) > limit
         del pairs[limit:]
-    count = store.run_counts([session_id]).get(session_id, 0)
-    verdict = store.session_verdicts([session_id]).get(session_id)
-    done, newest = store.runs_done(session_id)
-    progress = session_progress(session, runs_done_total=done, newest=newest)
+    progress = session_progress(
+        state.session, runs_done_total=state.runs_done, newest=state.newest
+    )
     last = pairs[-1][0] if pairs else after_id
     return {
         "schema_version": SCHEMA_VERSION,
         "session": {
-            **session_json(session, count, verdict),
+            **session_json(state.session, state.run_count, state.verdict),
             "progress": progress.to_json(),
         },
         "runs": [{**record_to_json(r), "id": run_id} for run_id, r in pairs],

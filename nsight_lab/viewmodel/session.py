@@ -29,7 +29,6 @@ user functions and their values are not stored.
 from __future__ import annotations
 
 import itertools
-import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +36,8 @@ import plotly.graph_objects as go
 
 from nsight_lab.analysis.baselines import table_of
 from nsight_lab.analysis.findings import findings_json, session_findings
-from nsight_lab.analysis.validity import check_session, checks_json
+from nsight_lab.analysis.findings.facts import Analysed, analyse
+from nsight_lab.analysis.validity import checks_json
 from nsight_lab.contract.points import MAX_POINTS
 from nsight_lab.figures import (
     CHART_ORDER,
@@ -53,17 +53,15 @@ from nsight_lab.figures.kernels import kernels_json, region_kernels
 from nsight_lab.figures.ranks import RANKS_CHART, rank_figures
 from nsight_lab.figures.telemetry import missing_telemetry
 from nsight_lab.results.derive import DeriveSpec, derived_values, run_key, stored_derive
-from nsight_lab.roofline.placement import place_session, region_work
 from nsight_lab.viewmodel.regions import RegionStats
 from nsight_lab.viewmodel.summary import counter_table, region_rows
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Iterable, Sequence
 
     from nsight_lab.analysis.findings.warmth import Counterpart
-    from nsight_lab.analysis.validity import Validity
     from nsight_lab.contract.records import RunRecord, SessionInfo
-    from nsight_lab.roofline.placement import Peaks
+    from nsight_lab.roofline.placement import Peaks, Placement, RegionWork
 
 __all__ = ["KeptBaseline", "SessionViewModel", "build"]
 
@@ -259,13 +257,11 @@ class SessionViewModel:
         if self._view is not None and self._view[0] == self.version:
             return self._view[1]
         recent = self.window(WORK_RUNS)
-        window = [r for r in recent if not math.isnan(r.duration_ns)]
-        placements = place_session(window, self.peaks) if self.peaks else []
-        checks = check_session(window, placements)
+        done = analyse(recent, self.peaks)  # placed, modelled, checked once
         view = {
-            "figures": self._figures(window, placements, checks),
+            "figures": self._figures(done),
             "chart_order": list(CHART_ORDER),
-            **self._tables(window, placements, checks),
+            **self._tables(done),
             "verdicts": self._verdicts(recent),
         }
         self._view = (self.version, view)
@@ -279,22 +275,15 @@ class SessionViewModel:
         Raises:
             Nothing.
         """
-        recent = self.window(WORK_RUNS)
-        window = [r for r in recent if not math.isnan(r.duration_ns)]
-        placements = place_session(window, self.peaks) if self.peaks else []
-        return self._tables(window, placements, check_session(window, placements))
+        return self._tables(analyse(self.window(WORK_RUNS), self.peaks))
 
-    def _tables(
-        self,
-        window: Sequence[RunRecord],
-        placements: Sequence[Any],
-        checks: Mapping[tuple[str, int], Validity],
-    ) -> dict[str, Any]:
-        groups = self.regions
-        works = region_work(window)
+    def _tables(self, done: Analysed) -> dict[str, Any]:
+        groups, checks = self.regions, done.checks
         with_config = len({g.config_index for g in groups}) > 1
         return {
-            "summary": region_rows(self.session, groups, works, placements, checks),
+            "summary": region_rows(
+                self.session, groups, done.works, done.placements, checks
+            ),
             "counters": counter_table(
                 self.session, groups, self._metrics, self._derived
             ),
@@ -303,7 +292,7 @@ class SessionViewModel:
             # Why it is slow and what would help (analysis/findings), ranked.
             "findings": findings_json(
                 session_findings(
-                    window,
+                    done,
                     self.session,
                     peaks=self.peaks,
                     attainable=self.attainable,
@@ -311,15 +300,11 @@ class SessionViewModel:
                 )
             ),
             # Per-kernel backends: each region's kernels (a folded table).
-            "kernels": kernels_json(window),
+            "kernels": kernels_json(done.measured),
         }
 
-    def _figures(
-        self,
-        window: Sequence[RunRecord],
-        placements: Sequence[Any],
-        checks: Mapping[tuple[str, int], Validity],
-    ) -> dict[str, dict[str, Any]]:
+    def _figures(self, done: Analysed) -> dict[str, dict[str, Any]]:
+        window, placements, checks = done.measured, done.placements, done.checks
         order = {key: i for i, key in enumerate(self._groups)}
         kernels = region_kernels(window)
         out = dict(self.live.figures)
@@ -336,7 +321,9 @@ class SessionViewModel:
                 )
             )
         # Without peaks, the bytes the work model gives (the table's "modelled").
-        bars = placements or [w for w in region_work(window) if w.bytes_total > 0]
+        bars: Sequence[Placement | RegionWork] = placements or [
+            w for w in done.works if w.bytes_total > 0
+        ]
         if bars:
             out["traffic"] = figure_json(
                 traffic_figure(bars, order=order, kernels=kernels)

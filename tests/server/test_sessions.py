@@ -480,3 +480,25 @@ async def test_summary_is_over_every_run_not_the_page(
     first = payload["summary"][0]
     duration = next(v for k, v in first.items() if k.startswith("Duration"))
     assert duration == format_duration(1000.0 + 14.5)  # the median of runs 0..29
+
+
+async def test_a_live_refresh_gets_the_newest_run_after_the_one_it_holds(
+    jp_fetch, db_path, record_factory
+):
+    """``tail=1`` (the live view) and ``tail=0`` (a view only) are answered from the
+    session's one read: the newest run only when newer than ``after_id``."""
+    sid = _three_by_thirty(db_path, record_factory, runs_done=31)
+    _, full = await get_json(jp_fetch, "sessions", str(sid), limit=1000)
+    newest = full["runs"][-1]
+    last = newest["id"]
+    for after, want in ((0, [newest]), (last - 1, [newest]), (last, [])):
+        _, page = await get_json(jp_fetch, "sessions", str(sid), tail=1, after_id=after)
+        assert page["runs"] == want
+        assert page["last_run_id"] == (newest["id"] if want else after)
+        assert page["has_more"] is False
+        assert page["session"]["progress"]["runs_done_total"] == 31
+    _, none = await get_json(jp_fetch, "sessions", str(sid), tail=0)
+    assert none["runs"] == []
+    assert none["session"]["run_count"] == 62
+    code, _ = await get_json(jp_fetch, "sessions", "9999", tail=1)
+    assert code == 404

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from nsight_lab.errors import QueryError
+from nsight_lab.errors import NotFoundError, QueryError
 from nsight_lab.store.run_store import RunStore
 from nsight_lab.viewmodel.pages import sessions_page
 from tests.store.test_run_store import record
@@ -158,3 +158,27 @@ def test_an_unknown_session_filter_is_refused_in_one_line(
         ):
             with pytest.raises(QueryError, match="unknown session filter 'gpu'"):
                 read(gpu="H200")  # type: ignore[call-arg]
+
+
+def test_a_session_state_is_what_the_separate_reads_say(
+    store_location: Path | str,
+) -> None:
+    """``session_state`` (a live refresh's one round trip) agrees with the reads it
+    stands for: counts, kept verdict, newest run; a missing session is an error."""
+    db: Any = store_location
+    with RunStore(db) as store:
+        two, half, empty = _listing_store(store)
+        for sid in (two, half, empty):
+            state = store.session_state(sid)
+            assert state.session == store.get_session(sid)
+            assert state.run_count == store.run_counts([sid])[sid]
+            assert (state.runs_done, state.newest) == store.runs_done(sid)
+            assert state.verdict == store.session_verdicts([sid]).get(sid)
+            tail = store.runs_tail(sid, limit=1)
+            assert [state.newest_run] == tail if tail else state.newest_run is None
+        assert store.session_state(two).newest == (1, 2)  # the last stored
+        assert store.session_state(two).verdict is not None
+        assert store.session_state(empty).newest is None
+        assert store.session_state(empty).verdict is None
+        with pytest.raises(NotFoundError, match="999"):
+            store.session_state(999)

@@ -241,27 +241,58 @@ def _facts(
     )
 
 
+@dataclass(frozen=True)
+class Analysed:
+    """The placements, work and checks of a set of measured runs, derived once.
+
+    What the findings, the charts and the tables all read (a live view builds
+    them five times a second: issue 32), made by :func:`analyse`.
+    """
+
+    measured: Sequence[RunRecord]
+    """The runs with a duration (a region that failed has none)."""
+    placements: Sequence[Placement]
+    works: Sequence[RegionWork]
+    checks: Mapping[tuple[str, int], Validity]
+
+
+def analyse(records: Sequence[RunRecord], peaks: Peaks | None) -> Analysed:
+    """Place, model and check ``records``' measured runs (no peaks: no placement).
+
+    Raises:
+        Nothing.
+    """
+    measured = [r for r in records if not math.isnan(r.duration_ns)]
+    placements = place_session(measured, peaks) if peaks is not None else []
+    return Analysed(
+        measured=measured,
+        placements=placements,
+        works=region_work(measured),
+        checks=check_session(measured, placements),
+    )
+
+
 def gather(
-    records: Sequence[RunRecord],
+    records: Sequence[RunRecord] | Analysed,
     session: SessionInfo | None,
     peaks: Peaks | None = None,
     attainable: Peaks | None = None,
 ) -> tuple[Context, list[RegionFacts]]:
     """The session's context and each region and config's facts, in run order.
 
+    ``records``: the runs, or what :func:`analyse` derived of them under ``peaks``.
     Runs with no duration (a region that failed) are left out.
 
     Raises:
         Nothing.
     """
-    measured = [r for r in records if not math.isnan(r.duration_ns)]
+    done = records if isinstance(records, Analysed) else analyse(records, peaks)
+    measured, checks = done.measured, done.checks
     groups: dict[tuple[str, int], list[RunRecord]] = defaultdict(list)
     for r in measured:
         groups[(r.annotation, r.config_index)].append(r)
-    placements = place_session(measured, peaks) if peaks is not None else []
-    placed = {(p.annotation, p.config_index): p for p in placements}
-    works = {(w.annotation, w.config_index): w for w in region_work(measured)}
-    checks = check_session(measured, placements)
+    placed = {(p.annotation, p.config_index): p for p in done.placements}
+    works = {(w.annotation, w.config_index): w for w in done.works}
     facts = [
         _facts(group, checks[key], placed.get(key), works.get(key))
         for key, group in groups.items()

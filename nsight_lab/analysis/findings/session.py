@@ -34,6 +34,7 @@ from nsight_lab.analysis.findings.warmth import warmth_findings
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from nsight_lab.analysis.findings.facts import Analysed
     from nsight_lab.analysis.findings.finding import Finding
     from nsight_lab.analysis.findings.warmth import Counterpart
     from nsight_lab.contract.records import RunRecord, SessionInfo
@@ -88,7 +89,7 @@ def ranked(findings: Sequence[Finding], session_ns: float) -> list[Finding]:
 
 
 def session_findings(
-    records: Sequence[RunRecord],
+    records: Sequence[RunRecord] | Analysed,
     session: SessionInfo | None = None,
     *,
     peaks: Peaks | None = None,
@@ -98,7 +99,8 @@ def session_findings(
     """Every finding of a session's runs, most important first.
 
     Args:
-        records: The session's runs (or its latest per region: medians).
+        records: The session's runs (or its latest per region: medians), or
+            what :func:`~.facts.analyse` derived of them under ``peaks``.
         session: The session (its backend and options), if known.
         peaks: The roofs its regions are placed under; without them no bound.
         attainable: Peaks ``%nsight peaks`` measured on the device, judged

@@ -194,6 +194,11 @@ def _paths(group: Sequence[RunRecord]) -> tuple[float | None, float | None]:
     return _median(tensor), _median(core)
 
 
+def _kernel_count(group: Sequence[RunRecord]) -> float | None:
+    """Median kernels a run named (ncu's records name each kernel), or None."""
+    return _median([float(len(r.kernels)) for r in group if r.kernels])
+
+
 def _clock(group: Sequence[RunRecord]) -> tuple[float, float, float] | None:
     clocks = [r.telemetry.sm_clock_mhz for r in group]
     known = [c for c in clocks if c is not None and math.isfinite(c)]
@@ -223,7 +228,7 @@ def _facts(
         max_ns=max(durations, default=math.nan),
         validity=validity,
         shape=region_shape(group),
-        launches=_metric(group, shape.LAUNCHES),
+        launches=_metric(group, shape.LAUNCHES) or _kernel_count(group),
         placement=placement,
         work=work,
         dram_bytes=_median([a + b for a, b in counted]),

@@ -29,7 +29,14 @@ if TYPE_CHECKING:
     from nsight_lab.analysis.findings.facts import Context, RegionFacts
     from nsight_lab.analysis.findings.finding import Confidence
 
-__all__ = ["MIN_RUNS", "WIDE_RSD_PCT", "quality_findings", "session_quality"]
+__all__ = [
+    "MIN_RUNS",
+    "REPLAYED_KERNELS",
+    "REPLAYED_SHORT_NS",
+    "WIDE_RSD_PCT",
+    "quality_findings",
+    "session_quality",
+]
 
 WIDE_RSD_PCT = 10.0
 """A duration RSD past this is a wide spread worth a cause (validity calls past 50 %
@@ -43,6 +50,13 @@ CLOCK_MOVED = 0.05
 compute-bound region's time by as much."""
 SLOW_RUN = 2.0
 """A slowest run this many times the median is an outlier, not spread."""
+REPLAYED_KERNELS = 4
+"""ncu: a region of this many kernels a run or more is a sum of kernels run alone."""
+REPLAYED_SHORT_NS = 50_000.0
+"""... whose mean kernel under this reads past its time in the stream. Measured on
+an H100 against torch.profiler's kernel sum (benchmarks/results/realwork_h100_
+stop37_ncu.md): a decode step of 96 kernels of 5 us read 1.91x, a forward and a
+backward of 27-33 us kernels 1.07 and 2.1x; regions of 124-205 us kernels within 2 %."""
 _FLAG_KINDS = {
     "over_roof": "impossible_number",
     "over_span": "impossible_number",
@@ -197,13 +211,60 @@ def _few_runs(f: RegionFacts, ctx: Context) -> Finding | None:
     )
 
 
+def _replayed_alone(f: RegionFacts, ctx: Context) -> Finding | None:
+    """A region of many short kernels under ncu: a sum of kernels each run alone.
+
+    ncu replays every kernel by itself, behind its own cache flush: a short kernel
+    starts cold and pays for it in full, and the sum is not the region's time in
+    its stream (where kernels follow each other warm).
+    """
+    kernels = f.launches
+    if ctx.backend != "ncu" or kernels is None or kernels < REPLAYED_KERNELS:
+        return None
+    mean_ns = f.median_ns / kernels
+    if not mean_ns < REPLAYED_SHORT_NS:
+        return None
+    flush = " behind its own cache flush" if ctx.cache_control == "all" else ""
+    return Finding(
+        regions=(f.annotation,),
+        kind="replayed_alone",
+        family="quality",
+        statement=(
+            f"its time is the sum of {format_count(round(kernels))} short kernels, "
+            f"each replayed alone{flush}: it can read more than the region takes "
+            "in its stream"
+        ),
+        evidence=(
+            (
+                f"{format_count(round(kernels))} kernels a run, "
+                f"{format_duration(mean_ns)} each on average"
+            ),
+            f"median {format_duration(f.median_ns)}",
+        ),
+        action=(
+            "read its time with --backend events or cupti (the stream's own "
+            "timeline); ncu's counters per kernel stay right"
+        ),
+        confidence="measured",
+        basis="ncu's per-kernel replay, measured on an H100: 1.9x for 5 us kernels",
+        config=f.config,
+        config_index=f.config_index,
+        time_ns=f.median_ns,
+    )
+
+
 def quality_findings(f: RegionFacts, ctx: Context) -> list[Finding]:
     """Every measurement-quality finding of one region and config.
 
     Raises:
         Nothing.
     """
-    found = [*_flag_findings(f), _spread(f, ctx), _few_runs(f, ctx)]
+    found = [
+        *_flag_findings(f),
+        _replayed_alone(f, ctx),
+        _spread(f, ctx),
+        _few_runs(f, ctx),
+    ]
     return [x for x in found if x is not None]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -359,3 +360,27 @@ def test_a_finding_names_many_regions_briefly_and_sends_them_all() -> None:
     assert gain_text(1.149) == "1.15\u00d7"
     assert gain_text(3.94) == "3.9\u00d7"
     assert gain_text(96.2) == "96\u00d7"
+
+
+def _ncu_runs(name: str, ns: float, kernels: int) -> list[RunRecord]:
+    """ncu's records of a region: each names the kernels ncu replayed."""
+    return [
+        replace(r, kernels=tuple(f"k{i}" for i in range(kernels)))
+        for r in runs(name, ns, backend="ncu", n=3)
+    ]
+
+
+def test_ncu_on_many_short_kernels_says_its_sum_is_not_the_stream_time() -> None:
+    """A decode step of 96 kernels of 5 us (read 1.91x under ncu on an H100) is
+    said to be a sum of kernels run alone, before other findings; a region of a few
+    long kernels, and the same region on another backend, are not."""
+    decode = find(_ncu_runs("decode", 96 * 5_000.0, 96), "ncu")
+    assert decode[0].kind == "replayed_alone"
+    assert "96 short kernels, each replayed alone behind its own cache flush" in (
+        decode[0].statement
+    )
+    assert "--backend events or cupti" in decode[0].action
+    assert "replayed_alone" not in kinds(find(_ncu_runs("gemm", 4 * 124e3, 4), "ncu"))
+    assert "replayed_alone" not in kinds(find(_ncu_runs("pair", 2 * 5e3, 2), "ncu"))
+    events = [replace(r, backend="events") for r in _ncu_runs("d", 96 * 5e3, 96)]
+    assert "replayed_alone" not in kinds(find(events, "events"))

@@ -12,7 +12,8 @@
 #    -> $OUT/realwork.json, realwork.md, realwork.log, realwork_streams.json.gz;
 # 5. NVIDIA's nsight-python examples 00-11 and 13 (auto) -> $OUT/examples.tar.gz.
 # Flags: RUN_CATALOG RUN_PYTEST RUN_REALWORK RUN_EXAMPLES (1), REALWORK_NCU (1),
-# REALWORK_ARGS, PYTEST_ARGS, DEADLINE_S (560); RUN_FIRST_CELL (0: issue 32, carry .before).
+# REALWORK_ARGS, PYTEST_ARGS, DEADLINE_S (560); RUN_FIRST_CELL (0: issue 32, carry .before);
+# EXTRA / EXTRA_LAST (a command before / after the rest, EXTRA_S / EXTRA_LAST_S).
 set -uo pipefail
 export PYTHONUNBUFFERED=1
 cd "$(dirname "$0")/.."
@@ -101,6 +102,9 @@ if [[ ${RUN_FIRST_CELL:-0} == 1 ]]; then
     --pause 2 "${before[@]}" --label "${AFTER_LABEL:-after}" \
     --name "first_cell_${gpu:-gpu}_issue32"
   rm -f "$OUT"/first_cell_*_profile.txt
+fi
+if [[ -n ${EXTRA_LAST:-} ]]; then  # a one-off check after the rest
+  step extra_last "${EXTRA_LAST_S:-150}" "$OUT/extra_last.log" bash -c "$EXTRA_LAST"
 fi
 # At most 8 files come back: every log but device.log, and the tables, in one archive.
 (cd "$OUT" && logs=$(ls *.log *.md 2>/dev/null | grep -vx device.log) && [[ -n $logs ]] &&

@@ -54,9 +54,10 @@ REPLAYED_KERNELS = 4
 """ncu: a region of this many kernels a run or more is a sum of kernels run alone."""
 REPLAYED_SHORT_NS = 50_000.0
 """... whose mean kernel under this reads past its time in the stream. Measured on
-an H100 against torch.profiler's kernel sum (benchmarks/results/realwork_h100_
-stop37_ncu.md): a decode step of 96 kernels of 5 us read 1.91x, a forward and a
-backward of 27-33 us kernels 1.07 and 2.1x; regions of 124-205 us kernels within 2 %."""
+an H100 against torch.profiler's kernel sum
+(benchmarks/results/realwork_h100_stop37_ncu.md): a decode step of 96 kernels of
+5 us read 1.91x, a forward and a backward of 27-33 us kernels 1.07 and 2.1x;
+regions of 124-205 us kernels within 2 %."""
 _FLAG_KINDS = {
     "over_roof": "impossible_number",
     "over_span": "impossible_number",

@@ -488,7 +488,7 @@ def range_ncu(runs: int, small: bool, out: Path) -> dict[str, dict[str, float | 
     import ncu_report
 
     from nsight_lab.backends.ncu.isolate import NVTX_INCLUDE
-    from nsight_lab.backends.ncu.report import _domain_ranges, parse_range_name
+    from nsight_lab.backends.ncu.report import domain_ranges, parse_range_name
 
     work = Path(tempfile.mkdtemp(prefix="realwork-range-"))
     script = work / "range.py"
@@ -508,7 +508,7 @@ def range_ncu(runs: int, small: bool, out: Path) -> dict[str, dict[str, float | 
         rng = context.range_by_idx(i)
         for j in range(rng.num_actions()):
             action = rng.action_by_idx(j)
-            names = [str(action.name()), *_domain_ranges(action.nvtx_state())]
+            names = [str(action.name()), *domain_ranges(action.nvtx_state())]
             found = [p for n in names if (p := parse_range_name(n)) is not None]
             parsed = found[0] if found else (STEPS[order % len(STEPS)], 0, 0)
             order += 1

@@ -144,7 +144,7 @@ def _read_ncu_report(
         report_range = context.range_by_idx(range_index)
         for action_index in range(report_range.num_actions()):
             action = report_range.action_by_idx(action_index)
-            names = _domain_ranges(action.nvtx_state())
+            names = domain_ranges(action.nvtx_state())
             parsed = _innermost(names)
             if parsed is None:
                 continue
@@ -162,7 +162,7 @@ def _read_ncu_report(
     return rows
 
 
-def _domain_ranges(state: Any) -> list[str]:  # noqa: ANN401  (an ncu_report.INvtxState)
+def domain_ranges(state: Any) -> list[str]:  # noqa: ANN401  (an ncu_report.INvtxState)
     """Our domain's range names around one kernel: push/pop ones, then start/end ones.
 
     Either kind may name the region (see the module docstring); at most one region

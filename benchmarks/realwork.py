@@ -560,6 +560,22 @@ def cupti_truth(runs: int, small: bool) -> dict[str, dict[str, float | None]]:
     for kind in kinds:
         cupti.activity_enable(kind)
     windows: list[tuple[str, int, int]] = []
+
+    def pair() -> tuple[int, int]:
+        # CUPTI's clock against perf_counter: after torch.profiler, CUPTI's records
+        # and get_timestamp() are in the ticks of Kineto's own clock (the TSC, ~2.1 per
+        # ns on the H100 host), not in ns -- the 2.1x of issue 28. The narrowest of a
+        # few brackets.
+        best = min(
+            (after - before, tick, (before + after) // 2)
+            for before, tick, after in (
+                (time.perf_counter_ns(), int(cupti.get_timestamp()), time.perf_counter_ns())
+                for _ in range(20)
+            )
+        )
+        return best[1], best[2]
+
+    first = pair()
     try:
         for _ in range(runs):
             for step in STEPS:
@@ -574,14 +590,20 @@ def cupti_truth(runs: int, small: bool) -> dict[str, dict[str, float | None]]:
         for kind in kinds:
             with contextlib.suppress(Exception):
                 cupti.activity_disable(kind)
+    last = pair()
+    per_ns = (last[0] - first[0]) / (last[1] - first[1])  # CUPTI ticks per ns
     sums: dict[str, list[float]] = {s: [] for s in STEPS}
     counts: dict[str, list[float]] = {s: [] for s in STEPS}
     for step, lo, hi in windows:
         inside = [(a, b) for a, b in spans if lo <= a <= hi]
-        sums[step].append(sum(b - a for a, b in inside) / 1e3)
+        sums[step].append(sum(b - a for a, b in inside) / per_ns / 1e3)
         counts[step].append(float(len(inside)))
     return {
-        s: {"kernel_sum_us": median(sums[s]), "activities": median(counts[s])}
+        s: {
+            "kernel_sum_us": median(sums[s]),
+            "activities": median(counts[s]),
+            "ticks_per_ns": per_ns,
+        }
         for s in STEPS
     }
 

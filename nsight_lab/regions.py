@@ -15,9 +15,10 @@ is nsight-lab's stand-in (:mod:`nsight_lab.nsight_shim`, the entry layer's).
 
 from __future__ import annotations
 
+import contextlib
 import functools
-import importlib.util
-import os
+import importlib.abc
+import importlib.machinery
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -29,7 +30,9 @@ from typing_extensions import Self
 from nsight_lab.errors import CellError, RegionError
 
 if TYPE_CHECKING:
-    from types import TracebackType
+    from collections.abc import Sequence
+    from importlib.machinery import ModuleSpec
+    from types import ModuleType, TracebackType
 
 _F = TypeVar("_F", bound=Callable[..., object])
 
@@ -255,18 +258,61 @@ class annotate:  # noqa: N801  (lower-case to match nsight-python's nsight.annot
 
 @contextmanager
 def nsight_python_routed() -> Iterator[None]:
-    """Route nsight-python's ``nsight.annotate`` to ours while a profile runs."""
+    """Route nsight-python's ``nsight.annotate`` to ours while a profile runs.
+
+    An ``nsight`` imported already is routed at once; one the cell imports is routed
+    as its import finishes (a finder on ``sys.meta_path`` while the profile runs).
+    Never imported here: nsight-python pulls in matplotlib and pandas, 1.1 s of a
+    first cell that does not use it (issue 32, measured on an H100).
+    """
+    routed: list[tuple[ModuleType, object]] = []  # each module, its own annotate
+    finder = _RouteOnImport(routed)
     module = sys.modules.get("nsight")
-    if module is None and importlib.util.find_spec("nsight") is not None:
-        os.environ.setdefault("NSPY_NCU_INIT_AT_IMPORT", "0")  # no ncu probe at import
-        import nsight as module  # type: ignore[no-redef]  # noqa: PLC0415  (optional)
-    if module is None or getattr(module, "__nsight_lab_shim__", False):
-        yield
-        return
-    original = module.annotate
-    # nsight-python is untyped: mypy sees a bare ModuleType without ``annotate``.
-    module.annotate = annotate  # type: ignore[attr-defined]
+    if module is not None:
+        _route(module, routed)
+    else:
+        sys.meta_path.insert(0, finder)
     try:
         yield
     finally:
-        module.annotate = original  # type: ignore[attr-defined]
+        with contextlib.suppress(ValueError):
+            sys.meta_path.remove(finder)
+        for done, original in routed:
+            setattr(done, "annotate", original)  # noqa: B010  (nsight-python is untyped)
+
+
+def _route(module: ModuleType, routed: list[tuple[ModuleType, object]]) -> None:
+    """Point ``module.annotate`` at ours (not nsight-lab's own stand-in)."""
+    if getattr(module, "__nsight_lab_shim__", False) or not hasattr(module, "annotate"):
+        return
+    routed.append((module, getattr(module, "annotate")))  # noqa: B009
+    setattr(module, "annotate", annotate)  # noqa: B010
+
+
+class _RouteOnImport(importlib.abc.MetaPathFinder):
+    """Routes ``nsight`` as the cell imports it: its loader runs it, then we route."""
+
+    def __init__(self, routed: list[tuple[ModuleType, object]]) -> None:
+        self._routed = routed
+
+    def find_spec(
+        self,
+        fullname: str,
+        path: Sequence[str] | None,
+        target: ModuleType | None = None,
+    ) -> ModuleSpec | None:
+        """The real ``nsight``'s spec, its loader wrapped; ``None`` for other names."""
+        if fullname != "nsight":
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
+        loader = spec.loader if spec is not None else None
+        if spec is None or loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        run = loader.exec_module
+
+        def exec_module(module: ModuleType) -> None:
+            run(module)
+            _route(module, self._routed)
+
+        loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
